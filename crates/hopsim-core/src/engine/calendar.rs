@@ -1,0 +1,123 @@
+//! Time wheel for everything that happens a few cycles ahead: phits arriving, credits coming
+//! back, routers and NICs that must look again at their queues. Work per cycle is proportional
+//! to what is scheduled, so idle switches cost nothing.
+
+/// Something that happens at a cycle.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// The head phit of a flit reaches an input buffer.
+    FlitArrive { switch: u32, port: u16, vc: u8, packet: u32, flit: u16 },
+    /// Credits (phits of buffer space) come back to a switch output.
+    Credit { switch: u32, port: u16, vc: u8, phits: u16 },
+    /// Credits come back to a NIC's injection channel.
+    NicCredit { server: u32, vc: u8, phits: u16 },
+    /// The last phit of a flit reaches its destination NIC.
+    Eject { server: u32, packet: u32, flit: u16 },
+}
+
+pub const NEVER: u64 = u64::MAX;
+
+pub struct Calendar {
+    mask: u64,
+    events: Vec<Vec<Event>>,
+    routers: Vec<Vec<u32>>,
+    nics: Vec<Vec<u32>>,
+    /// Earliest scheduled visit of each switch / NIC (NEVER when none).
+    router_at: Vec<u64>,
+    nic_at: Vec<u64>,
+    pending: usize,
+}
+
+impl Calendar {
+    pub fn new(horizon: u64, switches: usize, servers: usize) -> Self {
+        let size = (horizon + 2).next_power_of_two().max(64) as usize;
+        Calendar {
+            mask: size as u64 - 1,
+            events: (0..size).map(|_| Vec::new()).collect(),
+            routers: (0..size).map(|_| Vec::new()).collect(),
+            nics: (0..size).map(|_| Vec::new()).collect(),
+            router_at: vec![NEVER; switches],
+            nic_at: vec![NEVER; servers],
+            pending: 0,
+        }
+    }
+
+    pub fn horizon(&self) -> u64 {
+        self.mask
+    }
+
+    #[inline]
+    pub fn schedule(&mut self, at: u64, now: u64, ev: Event) {
+        debug_assert!(at > now && at - now <= self.mask, "event at {at} from {now} beyond horizon {}", self.mask);
+        self.events[(at & self.mask) as usize].push(ev);
+        self.pending += 1;
+    }
+
+    #[inline]
+    pub fn wake_router(&mut self, switch: usize, at: u64) {
+        if at < self.router_at[switch] {
+            self.router_at[switch] = at;
+            self.routers[(at & self.mask) as usize].push(switch as u32);
+            self.pending += 1;
+        }
+    }
+
+    #[inline]
+    pub fn wake_nic(&mut self, server: usize, at: u64) {
+        if at < self.nic_at[server] {
+            self.nic_at[server] = at;
+            self.nics[(at & self.mask) as usize].push(server as u32);
+            self.pending += 1;
+        }
+    }
+
+    /// Events of cycle `now`; the caller hands the vector back with `return_events`.
+    pub fn take_events(&mut self, now: u64) -> Vec<Event> {
+        let v = std::mem::take(&mut self.events[(now & self.mask) as usize]);
+        self.pending -= v.len();
+        v
+    }
+
+    pub fn return_events(&mut self, now: u64, mut v: Vec<Event>) {
+        v.clear();
+        let slot = &mut self.events[(now & self.mask) as usize];
+        if slot.is_empty() {
+            *slot = v;
+        }
+    }
+
+    /// Switches to visit at `now`, stale entries removed; each is marked as visited.
+    pub fn take_routers(&mut self, now: u64, out: &mut Vec<u32>) {
+        let slot = &mut self.routers[(now & self.mask) as usize];
+        self.pending -= slot.len();
+        out.clear();
+        for s in slot.drain(..) {
+            if self.router_at[s as usize] == now {
+                self.router_at[s as usize] = NEVER;
+                out.push(s);
+            }
+        }
+    }
+
+    pub fn take_nics(&mut self, now: u64, out: &mut Vec<u32>) {
+        let slot = &mut self.nics[(now & self.mask) as usize];
+        self.pending -= slot.len();
+        out.clear();
+        for s in slot.drain(..) {
+            if self.nic_at[s as usize] == now {
+                self.nic_at[s as usize] = NEVER;
+                out.push(s);
+            }
+        }
+    }
+
+    /// Nothing is scheduled: the network is idle until the next packet is generated.
+    pub fn is_idle(&self) -> bool {
+        self.pending == 0
+    }
+
+    /// All events still waiting, for the conservation checks at the end of a run.
+    pub fn pending_events(&self) -> impl Iterator<Item = &Event> {
+        self.events.iter().flatten()
+    }
+}

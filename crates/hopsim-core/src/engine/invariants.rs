@@ -1,0 +1,84 @@
+//! Conservation checks run at the end of every run: they recount what the counters claim from
+//! the buffers and the events still in flight.
+
+use super::calendar::Event;
+use super::Simulation;
+use crate::router::Peer;
+
+pub struct Conservation {
+    pub phits_in_flight: u64,
+    pub phits_queued: u64,
+    pub phits_conserved: bool,
+    pub credits_conserved: bool,
+    pub first_violation: Option<String>,
+}
+
+pub fn check(sim: &Simulation) -> Conservation {
+    let r = &sim.routers;
+    let vcs = r.vcs;
+    let u = sim.params.flit_phits as u64;
+    // Phits held for each input VC: in its buffer, on the link towards it, or as credits on
+    // their way back upstream.
+    let mut held = vec![0u64; r.vc.len()];
+    let mut in_flight = 0u64;
+    for (gv, q) in r.vc.iter().enumerate() {
+        held[gv] += q.input.len() as u64 * u;
+        in_flight += (q.input.len() + q.output.len()) as u64 * u;
+    }
+    for ev in sim.cal.pending_events() {
+        match *ev {
+            Event::FlitArrive { switch, port, vc, .. } => {
+                held[r.global_port(switch as usize, port as usize) * vcs + vc as usize] += u;
+                in_flight += u;
+            }
+            Event::Eject { .. } => in_flight += u,
+            Event::Credit { switch, port, vc, phits } => {
+                let gp = r.global_port(switch as usize, port as usize);
+                if let Peer::Switch { switch: down, port: down_port } = r.ports[gp].peer {
+                    held[r.global_port(down as usize, down_port as usize) * vcs + vc as usize] += phits as u64;
+                }
+            }
+            Event::NicCredit { server, vc, phits } => {
+                let nic = &sim.nics.nics[server as usize];
+                held[r.global_port(nic.switch as usize, nic.port as usize) * vcs + vc as usize] += phits as u64;
+            }
+        }
+    }
+    let queued = sim.nics.queued_phits(&sim.params);
+    let st = &sim.stats;
+    let mut first_violation = None;
+    let phits_conserved = st.phits_generated == st.phits_delivered + in_flight + queued;
+    if !phits_conserved {
+        first_violation = Some(format!(
+            "phits generated {} != delivered {} + in flight {} + queued {}",
+            st.phits_generated, st.phits_delivered, in_flight, queued
+        ));
+    }
+
+    let cap = sim.params.in_cap as u64;
+    let mut credits_conserved = true;
+    for gp in 0..r.ports.len() {
+        for v in 0..vcs {
+            let gv = gp * vcs + v;
+            let upstream_credits = match r.ports[gp].peer {
+                Peer::Switch { switch, port } => r.vc[r.global_port(switch as usize, port as usize) * vcs + v].credits as u64,
+                Peer::Server(s) => sim.nics.credits[s as usize * vcs + v] as u64,
+                Peer::Unconnected => continue,
+            };
+            // Output side: reserved space = queued flits + the flit on the link.
+            let port = &r.ports[gp];
+            let on_link = if port.tx_pending && port.tx_vc as usize == v { port.tx_phits as u64 } else { 0 };
+            let out_ok = r.vc[gv].out_used as u64 == r.vc[gv].output.len() as u64 * u + on_link;
+            if held[gv] + upstream_credits != cap || !out_ok {
+                credits_conserved = false;
+                if first_violation.is_none() {
+                    first_violation = Some(format!(
+                        "global port {gp} vc {v}: held {} + upstream credits {upstream_credits} != capacity {cap} (output ok: {out_ok})",
+                        held[gv]
+                    ));
+                }
+            }
+        }
+    }
+    Conservation { phits_in_flight: in_flight, phits_queued: queued, phits_conserved, credits_conserved, first_violation }
+}

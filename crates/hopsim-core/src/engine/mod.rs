@@ -1,0 +1,354 @@
+//! The cycle loop. Each cycle: packets are generated, scheduled events are delivered (phits
+//! arriving, credits returning, packets ejected), then every switch and NIC with something to
+//! do takes one step. Steps only schedule work for later cycles (every latency is >= 1), so the
+//! order in which switches step within a cycle cannot change the result.
+
+pub mod calendar;
+mod invariants;
+mod report;
+
+use crate::error::SpecResult;
+use crate::nic::Nics;
+use crate::packet::{Arena, Packet, NIL};
+use crate::router::{self, Entry, Routers, StepCtx};
+use crate::routing::{Candidates, Hop, RouteState, Routing, Rng, NO_DIM};
+use crate::spec::{FlowControl, Spec};
+use crate::stats::{RunResult, Stats};
+use crate::topology::{ServerMap, Topology};
+use crate::traffic::Traffic;
+use crate::vc::VcPolicy;
+use calendar::{Calendar, Event, NEVER};
+use rand::SeedableRng;
+use rand_distr::{Distribution, Geometric};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+/// Numbers the router and NIC models need on every step.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub vcs: usize,
+    /// Phits per flit: a whole packet under virtual cut-through, one phit under wormhole.
+    pub flit_phits: u16,
+    pub packet_phits: u16,
+    pub flits_per_packet: u16,
+    pub in_cap: u32,
+    pub out_cap: u32,
+    pub latency: u32,
+    pub pipeline_delay: u32,
+    pub speedup: u32,
+}
+
+/// A deterministic seed for stream `stream`, item `index` of a run seeded with `seed`.
+pub fn seed_for(seed: u64, stream: u64, index: u64) -> u64 {
+    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The pluggable parts of a run, built and cross-checked from the spec.
+struct Parts {
+    topo: Arc<dyn Topology>,
+    routing: Arc<dyn Routing>,
+    vc_policy: Arc<dyn VcPolicy>,
+    servers: ServerMap,
+    traffic: Traffic,
+    params: Params,
+}
+
+impl Parts {
+    fn build(spec: &Spec) -> SpecResult<Parts> {
+        spec.validate()?;
+        let topo = crate::topology::build(spec)?;
+        let routing = crate::routing::build(spec, &topo)?;
+        let vc_policy = crate::vc::build(spec, &topo)?;
+        let servers = ServerMap::new(topo.as_ref());
+        let traffic = crate::traffic::build(spec, topo.as_ref(), &servers)?;
+        let p = spec.packet.phits;
+        let wormhole = spec.flow_control() == FlowControl::Wormhole;
+        let flit_phits = if wormhole { 1 } else { p };
+        let in_cap = spec.input_buffer_phits();
+        let out_cap = spec.output_buffer_phits();
+        if !wormhole && out_cap < p {
+            return Err(crate::error::SpecError::new(
+                "router.output_buffer_phits",
+                out_cap,
+                format!("virtual cut-through needs room for a whole packet: at least packet.phits = {p}"),
+            ));
+        }
+        let params = Params {
+            vcs: spec.router.vcs,
+            flit_phits: flit_phits as u16,
+            packet_phits: p as u16,
+            flits_per_packet: (p / flit_phits) as u16,
+            in_cap: in_cap as u32,
+            out_cap: out_cap as u32,
+            latency: spec.link.latency,
+            pipeline_delay: spec.router.pipeline_delay,
+            speedup: spec.router.speedup as u32,
+        };
+        Ok(Parts { topo, routing, vc_policy, servers, traffic, params })
+    }
+}
+
+pub struct Simulation {
+    pub spec: Spec,
+    pub topo: Arc<dyn Topology>,
+    pub servers: ServerMap,
+    pub routing: Arc<dyn Routing>,
+    pub vc_policy: Arc<dyn VcPolicy>,
+    pub traffic: Traffic,
+    pub params: Params,
+    pub routers: Routers,
+    pub nics: Nics,
+    pub packets: Arena,
+    pub cal: Calendar,
+    pub stats: Stats,
+    generation: BinaryHeap<Reverse<(u64, u32)>>,
+    gap: Geometric,
+    nic_rng: Vec<Rng>,
+    switch_rng: Vec<Rng>,
+    scratch: router::Scratch,
+    last_progress: u64,
+    phit_hops: u64,
+    deadlock: Option<(u64, String)>,
+    now: u64,
+}
+
+impl Simulation {
+    /// Every check `new` makes, without allocating the network.
+    pub fn check(spec: &Spec) -> SpecResult<()> {
+        Parts::build(spec).map(|_| ())
+    }
+
+    pub fn new(spec: &Spec) -> SpecResult<Self> {
+        let Parts { topo, routing, vc_policy, servers, traffic, params } = Parts::build(spec)?;
+        let (p, flit_phits) = (params.packet_phits as usize, params.flit_phits as usize);
+        let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
+        let routers = Routers::new(topo.as_ref(), &servers, params.vcs, (in_cap / flit_phits) as u32, (out_cap / flit_phits) as u32, in_cap as u32);
+        let nics = Nics::new(&servers, &routers, params.vcs, in_cap as u32);
+        let horizon = params.latency as u64 + p as u64 + params.pipeline_delay as u64 + 4;
+        let cal = Calendar::new(horizon, topo.num_switches(), servers.num_servers());
+        let stats = Stats::new(spec.run.warmup, spec.run.cycles, spec.run.temporal_bin);
+        let seed = spec.run.seed;
+        let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
+        let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
+        let prob = (spec.traffic.load / p as f64).min(1.0);
+        let gap = Geometric::new(prob).expect("load validated in (0, 1]");
+        let mut sim = Simulation {
+            spec: spec.clone(),
+            topo,
+            servers,
+            routing,
+            vc_policy,
+            traffic,
+            params,
+            routers,
+            nics,
+            packets: Arena::default(),
+            cal,
+            stats,
+            generation: BinaryHeap::new(),
+            gap,
+            nic_rng,
+            switch_rng,
+            scratch: Default::default(),
+            last_progress: 0,
+            phit_hops: 0,
+            deadlock: None,
+            now: 0,
+        };
+        for i in 0..sim.traffic.active.len() {
+            let s = sim.traffic.active[i] as usize;
+            let first = sim.gap.sample(&mut sim.nic_rng[s]);
+            sim.generation.push(Reverse((first, s as u32)));
+        }
+        Ok(sim)
+    }
+
+    /// Run to the end (or to a detected deadlock) and summarise.
+    pub fn run(mut self) -> RunResult {
+        let started = std::time::Instant::now();
+        let end = self.stats.end;
+        let watchdog = self.spec.run.watchdog;
+        let mut visit = Vec::new();
+        while self.now < end {
+            let now = self.now;
+            self.generate(now);
+            let events = self.cal.take_events(now);
+            for ev in &events {
+                self.deliver(now, *ev);
+            }
+            self.cal.return_events(now, events);
+
+            let measuring = self.stats.in_window(now);
+            self.cal.take_routers(now, &mut visit);
+            {
+                let mut cx = StepCtx {
+                    routers: &mut self.routers,
+                    packets: &mut self.packets,
+                    cal: &mut self.cal,
+                    params: &self.params,
+                    scratch: &mut self.scratch,
+                    measuring,
+                    last_progress: &mut self.last_progress,
+                    phit_hops: &mut self.phit_hops,
+                };
+                for &s in &visit {
+                    router::step(s as usize, now, &mut cx);
+                }
+            }
+            self.cal.take_nics(now, &mut visit);
+            for &s in &visit {
+                self.nics.step(s as usize, now, &self.params, &mut self.packets, &mut self.cal, self.vc_policy.as_ref(), measuring);
+            }
+
+            let in_network = self.nics.injected - self.stats.packets_delivered;
+            if in_network > 0 && now - self.last_progress >= watchdog {
+                let place = self.describe_blocked();
+                self.deadlock = Some((now, place));
+                self.now = now + 1;
+                break;
+            }
+            self.now = self.next_cycle(now, in_network, watchdog, end);
+        }
+        let wall = started.elapsed().as_secs_f64();
+        report::summarise(&self, wall)
+    }
+
+    /// The next cycle with anything to do: skip idle stretches at low load.
+    fn next_cycle(&self, now: u64, in_network: u64, watchdog: u64, end: u64) -> u64 {
+        if !self.cal.is_idle() {
+            return now + 1;
+        }
+        let mut next = self.generation.peek().map_or(end, |r| r.0 .0).min(end);
+        if in_network > 0 {
+            next = next.min(self.last_progress + watchdog);
+        }
+        next.max(now + 1)
+    }
+
+    fn generate(&mut self, now: u64) {
+        while let Some(&Reverse((t, s))) = self.generation.peek() {
+            if t != now {
+                debug_assert!(t > now);
+                break;
+            }
+            self.generation.pop();
+            let server = s as usize;
+            let rng = &mut self.nic_rng[server];
+            let dst = self.traffic.pattern.destination(server, rng);
+            let mut state = RouteState {
+                src_switch: self.servers.switch_of(server) as u32,
+                dst_switch: self.servers.switch_of(dst) as u32,
+                ..Default::default()
+            };
+            self.routing.on_inject(&mut state, rng);
+            let next = now + 1 + self.gap.sample(rng);
+            self.generation.push(Reverse((next, s)));
+            let id = self.packets.alloc(Packet {
+                src: s,
+                dst: dst as u32,
+                created: now,
+                injected: NEVER,
+                state,
+                candidates: Candidates::default(),
+                flits_ejected: 0,
+                measured: self.stats.in_window(now),
+                next: NIL,
+            });
+            self.stats.on_generate(now, self.params.packet_phits as u64);
+            self.nics.enqueue(server, id, &mut self.packets);
+            self.cal.wake_nic(server, now);
+        }
+    }
+
+    fn deliver(&mut self, now: u64, ev: Event) {
+        match ev {
+            Event::FlitArrive { switch, port, vc, packet, flit } => {
+                let sw = switch as usize;
+                if flit == 0 {
+                    self.compute_route(sw, packet);
+                }
+                let gp = self.routers.global_port(sw, port as usize);
+                let ready = now + self.params.pipeline_delay as u64;
+                self.routers.push_input(gp, vc as usize, Entry { packet, ready: ready as u32, flit });
+                self.cal.wake_router(sw, ready);
+                self.last_progress = now;
+            }
+            Event::Credit { switch, port, vc, phits } => {
+                let gp = self.routers.global_port(switch as usize, port as usize);
+                self.routers.vc[gp * self.params.vcs + vc as usize].credits += phits as u32;
+                self.cal.wake_router(switch as usize, now);
+            }
+            Event::NicCredit { server, vc, phits } => {
+                self.nics.credit(server as usize, vc as usize, phits as u32);
+                self.cal.wake_nic(server as usize, now);
+            }
+            Event::Eject { server, packet, flit: _ } => {
+                self.last_progress = now;
+                self.stats.on_eject_phits(now, self.params.flit_phits as u64);
+                let p = self.packets.get_mut(packet);
+                p.flits_ejected += 1;
+                if p.flits_ejected == self.params.flits_per_packet {
+                    let p = *p;
+                    debug_assert_eq!(p.dst, server);
+                    self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.measured);
+                    if self.stats.in_window(now) {
+                        let c = &mut self.nics.counters[p.src as usize];
+                        c.packets += 1;
+                        c.latency_sum += now - p.created;
+                    }
+                    self.packets.release(packet);
+                }
+            }
+        }
+    }
+
+    /// Routing computation, done once when a packet's head reaches a switch.
+    fn compute_route(&mut self, switch: usize, id: u32) {
+        let pkt = self.packets.get_mut(id);
+        pkt.candidates.clear();
+        if pkt.state.dst_switch as usize == switch {
+            let port = self.routers.network_ports[switch] as usize + self.servers.local_index(pkt.dst as usize);
+            pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, wraps: false, class: 0, eject: true }, 0);
+        } else {
+            self.routing.route(switch, &mut pkt.state, &mut self.switch_rng[switch], &mut pkt.candidates);
+            assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", self.routing.name());
+        }
+        let all = self.vc_policy.all();
+        for c in pkt.candidates.as_mut_slice() {
+            c.vcs = self.vc_policy.allowed(&pkt.state, &c.hop) & all;
+        }
+    }
+
+    /// Where a deadlock sits: switches whose input buffers hold flits that cannot move.
+    fn describe_blocked(&self) -> String {
+        let vcs = self.params.vcs;
+        let mut blocked = Vec::new();
+        let mut count = 0;
+        for s in 0..self.topo.num_switches() {
+            let base = self.routers.port_base[s] as usize;
+            let held: u32 = (base..self.routers.port_base[s + 1] as usize).map(|gp| self.routers.ports[gp].in_flits).sum();
+            if held == 0 {
+                continue;
+            }
+            count += 1;
+            if blocked.len() < 4 {
+                let coords = self.topo.coordinates(s);
+                let mut vcs_full = Vec::new();
+                for gp in base..self.routers.port_base[s + 1] as usize {
+                    for v in 0..vcs {
+                        let q = &self.routers.vc[gp * vcs + v];
+                        if !q.input.is_empty() {
+                            vcs_full.push(format!("port {} vc {v}: {} flit(s)", gp - base, q.input.len()));
+                        }
+                    }
+                }
+                blocked.push(format!("switch {s} {coords:?} [{}]", vcs_full.join(", ")));
+            }
+        }
+        format!("{count} switch(es) hold flits that cannot move, e.g. {}", blocked.join("; "))
+    }
+}

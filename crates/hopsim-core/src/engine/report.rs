@@ -1,0 +1,145 @@
+//! Turn the state at the end of a run into a `RunResult`.
+
+use super::{invariants, Simulation};
+use crate::router::Peer;
+use crate::stats::result::{CounterTable, HistogramTable, Metrics};
+use crate::stats::{LinkTable, RunResult, Temporal};
+
+pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
+    let st = &sim.stats;
+    let spec = &sim.spec;
+    let prm = &sim.params;
+    let cons = invariants::check(sim);
+    let active = sim.traffic.active.len() as f64;
+    // A run cut short by the watchdog is measured over the part that ran.
+    let simulated_end = sim.now.min(st.end);
+    let measured_cycles = simulated_end.saturating_sub(st.warmup).max(1) as f64;
+    let h = &st.latency;
+    let n = st.delivered_measured.max(1) as f64;
+    let hops_mean = st.hops_sum as f64 / n;
+    let (l, d, p) = (prm.latency as f64, prm.pipeline_delay as f64, prm.packet_phits as f64);
+
+    let links = link_table(sim, measured_cycles);
+    let (lmax, lmean, lcv) = load_summary(&links.load);
+
+    let mut m = Metrics {
+        offered_load: spec.traffic.load,
+        generated_load: st.generated_measured_phits as f64 / (active * measured_cycles),
+        accepted_load: st.ejected_window_phits as f64 / (active * measured_cycles),
+        packet_latency_mean: h.mean(),
+        packet_latency_p50: h.quantile(0.5),
+        packet_latency_p99: h.quantile(0.99),
+        packet_latency_max: if h.count() > 0 { h.max() as f64 } else { f64::NAN },
+        network_latency_mean: st.network_latency_sum as f64 / n,
+        queueing_latency_mean: st.queueing_latency_sum as f64 / n,
+        hops_mean,
+        zero_load_latency: (hops_mean + 2.0) * l + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
+        packets_generated: st.packets_generated,
+        packets_injected: sim.nics.injected,
+        packets_delivered: st.packets_delivered,
+        packets_measured_delivered: st.delivered_measured,
+        packets_in_flight_end: sim.nics.injected - st.packets_delivered,
+        packets_queued_end: st.packets_generated - sim.nics.injected,
+        phits_generated: st.phits_generated,
+        phits_delivered: st.phits_delivered,
+        phits_in_flight_end: cons.phits_in_flight,
+        phits_queued_end: cons.phits_queued,
+        phit_hops: sim.phit_hops,
+        phits_conserved: cons.phits_conserved,
+        credits_conserved: cons.credits_conserved,
+        deadlock: sim.deadlock.is_some(),
+        deadlock_cycle: sim.deadlock.as_ref().map(|d| d.0),
+        deadlock_where: sim.deadlock.as_ref().map(|d| d.1.clone()).unwrap_or_default(),
+        cycles: simulated_end,
+        warmup: st.warmup,
+        switches: sim.topo.num_switches() as u64,
+        servers: sim.servers.num_servers() as u64,
+        active_servers: active as u64,
+        wall_seconds: wall,
+        router_cycles_per_second: sim.topo.num_switches() as f64 * simulated_end as f64 / wall.max(1e-9),
+        phits_moved_per_second: sim.phit_hops as f64 / wall.max(1e-9),
+        link_load_max: lmax,
+        link_load_mean: lmean,
+        link_load_cv: lcv,
+        ..Default::default()
+    };
+    if let Some(v) = &cons.first_violation {
+        m.deadlock_where = if m.deadlock_where.is_empty() { format!("conservation violated: {v}") } else { format!("{}; conservation violated: {v}", m.deadlock_where) };
+    }
+    if let (Some(gbs), Some(bytes)) = (spec.link.gbytes_per_s, spec.packet.bytes) {
+        // One cycle moves one phit: bytes per phit / (bytes per ns).
+        let cycle_ns = bytes / p / gbs;
+        m.cycle_ns = Some(cycle_ns);
+        m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
+        m.packet_latency_p99_us = Some(m.packet_latency_p99 * cycle_ns / 1000.0);
+        m.accepted_gbytes_per_s = Some(m.accepted_load * gbs);
+    }
+
+    let bins = h.bins();
+    let latency_histogram = HistogramTable {
+        lower: bins.iter().map(|b| b.0).collect(),
+        upper: bins.iter().map(|b| b.1).collect(),
+        count: bins.iter().map(|b| b.2).collect(),
+    };
+
+    let bc = st.bin_cycles;
+    let nbins = simulated_end.div_ceil(bc) as usize;
+    let mut temporal = Temporal { bin_cycles: bc, ..Default::default() };
+    for (i, b) in st.bins.iter().take(nbins).enumerate() {
+        let start = i as u64 * bc;
+        let width = (start + bc).min(simulated_end) - start;
+        let denom = active * width as f64;
+        temporal.start.push(start);
+        temporal.measured.push(start >= st.warmup);
+        temporal.offered_load.push(b.generated_phits as f64 / denom);
+        temporal.accepted_load.push(b.ejected_phits as f64 / denom);
+        temporal.latency_mean.push(if b.delivered > 0 { b.latency_sum as f64 / b.delivered as f64 } else { f64::NAN });
+    }
+
+    let topo = sim.topo.as_ref();
+    let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
+    let mut counters = CounterTable::default();
+    for s in &sim.traffic.active {
+        let c = &sim.nics.counters[*s as usize];
+        counters.server.push(*s);
+        counters.request_flits.push(c.request_phits);
+        counters.stalled_cycles.push(c.stalled_cycles);
+        counters.packets.push(c.packets);
+        counters.cumulative_packet_latency.push(c.latency_sum);
+    }
+    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters }
+}
+
+fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
+    let r = &sim.routers;
+    let topo = sim.topo.as_ref();
+    let mut t = LinkTable::default();
+    for s in 0..topo.num_switches() {
+        let base = r.port_base[s] as usize;
+        for p in 0..r.network_ports[s] as usize {
+            if let Peer::Switch { switch: to, .. } = r.ports[base + p].peer {
+                let phits = r.link_phits[base + p];
+                t.switch.push(s as u32);
+                t.port.push(p as u16);
+                t.to_switch.push(to);
+                t.dim.push(topo.port_dimension(s, p).map_or(-1, |d| d as i32));
+                t.direction.push(topo.port_direction(s, p));
+                t.phits.push(phits);
+                t.load.push(phits as f64 / measured_cycles);
+            }
+        }
+    }
+    t
+}
+
+/// Max, mean and coefficient of variation of link loads.
+fn load_summary(loads: &[f64]) -> (f64, f64, f64) {
+    if loads.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let n = loads.len() as f64;
+    let mean = loads.iter().sum::<f64>() / n;
+    let var = loads.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    let max = loads.iter().cloned().fold(0.0, f64::max);
+    (max, mean, if mean > 0.0 { var.sqrt() / mean } else { 0.0 })
+}

@@ -1,0 +1,67 @@
+//! hopsim-core: a cycle-accurate simulator of supercomputer interconnection networks.
+//!
+//! The model (routers with input and output buffers per VC, credits, virtual cut-through or
+//! wormhole, separable allocation) is described in `docs/model.md`. Entry points:
+//! [`simulate`] for a parsed [`Spec`], and the JSON functions used by the Python package.
+
+pub mod engine;
+pub mod error;
+pub mod nic;
+pub mod packet;
+pub mod router;
+pub mod routing;
+pub mod spec;
+pub mod stats;
+pub mod topology;
+pub mod traffic;
+pub mod vc;
+
+pub use error::SpecError;
+pub use spec::Spec;
+pub use stats::RunResult;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Build the network described by `spec` and run it.
+pub fn simulate(spec: &Spec) -> Result<RunResult, SpecError> {
+    Ok(engine::Simulation::new(spec)?.run())
+}
+
+/// One run: spec as JSON in, result as JSON out (docs/engine-contract.md).
+pub fn simulate_json(spec_json: &str) -> Result<String, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    let result = simulate(&spec)?;
+    Ok(serde_json::to_string(&result).expect("results serialise"))
+}
+
+/// Check a spec completely (names, ranges, combinations) without running it; returns it
+/// normalised with defaults filled in.
+pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    engine::Simulation::check(&spec)?;
+    Ok(serde_json::to_string(&spec).expect("specs serialise"))
+}
+
+/// Facts about the topology of a spec, and a check of its wiring.
+pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    let topo = topology::build(&spec)?;
+    let servers = topology::ServerMap::new(topo.as_ref());
+    let (links, wiring) = match topology::check_wiring(topo.as_ref()) {
+        Ok(n) => (n, "ok".to_string()),
+        Err(e) => (0, e),
+    };
+    let radix = (0..topo.num_switches()).map(|s| topo.network_ports(s) + topo.servers_at(s)).max().unwrap_or(0);
+    let v = serde_json::json!({
+        "kind": topo.kind(),
+        "description": topo.description(),
+        "switches": topo.num_switches(),
+        "servers": servers.num_servers(),
+        "links": links,
+        "radix": radix,
+        "diameter": topo.diameter(),
+        "wiring_ok": wiring == "ok",
+        "wiring": wiring,
+    });
+    Ok(v.to_string())
+}

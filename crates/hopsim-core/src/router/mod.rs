@@ -1,0 +1,163 @@
+//! Switch state: input and output buffers per port and per VC, crossbar and link occupancy,
+//! round-robin pointers. Stored flat over all switches (ports numbered globally) so a step
+//! touches a few contiguous cache lines and idle switches cost no work.
+
+mod fifo;
+mod step;
+
+pub use fifo::{Entry, Fifo};
+pub use step::{step, Scratch, StepCtx};
+
+use crate::topology::Topology;
+
+/// What a port's channel leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Switch { switch: u32, port: u16 },
+    Server(u32),
+    Unconnected,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Port {
+    pub peer: Peer,
+    /// Next cycle the crossbar input / output of this port is free.
+    pub xbar_in_free: u64,
+    pub xbar_out_free: u64,
+    /// Next cycle the output link is free; the flit on it releases its output buffer space then.
+    pub link_free: u64,
+    pub tx_vc: u8,
+    pub tx_pending: bool,
+    pub tx_phits: u16,
+    pub rr_in_vc: u8,
+    pub rr_link_vc: u8,
+    pub rr_out: u16,
+    /// Flits waiting in all VCs of the input / output buffer.
+    pub in_flits: u32,
+    pub out_flits: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Vc {
+    pub input: Fifo,
+    pub output: Fifo,
+    /// Phits reserved in the output buffer.
+    pub out_used: u32,
+    /// Free phits in the next buffer (downstream input VC), as known from credits.
+    pub credits: u32,
+    /// Wormhole: output VC held by a packet from head to tail.
+    pub out_owned: bool,
+    /// Wormhole: where the packet now crossing this input VC goes (port, vc); valid if `routed`.
+    pub routed: bool,
+    pub route_port: u16,
+    pub route_vc: u8,
+}
+
+pub struct Routers {
+    pub vcs: usize,
+    pub port_base: Vec<u32>,
+    pub ports: Vec<Port>,
+    pub vc: Vec<Vc>,
+    /// Network ports per switch (server ports follow them).
+    pub network_ports: Vec<u16>,
+    pub in_store: Vec<Entry>,
+    pub out_store: Vec<Entry>,
+    pub in_slots: u32,
+    pub out_slots: u32,
+    /// Phits sent over each output channel during the measured window.
+    pub link_phits: Vec<u64>,
+}
+
+impl Routers {
+    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32) -> Self {
+        let n = topo.num_switches();
+        let mut port_base = Vec::with_capacity(n + 1);
+        let mut ports = Vec::new();
+        let mut network_ports = Vec::with_capacity(n);
+        for s in 0..n {
+            port_base.push(ports.len() as u32);
+            let np = topo.network_ports(s);
+            network_ports.push(np as u16);
+            for p in 0..np {
+                let peer = match topo.neighbour(s, p) {
+                    Some(pp) => Peer::Switch { switch: pp.switch, port: pp.port },
+                    None => Peer::Unconnected,
+                };
+                ports.push(Port::new(peer));
+            }
+            for l in 0..servers.servers_at(s) {
+                ports.push(Port::new(Peer::Server(servers.server(s, l) as u32)));
+            }
+        }
+        port_base.push(ports.len() as u32);
+        let nvc = ports.len() * vcs;
+        let mut vc = vec![Vc::default(); nvc];
+        for (gp, port) in ports.iter().enumerate() {
+            let credits = match port.peer {
+                Peer::Switch { .. } => in_cap,
+                // Servers sink one phit per cycle, the link's rate: they never push back.
+                Peer::Server(_) => u32::MAX / 2,
+                Peer::Unconnected => 0,
+            };
+            for v in 0..vcs {
+                let q = &mut vc[gp * vcs + v];
+                q.credits = credits;
+                q.input = Fifo::new((gp * vcs + v) as u32 * in_slots);
+                q.output = Fifo::new((gp * vcs + v) as u32 * out_slots);
+            }
+        }
+        Routers {
+            vcs,
+            port_base,
+            link_phits: vec![0; ports.len()],
+            ports,
+            vc,
+            network_ports,
+            in_store: vec![Entry::default(); nvc * in_slots as usize],
+            out_store: vec![Entry::default(); nvc * out_slots as usize],
+            in_slots,
+            out_slots,
+        }
+    }
+
+    #[inline]
+    pub fn global_port(&self, switch: usize, port: usize) -> usize {
+        self.port_base[switch] as usize + port
+    }
+
+    pub fn num_ports(&self, switch: usize) -> usize {
+        (self.port_base[switch + 1] - self.port_base[switch]) as usize
+    }
+
+    /// Queue a flit that has arrived at an input buffer.
+    #[inline]
+    pub fn push_input(&mut self, gp: usize, vc: usize, e: Entry) {
+        let q = &mut self.vc[gp * self.vcs + vc];
+        q.input.push(&mut self.in_store, self.in_slots, e);
+        self.ports[gp].in_flits += 1;
+    }
+
+    /// The switch a global port belongs to (binary search; only for reports).
+    pub fn switch_of_port(&self, gp: usize) -> usize {
+        self.port_base.partition_point(|&b| b as usize <= gp) - 1
+    }
+}
+
+impl Port {
+    fn new(peer: Peer) -> Self {
+        Port {
+            peer,
+            xbar_in_free: 0,
+            xbar_out_free: 0,
+            link_free: 0,
+            tx_vc: 0,
+            tx_pending: false,
+            tx_phits: 0,
+            rr_in_vc: 0,
+            rr_link_vc: 0,
+            rr_out: 0,
+            in_flits: 0,
+            out_flits: 0,
+        }
+    }
+}

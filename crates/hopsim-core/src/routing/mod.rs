@@ -1,0 +1,148 @@
+//! Routing algorithms: which output ports a packet may take at a switch.
+//!
+//! A routing algorithm fills a `Candidates` list when a packet's head arrives at a switch; the
+//! VC policy (`crate::vc`) then says which VCs each candidate may use, and the allocator picks
+//! among the feasible ones: lowest `priority` first, then the most free space.
+
+mod dor;
+
+use crate::error::{SpecError, SpecResult};
+use crate::spec::Spec;
+use crate::topology::Topology;
+use rand_pcg::Pcg64Mcg;
+use std::sync::Arc;
+
+pub type Rng = Pcg64Mcg;
+
+/// What travels with a packet for routing and VC decisions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RouteState {
+    pub src_switch: u32,
+    pub dst_switch: u32,
+    /// Switch-to-switch hops taken so far.
+    pub hops: u16,
+    /// Hops taken over local / global links (topologies with link classes).
+    pub local_hops: u8,
+    pub global_hops: u8,
+    /// 0 on the way to a Valiant intermediate (or minimal), 1 after it.
+    pub phase: u8,
+    /// Whether the packet was routed through an intermediate switch.
+    pub valiant: bool,
+    pub intermediate: u32,
+    /// Dimensions whose wrap-around (dateline) link this packet has crossed in this phase.
+    pub wrapped: u32,
+    /// Random per-packet choice for dimensions exactly half-way round a ring: bit set = go -.
+    pub tie_dirs: u32,
+    /// VC the packet occupies now.
+    pub vc: u8,
+}
+
+/// One hop a packet may take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hop {
+    pub port: u16,
+    /// Dimension moved along (cartesian topologies), `NO_DIM` otherwise.
+    pub dim: u8,
+    /// The hop crosses a dateline (the wrap-around link of a ring).
+    pub wraps: bool,
+    /// Link class: 0 local, 1 global.
+    pub class: u8,
+    /// The hop goes to a server (ejection).
+    pub eject: bool,
+}
+
+pub const NO_DIM: u8 = u8::MAX;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Candidate {
+    pub hop: Hop,
+    /// Allowed VCs at the next buffer, a bit per VC; filled by the VC policy.
+    pub vcs: u32,
+    /// Lower is preferred; equal priorities are chosen by free space (adaptive choice).
+    pub priority: u8,
+}
+
+pub const MAX_CANDIDATES: usize = 8;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Candidates {
+    pub len: u8,
+    pub list: [Candidate; MAX_CANDIDATES],
+}
+
+impl Candidates {
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    pub fn push(&mut self, hop: Hop, priority: u8) {
+        debug_assert!((self.len as usize) < MAX_CANDIDATES);
+        self.list[self.len as usize] = Candidate { hop, vcs: 0, priority };
+        self.len += 1;
+    }
+    pub fn as_slice(&self) -> &[Candidate] {
+        &self.list[..self.len as usize]
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [Candidate] {
+        &mut self.list[..self.len as usize]
+    }
+}
+
+pub trait Routing: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Called once when a packet enters the network (choose intermediates, tie breaks).
+    fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
+        state.tie_dirs = rand::Rng::gen(rng);
+    }
+    /// Candidate network hops at `switch` towards `state.dst_switch`; never called at the
+    /// destination switch (the engine ejects there).
+    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates);
+}
+
+pub const ALGORITHMS: &str = "dor";
+
+pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
+    let name = spec.routing.algorithm.as_str();
+    let unknown = || SpecError::new("routing.algorithm", format!("{name:?}"), format!("unknown routing algorithm; allowed: {ALGORITHMS}"));
+    match name {
+        "dor" => Ok(Arc::new(dor::Dor::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
+        _ => Err(unknown()),
+    }
+}
+
+fn not_for(algorithm: &str, topo: &dyn Topology, allowed: &str) -> SpecError {
+    SpecError::new(
+        "routing.algorithm",
+        format!("{algorithm:?}"),
+        format!("not defined on topology.kind = {:?}; it needs one of: {allowed}", topo.kind()),
+    )
+}
+
+/// The minimal direction to move along `dim` from `cur` to `dst` on a grid, honouring the
+/// packet's tie choice when the destination is exactly half-way round a ring.
+#[inline]
+pub fn grid_direction(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: usize, tie_dirs: u32) -> i8 {
+    let off = grid.offset(cur, dst, dim);
+    if grid.is_tie(cur, dst, dim) {
+        if tie_dirs >> (dim % 32) & 1 == 1 {
+            -1
+        } else {
+            1
+        }
+    } else if off > 0 {
+        1
+    } else {
+        -1
+    }
+}
+
+/// The hop one step along `dim` in `dir` on a grid.
+#[inline]
+pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dim: usize, dir: i8) -> Hop {
+    Hop {
+        port: crate::topology::Cartesian::port(dim, dir) as u16,
+        dim: dim as u8,
+        wraps: grid.wraps(cur, dim, dir),
+        class: 0,
+        eject: false,
+    }
+}

@@ -1,0 +1,276 @@
+//! The experiment file (ARCHITECTURE.md section 3) as typed Rust values.
+//!
+//! Parsing goes through serde so that unknown keys and wrong types are caught with their
+//! dotted path; `validate` then checks ranges and combinations and names the key at fault.
+
+mod parse;
+mod validate;
+
+pub use parse::{from_json_str, from_toml_str};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    #[serde(default = "default_name")]
+    pub name: String,
+    pub topology: TopologySpec,
+    #[serde(default)]
+    pub link: LinkSpec,
+    #[serde(default)]
+    pub router: RouterSpec,
+    #[serde(default)]
+    pub packet: PacketSpec,
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    pub traffic: TrafficSpec,
+    #[serde(default)]
+    pub run: RunSpec,
+    /// Sweeps are expanded by the Python layer; a single run ignores the table.
+    #[serde(default, skip_serializing)]
+    pub sweep: Option<serde_json::Value>,
+}
+
+fn default_name() -> String {
+    "experiment".into()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    pub kind: String,
+    /// torus, mesh, hyperx: switches per dimension.
+    #[serde(default)]
+    pub dims: Vec<usize>,
+    #[serde(default = "one")]
+    pub servers_per_switch: usize,
+    // Keys of the low-diameter topologies; each topology says which ones it uses.
+    #[serde(default)]
+    pub groups: Option<usize>,
+    #[serde(default)]
+    pub switches_per_group: Option<usize>,
+    #[serde(default)]
+    pub global_links_per_switch: Option<usize>,
+    #[serde(default)]
+    pub global_arrangement: Option<String>,
+    #[serde(default)]
+    pub leaves_per_group: Option<usize>,
+    #[serde(default)]
+    pub spines_per_group: Option<usize>,
+    /// fat_tree: k-ary n-tree.
+    #[serde(default)]
+    pub k: Option<usize>,
+    #[serde(default)]
+    pub levels: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Cycles for a phit to cross a link (switch-switch and server-switch).
+    #[serde(default = "one_u32")]
+    pub latency: u32,
+    /// Physical bandwidth of one channel; with `packet.bytes` turns cycles into seconds.
+    #[serde(default)]
+    pub gbytes_per_s: Option<f64>,
+}
+
+impl Default for LinkSpec {
+    fn default() -> Self {
+        LinkSpec { latency: 1, gbytes_per_s: None }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    #[serde(default = "two")]
+    pub vcs: usize,
+    /// Packets per VC (virtual cut-through needs at least one).
+    #[serde(default = "four")]
+    pub input_buffer: usize,
+    /// Packets per VC at each output port.
+    #[serde(default = "two")]
+    pub output_buffer: usize,
+    /// Overrides `input_buffer` with a size in phits (wormhole studies use this).
+    #[serde(default)]
+    pub input_buffer_phits: Option<usize>,
+    #[serde(default)]
+    pub output_buffer_phits: Option<usize>,
+    #[serde(default = "vct")]
+    pub flow_control: String,
+    /// Crossbar speedup: phits per cycle an input can push through the crossbar.
+    #[serde(default = "one")]
+    pub speedup: usize,
+    /// Cycles from a head's arrival to its first allocation attempt (route computation).
+    #[serde(default = "one_u32")]
+    pub pipeline_delay: u32,
+}
+
+impl Default for RouterSpec {
+    fn default() -> Self {
+        RouterSpec {
+            vcs: 2,
+            input_buffer: 4,
+            output_buffer: 2,
+            input_buffer_phits: None,
+            output_buffer_phits: None,
+            flow_control: "vct".into(),
+            speedup: 1,
+            pipeline_delay: 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PacketSpec {
+    #[serde(default = "sixteen")]
+    pub phits: usize,
+    /// Size of a packet in bytes; gives the bytes per phit for physical units.
+    #[serde(default)]
+    pub bytes: Option<f64>,
+}
+
+impl Default for PacketSpec {
+    fn default() -> Self {
+        PacketSpec { phits: 16, bytes: None }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    #[serde(default = "dor")]
+    pub algorithm: String,
+    #[serde(default = "dateline")]
+    pub vc_policy: String,
+}
+
+impl Default for RoutingSpec {
+    fn default() -> Self {
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "dateline".into() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSpec {
+    #[serde(default = "uniform")]
+    pub pattern: String,
+    /// Offered phits per (active) server per cycle.
+    pub load: f64,
+    /// `shift`: offset per dimension, in switch coordinates.
+    #[serde(default)]
+    pub shift: Option<Vec<i64>>,
+    /// `random_pairs` (and any pattern): how many servers take part.
+    #[serde(default)]
+    pub active_servers: Option<usize>,
+    #[serde(default)]
+    pub active_fraction: Option<f64>,
+    /// `hotspot`: the hot servers and the share of packets sent to them.
+    #[serde(default)]
+    pub hotspots: Option<Vec<usize>>,
+    #[serde(default)]
+    pub hotspot_fraction: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    #[serde(default = "default_warmup")]
+    pub warmup: u64,
+    #[serde(default = "default_cycles")]
+    pub cycles: u64,
+    #[serde(default = "one_u64")]
+    pub seed: u64,
+    /// Cycles without any phit moving, with packets in the network, that count as deadlock.
+    #[serde(default = "default_watchdog")]
+    pub watchdog: u64,
+    /// Width of the accepted-load-over-time bins.
+    #[serde(default = "default_bin")]
+    pub temporal_bin: u64,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            warmup: default_warmup(),
+            cycles: default_cycles(),
+            seed: 1,
+            watchdog: default_watchdog(),
+            temporal_bin: default_bin(),
+        }
+    }
+}
+
+fn one() -> usize {
+    1
+}
+fn two() -> usize {
+    2
+}
+fn four() -> usize {
+    4
+}
+fn sixteen() -> usize {
+    16
+}
+fn one_u32() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+fn vct() -> String {
+    "vct".into()
+}
+fn dor() -> String {
+    "dor".into()
+}
+fn dateline() -> String {
+    "dateline".into()
+}
+fn uniform() -> String {
+    "uniform".into()
+}
+fn default_warmup() -> u64 {
+    10_000
+}
+fn default_cycles() -> u64 {
+    50_000
+}
+fn default_watchdog() -> u64 {
+    20_000
+}
+fn default_bin() -> u64 {
+    1_000
+}
+
+/// Flow control as the engine sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowControl {
+    /// A packet moves on only when the next buffer has room for all of it.
+    VirtualCutThrough,
+    /// Per-phit credits; a packet may span several routers.
+    Wormhole,
+}
+
+impl Spec {
+    pub fn flow_control(&self) -> FlowControl {
+        if self.router.flow_control == "wormhole" {
+            FlowControl::Wormhole
+        } else {
+            FlowControl::VirtualCutThrough
+        }
+    }
+
+    pub fn input_buffer_phits(&self) -> usize {
+        self.router.input_buffer_phits.unwrap_or(self.router.input_buffer * self.packet.phits)
+    }
+
+    pub fn output_buffer_phits(&self) -> usize {
+        self.router.output_buffer_phits.unwrap_or(self.router.output_buffer * self.packet.phits)
+    }
+}

@@ -1,0 +1,116 @@
+//! Range and combination checks that do not depend on which topology or routing is chosen.
+//! Names (topology kind, algorithm, policy, pattern) are checked where they are built.
+
+use super::Spec;
+use crate::error::{SpecError, SpecResult};
+
+impl Spec {
+    pub fn validate(&self) -> SpecResult<()> {
+        let r = &self.router;
+        if r.vcs == 0 || r.vcs > 32 {
+            return Err(SpecError::new("router.vcs", r.vcs, "must be between 1 and 32"));
+        }
+        if !matches!(r.flow_control.as_str(), "vct" | "wormhole") {
+            return Err(SpecError::new(
+                "router.flow_control",
+                format!("{:?}", r.flow_control),
+                "allowed: \"vct\" (virtual cut-through), \"wormhole\"",
+            ));
+        }
+        if r.speedup == 0 || r.speedup > 64 {
+            return Err(SpecError::new("router.speedup", r.speedup, "must be between 1 and 64"));
+        }
+        if r.pipeline_delay > 1000 {
+            return Err(SpecError::new("router.pipeline_delay", r.pipeline_delay, "must be between 0 and 1000 cycles"));
+        }
+        let p = self.packet.phits;
+        if p == 0 || p > 4096 {
+            return Err(SpecError::new("packet.phits", p, "must be between 1 and 4096"));
+        }
+        if let Some(b) = self.packet.bytes {
+            if !(b > 0.0 && b.is_finite()) {
+                return Err(SpecError::new("packet.bytes", b, "must be a positive number of bytes"));
+            }
+        }
+        self.check_buffer("input_buffer", r.input_buffer, r.input_buffer_phits)?;
+        self.check_buffer("output_buffer", r.output_buffer, r.output_buffer_phits)?;
+
+        if self.link.latency == 0 || self.link.latency > 10_000 {
+            return Err(SpecError::new("link.latency", self.link.latency, "must be between 1 and 10000 cycles"));
+        }
+        if let Some(g) = self.link.gbytes_per_s {
+            if !(g > 0.0 && g.is_finite()) {
+                return Err(SpecError::new("link.gbytes_per_s", g, "must be a positive bandwidth in GB/s"));
+            }
+        }
+
+        let t = &self.traffic;
+        if !(t.load > 0.0 && t.load <= 1.0) {
+            return Err(SpecError::new("traffic.load", t.load, "must be in (0, 1] phits per server per cycle"));
+        }
+        if let Some(f) = t.active_fraction {
+            if !(f > 0.0 && f <= 1.0) {
+                return Err(SpecError::new("traffic.active_fraction", f, "must be in (0, 1]"));
+            }
+            if t.active_servers.is_some() {
+                return Err(SpecError::new(
+                    "traffic.active_fraction",
+                    f,
+                    "give either traffic.active_servers or traffic.active_fraction, not both",
+                ));
+            }
+        }
+        if let Some(f) = t.hotspot_fraction {
+            if !(0.0..=1.0).contains(&f) {
+                return Err(SpecError::new("traffic.hotspot_fraction", f, "must be in [0, 1]"));
+            }
+        }
+
+        let run = &self.run;
+        if run.cycles == 0 {
+            return Err(SpecError::new("run.cycles", run.cycles, "must be at least 1 measured cycle"));
+        }
+        if run.warmup + run.cycles > u32::MAX as u64 / 2 {
+            return Err(SpecError::new("run.cycles", run.cycles, "warmup + cycles must stay below 2^31"));
+        }
+        if run.watchdog < 100 {
+            return Err(SpecError::new("run.watchdog", run.watchdog, "must be at least 100 cycles"));
+        }
+        if run.temporal_bin == 0 {
+            return Err(SpecError::new("run.temporal_bin", run.temporal_bin, "must be at least 1 cycle"));
+        }
+        if self.topology.servers_per_switch == 0 {
+            return Err(SpecError::new("topology.servers_per_switch", 0, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn check_buffer(&self, name: &str, packets: usize, phits: Option<usize>) -> SpecResult<()> {
+        let p = self.packet.phits;
+        match phits {
+            Some(ph) => {
+                let key = format!("router.{name}_phits");
+                if ph == 0 {
+                    return Err(SpecError::new(key, ph, "must be at least 1 phit"));
+                }
+                if self.flow_control() == crate::spec::FlowControl::VirtualCutThrough && ph < p {
+                    return Err(SpecError::new(
+                        key,
+                        ph,
+                        format!("virtual cut-through needs room for a whole packet: at least packet.phits = {p}"),
+                    ));
+                }
+            }
+            None => {
+                if packets == 0 {
+                    return Err(SpecError::new(
+                        format!("router.{name}"),
+                        packets,
+                        "must be at least 1 packet per VC (virtual cut-through needs room for a whole packet)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

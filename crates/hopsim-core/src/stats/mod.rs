@@ -1,0 +1,109 @@
+//! What a run measures: latency distribution, accepted load (at ejection), load over time.
+
+mod histogram;
+pub mod result;
+
+pub use histogram::Histogram;
+pub use result::{LinkTable, RunResult, Temporal};
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bin {
+    pub generated_phits: u64,
+    pub ejected_phits: u64,
+    pub latency_sum: u64,
+    pub delivered: u64,
+}
+
+pub struct Stats {
+    pub warmup: u64,
+    pub end: u64,
+    pub latency: Histogram,
+    pub network_latency_sum: u64,
+    pub queueing_latency_sum: u64,
+    pub hops_sum: u64,
+    /// Measured packets (generated in the window) that were delivered.
+    pub delivered_measured: u64,
+    pub generated_measured_phits: u64,
+    /// Phits ejected during the measured window, whatever their creation time.
+    pub ejected_window_phits: u64,
+    pub bin_cycles: u64,
+    pub bins: Vec<Bin>,
+    // Totals for the conservation check.
+    pub packets_generated: u64,
+    pub packets_injected: u64,
+    pub packets_delivered: u64,
+    pub phits_generated: u64,
+    pub phits_delivered: u64,
+}
+
+impl Stats {
+    pub fn new(warmup: u64, cycles: u64, bin_cycles: u64) -> Self {
+        let end = warmup + cycles;
+        Stats {
+            warmup,
+            end,
+            latency: Histogram::default(),
+            network_latency_sum: 0,
+            queueing_latency_sum: 0,
+            hops_sum: 0,
+            delivered_measured: 0,
+            generated_measured_phits: 0,
+            ejected_window_phits: 0,
+            bin_cycles,
+            bins: vec![Bin::default(); end.div_ceil(bin_cycles) as usize],
+            packets_generated: 0,
+            packets_injected: 0,
+            packets_delivered: 0,
+            phits_generated: 0,
+            phits_delivered: 0,
+        }
+    }
+
+    #[inline]
+    pub fn in_window(&self, t: u64) -> bool {
+        t >= self.warmup && t < self.end
+    }
+
+    #[inline]
+    fn bin(&mut self, t: u64) -> Option<&mut Bin> {
+        self.bins.get_mut((t / self.bin_cycles) as usize)
+    }
+
+    pub fn on_generate(&mut self, now: u64, phits: u64) {
+        self.packets_generated += 1;
+        self.phits_generated += phits;
+        if self.in_window(now) {
+            self.generated_measured_phits += phits;
+        }
+        if let Some(b) = self.bin(now) {
+            b.generated_phits += phits;
+        }
+    }
+
+    /// A flit's last phit reached its NIC at `now`.
+    pub fn on_eject_phits(&mut self, now: u64, phits: u64) {
+        self.phits_delivered += phits;
+        if self.in_window(now) {
+            self.ejected_window_phits += phits;
+        }
+        if let Some(b) = self.bin(now) {
+            b.ejected_phits += phits;
+        }
+    }
+
+    pub fn on_deliver(&mut self, now: u64, created: u64, injected: u64, hops: u64, measured: bool) {
+        self.packets_delivered += 1;
+        let latency = now - created;
+        if let Some(b) = self.bin(now) {
+            b.latency_sum += latency;
+            b.delivered += 1;
+        }
+        if measured {
+            self.delivered_measured += 1;
+            self.latency.add(latency);
+            self.network_latency_sum += now - injected;
+            self.queueing_latency_sum += injected - created;
+            self.hops_sum += hops;
+        }
+    }
+}

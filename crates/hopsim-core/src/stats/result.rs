@@ -1,0 +1,100 @@
+//! The result of one run, as the Python layer and Rust users receive it (docs/engine-contract.md).
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Metrics {
+    pub offered_load: f64,
+    pub generated_load: f64,
+    pub accepted_load: f64,
+    pub packet_latency_mean: f64,
+    pub packet_latency_p50: f64,
+    pub packet_latency_p99: f64,
+    pub packet_latency_max: f64,
+    pub network_latency_mean: f64,
+    pub queueing_latency_mean: f64,
+    pub hops_mean: f64,
+    /// Analytic zero-load latency for the mean distance of this traffic (docs/model.md).
+    pub zero_load_latency: f64,
+    pub packets_generated: u64,
+    pub packets_injected: u64,
+    pub packets_delivered: u64,
+    pub packets_measured_delivered: u64,
+    pub packets_in_flight_end: u64,
+    pub packets_queued_end: u64,
+    pub phits_generated: u64,
+    pub phits_delivered: u64,
+    pub phits_in_flight_end: u64,
+    pub phits_queued_end: u64,
+    pub phit_hops: u64,
+    pub phits_conserved: bool,
+    pub credits_conserved: bool,
+    pub deadlock: bool,
+    pub deadlock_cycle: Option<u64>,
+    pub deadlock_where: String,
+    pub cycles: u64,
+    pub warmup: u64,
+    pub switches: u64,
+    pub servers: u64,
+    pub active_servers: u64,
+    pub wall_seconds: f64,
+    pub router_cycles_per_second: f64,
+    pub phits_moved_per_second: f64,
+    pub link_load_max: f64,
+    pub link_load_mean: f64,
+    pub link_load_cv: f64,
+    // Physical units, when link.gbytes_per_s and packet.bytes are given.
+    pub cycle_ns: Option<f64>,
+    pub packet_latency_mean_us: Option<f64>,
+    pub packet_latency_p99_us: Option<f64>,
+    pub accepted_gbytes_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct HistogramTable {
+    pub lower: Vec<u64>,
+    pub upper: Vec<u64>,
+    pub count: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Temporal {
+    pub bin_cycles: u64,
+    pub start: Vec<u64>,
+    pub measured: Vec<bool>,
+    pub offered_load: Vec<f64>,
+    pub accepted_load: Vec<f64>,
+    pub latency_mean: Vec<f64>,
+}
+
+/// Switch-to-switch channels and their load over the measured window.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct LinkTable {
+    pub switch: Vec<u32>,
+    pub port: Vec<u16>,
+    pub to_switch: Vec<u32>,
+    pub dim: Vec<i32>,
+    pub direction: Vec<i8>,
+    pub phits: Vec<u64>,
+    pub load: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct CounterTable {
+    pub server: Vec<u32>,
+    pub request_flits: Vec<u64>,
+    pub stalled_cycles: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub cumulative_packet_latency: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RunResult {
+    pub metrics: Metrics,
+    pub latency_histogram: HistogramTable,
+    pub temporal: Temporal,
+    pub links: LinkTable,
+    pub switch_coords: Vec<Vec<usize>>,
+    pub dims: Vec<usize>,
+    pub counters: CounterTable,
+}

@@ -1,0 +1,90 @@
+//! k-ary n-dimensional torus: a ring in every dimension (any n, any k >= 2 per dimension).
+
+use super::{Cartesian, PortPeer, Topology};
+use crate::error::{SpecError, SpecResult};
+use crate::spec::Spec;
+
+pub struct Grid {
+    pub grid: Cartesian,
+    pub servers_per_switch: usize,
+    kind: &'static str,
+}
+
+pub fn build(spec: &Spec) -> SpecResult<Grid> {
+    Grid::from_spec(spec, true)
+}
+
+impl Grid {
+    pub(super) fn from_spec(spec: &Spec, wrap: bool) -> SpecResult<Grid> {
+        let t = &spec.topology;
+        let dims = &t.dims;
+        let kind = if wrap { "torus" } else { "mesh" };
+        if dims.is_empty() || dims.len() > 16 {
+            return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("a {kind} needs 1 to 16 dimensions, e.g. [8, 8]")));
+        }
+        let min = if wrap { 2 } else { 1 };
+        if let Some(&bad) = dims.iter().find(|&&k| k < min || k > 1 << 20) {
+            return Err(SpecError::new(
+                "topology.dims",
+                format!("{dims:?}"),
+                format!("every dimension of a {kind} needs between {min} and 1048576 switches (found {bad})"),
+            ));
+        }
+        let switches: u128 = dims.iter().map(|&k| k as u128).product();
+        let servers = switches * t.servers_per_switch as u128;
+        if servers > 1 << 28 {
+            return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("{servers} servers is more than the 2^28 supported")));
+        }
+        Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch: t.servers_per_switch, kind })
+    }
+}
+
+impl Topology for Grid {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    fn num_switches(&self) -> usize {
+        self.grid.size()
+    }
+    fn network_ports(&self, _switch: usize) -> usize {
+        2 * self.grid.n()
+    }
+    fn servers_at(&self, _switch: usize) -> usize {
+        self.servers_per_switch
+    }
+    fn neighbour(&self, switch: usize, port: usize) -> Option<PortPeer> {
+        let dim = port / 2;
+        let dir = if port % 2 == 0 { 1 } else { -1 };
+        let other = self.grid.step(switch, dim, dir)?;
+        Some(PortPeer { switch: other as u32, port: Cartesian::port(dim, -dir) as u16 })
+    }
+    fn distance(&self, a: usize, b: usize) -> usize {
+        self.grid.distance(a, b)
+    }
+    fn diameter(&self) -> usize {
+        self.grid.diameter()
+    }
+    fn port_dimension(&self, _switch: usize, port: usize) -> Option<usize> {
+        Some(port / 2)
+    }
+    fn port_direction(&self, _switch: usize, port: usize) -> i8 {
+        if port % 2 == 0 {
+            1
+        } else {
+            -1
+        }
+    }
+    fn coordinates(&self, switch: usize) -> Vec<usize> {
+        self.grid.coords(switch)
+    }
+    fn dims(&self) -> Vec<usize> {
+        self.grid.dims.clone()
+    }
+    fn description(&self) -> String {
+        let dims: Vec<String> = self.grid.dims.iter().map(|k| k.to_string()).collect();
+        format!("{} {} with {} server(s) per switch", dims.join("x"), self.kind, self.servers_per_switch)
+    }
+    fn cartesian(&self) -> Option<&Cartesian> {
+        Some(&self.grid)
+    }
+}

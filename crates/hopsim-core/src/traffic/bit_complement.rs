@@ -1,0 +1,9 @@
+//! Bit complement: switch coordinate c becomes k-1-c in every dimension (for k a power of two
+//! this complements every address bit; the coordinate form keeps it defined for any k).
+
+use super::{PatternCtx, SwitchPermutation};
+use crate::error::SpecResult;
+
+pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
+    SwitchPermutation::from_coords(ctx, "bit_complement", |grid, c| c.iter().zip(&grid.dims).map(|(&x, &k)| k - 1 - x).collect())
+}

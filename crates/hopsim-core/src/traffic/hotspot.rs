@@ -1,0 +1,46 @@
+//! Hotspot: a share of the packets (`hotspot_fraction`, default 0.1) goes to a few hot servers
+//! (`hotspots`, default server 0); the rest is uniform.
+
+use super::{uniform_other, PatternCtx, TrafficPattern};
+use crate::error::{SpecError, SpecResult};
+use crate::routing::Rng;
+use rand::Rng as _;
+
+pub struct Hotspot {
+    hot: Vec<u32>,
+    fraction: f64,
+    pool: Vec<u32>,
+}
+
+impl Hotspot {
+    pub fn new(ctx: &PatternCtx) -> SpecResult<Self> {
+        let t = &ctx.spec.traffic;
+        let n = ctx.servers.num_servers();
+        let hot: Vec<u32> = t.hotspots.clone().unwrap_or_else(|| vec![0]).into_iter().map(|s| s as u32).collect();
+        if hot.is_empty() {
+            return Err(SpecError::new("traffic.hotspots", "[]", "give at least one hot server"));
+        }
+        if let Some(&bad) = hot.iter().find(|&&s| s as usize >= n) {
+            return Err(SpecError::new("traffic.hotspots", bad, format!("servers are numbered 0 to {}", n - 1)));
+        }
+        if ctx.active.len() < 2 {
+            return Err(SpecError::new("traffic.active_servers", ctx.active.len(), "hotspot traffic needs at least 2 communicating servers"));
+        }
+        Ok(Hotspot { hot, fraction: t.hotspot_fraction.unwrap_or(0.1), pool: ctx.active.to_vec() })
+    }
+}
+
+impl TrafficPattern for Hotspot {
+    fn name(&self) -> &'static str {
+        "hotspot"
+    }
+    fn destination(&self, src: usize, rng: &mut Rng) -> usize {
+        if rng.gen_bool(self.fraction) {
+            let d = self.hot[rng.gen_range(0..self.hot.len())] as usize;
+            if d != src {
+                return d;
+            }
+        }
+        uniform_other(&self.pool, src, rng)
+    }
+}

@@ -1,0 +1,142 @@
+//! Traffic patterns: whom each server sends to. The injection process (when) is in `nic`.
+
+mod bit_complement;
+mod hotspot;
+mod random_pairs;
+mod shift;
+mod tornado;
+mod transpose;
+mod uniform;
+
+use crate::error::{SpecError, SpecResult};
+use crate::routing::Rng;
+use crate::spec::Spec;
+use crate::topology::{Cartesian, ServerMap, Topology};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::sync::Arc;
+
+pub trait TrafficPattern: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Destination server of a new packet from `src` (an active server).
+    fn destination(&self, src: usize, rng: &mut Rng) -> usize;
+}
+
+pub const PATTERNS: &str = "uniform, random_pairs, shift, transpose, bit_complement, tornado, hotspot";
+
+/// A pattern together with the servers that take part.
+pub struct Traffic {
+    pub pattern: Arc<dyn TrafficPattern>,
+    /// Servers that generate packets, ascending.
+    pub active: Vec<u32>,
+}
+
+/// What patterns are built from.
+pub struct PatternCtx<'a> {
+    pub spec: &'a Spec,
+    pub topo: &'a dyn Topology,
+    pub servers: &'a ServerMap,
+    pub active: &'a [u32],
+    pub rng: &'a mut Rng,
+}
+
+impl PatternCtx<'_> {
+    /// The grid, or an error naming the pattern that needs one.
+    pub fn grid(&self) -> SpecResult<&Cartesian> {
+        self.topo.cartesian().ok_or_else(|| {
+            SpecError::new(
+                "traffic.pattern",
+                format!("{:?}", self.spec.traffic.pattern),
+                format!("needs a topology with switch coordinates (torus, mesh), not {:?}", self.topo.kind()),
+            )
+        })
+    }
+}
+
+/// Maps a source server to the server with the same local index at `dst_switch`.
+pub fn same_local(servers: &ServerMap, src: usize, dst_switch: usize) -> usize {
+    let local = servers.local_index(src) % servers.servers_at(dst_switch).max(1);
+    servers.server(dst_switch, local)
+}
+
+pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResult<Traffic> {
+    let n = servers.num_servers();
+    let t = &spec.traffic;
+    // The set of communicating servers is drawn from its own stream so that changing the
+    // pattern does not change which servers are on.
+    let mut rng = Rng::seed_from_u64(crate::engine::seed_for(spec.run.seed, 0x5e1ec7, 0));
+    let count = match (t.active_servers, t.active_fraction) {
+        (Some(k), _) => {
+            if k == 0 || k > n {
+                return Err(SpecError::new("traffic.active_servers", k, format!("must be between 1 and the {n} servers of the network")));
+            }
+            k
+        }
+        (None, Some(f)) => ((f * n as f64).round() as usize).clamp(1, n),
+        (None, None) => n,
+    };
+    let mut active: Vec<u32> = (0..n as u32).collect();
+    if count < n {
+        active.shuffle(&mut rng);
+        active.truncate(count);
+        active.sort_unstable();
+    }
+    let mut ctx = PatternCtx { spec, topo, servers, active: &active, rng: &mut rng };
+    let name = t.pattern.as_str();
+    let pattern: Arc<dyn TrafficPattern> = match name {
+        "uniform" => Arc::new(uniform::Uniform::new(&ctx)?),
+        "random_pairs" => Arc::new(random_pairs::RandomPairs::new(&mut ctx)?),
+        "shift" => Arc::new(shift::build(&ctx)?),
+        "transpose" => Arc::new(transpose::build(&ctx)?),
+        "bit_complement" => Arc::new(bit_complement::build(&ctx)?),
+        "tornado" => Arc::new(tornado::build(&ctx)?),
+        "hotspot" => Arc::new(hotspot::Hotspot::new(&ctx)?),
+        _ => return Err(SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {PATTERNS}"))),
+    };
+    if name != "shift" && t.shift.is_some() {
+        return Err(SpecError::new("traffic.shift", format!("{:?}", t.shift.as_ref().unwrap()), "only used with traffic.pattern = \"shift\""));
+    }
+    if name != "hotspot" && (t.hotspots.is_some() || t.hotspot_fraction.is_some()) {
+        return Err(SpecError::new("traffic.hotspots", "", "traffic.hotspots and traffic.hotspot_fraction are only used with traffic.pattern = \"hotspot\""));
+    }
+    Ok(Traffic { pattern, active })
+}
+
+/// Destination drawn uniformly among `pool` without `src` (which may or may not be in it).
+pub fn uniform_other(pool: &[u32], src: usize, rng: &mut Rng) -> usize {
+    use rand::Rng as _;
+    if pool.len() == 1 {
+        return pool[0] as usize;
+    }
+    loop {
+        let d = pool[rng.gen_range(0..pool.len())] as usize;
+        if d != src {
+            return d;
+        }
+    }
+}
+
+/// A pattern that maps every switch to one target switch by its coordinates (shift,
+/// transpose, bit complement, tornado); servers keep their local index.
+pub struct SwitchPermutation {
+    name: &'static str,
+    target: Vec<u32>,
+    servers: ServerMap,
+}
+
+impl SwitchPermutation {
+    pub fn from_coords(ctx: &PatternCtx, name: &'static str, f: impl Fn(&Cartesian, &[usize]) -> Vec<usize>) -> SpecResult<Self> {
+        let grid = ctx.grid()?;
+        let target = (0..grid.size()).map(|s| grid.switch_at(&f(grid, &grid.coords(s))) as u32).collect();
+        Ok(SwitchPermutation { name, target, servers: ctx.servers.clone() })
+    }
+}
+
+impl TrafficPattern for SwitchPermutation {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn destination(&self, src: usize, _rng: &mut Rng) -> usize {
+        same_local(&self.servers, src, self.target[self.servers.switch_of(src)] as usize)
+    }
+}

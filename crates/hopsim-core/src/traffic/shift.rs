@@ -1,0 +1,18 @@
+//! Shift: servers of switch (x, y, ...) send to the servers of switch (x+i, y+j, ...) mod k,
+//! with the same local index. The VC-management paper's XY-7-shift is `shift = [7, 7]`.
+
+use super::{PatternCtx, SwitchPermutation};
+use crate::error::{SpecError, SpecResult};
+
+pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
+    let n = ctx.grid()?.n();
+    let offsets = ctx.spec.traffic.shift.clone().ok_or_else(|| {
+        SpecError::new("traffic.shift", "", format!("missing; pattern \"shift\" needs one offset per dimension, e.g. {:?}", vec![1; n]))
+    })?;
+    if offsets.len() != n {
+        return Err(SpecError::new("traffic.shift", format!("{offsets:?}"), format!("needs {n} offsets, one per dimension")));
+    }
+    SwitchPermutation::from_coords(ctx, "shift", |grid, c| {
+        (0..n).map(|d| (c[d] as i64 + offsets[d]).rem_euclid(grid.dims[d] as i64) as usize).collect()
+    })
+}

@@ -1,0 +1,11 @@
+//! Tornado: every switch sends ceil(k/2)-1 steps ahead in every dimension, the adversarial
+//! pattern for minimal routing on rings (all traffic one way round).
+
+use super::{PatternCtx, SwitchPermutation};
+use crate::error::SpecResult;
+
+pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
+    SwitchPermutation::from_coords(ctx, "tornado", |grid, c| {
+        c.iter().zip(&grid.dims).map(|(&x, &k)| (x + k.div_ceil(2) - 1) % k).collect()
+    })
+}

@@ -1,0 +1,28 @@
+//! Uniform random: every packet goes to a server drawn uniformly among the communicating
+//! servers other than its source.
+
+use super::{uniform_other, PatternCtx, TrafficPattern};
+use crate::error::{SpecError, SpecResult};
+use crate::routing::Rng;
+
+pub struct Uniform {
+    pool: Vec<u32>,
+}
+
+impl Uniform {
+    pub fn new(ctx: &PatternCtx) -> SpecResult<Self> {
+        if ctx.active.len() < 2 {
+            return Err(SpecError::new("traffic.active_servers", ctx.active.len(), "uniform traffic needs at least 2 communicating servers"));
+        }
+        Ok(Uniform { pool: ctx.active.to_vec() })
+    }
+}
+
+impl TrafficPattern for Uniform {
+    fn name(&self) -> &'static str {
+        "uniform"
+    }
+    fn destination(&self, src: usize, rng: &mut Rng) -> usize {
+        uniform_other(&self.pool, src, rng)
+    }
+}

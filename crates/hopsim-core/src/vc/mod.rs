@@ -1,0 +1,51 @@
+//! Virtual-channel policies: which VCs a packet may use at the next buffer.
+//!
+//! Routing says where a packet may go; the VC policy says on which VCs, and that is what makes
+//! a routing deadlock-free (or not). The allocator joins the shortest queue among the allowed VCs.
+
+mod dateline;
+mod none;
+
+use crate::error::{SpecError, SpecResult};
+use crate::routing::{Hop, RouteState};
+use crate::spec::Spec;
+use crate::topology::Topology;
+use std::sync::Arc;
+
+pub trait VcPolicy: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// VCs (a bit each) the packet may use in the buffer that `hop` leads to.
+    fn allowed(&self, state: &RouteState, hop: &Hop) -> u32;
+    /// VCs a packet may use in the switch's injection buffer.
+    fn injection(&self, _state: &RouteState) -> u32 {
+        self.all()
+    }
+    fn all(&self) -> u32;
+}
+
+pub const POLICIES: &str = "dateline, none";
+
+pub fn mask_all(vcs: usize) -> u32 {
+    if vcs >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << vcs) - 1
+    }
+}
+
+/// The VCs `lo..hi` as a bit mask.
+pub fn mask_range(lo: usize, hi: usize) -> u32 {
+    mask_all(hi) & !mask_all(lo)
+}
+
+pub fn build(spec: &Spec, _topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPolicy>> {
+    let vcs = spec.router.vcs;
+    let name = spec.routing.vc_policy.as_str();
+    match name {
+        "dateline" => Ok(Arc::new(dateline::Dateline::new(vcs).ok_or_else(|| {
+            SpecError::new("router.vcs", vcs, "vc_policy = \"dateline\" needs at least 2 VCs (one class before the dateline, one after)")
+        })?)),
+        "none" => Ok(Arc::new(none::AnyVc::new(vcs))),
+        _ => Err(SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: {POLICIES}"))),
+    }
+}
