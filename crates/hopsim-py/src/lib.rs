@@ -1,0 +1,52 @@
+//! Python bindings of `hopsim-core`: the extension module `hopsim._core`.
+//!
+//! Conversions only, no logic (see docs/engine-contract.md). Every function takes
+//! and returns JSON text, releases the GIL while the engine works (so Python
+//! threads run simulations in parallel), and turns a `SpecError` into a
+//! `ValueError` whose message is the engine's one-line message, starting with
+//! the dotted key.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+fn spec_error(e: hopsim_core::SpecError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Run one simulation. Takes one run's spec as JSON, returns the result JSON.
+#[pyfunction]
+fn simulate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::simulate_json(spec_json))
+        .map_err(spec_error)
+}
+
+/// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.
+#[pyfunction]
+fn validate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::validate_json(spec_json))
+        .map_err(spec_error)
+}
+
+/// Describe the topology of a spec as JSON: kind, switches, servers, links, radix,
+/// diameter, wiring_ok, description.
+#[pyfunction]
+fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::topology_json(spec_json))
+        .map_err(spec_error)
+}
+
+/// The engine crate's version.
+#[pyfunction]
+fn version() -> &'static str {
+    hopsim_core::VERSION
+}
+
+/// hopsim's simulation engine (Rust). Use the `hopsim` package rather than this module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_json, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

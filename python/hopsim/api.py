@@ -1,0 +1,239 @@
+"""The Python API: :func:`simulate` for one run, :func:`run_experiment` for a sweep.
+
+Example::
+
+    import hopsim
+
+    # One run, from a dict (the same tables as an experiment file).
+    result = hopsim.simulate({
+        "topology": {"kind": "torus", "dims": [8, 8]},
+        "traffic": {"pattern": "uniform", "load": 0.3},
+        "run": {"warmup": 2000, "cycles": 10000, "seed": 1},
+    })
+    print(result["metrics"]["accepted_load"], result["metrics"]["packet_latency_mean"])
+
+    # A whole study from a file with a [sweep] table: one row per run.
+    df = hopsim.run_experiment("examples/torus-8x8-dor-uniform.toml", out="out/dor")
+    print(df[["traffic.load", "accepted_load", "packet_latency_mean"]])
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from . import engine, results, sweep
+from .spec import SpecError, apply_overrides, load_file
+
+__all__ = ["simulate", "run_experiment", "validate", "topology", "build_outputs", "default_study_path"]
+
+
+def default_study_path() -> Path:
+    """Path of the built-in default study (DOR on an 8x8 torus, uniform traffic, load sweep)."""
+    return Path(__file__).with_name("data") / "default.toml"
+
+
+def _load(spec: Mapping[str, Any] | str | Path, overrides: Any) -> dict[str, Any]:
+    if isinstance(spec, Mapping):
+        data = dict(spec)
+    elif isinstance(spec, (str, Path)):
+        data = load_file(spec)
+    else:
+        raise TypeError(f"spec must be a dict or a path to a TOML file, not {type(spec).__name__}")
+    return apply_overrides(data, overrides)
+
+
+def simulate(
+    spec: Mapping[str, Any] | str | Path,
+    *,
+    overrides: Mapping[str, Any] | list[str] | None = None,
+) -> dict[str, Any]:
+    """Run one simulation and return its result.
+
+    Parameters
+    ----------
+    spec:
+        The experiment as a dict with the tables of an experiment file (``topology``,
+        ``link``, ``router``, ``packet``, ``routing``, ``traffic``, ``run``), or the path of
+        a TOML experiment file. Keys left out take the engine's defaults. A ``[sweep]``
+        table is not allowed here: use :func:`run_experiment`.
+    overrides:
+        Dotted keys to change, as a dict (``{"traffic.load": 0.5}``) or as ``--set``
+        strings (``["traffic.load=0.5"]``).
+
+    Returns
+    -------
+    dict
+        The engine's result (docs/engine-contract.md): ``metrics`` (flat scalars:
+        ``accepted_load``, ``packet_latency_mean``, ``deadlock``, ...),
+        ``latency_histogram``, ``temporal``, ``links``, ``counters``, ``switch_coords``,
+        ``dims``; plus ``spec``, the spec with the engine's defaults filled in.
+        ``metrics["wall_seconds"]`` is the time the run took.
+
+    Raises
+    ------
+    hopsim.SpecError
+        (a ``ValueError``) for any mistake in the spec, with a one-line message such as
+        ``traffic.load = 1.5: must be > 0 and <= 1``.
+
+    Example
+    -------
+    >>> r = hopsim.simulate("examples/torus-8x8-dor-uniform.toml",
+    ...                     overrides={"traffic.load": 0.2})          # doctest: +SKIP
+    >>> r["metrics"]["accepted_load"]                                  # doctest: +SKIP
+    0.2003
+    """
+    data = _load(spec, overrides)
+    if data.get("sweep"):
+        raise SpecError(
+            "sweep: simulate() runs one spec; use hopsim.run_experiment() for a [sweep] "
+            "(or fix the swept keys with overrides)"
+        )
+    data.pop("sweep", None)
+    normalized = engine.validate(data)
+    result, wall = engine.simulate(data)
+    result.setdefault("metrics", {}).setdefault("wall_seconds", wall)
+    result["spec"] = normalized
+    return result
+
+
+def validate(
+    spec: Mapping[str, Any] | str | Path,
+    *,
+    overrides: Mapping[str, Any] | list[str] | None = None,
+) -> sweep.Experiment:
+    """Check an experiment (file or dict) without running it: every run of its sweep is
+    validated by the engine. Returns the planned :class:`hopsim.sweep.Experiment`
+    (``.runs``, ``.describe()``). Raises :class:`hopsim.SpecError` on a mistake."""
+    return sweep.plan(spec, overrides)
+
+
+def topology(
+    spec: Mapping[str, Any] | str | Path,
+    *,
+    overrides: Mapping[str, Any] | list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Describe the topology (or topologies, if the sweep varies them) of an experiment.
+
+    Returns a list of dicts with ``kind``, ``switches``, ``servers``, ``links``,
+    ``radix``, ``diameter``, ``wiring_ok`` and ``description``, one per distinct topology.
+    """
+    exp = sweep.plan(spec, overrides)
+    seen: dict[str, dict[str, Any]] = {}
+    import json
+
+    for run in exp.runs:
+        key = json.dumps((run.normalized or run.spec).get("topology"), sort_keys=True)
+        if key not in seen:
+            seen[key] = engine.topology(run.spec)
+    return list(seen.values())
+
+
+def build_outputs(
+    exp: sweep.Experiment,
+    out: str | Path,
+    *,
+    plots: bool = True,
+    report: bool = True,
+    link_maps: str = "selected",
+) -> pd.DataFrame:
+    """Write ``runs.csv``/``runs.parquet`` (and plots and ``report.html``) for the runs of
+    ``exp`` that are complete in ``out``; return the runs table."""
+    out = Path(out)
+    rows = sweep.complete_runs(exp, out)
+    frame = results.runs_table(rows, exp.swept_keys)
+    results.write_tables(frame, out)
+    figures = []
+    if plots and len(frame):
+        from . import plots as _plots
+
+        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps)
+    if report:
+        from . import report as _report
+
+        _report.write_report(out, frame, exp, figures)
+    return frame
+
+
+def run_experiment(
+    path: str | Path | Mapping[str, Any],
+    out: str | Path | None = None,
+    threads: int | None = None,
+    resume: bool = False,
+    *,
+    overrides: Mapping[str, Any] | list[str] | None = None,
+    progress: bool = True,
+    plots: bool = True,
+    report: bool = True,
+) -> pd.DataFrame:
+    """Run every point of an experiment in parallel and write its results.
+
+    Parameters
+    ----------
+    path:
+        A TOML experiment file (ARCHITECTURE.md section 3), usually with a ``[sweep]``
+        table of dotted keys and ``seeds``; a dict with the same content also works.
+    out:
+        Output directory (created if needed). Default: ``hopsim-out/<name>``, where
+        ``name`` is the experiment's ``name``.
+    threads:
+        Runs executed at once (default ``os.cpu_count()``). Results do not depend on it.
+    resume:
+        Skip the runs whose directory in ``out`` is already complete with the same spec.
+    overrides:
+        Dotted keys to change before the sweep expands, as a dict or ``--set`` strings;
+        a swept key given here is fixed to that value.
+    progress:
+        Show a progress bar with an ETA on stderr.
+    plots, report:
+        Also draw the PNG plots and write ``report.html``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The runs table, also written to ``out/runs.csv`` and ``out/runs.parquet``: one row
+        per run, the swept keys as columns (dotted names), then ``seed``,
+        ``offered_load``, ``accepted_load``, ``packet_latency_mean/p50/p99/max``,
+        ``network_latency_mean``, ``hops_mean``, ``packets_injected``,
+        ``packets_delivered``, ``packets_in_flight_end``, ``deadlock``, ``cycles``,
+        ``wall_seconds``, ``router_cycles_per_second``, the engine's other metrics, and
+        ``run`` (the name of the run's directory in ``out``). ``df.attrs["out"]`` is the
+        output directory.
+
+    Raises
+    ------
+    hopsim.SpecError
+        For any mistake in the file, found before anything runs.
+    hopsim.sweep.SweepInterrupted
+        On Ctrl-C; finished runs stay in ``out``, and ``resume=True`` continues.
+
+    Example
+    -------
+    >>> df = hopsim.run_experiment("examples/torus-8x8-dor-uniform.toml",
+    ...                            out="out/dor", overrides={"sweep.seeds": [1, 2]})  # doctest: +SKIP
+    >>> df.groupby("traffic.load")["accepted_load"].mean()                             # doctest: +SKIP
+    """
+    exp = sweep.plan(path, overrides)
+    if out is None:
+        out = Path("hopsim-out") / _safe_dirname(exp.name)
+    sweep.execute(
+        exp,
+        out,
+        threads=threads,
+        resume=resume,
+        progress=progress,
+        on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
+    )
+    frame = build_outputs(exp, out, plots=plots, report=report)
+    frame.attrs["out"] = str(out)
+    return frame
+
+
+def _safe_dirname(name: str) -> str:
+    import re
+
+    s = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.")
+    return s or "experiment"

@@ -1,0 +1,381 @@
+"""The ``hopsim`` command: run, validate, topology, report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Sequence
+
+EXIT_USER_ERROR = 2
+EXIT_RUN_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+DESCRIPTION = """\
+hopsim: a cycle-accurate simulator of interconnection networks (tori, HyperX, Dragonfly,
+fat-trees). An experiment is a TOML file; its [sweep] table runs the cartesian product of
+dotted keys and seeds, in parallel on all cores.
+"""
+
+EPILOG = """\
+examples:
+  hopsim run                              run the built-in default study (DOR on an 8x8
+                                          torus, uniform traffic, load 0.05 to 1.0) and
+                                          print its summary table
+  hopsim run examples/torus-8x8-dor-uniform.toml --out out/dor
+                                          run a study; results, plots and report.html
+                                          go to out/dor
+  hopsim run study.toml --set traffic.load=0.5 --set router.vcs=4
+                                          change keys from the command line
+  hopsim run study.toml --set 'sweep.seeds=[1, 2, 3]'
+                                          sweep over seeds (or any dotted key)
+  hopsim run study.toml --out out/s --resume
+                                          finish an interrupted sweep, skipping done runs
+  hopsim validate study.toml              check a file (every run of its sweep)
+  hopsim topology study.toml              switches, servers, links, radix, diameter
+  hopsim report out/s                     rebuild runs.csv, the plots and report.html
+
+experiment file (keys not given take their defaults):
+  name = "torus-dor-uniform"
+  [topology]  kind = "torus", dims = [8, 8], servers_per_switch = 1
+  [router]    vcs = 2, input_buffer = 4, output_buffer = 2, flow_control = "vct"
+  [packet]    phits = 16
+  [routing]   algorithm = "dor", vc_policy = "dateline"
+  [traffic]   pattern = "uniform", load = 0.3     (phits per server per cycle)
+  [run]       warmup = 10000, cycles = 50000, seed = 1
+  [sweep]     "traffic.load" = [0.1, 0.2, 0.3], seeds = [1, 2]
+
+Run 'hopsim COMMAND --help' for the options of each command.
+"""
+
+RUN_EPILOG = """\
+examples:
+  hopsim run                                  the built-in default study
+  hopsim run study.toml                       results in hopsim-out/<name>/
+  hopsim run study.toml --out out/s --threads 2
+  hopsim run study.toml --set traffic.pattern=shift --set 'traffic.shift=[4, 0]'
+  hopsim run study.toml --set 'sweep.traffic.load=[0.1, 0.5, 0.9]'
+  hopsim run study.toml --out out/s --resume  after Ctrl-C: only the missing runs
+
+--set takes a dotted key and a TOML value: numbers (0.5), strings (dor or "dor"),
+lists ([8, 8]), booleans (true). A key that [sweep] varies is fixed by --set;
+'sweep.KEY=[...]' sets a sweep list instead.
+
+output (DIR):
+  runs.csv, runs.parquet   one row per run: swept keys, seed, metrics
+  report.html              summary table, plots and the experiment, in one file
+  *.png                    load.png, latency_cdf.png, temporal.png, links_*.png
+  experiment.toml          the experiment as run (re-runnable)
+  <run>/                   spec.json, metrics.json, latency_histogram.csv,
+                           temporal.csv, links.csv, counters.csv
+
+Each run is written to DIR/.tmp-<run> and renamed when complete, so an
+interrupted sweep loses no finished run.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        cmd = self.prog
+        if message.startswith("argument ") and ": --" in message:
+            message = message[message.index(": --") + 2 :]
+        sys.stderr.write(f"hopsim: error: {message} (see '{cmd} --help')\n")
+        sys.exit(EXIT_USER_ERROR)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--threads = {text}: must be a whole number >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--threads = {text}: must be a whole number >= 1")
+    return value
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a dotted key, e.g. --set traffic.load=0.5 (repeatable)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(
+        prog="hopsim",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"hopsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    p = sub.add_parser(
+        "run",
+        help="run an experiment file (or the built-in default study)",
+        description="Run every point of an experiment in parallel and write runs.csv, "
+        "runs.parquet, plots and report.html.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", nargs="?", metavar="FILE", help="experiment file (TOML); without it, the built-in default study")
+    p.add_argument("--out", "-o", metavar="DIR", help="output directory (default: hopsim-out/<name>)")
+    p.add_argument("--resume", action="store_true", help="skip runs already complete in DIR")
+    p.add_argument("--threads", "-j", type=_positive_int, metavar="N", help="runs at once (default: all cores)")
+    _add_set(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no summary table")
+    p.add_argument("--no-plots", action="store_true", help="write the tables and the report without plots")
+    p.add_argument(
+        "--link-maps",
+        choices=["selected", "all", "none"],
+        default="selected",
+        help="link-load maps for a few chosen runs (default), every run, or none",
+    )
+
+    p = sub.add_parser(
+        "validate",
+        help="check an experiment file without running it",
+        description="Check an experiment file: its syntax, every key and value, and every run "
+        "of its sweep. Exit code 0 if it is fine, 2 with one line naming the key otherwise.",
+        epilog="example:\n  hopsim validate examples/torus-8x8-dor-uniform.toml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="experiment file (TOML)")
+    _add_set(p)
+    p.add_argument("--show", action="store_true", help="print the first run's spec with every default filled in")
+
+    p = sub.add_parser(
+        "topology",
+        help="describe the network of an experiment file",
+        description="Print the topology of an experiment: kind, switches, servers, links, "
+        "radix, diameter, whether its wiring checks out, and a description.",
+        epilog="example:\n  hopsim topology examples/torus-8x8-dor-uniform.toml --set 'topology.dims=[10, 10, 10]'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="experiment file (TOML)")
+    _add_set(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser(
+        "report",
+        help="rebuild runs.csv, plots and report.html of a results directory",
+        description="Rebuild runs.csv, runs.parquet, the plots and report.html from the run "
+        "directories in DIR (for example after an interrupted sweep).",
+        epilog="example:\n  hopsim report hopsim-out/torus-8x8-dor-uniform",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("dir", metavar="DIR", help="a directory written by 'hopsim run'")
+    p.add_argument("--link-maps", choices=["selected", "all", "none"], default="selected")
+    p.add_argument("--no-plots", action="store_true")
+    return parser
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"hopsim: error: {' '.join(str(message).split())}\n")
+
+
+def _summary_table(frame, exp, limit: int = 60) -> str:
+    from .spec import short_names
+
+    swept = [k for k in exp.swept_keys if k in frame.columns]
+    shorts = short_names(swept)
+    cols: list[tuple[str, str, Any]] = []
+    for k in swept:
+        cols.append((shorts[k], k, None))
+    if exp.seeds is not None:
+        cols.append(("seed", "seed", None))
+    cols += [
+        ("accepted", "accepted_load", "{:.4f}"),
+        ("lat mean", "packet_latency_mean", "{:.1f}"),
+        ("lat p99", "packet_latency_p99", "{:.0f}"),
+        ("deadlock", "deadlock", None),
+    ]
+    if not swept or swept == ["traffic.load"] and "offered_load" in frame.columns:
+        cols.insert(len(swept) + (exp.seeds is not None), ("offered", "offered_load", "{:.4f}"))
+    cols = [c for c in cols if c[1] in frame.columns]
+
+    def cell(v, fmt):
+        if v is None or (isinstance(v, float) and v != v):
+            return "-"
+        if isinstance(v, (bool,)) or str(v) in ("True", "False"):
+            return "yes" if str(v) == "True" else "no"
+        if fmt:
+            try:
+                return fmt.format(float(v))
+            except (TypeError, ValueError):
+                return str(v)
+        if isinstance(v, float):
+            return f"{v:g}"
+        return str(v)
+
+    rows = [[cell(r[c[1]], c[2]) for c in cols] for _, r in frame.head(limit).iterrows()]
+    heads = [c[0] for c in cols]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(heads)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        lines.append("  ".join(v.rjust(w) for v, w in zip(r, widths)))
+    if len(frame) > limit:
+        lines.append(f"... {len(frame) - limit} more rows in runs.csv")
+    return "\n".join(lines)
+
+
+def cmd_run(args) -> int:
+    from . import api, sweep
+
+    source = args.file
+    if source is None:
+        source = api.default_study_path()
+        if not args.quiet:
+            sys.stderr.write(
+                "hopsim: no experiment file given: running the built-in default study "
+                f"({source.name}: DOR on an 8x8 torus, uniform traffic, load 0.05 to 1.0)\n"
+            )
+    exp = sweep.plan(source, args.overrides)
+    out = Path(args.out) if args.out else Path("hopsim-out") / api._safe_dirname(exp.name)
+    if not args.quiet:
+        sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+    try:
+        sweep.execute(
+            exp,
+            out,
+            threads=args.threads,
+            resume=args.resume,
+            progress=not args.quiet,
+            on_status=None if args.quiet else (lambda s: sys.stderr.write(f"hopsim: {s}\n")),
+        )
+    except sweep.SweepInterrupted as e:
+        try:
+            api.build_outputs(exp, out, plots=False, report=False)
+        except Exception:
+            pass
+        sys.stderr.write(
+            f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
+            f"'hopsim run {args.file or ''} --out {out} --resume' finishes the rest\n".replace("  ", " ")
+        )
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)  # runs still inside the engine cannot be stopped cleanly
+    except sweep.RunFailed as e:
+        try:
+            api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+        except Exception:
+            pass
+        _err(f"{e} (the other runs are in {out})")
+        return EXIT_RUN_FAILED
+    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+    if not args.quiet:
+        print(_summary_table(frame, exp))
+        if len(frame) and "accepted_load" in frame.columns:
+            best = frame.loc[frame["accepted_load"].astype(float).idxmax()]
+            where = ""
+            if "offered_load" in frame.columns:
+                where = f" (at offered load {float(best['offered_load']):.3g})"
+            print(f"\npeak accepted load: {float(best['accepted_load']):.4f} phits/server/cycle{where}")
+            if "deadlock" in frame.columns:
+                n_dead = int(frame["deadlock"].astype(str).isin(["True", "true", "1"]).sum())
+                if n_dead:
+                    print(f"deadlock in {n_dead} run(s)")
+        print(f"results: {out / 'runs.csv'}")
+        print(f"report:  {out / 'report.html'}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from . import sweep
+    from .spec import to_toml
+
+    exp = sweep.plan(args.file, args.overrides)
+    print(f"{args.file}: ok: {exp.name}: {exp.describe()}")
+    if args.show and exp.runs:
+        print()
+        print(to_toml(exp.runs[0].normalized or exp.runs[0].spec), end="")
+    return 0
+
+
+def cmd_topology(args) -> int:
+    from . import api
+
+    topos = api.topology(args.file, overrides=args.overrides)
+    if args.json:
+        print(json.dumps(topos[0] if len(topos) == 1 else topos, indent=2))
+        return 0
+    order = ["kind", "switches", "servers", "links", "radix", "diameter", "wiring_ok", "description"]
+    for i, t in enumerate(topos):
+        if len(topos) > 1:
+            print(f"{'' if i == 0 else chr(10)}topology {i + 1} of {len(topos)}")
+        keys = [k for k in order if k in t] + [k for k in t if k not in order]
+        width = max(len(k) for k in keys) if keys else 0
+        for k in keys:
+            v = t[k]
+            if isinstance(v, bool):
+                v = "yes" if v else "NO"
+            text = str(v)
+            if k == "description" and len(text) > 70:
+                text = textwrap.fill(text, 88, subsequent_indent=" " * (width + 2))
+            print(f"{k.ljust(width)}  {text}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from . import api, sweep
+    from .spec import SpecError
+
+    out = Path(args.dir)
+    if not out.is_dir():
+        raise SpecError(f"{args.dir}: no such directory")
+    toml_path = out / "experiment.toml"
+    if not toml_path.is_file():
+        raise SpecError(f"{args.dir}: not a hopsim results directory (no experiment.toml)")
+    exp = sweep.plan(toml_path, validate=False)
+    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+    print(f"{len(frame)} of {len(exp.runs)} runs complete")
+    print(f"results: {out / 'runs.csv'}")
+    print(f"report:  {out / 'report.html'}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "topology": cmd_topology, "report": cmd_report}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hopsim`` command."""
+    from .spec import SpecError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USER_ERROR
+    try:
+        return COMMANDS[args.command](args)
+    except SpecError as e:
+        _err(str(e))
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("\nhopsim: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        try:
+            sys.stdout.close()
+        except Exception:
+            pass
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Calls into the Rust engine (``hopsim._core``), with Python values in and out.
+
+The extension takes and returns JSON text (docs/engine-contract.md) and releases the GIL
+while it works, so these functions can be called from many threads at once. A spec the
+engine rejects raises :class:`hopsim.spec.SpecError` with the engine's one-line message.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from typing import Any, Mapping
+
+from .spec import SpecError, format_value
+
+__all__ = ["spec_to_json", "validate", "simulate", "topology", "version"]
+
+
+def _core():
+    from . import _core as core  # the compiled extension, built by maturin
+
+    return core
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (_dt.date, _dt.time, _dt.datetime)):
+        raise SpecError(f"{value.isoformat()}: dates and times are not allowed in an experiment file")
+    raise SpecError(f"{format_value(value)}: not a value an experiment file can hold")
+
+
+def spec_to_json(spec: Mapping[str, Any]) -> str:
+    """Serialize a spec for the engine."""
+    return json.dumps(spec, default=_json_default, allow_nan=False)
+
+
+def _call(fn, spec: Mapping[str, Any]) -> str:
+    try:
+        text = spec_to_json(spec)
+    except ValueError as e:  # NaN / inf
+        if isinstance(e, SpecError):
+            raise
+        raise SpecError(f"nan or inf: not allowed in an experiment file ({e})") from None
+    try:
+        return fn(text)
+    except ValueError as e:
+        raise SpecError(" ".join(str(e).split())) from None
+
+
+def validate(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Check one run's spec; return the normalized spec (defaults filled in)."""
+    return json.loads(_call(_core().validate_json, spec))
+
+
+def simulate(spec: Mapping[str, Any]) -> tuple[dict[str, Any], float]:
+    """Run one simulation; return ``(result, wall_seconds)``."""
+    t0 = time.perf_counter()
+    text = _call(_core().simulate_json, spec)
+    wall = time.perf_counter() - t0
+    return json.loads(text), wall
+
+
+def topology(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...)."""
+    return json.loads(_call(_core().topology_json, spec))
+
+
+def version() -> str:
+    """The engine's version."""
+    return _core().version()

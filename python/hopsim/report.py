@@ -1,0 +1,247 @@
+"""``DIR/report.html``: one self-contained page (images embedded) with the summary table
+of ``runs.csv``, the plots and the experiment as run."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+__all__ = ["write_report", "SUMMARY_COLUMNS"]
+
+#: Columns of the summary table, after the swept keys and ``seed``.
+SUMMARY_COLUMNS = [
+    "offered_load",
+    "accepted_load",
+    "packet_latency_mean",
+    "packet_latency_p50",
+    "packet_latency_p99",
+    "packet_latency_max",
+    "network_latency_mean",
+    "hops_mean",
+    "packets_delivered",
+    "deadlock",
+    "phits_conserved",
+    "credits_conserved",
+    "wall_seconds",
+    "router_cycles_per_second",
+]
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+       color: #1d2430; background: #f6f7f9; }
+main { max-width: 1320px; margin: 0 auto; padding: 24px 32px 48px; }
+h1 { font-size: 1.6em; margin: 0 0 4px; }
+h2 { font-size: 1.2em; margin: 32px 0 10px; border-bottom: 1px solid #d9dde3; padding-bottom: 4px; }
+.sub { color: #5b6573; margin-bottom: 16px; }
+.cards { display: flex; gap: 12px; flex-wrap: wrap; }
+.card { background: white; border: 1px solid #dde1e7; border-radius: 6px; padding: 8px 14px; }
+.card b { display: block; font-size: 1.15em; }
+.card span { color: #5b6573; font-size: 0.85em; }
+.alert { background: #fdecea; border: 1px solid #f5c2c0; color: #8a1c17; border-radius: 6px;
+         padding: 8px 14px; margin: 8px 0; }
+.ok { background: #e9f6ec; border: 1px solid #b9e0c3; color: #1e5e2f; border-radius: 6px;
+      padding: 8px 14px; margin: 8px 0; }
+table { border-collapse: collapse; background: white; font-size: 0.85em; }
+th, td { border: 1px solid #dde1e7; padding: 3px 8px; text-align: right; white-space: nowrap; }
+th { background: #eef1f5; position: sticky; top: 0; }
+td.l, th.l { text-align: left; }
+tr.dead td { background: #fdecea; }
+.scroll { overflow: auto; max-height: 640px; border: 1px solid #dde1e7; }
+figure { background: white; border: 1px solid #dde1e7; border-radius: 6px; margin: 16px 0;
+         padding: 12px; }
+figure img { max-width: 100%; height: auto; display: block; margin: 0 auto; }
+figcaption { color: #3d4654; font-size: 0.9em; margin-top: 8px; }
+pre { background: white; border: 1px solid #dde1e7; border-radius: 6px; padding: 12px;
+      overflow: auto; font-size: 0.85em; }
+details summary { cursor: pointer; margin: 8px 0; }
+a { color: #1f5fbf; }
+"""
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+            return f"{v:.3e}"
+        return f"{v:.4g}"
+    try:
+        import numpy as np
+
+        if isinstance(v, np.bool_):
+            return "true" if bool(v) else "false"
+        if isinstance(v, np.floating):
+            return _num(float(v))
+        if isinstance(v, np.integer):
+            return str(int(v))
+    except ImportError:  # pragma: no cover
+        pass
+    return str(v)
+
+
+def _truthy(v: Any) -> bool:
+    return str(v).strip().lower() in ("true", "1")
+
+
+def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = ()) -> str:
+    cols = [c for c in columns if c in frame.columns]
+    out = ["<table><thead><tr>"]
+    for c in cols:
+        cls = ' class="l"' if c in left else ""
+        out.append(f"<th{cls}>{_esc(c)}</th>")
+    out.append("</tr></thead><tbody>")
+    for _, row in frame.iterrows():
+        dead = "deadlock" in frame.columns and _truthy(row.get("deadlock"))
+        out.append('<tr class="dead">' if dead else "<tr>")
+        for c in cols:
+            cls = ' class="l"' if c in left else ""
+            val = row[c]
+            if c == "run":
+                out.append(f'<td class="l"><a href="{_esc(val)}/">{_esc(val)}</a></td>')
+            else:
+                out.append(f"<td{cls}>{_esc(_num(val))}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{_esc(path.name)}" src="data:image/png;base64,{data}">'
+
+
+def _topology_cards(exp: Any) -> str:
+    try:
+        from . import engine
+
+        runs = getattr(exp, "runs", [])
+        if not runs:
+            return ""
+        topo = engine.topology(runs[0].spec)
+    except Exception:
+        return ""
+    cards = []
+    for key in ("kind", "switches", "servers", "links", "radix", "diameter", "wiring_ok"):
+        if key in topo:
+            cards.append(f'<div class="card"><span>{_esc(key)}</span><b>{_esc(_num(topo[key]))}</b></div>')
+    desc = topo.get("description")
+    more = f'<p class="sub">{_esc(desc)}</p>' if desc else ""
+    note = ""
+    if any("topology." in k for k in getattr(exp, "swept_keys", [])):
+        note = '<p class="sub">The sweep varies the topology; this is the first run\'s.</p>'
+    return f"<h2>Topology</h2>{more}<div class=\"cards\">{''.join(cards)}</div>{note}"
+
+
+def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any]) -> Path:
+    """Write ``out/report.html`` and return its path."""
+    out = Path(out)
+    name = getattr(exp, "name", "hopsim experiment")
+    swept = [k for k in getattr(exp, "swept_keys", []) if k in frame.columns]
+    n_expected = len(getattr(exp, "runs", [])) or len(frame)
+    try:
+        from . import __version__ as version
+    except Exception:  # pragma: no cover
+        version = "?"
+    now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+
+    parts = [
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<title>{_esc(name)}: hopsim report</title>",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<style>{_CSS}</style></head><body><main>",
+        f"<h1>{_esc(name)}</h1>",
+        f'<div class="sub">hopsim {_esc(version)} &middot; {_esc(now)} &middot; '
+        f"{len(frame)} of {n_expected} runs complete &middot; results in <code>{_esc(out)}</code></div>",
+    ]
+
+    # Alerts.
+    alerts = []
+    if len(frame) < n_expected:
+        alerts.append(
+            f"{n_expected - len(frame)} of {n_expected} runs are missing (interrupted?); "
+            f"<code>hopsim run {_esc(out / 'experiment.toml')} --out {_esc(out)} --resume</code> finishes them."
+        )
+    if "deadlock" in frame.columns:
+        dead = frame[frame["deadlock"].map(_truthy)]
+        if len(dead):
+            names = ", ".join(_esc(r) for r in dead["run"].head(10))
+            more = " ..." if len(dead) > 10 else ""
+            alerts.append(f"Deadlock: the watchdog ended {len(dead)} run(s): {names}{more}.")
+    for col, what in (("phits_conserved", "phits"), ("credits_conserved", "credits")):
+        if col in frame.columns:
+            bad = frame[~frame[col].map(_truthy)]
+            if len(bad):
+                alerts.append(f"{len(bad)} run(s) did not conserve {what}: {', '.join(_esc(r) for r in bad['run'].head(10))}.")
+    for a in alerts:
+        parts.append(f'<div class="alert">{a}</div>')
+    if not alerts and len(frame):
+        parts.append('<div class="ok">All runs complete; no deadlock; phits and credits conserved.</div>')
+
+    # Headline numbers.
+    if len(frame) and "accepted_load" in frame.columns:
+        cards = [("runs", len(frame))]
+        cards.append(("peak accepted load (phits/server/cycle)", frame["accepted_load"].max()))
+        if "packet_latency_mean" in frame.columns:
+            cards.append(("lowest mean packet latency (cycles)", frame["packet_latency_mean"].min()))
+        if "zero_load_latency" in frame.columns:
+            cards.append(("zero-load latency, formula (cycles)", frame["zero_load_latency"].iloc[0]))
+        if "wall_seconds" in frame.columns:
+            cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
+        parts.append('<div class="cards">' + "".join(
+            f'<div class="card"><span>{_esc(k)}</span><b>{_esc(_num(v))}</b></div>' for k, v in cards
+        ) + "</div>")
+
+    parts.append(_topology_cards(exp))
+
+    # Summary table.
+    parts.append("<h2>Runs</h2>")
+    summary_cols = swept + ["seed"] + SUMMARY_COLUMNS + ["run"]
+    parts.append(
+        '<p class="sub">Loads in phits per server per cycle, latencies in cycles. The full table '
+        'is <a href="runs.csv">runs.csv</a> (also <a href="runs.parquet">runs.parquet</a>); '
+        "each run's files are in its directory.</p>"
+    )
+    parts.append(f'<div class="scroll">{_table(frame, summary_cols, left=swept + ["run"])}</div>')
+
+    # Figures.
+    if figures:
+        parts.append("<h2>Plots</h2>")
+        for f in figures:
+            path = out / f.file
+            if not path.is_file():
+                continue
+            parts.append(
+                f"<figure>{_img(path)}<figcaption><b>{_esc(f.title)}.</b> {_esc(f.caption)} "
+                f'(<a href="{_esc(f.file)}">{_esc(f.file)}</a>)</figcaption></figure>'
+            )
+
+    # Full table and spec.
+    parts.append("<h2>All metrics</h2><details><summary>Show every column of runs.csv</summary>")
+    parts.append(f'<div class="scroll">{_table(frame, list(frame.columns), left=swept + ["run"])}</div></details>')
+    parts.append("<h2>Experiment</h2>")
+    toml_path = out / "experiment.toml"
+    if toml_path.is_file():
+        parts.append(
+            f'<p class="sub">As run (after <code>--set</code>); re-run with '
+            f"<code>hopsim run {_esc(toml_path)}</code>.</p><pre>{_esc(toml_path.read_text())}</pre>"
+        )
+    parts.append("</main></body></html>")
+    path = out / "report.html"
+    tmp = out / ".report.html.tmp"
+    tmp.write_text("\n".join(p for p in parts if p), encoding="utf-8")
+    tmp.replace(path)
+    return path

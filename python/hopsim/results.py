@@ -1,0 +1,229 @@
+"""Results on disk (ARCHITECTURE.md section 4).
+
+Layout of an output directory ``DIR``::
+
+    DIR/experiment.toml        the experiment as run (after --set), re-runnable
+    DIR/runs.csv, runs.parquet one row per run: swept keys, seed, metrics, run
+    DIR/<run>/spec.json        the run's spec, defaults filled in by the engine
+    DIR/<run>/run.json         name, swept values and seed of the run
+    DIR/<run>/metrics.json     the engine's metrics (one flat table of scalars)
+    DIR/<run>/latency_histogram.csv  lower, upper, count (packet latency, cycles)
+    DIR/<run>/temporal.csv     start, end, measured, offered_load, accepted_load, latency_mean
+    DIR/<run>/links.csv        switch, port, to_switch, dim, direction, phits, load
+    DIR/<run>/counters.csv     server, request_flits, stalled_cycles, packets, cumulative_packet_latency
+    DIR/<run>/topology.json    dims and switch coordinates (cartesian topologies)
+
+A run directory exists under its final name only once every file in it is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+__all__ = [
+    "FIRST_METRICS",
+    "VARIABLE_METRICS",
+    "write_run_dir",
+    "is_complete",
+    "read_run",
+    "runs_table",
+    "write_tables",
+    "load_run_table",
+]
+
+#: The metrics every runs.csv has, in this order, after the swept keys and ``seed``.
+FIRST_METRICS = [
+    "offered_load",
+    "accepted_load",
+    "packet_latency_mean",
+    "packet_latency_p50",
+    "packet_latency_p99",
+    "packet_latency_max",
+    "network_latency_mean",
+    "hops_mean",
+    "packets_injected",
+    "packets_delivered",
+    "packets_in_flight_end",
+    "deadlock",
+    "cycles",
+    "wall_seconds",
+    "router_cycles_per_second",
+]
+
+#: Metrics that measure the machine, not the network: they differ between identical runs.
+VARIABLE_METRICS = ["wall_seconds", "router_cycles_per_second", "phits_moved_per_second"]
+
+_TABLES = {
+    "latency_histogram": "latency_histogram.csv",
+    "temporal": "temporal.csv",
+    "links": "links.csv",
+    "counters": "counters.csv",
+}
+
+
+def _json_dump(obj: Any, path: Path) -> None:
+    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+
+
+def _columns_frame(table: Mapping[str, Any]) -> pd.DataFrame | None:
+    """A dict of equal-length lists as a DataFrame (scalars ignored); None if ragged."""
+    cols = {k: v for k, v in table.items() if isinstance(v, list)}
+    lengths = {len(v) for v in cols.values()}
+    if len(lengths) > 1:
+        return None
+    return pd.DataFrame(cols)
+
+
+def write_run_dir(
+    directory: Path,
+    *,
+    name: str,
+    params: Mapping[str, Any],
+    seed: Any,
+    spec: Mapping[str, Any],
+    result: Mapping[str, Any],
+    wall_seconds: float,
+    engine_version: str | None = None,
+) -> None:
+    """Write one run's files into ``directory`` (which must exist and be empty)."""
+    directory = Path(directory)
+    metrics = dict(result.get("metrics", {}))
+    metrics.setdefault("wall_seconds", wall_seconds)
+    if seed is None:
+        seed = (spec.get("run") or {}).get("seed")
+    _json_dump(dict(spec), directory / "spec.json")
+    _json_dump(
+        {"name": name, "params": dict(params), "seed": seed, "engine_version": engine_version},
+        directory / "run.json",
+    )
+    _json_dump(metrics, directory / "metrics.json")
+
+    extra: dict[str, Any] = {}
+    for key, value in result.items():
+        if key == "metrics":
+            continue
+        if key in _TABLES and isinstance(value, Mapping):
+            frame = _columns_frame(value)
+            if frame is None:
+                extra[key] = value
+                continue
+            if key == "temporal" and "start" in frame and isinstance(value.get("bin_cycles"), (int, float)):
+                frame.insert(1, "end", frame["start"] + value["bin_cycles"])
+            frame.to_csv(directory / _TABLES[key], index=False)
+        elif key in ("dims", "switch_coords"):
+            continue
+        else:
+            extra[key] = value
+    _json_dump(
+        {"dims": result.get("dims", []), "switch_coords": result.get("switch_coords", [])},
+        directory / "topology.json",
+    )
+    if "temporal" in result and isinstance(result["temporal"], Mapping):
+        bin_cycles = result["temporal"].get("bin_cycles")
+        if bin_cycles is not None:
+            extra.setdefault("temporal_bin_cycles", bin_cycles)
+    if extra:
+        _json_dump(extra, directory / "extra.json")
+
+
+def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = None) -> bool:
+    """True if ``directory`` holds a finished run (and, if given, of this very spec)."""
+    directory = Path(directory)
+    if not (directory / "metrics.json").is_file() or not (directory / "run.json").is_file():
+        return False
+    if normalized_spec is None:
+        return True
+    try:
+        stored = json.loads((directory / "spec.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return _canon(stored) == _canon(normalized_spec)
+
+
+def _canon(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)
+
+
+def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(run_info, metrics)`` of a finished run directory."""
+    directory = Path(directory)
+    info = json.loads((directory / "run.json").read_text())
+    metrics = json.loads((directory / "metrics.json").read_text())
+    return info, metrics
+
+
+def _cell(value: Any) -> Any:
+    """A value fit for one table cell: lists and tables become JSON text."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def runs_table(
+    rows: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]], swept_keys: list[str]
+) -> pd.DataFrame:
+    """Build the runs table from ``(run_info, metrics)`` pairs.
+
+    Columns: the swept keys (dotted names), ``seed``, the metrics of
+    :data:`FIRST_METRICS`, the engine's other metrics in its order, then ``run`` (the run
+    directory's name).
+    """
+    records = []
+    metric_order: list[str] = []
+    for info, metrics in rows:
+        rec: dict[str, Any] = {}
+        params = info.get("params", {})
+        for k in swept_keys:
+            rec[k] = _cell(params.get(k))
+        rec["seed"] = info.get("seed")
+        for k, v in metrics.items():
+            if k not in metric_order:
+                metric_order.append(k)
+            rec[k] = _cell(v)
+        rec["run"] = info.get("name")
+        records.append(rec)
+    first = [m for m in FIRST_METRICS if m in metric_order]
+    rest = [m for m in metric_order if m not in FIRST_METRICS and m not in swept_keys and m not in ("seed", "run")]
+    columns = list(swept_keys) + ["seed"] + first + rest + ["run"]
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    return frame
+
+
+def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            kinds = {type(v) for v in out[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+            if len(kinds) > 1:
+                out[col] = out[col].map(lambda v: None if v is None else str(v))
+    return out
+
+
+def write_tables(frame: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
+    """Write ``runs.csv`` and ``runs.parquet`` into ``directory``."""
+    directory = Path(directory)
+    csv_path = directory / "runs.csv"
+    parquet_path = directory / "runs.parquet"
+    tmp_csv = directory / ".runs.csv.tmp"
+    frame.to_csv(tmp_csv, index=False)
+    tmp_csv.replace(csv_path)
+    tmp_pq = directory / ".runs.parquet.tmp"
+    _parquet_safe(frame).to_parquet(tmp_pq, index=False)
+    tmp_pq.replace(parquet_path)
+    return csv_path, parquet_path
+
+
+def load_run_table(directory: Path, name: str) -> pd.DataFrame | None:
+    """Read one per-run CSV (``latency_histogram``, ``temporal``, ``links``, ``counters``)."""
+    path = Path(directory) / _TABLES.get(name, name)
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()

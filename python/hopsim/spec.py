@@ -1,0 +1,447 @@
+"""Experiment files: loading TOML, ``--set`` overrides and sweep expansion.
+
+An experiment file (ARCHITECTURE.md section 3) is a TOML table. Its optional ``[sweep]``
+table maps dotted keys to lists of values, plus ``seeds``; the experiment is the cartesian
+product of those lists, in the order the keys appear, seeds last::
+
+    [sweep]
+    "traffic.load" = [0.1, 0.2, 0.3]
+    "routing.algorithm" = ["dor", "rdr"]
+    seeds = [1, 2, 3]
+
+gives 3 x 2 x 3 = 18 runs. Unquoted dotted keys (``traffic.load = [...]``) mean the same.
+
+Every mistake a user can make here raises :class:`SpecError`, whose message is one line:
+``<key> = <value>: <what is allowed>`` or ``<path>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = [
+    "SpecError",
+    "Run",
+    "load_file",
+    "parse_override",
+    "apply_overrides",
+    "sweep_axes",
+    "expand",
+    "format_value",
+    "to_toml",
+    "get_dotted",
+    "set_dotted",
+]
+
+
+class SpecError(ValueError):
+    """A mistake in an experiment file, a ``--set`` option or a path.
+
+    The message is one line, ``<key> = <value>: <what is allowed>`` (or
+    ``<path>: <reason>``), ready to print after ``hopsim: error:``.
+    """
+
+
+# --------------------------------------------------------------------------- values
+
+
+def format_value(value: Any) -> str:
+    """Show a value the way it would be written in TOML (strings quoted, lists in brackets)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def to_toml(spec: Mapping[str, Any]) -> str:
+    """Write a spec (nested dicts of scalars and lists) as TOML text that tomllib reads back."""
+    lines: list[str] = []
+    tables: list[tuple[str, Mapping[str, Any]]] = []
+    for key, value in spec.items():
+        if isinstance(value, Mapping):
+            tables.append((_toml_key(key), value))
+        else:
+            lines.append(f"{_toml_key(key)} = {format_value(value)}")
+
+    def emit(prefix: str, table: Mapping[str, Any]) -> None:
+        lines.append("")
+        lines.append(f"[{prefix}]")
+        sub = []
+        for key, value in table.items():
+            if isinstance(value, Mapping):
+                sub.append((f"{prefix}.{_toml_key(key)}", value))
+            else:
+                lines.append(f"{_toml_key(key)} = {format_value(value)}")
+        for p, t in sub:
+            emit(p, t)
+
+    for prefix, table in tables:
+        emit(prefix, table)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- files
+
+
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+def load_file(path: str | Path) -> dict[str, Any]:
+    """Read an experiment file and return its table.
+
+    Raises :class:`SpecError` with a one-line message for a missing or unreadable file and
+    for a TOML syntax error (naming the file, the line, the column and the parser's message).
+    """
+    p = Path(path)
+    shown = str(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise SpecError(f"{shown}: no such file") from None
+    except IsADirectoryError:
+        raise SpecError(f"{shown}: is a directory, expected a TOML experiment file") from None
+    except PermissionError:
+        raise SpecError(f"{shown}: permission denied") from None
+    except OSError as e:
+        raise SpecError(f"{shown}: cannot read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{shown}: not a UTF-8 text file (byte {e.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(_toml_error(shown, text, str(e))) from None
+
+
+def _toml_error(shown: str, text: str, message: str) -> str:
+    message = " ".join(message.split())
+    m = _TOML_POS.search(message)
+    if m:
+        line, col = int(m.group(1)), int(m.group(2))
+        what = message[: m.start()].strip()
+        lines = text.splitlines()
+        near = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        if len(near) > 60:
+            near = near[:57] + "..."
+        tail = f" (line {line} is: {near})" if near else ""
+        return f"{shown}: invalid TOML at line {line}, column {col}: {_lower_first(what)}{tail}"
+    m = _TOML_END.search(message)
+    if m:
+        return f"{shown}: invalid TOML at end of file: {_lower_first(message[: m.start()].strip())}"
+    return f"{shown}: invalid TOML: {_lower_first(message)}"
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:] if s[:1].isupper() and not s[1:2].isupper() else s
+
+
+# --------------------------------------------------------------------------- dotted keys
+
+
+_KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+
+
+def get_dotted(spec: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    """``get_dotted(spec, "traffic.load")`` is ``spec["traffic"]["load"]`` (or ``default``)."""
+    node: Any = spec
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def set_dotted(spec: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``spec["a"]["b"] = value`` for ``key = "a.b"``, creating tables on the way."""
+    parts = key.split(".")
+    node = spec
+    for i, part in enumerate(parts[:-1]):
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        elif not isinstance(nxt, dict):
+            where = ".".join(parts[: i + 1])
+            raise SpecError(
+                f"{where} = {format_value(nxt)}: is not a table, so {key} cannot be set"
+            )
+        node = nxt
+    if isinstance(node.get(parts[-1]), dict) and not isinstance(value, dict):
+        raise SpecError(
+            f"{key} = {format_value(value)}: {key} is a table; set one of its keys "
+            f"({', '.join(node[parts[-1]])})"
+        )
+    node[parts[-1]] = value
+
+
+# --------------------------------------------------------------------------- overrides
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """Parse one ``--set key=value``. The value is read as TOML (``0.5``, ``[8, 8]``,
+    ``"dor"``, ``true``); a bare word that is not TOML is taken as a string, so
+    ``--set routing.algorithm=dor`` works without quotes."""
+    if "=" not in item:
+        raise SpecError(f"--set {item}: expected key=value, for example --set traffic.load=0.5")
+    key, raw = item.split("=", 1)
+    key, raw = key.strip(), raw.strip()
+    sweep_key = key[len("sweep.") :] if key.startswith("sweep.") else None
+    check = sweep_key if sweep_key is not None else key
+    if not key or not _KEY.match(check or ""):
+        raise SpecError(
+            f"--set {item}: {key or '(empty)'} is not a dotted key such as traffic.load"
+        )
+    if raw == "":
+        raise SpecError(f"--set {item}: no value after '=', for example --set {key}=0.5")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        if raw[0] in "[{\"'" or not re.match(r"^[A-Za-z0-9_.+:/-]+$", raw):
+            raise SpecError(
+                f"--set {item}: {raw} is not a valid value (write numbers as 0.5, "
+                f"strings as \"dor\" or dor, lists as [8, 8])"
+            ) from None
+        value = raw
+    return key, value
+
+
+def apply_overrides(
+    spec: Mapping[str, Any], overrides: Iterable[str] | Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Return a copy of ``spec`` with overrides applied.
+
+    ``overrides`` is a list of ``"key=value"`` strings (as given to ``--set``) or a dict
+    of dotted keys to values. A key that the ``[sweep]`` table varies is removed from the
+    sweep (the override fixes it). ``sweep.<key>`` sets a sweep list, for example
+    ``--set 'sweep.traffic.load=[0.1, 0.2]'`` or ``--set 'sweep.seeds=[1, 2, 3]'``.
+    """
+    out = copy.deepcopy(dict(spec))
+    if not overrides:
+        return out
+    if isinstance(overrides, Mapping):
+        items = list(overrides.items())
+        for key, _ in items:
+            if not isinstance(key, str) or not _KEY.match(key):
+                raise SpecError(f"{key!r}: overrides need dotted keys such as traffic.load")
+    else:
+        items = [parse_override(s) for s in overrides]
+    for key, value in items:
+        if key.startswith("sweep."):
+            sweep = out.get("sweep")
+            if sweep is None:
+                sweep = out["sweep"] = {}
+            if not isinstance(sweep, dict):
+                raise SpecError(f"sweep = {format_value(sweep)}: must be a table")
+            _flatten_sweep_in_place(sweep)
+            sweep[key[len("sweep.") :]] = value
+            continue
+        set_dotted(out, key, value)
+        sweep = out.get("sweep")
+        if isinstance(sweep, dict):
+            _flatten_sweep_in_place(sweep)
+            sweep.pop(key, None)
+            if key == "run.seed":
+                sweep.pop("seeds", None)
+    return out
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+@dataclass
+class Run:
+    """One point of an experiment."""
+
+    index: int
+    """Position in the cartesian expansion (seeds vary fastest)."""
+    name: str
+    """Directory name of the run, derived from its swept values (stable across re-runs)."""
+    params: dict[str, Any]
+    """Swept dotted keys and their values for this run, in sweep order (seed excluded)."""
+    seed: Any
+    """``run.seed`` if the file or the sweep gives it, else ``None`` (the engine's default)."""
+    spec: dict[str, Any]
+    """The full spec of this run, without ``[sweep]``."""
+    normalized: dict[str, Any] | None = field(default=None, repr=False)
+    """The spec with defaults filled in by the engine (set by validation)."""
+
+
+def _flatten(prefix: str, table: Mapping[str, Any], out: dict[str, Any]) -> None:
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            _flatten(key, v, out)
+        else:
+            out[key] = v
+
+
+def _flatten_sweep_in_place(sweep: dict[str, Any]) -> None:
+    flat: dict[str, Any] = {}
+    _flatten("", sweep, flat)
+    sweep.clear()
+    sweep.update(flat)
+
+
+def _sweep_key_name(key: str) -> str:
+    return "sweep.seeds" if key == "seeds" else f'sweep."{key}"'
+
+
+def sweep_axes(spec: Mapping[str, Any]) -> tuple[list[str], list[list[Any]], list[Any] | None]:
+    """Check the ``[sweep]`` table and return ``(keys, value_lists, seeds)``.
+
+    ``seeds`` is ``None`` when the sweep does not give seeds. Nested tables inside
+    ``[sweep]`` (from unquoted dotted keys) are read as dotted keys.
+    """
+    sweep = spec.get("sweep")
+    if sweep is None:
+        return [], [], None
+    if not isinstance(sweep, dict):
+        raise SpecError(
+            f"sweep = {format_value(sweep)}: must be a table of dotted keys to lists of values, "
+            f'for example "traffic.load" = [0.1, 0.2]'
+        )
+    flat: dict[str, Any] = {}
+    _flatten("", sweep, flat)
+    keys: list[str] = []
+    values: list[list[Any]] = []
+    seeds: list[Any] | None = None
+    for key, vals in flat.items():
+        name = _sweep_key_name(key)
+        if key in ("seeds", "run.seed"):
+            if seeds is not None:
+                raise SpecError(f'{name}: give seeds once, as sweep.seeds or sweep."run.seed"')
+            if (
+                not isinstance(vals, list)
+                or not vals
+                or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in vals)
+            ):
+                raise SpecError(
+                    f"{name} = {format_value(vals)}: must be a non-empty list of integer seeds >= 0, "
+                    f"for example [1, 2, 3]"
+                )
+            _check_distinct(name, vals)
+            seeds = list(vals)
+            continue
+        if not _KEY.match(key):
+            raise SpecError(f"{name}: not a dotted key such as \"traffic.load\"")
+        if key.split(".")[0] in ("sweep", "name"):
+            raise SpecError(f"{name}: {key.split('.')[0]} cannot be swept")
+        if not isinstance(vals, list):
+            raise SpecError(
+                f"{name} = {format_value(vals)}: must be a list of values, for example "
+                f"[{format_value(vals)}]"
+            )
+        if not vals:
+            raise SpecError(f"{name} = []: must be a non-empty list of values")
+        _check_distinct(name, vals)
+        keys.append(key)
+        values.append(list(vals))
+    return keys, values, seeds
+
+
+def _check_distinct(name: str, vals: list[Any]) -> None:
+    seen: list[str] = []
+    for v in vals:
+        s = json.dumps(v, sort_keys=True, default=str)
+        if s in seen:
+            raise SpecError(
+                f"{name} = {format_value(vals)}: values must be distinct ({format_value(v)} appears twice)"
+            )
+        seen.append(s)
+
+
+def _slug(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        s = re.sub(r"[^A-Za-z0-9._+-]+", "-", value).strip("-.")
+        return s or "x"
+    if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
+        return "x".join(_slug(v) for v in value) or "empty"
+    return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+def short_names(keys: list[str]) -> dict[str, str]:
+    """Short labels for swept keys: the last part of the dotted key, unless two keys share it."""
+    last = [k.split(".")[-1] for k in keys]
+    return {k: (l if last.count(l) == 1 else k) for k, l in zip(keys, last)}
+
+
+def run_name(params: Mapping[str, Any], seed: Any, with_seed: bool) -> str:
+    """Directory name of a run: ``load=0.3_algorithm=dor_seed=1``."""
+    shorts = short_names(list(params))
+    parts = [f"{shorts[k]}={_slug(v)}" for k, v in params.items()]
+    if with_seed:
+        parts.append(f"seed={seed}")
+    name = "_".join(parts) or "run"
+    if len(name) > 120:
+        digest = hashlib.sha1(
+            json.dumps([params, seed], sort_keys=True, default=str).encode()
+        ).hexdigest()[:10]
+        name = name[:100].rstrip("_-.") + "_" + digest
+    return name
+
+
+def expand(spec: Mapping[str, Any]) -> list[Run]:
+    """Expand an experiment into its runs: the cartesian product of the ``[sweep]`` lists
+    (in the order the keys appear), with ``seeds`` varying fastest.
+
+    Each run's spec has the swept values set and no ``[sweep]`` table; ``run.seed`` is set
+    when seeds are swept. Run names come from the swept values, so they stay the same when
+    a sweep is re-run or extended (``--resume`` relies on this).
+    """
+    keys, values, seeds = sweep_axes(spec)
+    base = copy.deepcopy({k: v for k, v in spec.items() if k != "sweep"})
+    base_seed = get_dotted(base, "run.seed")
+    seed_list = seeds if seeds is not None else [base_seed]
+    runs: list[Run] = []
+    names: set[str] = set()
+    for index, combo in enumerate(itertools.product(*values, seed_list)):
+        *vals, seed = combo
+        params = dict(zip(keys, vals))
+        run_spec = copy.deepcopy(base)
+        for k, v in params.items():
+            try:
+                set_dotted(run_spec, k, copy.deepcopy(v))
+            except SpecError as e:
+                raise SpecError(f"{_sweep_key_name(k)}: {e}") from None
+        if seeds is not None:
+            set_dotted(run_spec, "run.seed", seed)
+        name = run_name(params, seed, with_seed=seeds is not None)
+        if name in names:
+            name = f"{name}_{index}"
+        names.add(name)
+        runs.append(Run(index=index, name=name, params=params, seed=seed, spec=run_spec))
+    return runs
