@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""Speed benchmark of hopsim, side by side with CAMINOS 0.6.3.
+
+Usage:
+    python bench/bench.py                 # every config, hopsim and CAMINOS
+    python bench/bench.py --quick         # short runs: a smoke test of the harness
+    python bench/bench.py --only torus-8x8 --only torus-10x10x10
+    python bench/bench.py --no-caminos    # hopsim only
+    python bench/bench.py --no-hopsim     # CAMINOS only (e.g. before the engine builds)
+    python bench/bench.py --list          # show the configs and exit
+
+Method (docs/benchmarks.md explains it in full):
+
+* Every simulation runs in its own child process; CPU time (user + system, all
+  threads) and peak RSS come from the kernel's rusage of that child (os.wait4).
+* Each config is run twice per simulator: a short run (warmup + m0 measured
+  cycles) and a long run (warmup + m0 + extra cycles), same seed.  The speed is
+      router-cycles / CPU-second = switches * extra / (cpu_long - cpu_short)
+  so process start-up, Python import, network construction, the transient of
+  the empty network filling up and the writing of results all cancel out; what
+  is left is the cost of simulating `extra` cycles of the loaded network.
+* Memory: peak RSS of the long run, minus the peak RSS of a baseline child that
+  starts the same program on a tiny network (Python + hopsim import, or the
+  CAMINOS binary).  bytes/router = (peak - baseline) / switches.
+
+Adding a config is one entry in BENCHES below (plus, for CAMINOS, one file in
+bench/caminos/).  Only the standard library and the hopsim package are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CAMINOS_DIR = HERE / "caminos"
+RESULTS_DIR = HERE / "results"
+
+
+# --------------------------------------------------------------------------- configs
+
+
+@dataclass(frozen=True)
+class Cycles:
+    """Cycle budget of one simulator on one config.
+
+    short run = warmup + m0 cycles, long run = warmup + m0 + extra cycles.
+    warmup must be long enough for the network to reach steady state.
+    """
+
+    warmup: int
+    extra: int
+    m0: int = 100
+
+    def quick(self) -> "Cycles":
+        return Cycles(max(self.warmup // 5, 20), max(self.extra // 20, 20), min(self.m0, 20))
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    about: str
+    spec: dict  # hopsim experiment (ARCHITECTURE.md section 3) without run.warmup/run.cycles
+    switches: int
+    hopsim: Cycles
+    caminos_cfg: str | None  # file in bench/caminos/, or None if there is no CAMINOS counterpart
+    caminos: Cycles | None
+    issue: int = 2  # issue that asks for this config
+
+
+def _common(vcs: int = 2) -> dict:
+    """Router/packet settings shared by every benchmark config."""
+    return {
+        "link": {"latency": 1},
+        "router": {"vcs": vcs, "input_buffer": 4, "output_buffer": 2, "flow_control": "vct"},
+        "packet": {"phits": 16},
+    }
+
+
+def torus(name: str, dims: list[int], load: float) -> dict:
+    return {
+        "name": f"bench-{name}",
+        "topology": {"kind": "torus", "dims": dims, "servers_per_switch": 1},
+        **_common(vcs=2),
+        "routing": {"algorithm": "dor", "vc_policy": "dateline"},
+        "traffic": {"pattern": "uniform", "load": load},
+        "run": {"seed": 1},
+    }
+
+
+def _prod(xs: list[int]) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+BENCHES: list[Bench] = [
+    Bench(
+        name="torus-8x8",
+        about="8x8 torus, DOR + dateline, uniform, load 0.4",
+        spec=torus("torus-8x8", [8, 8], 0.4),
+        switches=64,
+        hopsim=Cycles(warmup=2_000, extra=400_000),
+        caminos_cfg="torus-8x8.cfg",
+        caminos=Cycles(warmup=1_000, extra=100_000),
+    ),
+    Bench(
+        name="torus-10x10x10",
+        about="10x10x10 torus, DOR + dateline, uniform, load 0.3",
+        spec=torus("torus-10x10x10", [10, 10, 10], 0.3),
+        switches=1000,
+        hopsim=Cycles(warmup=1_000, extra=40_000),
+        caminos_cfg="torus-10x10x10.cfg",
+        caminos=Cycles(warmup=400, extra=3_000),
+    ),
+    Bench(
+        name="torus-32x32x32",
+        about="32x32x32 torus, DOR + dateline, uniform, load 0.1",
+        spec=torus("torus-32x32x32", [32, 32, 32], 0.1),
+        switches=32 * 32 * 32,
+        hopsim=Cycles(warmup=500, extra=2_000),
+        caminos_cfg="torus-32x32x32.cfg",
+        caminos=Cycles(warmup=200, extra=150, m0=20),
+    ),
+    Bench(
+        name="hyperx-16x16-valiant",
+        about="2D HyperX side 16, 16 servers/switch, Valiant (ladder VCs), XY-7-shift, load 1.0",
+        spec={
+            "name": "bench-hyperx-16x16-valiant",
+            "topology": {"kind": "hyperx", "dims": [16, 16], "servers_per_switch": 16},
+            **_common(vcs=4),
+            "routing": {"algorithm": "valiant", "vc_policy": "ladder"},
+            "traffic": {"pattern": "shift", "shift": [7, 7], "load": 1.0},
+            "run": {"seed": 1},
+        },
+        switches=256,
+        hopsim=Cycles(warmup=2_000, extra=20_000),
+        caminos_cfg="hyperx-16x16-valiant.cfg",
+        caminos=Cycles(warmup=1_000, extra=300, m0=20),
+        issue=4,
+    ),
+]
+
+# Tiny networks whose peak RSS is the baseline subtracted from every measurement.
+HOPSIM_BASELINE_SPEC = {
+    "name": "bench-baseline",
+    "topology": {"kind": "torus", "dims": [4, 4], "servers_per_switch": 1},
+    **_common(vcs=2),
+    "routing": {"algorithm": "dor", "vc_policy": "dateline"},
+    "traffic": {"pattern": "uniform", "load": 0.1},
+    "run": {"seed": 1, "warmup": 10, "cycles": 10},
+}
+CAMINOS_BASELINE_CFG = "baseline.cfg"
+
+
+# --------------------------------------------------------------------------- running children
+
+
+@dataclass
+class ChildRun:
+    cpu: float  # user + system seconds, all threads
+    wall: float
+    maxrss_kib: int
+    returncode: int
+    stdout: str
+    stderr: str
+    hwm_kib: int | None = None  # VmHWM reported by the program itself at its end (Linux)
+
+    @property
+    def peak_kib(self) -> int:
+        """Peak RSS of the program.
+
+        Prefer the program's own VmHWM: the kernel's ru_maxrss of a child also counts
+        the memory of the (Python) parent it was forked from before exec, so it never
+        reports less than this script's own size.
+        """
+        return self.hwm_kib if self.hwm_kib else self.maxrss_kib
+
+    @property
+    def peak_mib(self) -> float:
+        return self.peak_kib / 1024.0
+
+
+def run_child(argv: list[str], env: dict | None = None, timeout: float | None = None) -> ChildRun:
+    """Run argv, wait for it with os.wait4 and return its own rusage (not any other child's)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        deadline = None if timeout is None else t0 + timeout
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG if deadline else 0)
+            if pid == proc.pid:
+                break
+            if deadline and time.perf_counter() > deadline:
+                proc.kill()
+                pid, status, ru = os.wait4(proc.pid, 0)
+                status = -9 << 8 if status == 0 else status
+                break
+            time.sleep(0.05)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen we reaped it
+        out.seek(0)
+        err.seek(0)
+        return ChildRun(
+            cpu=ru.ru_utime + ru.ru_stime,
+            wall=wall,
+            maxrss_kib=ru.ru_maxrss,  # KiB on Linux
+            returncode=proc.returncode,
+            stdout=out.read(),
+            stderr=err.read(),
+        )
+
+
+# The hopsim child: import the extension, run one spec, print the metrics and the
+# size of the result as one JSON line.  Only the "metrics" object is decoded, so the
+# (possibly large) per-link / per-server arrays never become Python objects.
+HOPSIM_CHILD = r"""
+import json, sys, time
+import hopsim._core as core
+spec = open(sys.argv[1]).read()
+c0 = time.process_time()
+out = core.simulate_json(spec)
+c1 = time.process_time()
+metrics = None
+i = out.find('"metrics"')
+if i >= 0:
+    j = out.find('{', i)
+    try:
+        metrics = json.JSONDecoder().raw_decode(out, j)[0]
+    except ValueError:
+        metrics = None
+if metrics is None:
+    metrics = json.loads(out)["metrics"]
+hwm = None
+try:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+except OSError:
+    pass
+print(json.dumps({"metrics": metrics, "call_cpu": c1 - c0, "result_bytes": len(out), "hwm_kib": hwm,
+                  "version": core.version() if hasattr(core, "version") else "?"}))
+"""
+
+
+class HopsimError(RuntimeError):
+    pass
+
+
+def hopsim_env(threads: int) -> dict:
+    env = dict(os.environ)
+    env["RAYON_NUM_THREADS"] = str(threads)
+    env["HOPSIM_THREADS"] = str(threads)
+    return env
+
+
+def hopsim_run(spec: dict, workdir: Path, tag: str, threads: int, timeout: float) -> tuple[ChildRun, dict]:
+    path = workdir / f"{tag}.json"
+    path.write_text(json.dumps(spec))
+    r = run_child([sys.executable, "-c", HOPSIM_CHILD, str(path)], env=hopsim_env(threads), timeout=timeout)
+    if r.returncode != 0:
+        lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+        raise HopsimError(lines[-1] if lines else f"exit code {r.returncode}")
+    data = json.loads(r.stdout.strip().splitlines()[-1])
+    r.hwm_kib = data.get("hwm_kib")
+    return r, data
+
+
+def with_cycles(spec: dict, warmup: int, cycles: int) -> dict:
+    s = json.loads(json.dumps(spec))
+    s.setdefault("run", {})
+    s["run"]["warmup"] = warmup
+    s["run"]["cycles"] = cycles
+    return s
+
+
+def find_caminos(explicit: str | None) -> str | None:
+    if explicit:
+        return explicit
+    found = shutil.which("caminos")
+    if found:
+        return found
+    p = Path.home() / ".cargo" / "bin" / "caminos"
+    return str(p) if p.exists() else None
+
+
+def caminos_run(binary: str, cfg: Path, workdir: Path, tag: str, warmup: int, measured: int,
+                timeout: float) -> tuple[ChildRun, dict]:
+    """Run CAMINOS on cfg with warmup/measured overridden; return the run and a few result fields."""
+    text = cfg.read_text()
+    text, n1 = re.subn(r"(?m)^(\s*)warmup:\s*\d+\s*,", rf"\g<1>warmup: {warmup},", text, count=1)
+    text, n2 = re.subn(r"(?m)^(\s*)measured:\s*\d+\s*,", rf"\g<1>measured: {measured},", text, count=1)
+    if n1 != 1 or n2 != 1:
+        raise RuntimeError(f"{cfg}: could not find the warmup/measured lines to override")
+    path = workdir / f"{tag}.cfg"
+    path.write_text(text)
+    result = workdir / f"{tag}.result"
+    r = run_child([binary, str(path), f"--results={result}"], timeout=timeout)
+    if r.returncode != 0 or not result.exists():
+        tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-3:]
+        raise RuntimeError(f"CAMINOS failed (exit {r.returncode}): " + " | ".join(tail))
+    res = result.read_text()
+    fields = {}
+    for key in ("cycle", "injected_load", "accepted_load", "average_packet_hops", "average_message_delay",
+                "linux_high_water_mark"):
+        m = re.search(rf"\b{key}\s*:\s*([-+0-9.eE]+|NaN|nan)", res)
+        if m:
+            try:
+                fields[key] = float(m.group(1))
+            except ValueError:
+                pass
+    m = re.search(r"version_number=(\S+)", r.stdout)
+    if m:
+        fields["version"] = m.group(1)
+    if "linux_high_water_mark" in fields:
+        r.hwm_kib = int(fields.pop("linux_high_water_mark"))
+    return r, fields
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Measure:
+    rate: float | None = None  # router-cycles per CPU-second
+    phits_per_s: float | None = None  # phit hops per CPU-second
+    peak_mib: float | None = None
+    bytes_per_router: float | None = None
+    cpu_short: float | None = None
+    cpu_long: float | None = None
+    cycles_extra: int = 0
+    notes: list[str] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    error: str | None = None
+
+
+def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, threads: int,
+                   timeout: float) -> Measure:
+    m = Measure(cycles_extra=cyc.extra)
+    try:
+        r_short, d_short = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0), workdir,
+                                      f"{b.name}-hopsim-short", threads, timeout)
+        r_long, d_long = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0 + cyc.extra), workdir,
+                                    f"{b.name}-hopsim-long", threads, timeout)
+    except HopsimError as e:
+        m.error = str(e)
+        return m
+    m.cpu_short, m.cpu_long = r_short.cpu, r_long.cpu
+    dcpu = r_long.cpu - r_short.cpu
+    met_l, met_s = d_long["metrics"], d_short["metrics"]
+    switches = int(met_l.get("switches", b.switches))
+    if switches != b.switches:
+        m.notes.append(f"engine reports {switches} switches, table says {b.switches}")
+    if dcpu > 0:
+        m.rate = switches * cyc.extra / dcpu
+        if "phit_hops" in met_l and "phit_hops" in met_s:
+            m.phits_per_s = (met_l["phit_hops"] - met_s["phit_hops"]) / dcpu
+    else:
+        m.notes.append("long run not slower than short run: raise `extra`")
+    m.peak_mib = r_long.peak_mib
+    m.bytes_per_router = (r_long.peak_kib - baseline_kib) * 1024.0 / switches
+    m.info = {
+        "offered_load": met_l.get("offered_load"),
+        "accepted_load": met_l.get("accepted_load"),
+        "packet_latency_mean": met_l.get("packet_latency_mean"),
+        "hops_mean": met_l.get("hops_mean"),
+        "deadlock": met_l.get("deadlock"),
+        "engine_router_cycles_per_second": met_l.get("router_cycles_per_second"),
+        "result_mib": d_long.get("result_bytes", 0) / 2**20,
+        "call_cpu_long": d_long.get("call_cpu"),
+        "wall_long": r_long.wall,
+        "version": d_long.get("version"),
+    }
+    if met_l.get("deadlock"):
+        m.notes.append("DEADLOCK reported by the engine")
+    return m
+
+
+def measure_caminos(b: Bench, cyc: Cycles, binary: str, workdir: Path, baseline_kib: int,
+                    timeout: float) -> Measure:
+    m = Measure(cycles_extra=cyc.extra)
+    cfg = CAMINOS_DIR / b.caminos_cfg
+    try:
+        r_short, f_short = caminos_run(binary, cfg, workdir, f"{b.name}-caminos-short", cyc.warmup, cyc.m0, timeout)
+        r_long, f_long = caminos_run(binary, cfg, workdir, f"{b.name}-caminos-long", cyc.warmup,
+                                     cyc.m0 + cyc.extra, timeout)
+    except RuntimeError as e:
+        m.error = str(e)
+        return m
+    m.cpu_short, m.cpu_long = r_short.cpu, r_long.cpu
+    dcpu = r_long.cpu - r_short.cpu
+    if dcpu > 0:
+        m.rate = b.switches * cyc.extra / dcpu
+    else:
+        m.notes.append("long run not slower than short run: raise `extra`")
+    m.peak_mib = r_long.peak_mib
+    m.bytes_per_router = (r_long.peak_kib - baseline_kib) * 1024.0 / b.switches
+    m.info = dict(f_long)
+    m.info["wall_long"] = r_long.wall
+    return m
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def fmt_rate(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x >= 1e9:
+        return f"{x / 1e9:.2f} G"
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f} k"
+    return f"{x:.0f}"
+
+
+def fmt_num(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+HEADER = ["config", "hopsim router-cycles/CPU-s", "hopsim phits moved/CPU-s", "hopsim peak MiB",
+          "hopsim bytes/router", "CAMINOS router-cycles/CPU-s", "CAMINOS peak MiB",
+          "CAMINOS bytes/router", "speed ratio hopsim/CAMINOS"]
+
+
+def table_rows(rows: list[tuple[Bench, Measure | None, Measure | None]]) -> list[list[str]]:
+    out = []
+    for b, h, c in rows:
+        ratio = None
+        if h and c and h.rate and c.rate:
+            ratio = h.rate / c.rate
+        hcells = ["-"] * 4
+        if h is not None:
+            if h.error:
+                hcells = [f"error: {h.error[:60]}", "-", "-", "-"]
+            else:
+                hcells = [fmt_rate(h.rate), fmt_rate(h.phits_per_s), fmt_num(h.peak_mib),
+                          fmt_num(h.bytes_per_router, 0)]
+        ccells = ["-"] * 3
+        if c is not None:
+            if c.error:
+                ccells = [f"error: {c.error[:60]}", "-", "-"]
+            else:
+                ccells = [fmt_rate(c.rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
+        out.append([b.name] + hcells + ccells + ["-" if ratio is None else f"{ratio:.1f}x"])
+    return out
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
+              for i in range(len(header))]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    return "\n".join([fmt.format(*header), fmt.format(*("-" * w for w in widths))] +
+                     [fmt.format(*r) for r in rows])
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f", {int(line.split()[1]) / 2**20:.0f} GiB RAM"
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs{mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def details(rows, baselines: dict, quick: bool) -> str:
+    out = ["| config | simulator | warmup | extra cycles | CPU s short | CPU s long | notes |",
+           "|---|---|---|---|---|---|---|"]
+    for b, h, c in rows:
+        for label, m, cyc in (("hopsim", h, b.hopsim), ("CAMINOS", c, b.caminos)):
+            if m is None or cyc is None:
+                continue
+            if quick:
+                cyc = cyc.quick()
+            info = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in m.info.items() if v is not None)
+            notes = "; ".join(([m.error] if m.error else []) + m.notes + ([info] if info else []))
+            out.append(f"| {b.name} | {label} | {cyc.warmup} | {cyc.extra} | {fmt_num(m.cpu_short, 2)} | "
+                       f"{fmt_num(m.cpu_long, 2)} | {notes} |")
+    base = ", ".join(f"{k} {v / 1024:.1f} MiB" for k, v in baselines.items())
+    return "\n".join(out) + f"\n\nBaseline peak RSS subtracted for bytes/router: {base or 'none'}.\n"
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short runs (about 20x fewer cycles): checks the harness, numbers are rough")
+    ap.add_argument("--only", action="append", metavar="NAME", help="run only this config (repeatable)")
+    ap.add_argument("--no-caminos", action="store_true", help="skip CAMINOS")
+    ap.add_argument("--no-hopsim", action="store_true", help="skip hopsim")
+    ap.add_argument("--caminos", metavar="PATH", help="CAMINOS binary (default: caminos on PATH or ~/.cargo/bin/caminos)")
+    ap.add_argument("--threads", type=int, default=1, help="threads hopsim may use for one run (default 1)")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md)")
+    ap.add_argument("--list", action="store_true", help="list the configs and exit")
+    args = ap.parse_args(argv)
+
+    if args.list:
+        for b in BENCHES:
+            cam = b.caminos_cfg or "-"
+            print(f"{b.name:24s} issue {b.issue}  {b.switches:6d} switches  CAMINOS: {cam:28s} {b.about}")
+        return 0
+
+    selected = BENCHES
+    if args.only:
+        names = {b.name for b in BENCHES}
+        unknown = [n for n in args.only if n not in names]
+        if unknown:
+            print(f"--only: unknown config {', '.join(unknown)}; known: {', '.join(sorted(names))}", file=sys.stderr)
+            return 2
+        selected = [b for b in BENCHES if b.name in args.only]
+
+    do_hopsim = not args.no_hopsim
+    do_caminos = not args.no_caminos
+    binary = find_caminos(args.caminos) if do_caminos else None
+    if do_caminos and not binary:
+        print("CAMINOS not found (install: cargo install caminos --version 0.6.3 --locked); "
+              "continuing without it (--no-caminos to silence)", file=sys.stderr)
+        do_caminos = False
+
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="hopsim-bench-"))
+    baselines: dict[str, int] = {}
+    if do_hopsim:
+        try:
+            r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "hopsim-baseline", args.threads, args.timeout)
+            baselines["hopsim"] = r.peak_kib
+        except HopsimError as e:
+            print(f"hopsim cannot run ({e}); build it first: pip install -e .  (or use --no-hopsim)", file=sys.stderr)
+            do_hopsim = False
+    if do_caminos:
+        try:
+            r, _ = caminos_run(binary, CAMINOS_DIR / CAMINOS_BASELINE_CFG, workdir, "caminos-baseline", 10, 10, args.timeout)
+            baselines["CAMINOS"] = r.peak_kib
+        except RuntimeError as e:
+            print(f"CAMINOS cannot run ({e}); continuing without it", file=sys.stderr)
+            do_caminos = False
+    if not (do_hopsim or do_caminos):
+        print("nothing to run", file=sys.stderr)
+        return 1
+
+    rows = []
+    for b in selected:
+        h = c = None
+        if do_hopsim:
+            cyc = b.hopsim.quick() if args.quick else b.hopsim
+            print(f"[{b.name}] hopsim: warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
+            h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], args.threads, args.timeout)
+            print(f"[{b.name}] hopsim: " + (f"error: {h.error}" if h.error else f"{fmt_rate(h.rate)} router-cycles/CPU-s"), flush=True)
+        if do_caminos and b.caminos_cfg and b.caminos and not (h is not None and h.error):
+            cyc = b.caminos.quick() if args.quick else b.caminos
+            print(f"[{b.name}] CAMINOS: warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
+            c = measure_caminos(b, cyc, binary, workdir, baselines["CAMINOS"], args.timeout)
+            print(f"[{b.name}] CAMINOS: " + (f"error: {c.error}" if c.error else f"{fmt_rate(c.rate)} router-cycles/CPU-s"), flush=True)
+        elif do_caminos and h is not None and h.error:
+            print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
+        rows.append((b, h, c))
+
+    trows = table_rows(rows)
+    print()
+    print(text_table(HEADER, trows))
+    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    mode = "quick (rough numbers)" if args.quick else "full"
+    md = [f"# hopsim benchmark, {stamp}", "",
+          f"Machine: {machine_description()}.", f"Mode: {mode}; hopsim threads per run: {args.threads}.", "",
+          markdown_table(HEADER, trows), "", "## Details", "", details(rows, baselines, args.quick)]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(md))
+    raw = {
+        "date": stamp, "machine": machine_description(), "quick": args.quick, "baselines_kib": baselines,
+        "configs": [{"name": b.name, "switches": b.switches,
+                     "hopsim": None if h is None else h.__dict__,
+                     "caminos": None if c is None else c.__dict__} for b, h, c in rows],
+    }
+    args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str))
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(f"\nWrote {args.out} (and {args.out.with_suffix('.json').name}).")
+    print("To record these numbers: copy the table, the date and the machine line into the results")
+    print("section of docs/benchmarks.md (full runs only, not --quick) and commit.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
