@@ -312,7 +312,7 @@ impl Simulation {
         pkt.candidates.clear();
         if pkt.state.dst_switch as usize == switch {
             let port = self.routers.network_ports[switch] as usize + self.servers.local_index(pkt.dst as usize);
-            pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, wraps: false, class: 0, eject: true }, 0);
+            pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
         } else {
             self.routing.route(switch, &mut pkt.state, &mut self.switch_rng[switch], &mut pkt.candidates);
             assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", self.routing.name());

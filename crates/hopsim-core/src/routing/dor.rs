@@ -26,7 +26,7 @@ impl Routing for Dor {
         for dim in 0..grid.n() {
             if grid.coord(switch, dim) != grid.coord(dst, dim) {
                 let dir = grid_direction(grid, switch, dst, dim, state.tie_dirs);
-                out.push(grid_hop(grid, switch, dim, dir), 0);
+                out.push(grid_hop(grid, switch, dst, dim, dir), 0);
                 return;
             }
         }

@@ -45,6 +45,8 @@ pub struct Hop {
     pub dim: u8,
     /// The hop crosses a dateline (the wrap-around link of a ring).
     pub wraps: bool,
+    /// The minimal path along this dimension still has a wrap-around link ahead (this hop included).
+    pub wrap_ahead: bool,
     /// Link class: 0 local, 1 global.
     pub class: u8,
     /// The hop goes to a server (ejection).
@@ -137,11 +139,13 @@ pub fn grid_direction(grid: &crate::topology::Cartesian, cur: usize, dst: usize,
 
 /// The hop one step along `dim` in `dir` on a grid.
 #[inline]
-pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dim: usize, dir: i8) -> Hop {
+pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: usize, dir: i8) -> Hop {
+    let (c, d) = (grid.coord(cur, dim), grid.coord(dst, dim));
     Hop {
         port: crate::topology::Cartesian::port(dim, dir) as u16,
         dim: dim as u8,
         wraps: grid.wraps(cur, dim, dir),
+        wrap_ahead: grid.wrap && ((dir > 0 && c > d) || (dir < 0 && c < d)),
         class: 0,
         eject: false,
     }

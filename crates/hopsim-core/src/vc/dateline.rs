@@ -32,6 +32,10 @@ impl VcPolicy for Dateline {
             self.before
         }
     }
+    /// Packets enter the network before any dateline: the injection buffer uses class 0.
+    fn injection(&self, _state: &RouteState) -> u32 {
+        self.before
+    }
     fn all(&self) -> u32 {
         mask_all(self.vcs)
     }

@@ -4,6 +4,7 @@
 //! a routing deadlock-free (or not). The allocator joins the shortest queue among the allowed VCs.
 
 mod dateline;
+mod dateline_partition;
 mod none;
 
 use crate::error::{SpecError, SpecResult};
@@ -23,7 +24,7 @@ pub trait VcPolicy: Send + Sync {
     fn all(&self) -> u32;
 }
 
-pub const POLICIES: &str = "dateline, none";
+pub const POLICIES: &str = "dateline, dateline_partition, none";
 
 pub fn mask_all(vcs: usize) -> u32 {
     if vcs >= 32 {
@@ -44,6 +45,9 @@ pub fn build(spec: &Spec, _topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPol
     match name {
         "dateline" => Ok(Arc::new(dateline::Dateline::new(vcs).ok_or_else(|| {
             SpecError::new("router.vcs", vcs, "vc_policy = \"dateline\" needs at least 2 VCs (one class before the dateline, one after)")
+        })?)),
+        "dateline_partition" => Ok(Arc::new(dateline_partition::DatelinePartition::new(vcs).ok_or_else(|| {
+            SpecError::new("router.vcs", vcs, "vc_policy = \"dateline_partition\" needs at least 2 VCs")
         })?)),
         "none" => Ok(Arc::new(none::AnyVc::new(vcs))),
         _ => Err(SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: {POLICIES}"))),
