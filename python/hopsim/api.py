@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from . import engine, results, sweep
 from .spec import SpecError, apply_overrides, load_file

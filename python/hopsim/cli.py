@@ -204,7 +204,7 @@ def _summary_table(frame, exp, limit: int = 60) -> str:
         ("lat p99", "packet_latency_p99", "{:.0f}"),
         ("deadlock", "deadlock", None),
     ]
-    if not swept or swept == ["traffic.load"] and "offered_load" in frame.columns:
+    if "traffic.load" not in swept and "offered_load" in frame.columns:
         cols.insert(len(swept) + (exp.seeds is not None), ("offered", "offered_load", "{:.4f}"))
     cols = [c for c in cols if c[1] in frame.columns]
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported when first needed: `hopsim validate` stays quick
+    import pandas as pd
 
 __all__ = [
     "FIRST_METRICS",
@@ -72,6 +73,8 @@ def _json_dump(obj: Any, path: Path) -> None:
 
 def _columns_frame(table: Mapping[str, Any]) -> pd.DataFrame | None:
     """A dict of equal-length lists as a DataFrame (scalars ignored); None if ragged."""
+    import pandas as pd
+
     cols = {k: v for k, v in table.items() if isinstance(v, list)}
     lengths = {len(v) for v in cols.values()}
     if len(lengths) > 1:
@@ -123,10 +126,6 @@ def write_run_dir(
         {"dims": result.get("dims", []), "switch_coords": result.get("switch_coords", [])},
         directory / "topology.json",
     )
-    if "temporal" in result and isinstance(result["temporal"], Mapping):
-        bin_cycles = result["temporal"].get("bin_cycles")
-        if bin_cycles is not None:
-            extra.setdefault("temporal_bin_cycles", bin_cycles)
     if extra:
         _json_dump(extra, directory / "extra.json")
 
@@ -187,6 +186,8 @@ def runs_table(
             rec[k] = _cell(v)
         rec["run"] = info.get("name")
         records.append(rec)
+    import pandas as pd
+
     first = [m for m in FIRST_METRICS if m in metric_order]
     rest = [m for m in metric_order if m not in FIRST_METRICS and m not in swept_keys and m not in ("seed", "run")]
     columns = list(swept_keys) + ["seed"] + first + rest + ["run"]
@@ -220,6 +221,8 @@ def write_tables(frame: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
 
 def load_run_table(directory: Path, name: str) -> pd.DataFrame | None:
     """Read one per-run CSV (``latency_histogram``, ``temporal``, ``links``, ``counters``)."""
+    import pandas as pd
+
     path = Path(directory) / _TABLES.get(name, name)
     if not path.is_file():
         return None

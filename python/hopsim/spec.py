@@ -156,7 +156,11 @@ def _toml_error(shown: str, text: str, message: str) -> str:
         return f"{shown}: invalid TOML at line {line}, column {col}: {_lower_first(what)}{tail}"
     m = _TOML_END.search(message)
     if m:
-        return f"{shown}: invalid TOML at end of file: {_lower_first(message[: m.start()].strip())}"
+        last = max(1, len(text.splitlines()))
+        return (
+            f"{shown}: invalid TOML at line {last} (end of file): "
+            f"{_lower_first(message[: m.start()].strip())}"
+        )
     return f"{shown}: invalid TOML: {_lower_first(message)}"
 
 

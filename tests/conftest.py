@@ -1,0 +1,92 @@
+"""Shared helpers for the pytest suite: the CLI in a subprocess, small experiment files,
+and the `slow` marker (skipped unless --runslow or HOPSIM_SLOW=1)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# A small, fast experiment: 4x4 torus, short runs.
+SMALL = """\
+name = "small"
+
+[topology]
+kind = "torus"
+dims = [4, 4]
+servers_per_switch = 1
+
+[router]
+vcs = 2
+input_buffer = 4
+output_buffer = 2
+flow_control = "vct"
+
+[packet]
+phits = 8
+
+[routing]
+algorithm = "dor"
+vc_policy = "dateline"
+
+[traffic]
+pattern = "uniform"
+load = 0.2
+
+[run]
+warmup = 300
+cycles = 1500
+seed = 1
+"""
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow") or os.environ.get("HOPSIM_SLOW", "") not in ("", "0"):
+        return
+    skip = pytest.mark.skip(reason="slow: use --runslow or HOPSIM_SLOW=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_cli(*args, cwd=None, timeout=300, check=None):
+    """Run `python -m hopsim ARGS` and return the CompletedProcess (text mode)."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    proc = subprocess.run(
+        [sys.executable, "-m", "hopsim", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    if check is not None:
+        assert proc.returncode == check, (
+            f"exit {proc.returncode}, expected {check}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return proc
+
+
+def write_spec(directory: Path, text: str = SMALL, name: str = "exp.toml", sweep: str = "") -> Path:
+    path = Path(directory) / name
+    body = textwrap.dedent(text)
+    if sweep:
+        body += "\n[sweep]\n" + textwrap.dedent(sweep)
+    path.write_text(body)
+    return path
+
+
+@pytest.fixture
+def small_spec(tmp_path):
+    return write_spec(tmp_path)
