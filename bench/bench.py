@@ -206,7 +206,7 @@ def run_child(argv: list[str], env: dict | None = None, timeout: float | None = 
             if deadline and time.perf_counter() > deadline:
                 proc.kill()
                 pid, status, ru = os.wait4(proc.pid, 0)
-                status = -9 << 8 if status == 0 else status
+                err.write(f"\nbench.py: killed after {timeout:.0f} s (--timeout)\n")
                 break
             time.sleep(0.05)
         wall = time.perf_counter() - t0
@@ -583,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
             r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "hopsim-baseline", args.threads, args.timeout)
             baselines["hopsim"] = r.peak_kib
         except HopsimError as e:
-            print(f"hopsim cannot run ({e}); build it first: pip install -e .  (or use --no-hopsim)", file=sys.stderr)
+            hint = "; build it first: pip install -e ." if "No module named" in str(e) else ""
+            print(f"hopsim cannot run ({e}){hint}  (--no-hopsim to skip it)", file=sys.stderr)
             do_hopsim = False
     if do_caminos:
         try:
