@@ -37,6 +37,8 @@ pub struct Params {
     pub latency: u32,
     pub pipeline_delay: u32,
     pub speedup: u32,
+    /// Measured window [warmup, warmup + cycles).
+    pub window: (u64, u64),
 }
 
 /// A deterministic seed for stream `stream`, item `index` of a run seeded with `seed`.
@@ -87,6 +89,7 @@ impl Parts {
             latency: spec.link.latency,
             pipeline_delay: spec.router.pipeline_delay,
             speedup: spec.router.speedup as u32,
+            window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params })
     }

@@ -96,8 +96,10 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             p.tx_phits = u;
             p.rr_link_vc = ((v + 1) % vcs) as u8;
             note(wake, now + u as u64);
-            if cx.measuring {
-                r.link_phits[gp] += u as u64;
+            // Count the phits that cross the link inside the measured window.
+            let (lo, hi) = (now.max(cx.params.window.0), (now + u as u64).min(cx.params.window.1));
+            if hi > lo {
+                r.link_phits[gp] += hi - lo;
             }
             *cx.last_progress = now;
             let lat = cx.params.latency as u64;

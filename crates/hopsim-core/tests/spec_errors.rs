@@ -1,0 +1,57 @@
+//! Every wrong input gives one line naming the key, the value and what is allowed.
+use hopsim_core::spec::from_toml_str;
+
+fn err(toml: &str) -> String {
+    let full = if toml.contains("[traffic]") { toml.to_string() } else { format!("{toml}\n[traffic]\nload = 0.3\n") };
+    match from_toml_str(&full).and_then(|s| hopsim_core::engine::Simulation::check(&s).map(|_| s)) {
+        Ok(_) => panic!("accepted: {full}"),
+        Err(e) => {
+            let line = e.to_string();
+            assert!(!line.contains('\n'), "multi-line error: {line}");
+            line
+        }
+    }
+}
+
+const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n";
+
+#[test]
+fn each_mistake_names_its_key() {
+    let cases = [
+        (format!("{TORUS}[router]\nvcz = 2"), "router.vcz"),
+        (format!("{TORUS}[traffic]\nload = \"high\""), "traffic.load"),
+        (format!("{TORUS}[traffic]\nload = 0"), "traffic.load = 0"),
+        (format!("{TORUS}[traffic]\nload = 1.5"), "traffic.load = 1.5"),
+        ("[topology]\nkind = \"torus\"\ndims = [4, 0]".to_string(), "topology.dims"),
+        ("[topology]\nkind = \"torus\"\ndims = []".to_string(), "topology.dims"),
+        (format!("{TORUS}[router]\ninput_buffer = 0"), "router.input_buffer = 0"),
+        (format!("{TORUS}[router]\ninput_buffer_phits = 8\n[packet]\nphits = 16"), "router.input_buffer_phits = 8"),
+        ("[topology]\nkind = \"tours\"\ndims = [4]".to_string(), "topology.kind = \"tours\""),
+        (format!("{TORUS}[routing]\nalgorithm = \"magic\""), "routing.algorithm = \"magic\""),
+        (format!("{TORUS}[routing]\nvc_policy = \"ladder9\""), "routing.vc_policy"),
+        (format!("{TORUS}[traffic]\npattern = \"everyone\"\nload = 0.1"), "traffic.pattern = \"everyone\""),
+        (format!("{TORUS}[router]\nvcs = 1"), "router.vcs = 1"),
+        (format!("{TORUS}[traffic]\npattern = \"shift\"\nload = 0.1"), "traffic.shift"),
+        (format!("{TORUS}[traffic]\npattern = \"shift\"\nshift = [1]\nload = 0.1"), "traffic.shift"),
+        (format!("{TORUS}[traffic]\npattern = \"random_pairs\"\nactive_servers = 3\nload = 0.1"), "traffic.active_servers = 3"),
+        (format!("{TORUS}[router]\nflow_control = \"store\""), "router.flow_control"),
+        (format!("{TORUS}[link]\nlatency = 0"), "link.latency = 0"),
+        ("[topology]\ndims = [4]".to_string(), "topology.kind"),
+        (TORUS.to_string() + "[traffic]\npattern = \"uniform\"", "traffic.load"),
+        ("[topology\nkind = 1".to_string(), "malformed TOML"),
+    ];
+    for (toml, key) in cases {
+        let line = err(&toml);
+        assert!(line.contains(key), "expected {key:?} in {line:?}");
+    }
+}
+
+#[test]
+fn good_specs_pass_and_fill_defaults() {
+    let s = from_toml_str(&format!("{TORUS}[traffic]\nload = 0.3\n")).unwrap();
+    assert_eq!(s.router.vcs, 2);
+    assert_eq!(s.router.input_buffer, 4);
+    assert_eq!(s.router.output_buffer, 2);
+    assert_eq!(s.packet.phits, 16);
+    assert_eq!(s.run.temporal_bin, 1000);
+}
