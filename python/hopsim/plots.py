@@ -562,8 +562,9 @@ def _annotate(ax, arr: np.ndarray, vmax: float) -> None:
     for (i, j), v in np.ndenumerate(arr):
         if np.isnan(v):
             continue
-        ax.text(i, j, f"{v:.2f}".lstrip("0") if v < 1 else f"{v:.1f}", ha="center", va="center",
-                fontsize=6.5, color="white" if v < 0.6 * vmax else "black")
+        t = ax.text(i, j, f"{v:.2f}".lstrip("0") if v < 1 else f"{v:.1f}", ha="center", va="center",
+                    fontsize=6.5, color="white" if v < 0.6 * vmax else "black")
+        t.set_in_layout(False)  # inside the axes: no need to lay them out (much faster)
 
 
 def _map_axes(ax, dims: list[int], d0: int, d1: int | None) -> None:
@@ -585,8 +586,7 @@ def _maps_by_direction(links, dims, coords, vmax, per_plane=False):
     averaged."""
     from matplotlib import colormaps
 
-    cmap = colormaps["magma"].copy()
-    cmap.set_bad("0.82")
+    cmap = colormaps["magma"].with_extremes(bad="0.82")
     n = len(dims)
     df = links.copy()
     df["sign"] = _dir_column(df)
@@ -648,8 +648,7 @@ def _maps_by_plane(links, dims, coords, vmax):
     each dimension/direction as box plots."""
     from matplotlib import colormaps
 
-    cmap = colormaps["magma"].copy()
-    cmap.set_bad("0.82")
+    cmap = colormaps["magma"].with_extremes(bad="0.82")
     k0, k1, k2 = dims[:3]
     df = links.copy()
     df["sign"] = _dir_column(df)
@@ -692,8 +691,9 @@ def _maps_by_plane(links, dims, coords, vmax):
     data = [df[(df["dim"] == d) & (df["sign"] == s)]["load"].to_numpy(dtype=float) for d, s in keys]
     labels = [f"{_dim_name(d).upper()}{'+' if s > 0 else ('-' if s < 0 else '')}" for d, s in keys]
     if data:
-        ax.boxplot(data, tick_labels=labels, vert=False, widths=0.6, showfliers=True,
-                   flierprops={"markersize": 2, "alpha": 0.4})
+        ax.boxplot(data, widths=0.6, showfliers=True, flierprops={"markersize": 2, "alpha": 0.4},
+                   **_horizontal_boxplot())
+        ax.set_yticks(range(1, len(labels) + 1), labels)
     ax.set_xlabel("link load (phits/cycle)")
     ax.set_title("Load by dimension and direction (all links)", fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
@@ -703,6 +703,13 @@ def _maps_by_plane(links, dims, coords, vmax):
         "distribution of link load per dimension and direction (box: quartiles, whiskers: 1.5 IQR)."
     )
     return fig, caption
+
+
+def _horizontal_boxplot() -> dict[str, Any]:
+    import matplotlib
+
+    major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
+    return {"orientation": "horizontal"} if (major, minor) >= (3, 10) else {"vert": False}
 
 
 def _select_link_runs(frame: pd.DataFrame, groups: _Groups, limit: int = 8) -> list[tuple[str, str]]:
