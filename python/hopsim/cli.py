@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "run",
         help="run an experiment file (or the built-in default study)",
-        description="Run every point of an experiment in parallel and write runs.csv, "
+        description="Run every point of an experiment in parallel and write runs.csv,\n"
         "runs.parquet, plots and report.html.",
         epilog=RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "validate",
         help="check an experiment file without running it",
-        description="Check an experiment file: its syntax, every key and value, and every run "
+        description="Check an experiment file: its syntax, every key and value, and every run\n"
         "of its sweep. Exit code 0 if it is fine, 2 with one line naming the key otherwise.",
         epilog="example:\n  hopsim validate examples/torus-8x8-dor-uniform.toml",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "topology",
         help="describe the network of an experiment file",
-        description="Print the topology of an experiment: kind, switches, servers, links, "
+        description="Print the topology of an experiment: kind, switches, servers, links,\n"
         "radix, diameter, whether its wiring checks out, and a description.",
         epilog="example:\n  hopsim topology examples/torus-8x8-dor-uniform.toml --set 'topology.dims=[10, 10, 10]'",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -170,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report",
         help="rebuild runs.csv, plots and report.html of a results directory",
-        description="Rebuild runs.csv, runs.parquet, the plots and report.html from the run "
+        description="Rebuild runs.csv, runs.parquet, the plots and report.html from the run\n"
         "directories in DIR (for example after an interrupted sweep).",
         epilog="example:\n  hopsim report hopsim-out/torus-8x8-dor-uniform",
         formatter_class=argparse.RawDescriptionHelpFormatter,

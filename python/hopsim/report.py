@@ -76,8 +76,10 @@ def _num(v: Any) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return ""
-        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+        if v != 0 and (abs(v) >= 1e7 or abs(v) < 1e-3):
             return f"{v:.3e}"
+        if abs(v) >= 1000:
+            return f"{v:.0f}"
         return f"{v:.4g}"
     try:
         import numpy as np

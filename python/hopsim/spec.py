@@ -81,10 +81,13 @@ def _toml_key(key: str) -> str:
 
 
 def to_toml(spec: Mapping[str, Any]) -> str:
-    """Write a spec (nested dicts of scalars and lists) as TOML text that tomllib reads back."""
+    """Write a spec (nested dicts of scalars and lists) as TOML text that tomllib reads back.
+    Keys whose value is ``None`` (not set) are left out."""
     lines: list[str] = []
     tables: list[tuple[str, Mapping[str, Any]]] = []
     for key, value in spec.items():
+        if value is None:  # TOML has no null: a key not set is left out
+            continue
         if isinstance(value, Mapping):
             tables.append((_toml_key(key), value))
         else:
@@ -95,6 +98,8 @@ def to_toml(spec: Mapping[str, Any]) -> str:
         lines.append(f"[{prefix}]")
         sub = []
         for key, value in table.items():
+            if value is None:
+                continue
             if isinstance(value, Mapping):
                 sub.append((f"{prefix}.{_toml_key(key)}", value))
             else:
