@@ -57,6 +57,7 @@ def test_sweep_expands_into_runs_table(swept):
     # Below saturation, accepted load follows offered load.
     assert ((df["accepted_load"] - df["offered_load"]).abs() < 0.1 * df["offered_load"] + 0.01).all()
     assert not df["deadlock"].any()
+    assert df["phits_conserved"].all() and df["credits_conserved"].all()
     pq = pd.read_parquet(out / "runs.parquet")
     assert list(pq.columns) == cols and len(pq) == 6
     # The summary table on stdout.
@@ -205,3 +206,17 @@ def test_seeds_change_results_and_repeat(tmp_path):
     out2 = tmp_path / "out2"
     run_cli("run", path, "--out", out2, "--no-plots", "-q", "--threads", "1", check=0)
     pd.testing.assert_frame_equal(df, pd.read_csv(out2 / "runs.csv").drop(columns=VARIABLE_METRICS))
+
+
+@pytest.mark.slow
+def test_same_results_with_one_and_two_threads_3d_near_saturation(tmp_path):
+    text = SMALL.replace("dims = [4, 4]", "dims = [6, 6, 6]").replace("cycles = 1500", "cycles = 20000")
+    path = write_spec(tmp_path, text, sweep='"traffic.load" = [0.3, 0.5, 0.7]\nseeds = [1, 2, 3]\n')
+    frames = []
+    for threads in (1, 2):
+        out = tmp_path / f"t{threads}"
+        run_cli("run", path, "--out", out, "--threads", threads, "--no-plots", "-q", check=0)
+        frames.append(pd.read_csv(out / "runs.csv").drop(columns=VARIABLE_METRICS))
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    assert not frames[0]["deadlock"].any()
+    assert frames[0]["phits_conserved"].all() and frames[0]["credits_conserved"].all()

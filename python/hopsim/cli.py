@@ -369,6 +369,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\nhopsim: interrupted\n")
         return EXIT_INTERRUPTED
+    except BaseException as e:  # a panic inside the engine is a bug, not a user error
+        if type(e).__name__ != "PanicException":
+            raise
+        _err(f"internal error: the engine panicked: {e} (please report this with the experiment file)")
+        return EXIT_RUN_FAILED
     except BrokenPipeError:
         try:
             sys.stdout.close()
