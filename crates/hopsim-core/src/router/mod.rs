@@ -45,9 +45,11 @@ pub struct Vc {
     pub out_used: u32,
     /// Free phits in the next buffer (downstream input VC), as known from credits.
     pub credits: u32,
-    /// Wormhole: output VC held by a packet from head to tail.
+    /// Output VC held by one packet from VC allocation until its tail has crossed the crossbar.
     pub out_owned: bool,
-    /// Wormhole: where the packet now crossing this input VC goes (port, vc); valid if `routed`.
+    /// Round-robin pointer of this output VC's allocator, over the switch's input VCs.
+    pub rr_va: u16,
+    /// The output (port, vc) allocated to the packet at the front of this input VC, if `routed`.
     pub routed: bool,
     pub route_port: u16,
     pub route_vc: u8,

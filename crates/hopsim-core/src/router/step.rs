@@ -1,5 +1,5 @@
-//! One cycle of one switch: the output links send, then the separable allocator moves flits
-//! from input buffers through the crossbar into output buffers.
+//! One cycle of one switch: the output links send, then VC allocation gives waiting heads an
+//! output VC and switch allocation moves flits through the crossbar into output buffers.
 //!
 //! Timing (documented in docs/model.md): a head arriving at cycle `a` may be allocated from
 //! `a + pipeline_delay`; granted at `t`, it is in the output buffer at `t + 1` and the link may
@@ -123,6 +123,90 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
 }
 
 fn allocation_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
+    let waiting_for_vc = vc_allocation(switch, now, cx, wake);
+    switch_allocation(switch, now, cx, wake, waiting_for_vc);
+}
+
+/// Separable VC allocation: every input VC whose head has no output VC yet asks for the best
+/// free (unowned) output VC among its candidates; each output VC grants one request,
+/// round-robin over input VCs. The winner owns that output VC until its tail has crossed the
+/// crossbar, so a packet that waits for buffer space keeps its turn instead of losing it to
+/// whichever input happens to be free when the space appears. Returns whether some head
+/// found every output VC it may use owned (it must look again when one is released).
+fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> bool {
+    let r = &mut *cx.routers;
+    let vcs = r.vcs;
+    let base = r.port_base[switch] as usize;
+    let nports = r.port_base[switch + 1] as usize - base;
+    let slots = nports * vcs;
+    let sc = &mut *cx.scratch;
+    sc.requests.clear();
+    if sc.best.len() < slots {
+        sc.best.resize(slots, NONE);
+    }
+    let mut waiting_for_vc = false;
+    for ip in 0..nports {
+        let gp = base + ip;
+        if r.ports[gp].in_flits == 0 {
+            continue;
+        }
+        for v in 0..vcs {
+            let gv = gp * vcs + v;
+            if r.vc[gv].routed {
+                continue;
+            }
+            let Some(e) = r.vc[gv].input.front(&r.in_store) else { continue };
+            if e.ready as u64 > now {
+                note(wake, e.ready as u64);
+                continue;
+            }
+            debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
+            let Some((op, ov)) = choose_output(r, base, cx.packets.get(e.packet), cx.params) else {
+                waiting_for_vc = true;
+                continue;
+            };
+            let idx = sc.requests.len() as u32;
+            sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+            let slot = op * vcs + ov;
+            let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
+            let me = (ip * vcs + v + slots - rr) % slots;
+            let b = sc.best[slot];
+            let beats = b == NONE || {
+                let o = sc.requests[b as usize];
+                me < (o.in_port as usize * vcs + o.in_vc as usize + slots - rr) % slots
+            };
+            if beats {
+                sc.best[slot] = idx;
+            }
+        }
+    }
+    for i in 0..sc.requests.len() {
+        let rq = sc.requests[i];
+        let slot = rq.out_port as usize * vcs + rq.out_vc as usize;
+        if sc.best[slot] != i as u32 {
+            note(wake, now + 1);
+            continue;
+        }
+        let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
+        let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
+        let vi = &mut r.vc[gvi];
+        vi.routed = true;
+        vi.route_port = rq.out_port;
+        vi.route_vc = rq.out_vc;
+        let vo = &mut r.vc[gvo];
+        vo.out_owned = true;
+        vo.rr_va = ((rq.in_port as usize * vcs + rq.in_vc as usize + 1) % slots) as u16;
+    }
+    for rq in &sc.requests {
+        sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
+    }
+    waiting_for_vc
+}
+
+/// Separable switch allocation: each input port offers one of its routed VCs (round-robin)
+/// whose flit fits in its output VC's buffer; each output port grants one input port,
+/// round-robin starting after its last winner.
+fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, waiting_for_vc: bool) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let prm = cx.params;
@@ -131,11 +215,7 @@ fn allocation_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
     let nports = r.port_base[switch + 1] as usize - base;
     let sc = &mut *cx.scratch;
     sc.requests.clear();
-    if sc.best.len() < nports {
-        sc.best.resize(nports, NONE);
-    }
 
-    // Input arbitration: each input port offers one request, VCs taken round-robin.
     for ip in 0..nports {
         let gp = base + ip;
         let port = r.ports[gp];
@@ -149,41 +229,36 @@ fn allocation_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
         for k in 0..vcs {
             let v = (port.rr_in_vc as usize + k) % vcs;
             let gv = gp * vcs + v;
-            let Some(e) = r.vc[gv].input.front(&r.in_store) else { continue };
+            let q = r.vc[gv];
+            if !q.routed {
+                continue;
+            }
+            let Some(e) = q.input.front(&r.in_store) else { continue };
             if e.ready as u64 > now {
                 note(wake, e.ready as u64);
                 continue;
             }
-            let choice = if r.vc[gv].routed {
-                // Wormhole body flit: follows its head.
-                let (op, ov) = (r.vc[gv].route_port as usize, r.vc[gv].route_vc as usize);
-                let go = base + op;
-                if r.ports[go].xbar_out_free > now {
-                    note(wake, r.ports[go].xbar_out_free);
-                    None
-                } else if prm.out_cap - r.vc[go * vcs + ov].out_used >= u {
-                    Some((op, ov))
-                } else {
-                    None
-                }
-            } else {
-                choose_output(r, base, now, cx.packets.get(e.packet), prm, wake)
-            };
-            if let Some((op, ov)) = choice {
-                let idx = sc.requests.len() as u32;
-                sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
-                // Output arbitration: round-robin over input ports, starting after the last winner.
-                let rr = r.ports[base + op].rr_out as usize;
-                let b = sc.best[op];
-                let beats = b == NONE || {
-                    let other = sc.requests[b as usize].in_port as usize;
-                    (ip + nports - rr) % nports < (other + nports - rr) % nports
-                };
-                if beats {
-                    sc.best[op] = idx;
-                }
-                break;
+            let (op, ov) = (q.route_port as usize, q.route_vc as usize);
+            let go = base + op;
+            if r.ports[go].xbar_out_free > now {
+                note(wake, r.ports[go].xbar_out_free);
+                continue;
             }
+            if prm.out_cap - r.vc[go * vcs + ov].out_used < u {
+                continue; // the link frees space when it finishes a flit, and wakes the switch
+            }
+            let idx = sc.requests.len() as u32;
+            sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+            let rr = r.ports[go].rr_out as usize;
+            let b = sc.best[op];
+            let beats = b == NONE || {
+                let other = sc.requests[b as usize].in_port as usize;
+                (ip + nports - rr) % nports < (other + nports - rr) % nports
+            };
+            if beats {
+                sc.best[op] = idx;
+            }
+            break;
         }
     }
 
@@ -193,16 +268,18 @@ fn allocation_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
-        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake);
+        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake, waiting_for_vc);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
     }
 }
 
-/// The best (port, VC) for a head flit among its candidates: lowest priority class first,
-/// then the most free space (join the shortest queue), among outputs that can take it now.
-fn choose_output(r: &Routers, base: usize, now: u64, pkt: &crate::packet::Packet, prm: &Params, wake: &mut u64) -> Option<(usize, usize)> {
+/// The best (port, VC) for a head among its candidates: lowest priority class first, then
+/// the most free space (join the shortest queue), among output VCs that no other packet owns
+/// and that have room for the flit now. Asking only for VCs with room keeps adaptive routing
+/// free to fall back on its escape VCs (Duato) instead of waiting on a full adaptive one.
+fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params) -> Option<(usize, usize)> {
     let vcs = r.vcs;
     let u = prm.flit_phits as u32;
     let mut best: Option<(u8, u64, usize, usize)> = None;
@@ -214,10 +291,6 @@ fn choose_output(r: &Routers, base: usize, now: u64, pkt: &crate::packet::Packet
         }
         let op = c.hop.port as usize;
         let go = base + op;
-        if r.ports[go].xbar_out_free > now {
-            note(wake, r.ports[go].xbar_out_free);
-            continue;
-        }
         let mut mask = c.vcs;
         while mask != 0 {
             let ov = mask.trailing_zeros() as usize;
@@ -226,14 +299,10 @@ fn choose_output(r: &Routers, base: usize, now: u64, pkt: &crate::packet::Packet
                 break;
             }
             let q = &r.vc[go * vcs + ov];
-            if q.out_owned {
+            if q.out_owned || prm.out_cap - q.out_used < u {
                 continue;
             }
-            let free = prm.out_cap - q.out_used;
-            if free < u {
-                continue;
-            }
-            let space = free as u64 + q.credits.min(prm.in_cap) as u64;
+            let space = (prm.out_cap - q.out_used) as u64 + q.credits.min(prm.in_cap) as u64;
             let better = match best {
                 None => true,
                 Some((bp, bs, _, _)) => c.priority < bp || (c.priority == bp && space > bs),
@@ -247,7 +316,7 @@ fn choose_output(r: &Routers, base: usize, now: u64, pkt: &crate::packet::Packet
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params, switch: usize, now: u64, rq: Request, wake: &mut u64) {
+fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params, switch: usize, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
     let vcs = r.vcs;
     let base = r.port_base[switch] as usize;
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
@@ -305,15 +374,13 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
             }
         }
         st.vc = rq.out_vc;
-        if !last {
-            let vi = &mut r.vc[gvi];
-            vi.routed = true;
-            vi.route_port = rq.out_port;
-            vi.route_vc = rq.out_vc;
-            r.vc[gvo].out_owned = true;
-        }
-    } else if last {
+    }
+    if last {
+        // The tail has crossed: the output VC is free for the next packet.
         r.vc[gvi].routed = false;
         r.vc[gvo].out_owned = false;
+        if waiting_for_vc {
+            note(wake, now + 1);
+        }
     }
 }
