@@ -65,6 +65,7 @@ impl Parts {
         let topo = crate::topology::build(spec)?;
         let routing = crate::routing::build(spec, &topo)?;
         let vc_policy = crate::vc::build(spec, &topo)?;
+        crate::routing::check_policy(spec, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
         let traffic = crate::traffic::build(spec, topo.as_ref(), &servers)?;
         let p = spec.packet.phits;

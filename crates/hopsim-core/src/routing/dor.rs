@@ -1,6 +1,6 @@
 //! Dimension-order routing: correct dimension 0 first, then 1, ...; minimal in each ring.
 
-use super::{grid_direction, grid_hop, Candidates, RouteState, Routing, Rng};
+use super::{dor_hop, Candidates, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use std::sync::Arc;
 
@@ -22,13 +22,13 @@ impl Routing for Dor {
 
     fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
         let grid = self.topo.cartesian().expect("checked in new");
-        let dst = state.dst_switch as usize;
-        for dim in 0..grid.n() {
-            if grid.coord(switch, dim) != grid.coord(dst, dim) {
-                let dir = grid_direction(grid, switch, dst, dim, state.tie_dirs);
-                out.push(grid_hop(grid, switch, dst, dim, dir), 0);
-                return;
-            }
+        if let Some(hop) = dor_hop(grid, switch, state.dst_switch as usize, state.tie_dirs) {
+            out.push(hop, 0);
         }
+    }
+
+    fn sound_policies(&self) -> &'static [&'static str] {
+        // `phase_dateline` keeps a DOR packet in phase 0: the dateline classes of its lower half.
+        &["dateline", "dateline_partition", "phase_dateline"]
     }
 }

@@ -5,6 +5,10 @@
 //! among the feasible ones: lowest `priority` first, then the most free space.
 
 mod dor;
+mod min_adaptive;
+mod rdr;
+mod romm;
+mod valiant;
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
@@ -51,6 +55,9 @@ pub struct Hop {
     pub class: u8,
     /// The hop goes to a server (ejection).
     pub eject: bool,
+    /// The hop belongs to the escape sub-network (Duato): the DOR hop, offered on the escape
+    /// VCs; other hops of adaptive routings go on the adaptive VCs (`vc::escape`).
+    pub escape: bool,
 }
 
 pub const NO_DIM: u8 = u8::MAX;
@@ -98,15 +105,24 @@ pub trait Routing: Send + Sync {
     /// Candidate network hops at `switch` towards `state.dst_switch`; never called at the
     /// destination switch (the engine ejects there).
     fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates);
+    /// VC policies under which this routing is deadlock-free on every topology it accepts
+    /// (`none`, deliberately unsafe, is always accepted).
+    fn sound_policies(&self) -> &'static [&'static str];
 }
 
-pub const ALGORITHMS: &str = "dor";
+pub const ALGORITHMS: &str = "dor, min_adaptive, rdr, romm, valiant";
 
 pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
     let name = spec.routing.algorithm.as_str();
     let unknown = || SpecError::new("routing.algorithm", format!("{name:?}"), format!("unknown routing algorithm; allowed: {ALGORITHMS}"));
     match name {
         "dor" => Ok(Arc::new(dor::Dor::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
+        "rdr" => Ok(Arc::new(rdr::Rdr::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
+        "valiant" => Ok(Arc::new(valiant::Valiant::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
+        "romm" => Ok(Arc::new(romm::Romm::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
+        "min_adaptive" => {
+            Ok(Arc::new(min_adaptive::MinAdaptive::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?))
+        }
         _ => Err(unknown()),
     }
 }
@@ -117,6 +133,44 @@ fn not_for(algorithm: &str, topo: &dyn Topology, allowed: &str) -> SpecError {
         format!("{algorithm:?}"),
         format!("not defined on topology.kind = {:?}; it needs one of: {allowed}", topo.kind()),
     )
+}
+
+/// Reject a VC policy under which `routing` could deadlock.
+pub fn check_policy(spec: &Spec, routing: &dyn Routing) -> SpecResult<()> {
+    let policy = spec.routing.vc_policy.as_str();
+    let sound = routing.sound_policies();
+    if policy == "none" || sound.contains(&policy) {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        "routing.vc_policy",
+        format!("{policy:?}"),
+        format!("routing.algorithm = {:?} is not deadlock-free with it; use one of: {}", routing.name(), sound.join(", ")),
+    ))
+}
+
+/// The DOR hop from `cur` towards `target` (lowest dimension not yet corrected), if any.
+#[inline]
+pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie_dirs: u32) -> Option<Hop> {
+    (0..grid.n()).find(|&dim| grid.coord(cur, dim) != grid.coord(target, dim)).map(|dim| {
+        let dir = grid_direction(grid, cur, target, dim, tie_dirs);
+        grid_hop(grid, cur, target, dim, dir)
+    })
+}
+
+/// Move to the second phase when a packet reaches its intermediate switch: a fresh set of
+/// dateline bits, and the destination becomes the target. Returns the switch to route to.
+#[inline]
+pub fn phase_target(switch: usize, state: &mut RouteState) -> usize {
+    if state.phase == 0 && state.valiant && state.intermediate as usize == switch {
+        state.phase = 1;
+        state.wrapped = 0;
+    }
+    if state.phase == 0 && state.valiant {
+        state.intermediate as usize
+    } else {
+        state.dst_switch as usize
+    }
 }
 
 /// The minimal direction to move along `dim` from `cur` to `dst` on a grid, honouring the
@@ -148,5 +202,6 @@ pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: 
         wrap_ahead: grid.wrap && ((dir > 0 && c > d) || (dir < 0 && c < d)),
         class: 0,
         eject: false,
+        escape: false,
     }
 }

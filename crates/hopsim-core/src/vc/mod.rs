@@ -5,7 +5,9 @@
 
 mod dateline;
 mod dateline_partition;
+mod escape;
 mod none;
+mod phase_dateline;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::{Hop, RouteState};
@@ -24,7 +26,7 @@ pub trait VcPolicy: Send + Sync {
     fn all(&self) -> u32;
 }
 
-pub const POLICIES: &str = "dateline, dateline_partition, none";
+pub const POLICIES: &str = "dateline, dateline_partition, escape, none, phase_dateline";
 
 pub fn mask_all(vcs: usize) -> u32 {
     if vcs >= 32 {
@@ -39,9 +41,11 @@ pub fn mask_range(lo: usize, hi: usize) -> u32 {
     mask_all(hi) & !mask_all(lo)
 }
 
-pub fn build(spec: &Spec, _topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPolicy>> {
+pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPolicy>> {
     let vcs = spec.router.vcs;
     let name = spec.routing.vc_policy.as_str();
+    let wrap = topo.cartesian().is_some_and(|g| g.wrap);
+    let kind = topo.kind();
     match name {
         "dateline" => Ok(Arc::new(dateline::Dateline::new(vcs).ok_or_else(|| {
             SpecError::new("router.vcs", vcs, "vc_policy = \"dateline\" needs at least 2 VCs (one class before the dateline, one after)")
@@ -50,6 +54,14 @@ pub fn build(spec: &Spec, _topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPol
             SpecError::new("router.vcs", vcs, "vc_policy = \"dateline_partition\" needs at least 2 VCs")
         })?)),
         "none" => Ok(Arc::new(none::AnyVc::new(vcs))),
+        "escape" => Ok(Arc::new(escape::Escape::new(vcs, wrap).ok_or_else(|| {
+            let need = if wrap { "3 VCs (2 escape with a dateline + 1 adaptive)" } else { "2 VCs (1 escape + 1 adaptive)" };
+            SpecError::new("router.vcs", vcs, format!("vc_policy = \"escape\" needs at least {need} on a {kind}"))
+        })?)),
+        "phase_dateline" => Ok(Arc::new(phase_dateline::PhaseDateline::new(vcs, wrap).ok_or_else(|| {
+            let need = if wrap { "4 VCs (2 phases x 2 dateline classes)" } else { "2 VCs (one per phase)" };
+            SpecError::new("router.vcs", vcs, format!("vc_policy = \"phase_dateline\" needs at least {need} on a {kind}"))
+        })?)),
         _ => Err(SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: {POLICIES}"))),
     }
 }

@@ -1,0 +1,47 @@
+//! Minimal adaptive routing: every productive port (the minimal direction of every dimension
+//! still to be corrected) is a candidate on the adaptive VCs with priority 0, so the allocator
+//! takes the least occupied one (free output space plus downstream credits). The DOR hop is
+//! also offered on the escape VCs with priority 1: under Duato's protocol
+//! (`vc_policy = "escape"`) the escape sub-network, DOR with a dateline, is deadlock-free, so
+//! the whole routing is.
+
+use super::{dor_hop, grid_direction, grid_hop, Candidates, RouteState, Routing, Rng};
+use crate::topology::Topology;
+use std::sync::Arc;
+
+pub struct MinAdaptive {
+    topo: Arc<dyn Topology>,
+}
+
+impl MinAdaptive {
+    pub fn new(topo: Arc<dyn Topology>) -> Option<Self> {
+        let grid = topo.cartesian()?;
+        // One adaptive candidate per dimension plus the escape hop must fit in `Candidates`.
+        (grid.n() < super::MAX_CANDIDATES).then_some(MinAdaptive { topo })
+    }
+}
+
+impl Routing for MinAdaptive {
+    fn name(&self) -> &'static str {
+        "min_adaptive"
+    }
+
+    fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
+        let grid = self.topo.cartesian().expect("checked in new");
+        let dst = state.dst_switch as usize;
+        for dim in 0..grid.n() {
+            if grid.coord(switch, dim) != grid.coord(dst, dim) {
+                let dir = grid_direction(grid, switch, dst, dim, state.tie_dirs);
+                out.push(grid_hop(grid, switch, dst, dim, dir), 0);
+            }
+        }
+        if let Some(mut escape) = dor_hop(grid, switch, dst, state.tie_dirs) {
+            escape.escape = true;
+            out.push(escape, 1);
+        }
+    }
+
+    fn sound_policies(&self) -> &'static [&'static str] {
+        &["escape"]
+    }
+}

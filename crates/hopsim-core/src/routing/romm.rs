@@ -1,0 +1,59 @@
+//! ROMM (randomized oblivious minimal routing, two phases): at injection, an intermediate switch
+//! drawn uniformly inside the minimal quadrant (per dimension, a coordinate on the minimal path
+//! from source to destination, the tie direction when half-way round); DOR to it, then DOR to
+//! the destination. Both phases go the same way in every dimension, so the route is minimal.
+//! Deadlock-free under `vc_policy = "phase_dateline"`, as Valiant.
+
+use super::{dor_hop, grid_direction, phase_target, Candidates, RouteState, Routing, Rng};
+use crate::topology::Topology;
+use rand::Rng as _;
+use std::sync::Arc;
+
+pub struct Romm {
+    topo: Arc<dyn Topology>,
+}
+
+impl Romm {
+    pub fn new(topo: Arc<dyn Topology>) -> Option<Self> {
+        topo.cartesian()?;
+        Some(Romm { topo })
+    }
+}
+
+impl Routing for Romm {
+    fn name(&self) -> &'static str {
+        "romm"
+    }
+
+    fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
+        let grid = self.topo.cartesian().expect("checked in new");
+        state.tie_dirs = rng.gen();
+        let (src, dst) = (state.src_switch as usize, state.dst_switch as usize);
+        let mut coords = grid.coords(src);
+        for (dim, c) in coords.iter_mut().enumerate() {
+            let dist = grid.offset(src, dst, dim).unsigned_abs() as usize;
+            if dist == 0 {
+                continue;
+            }
+            let dir = grid_direction(grid, src, dst, dim, state.tie_dirs);
+            let k = grid.dims[dim];
+            let t = rng.gen_range(0..=dist);
+            *c = if dir > 0 { (*c + t) % k } else { (*c + k - t % k) % k };
+        }
+        state.intermediate = grid.switch_at(&coords) as u32;
+        state.valiant = true;
+        state.phase = u8::from(state.intermediate == state.src_switch);
+    }
+
+    fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
+        let grid = self.topo.cartesian().expect("checked in new");
+        let target = phase_target(switch, state);
+        if let Some(hop) = dor_hop(grid, switch, target, state.tie_dirs) {
+            out.push(hop, 0);
+        }
+    }
+
+    fn sound_policies(&self) -> &'static [&'static str] {
+        &["phase_dateline"]
+    }
+}
