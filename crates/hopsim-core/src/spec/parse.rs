@@ -8,7 +8,8 @@ pub fn from_json_str(text: &str) -> SpecResult<Spec> {
     let mut de = serde_json::Deserializer::from_str(text);
     let spec: Spec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        serde_error(&path, &e.inner().to_string())
+        let found = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| value_at(&v, &path));
+        serde_error(&path, &e.inner().to_string(), found)
     })?;
     spec.validate()?;
     Ok(spec)
@@ -23,27 +24,52 @@ pub fn from_toml_str(text: &str) -> SpecResult<Spec> {
     from_json_str(&json)
 }
 
+/// The value at a dotted path of the document, as the user wrote it.
+fn value_at(doc: &serde_json::Value, path: &str) -> Option<String> {
+    let mut v = doc;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        v = match v {
+            serde_json::Value::Object(m) => m.get(part)?,
+            serde_json::Value::Array(a) => a.get(part.trim_matches(|c| c == '[' || c == ']').parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v.to_string())
+}
+
+/// Rust type names in serde's messages, in the words of the experiment file.
+fn plain(expected: &str) -> String {
+    match expected.trim() {
+        "f64" | "f32" => "a number".into(),
+        "u64" | "u32" | "u16" | "u8" | "usize" => "a whole number >= 0".into(),
+        "i64" | "i32" => "a whole number".into(),
+        "a string" | "a sequence" | "a map" | "a boolean" => expected.replace("sequence", "list").replace("map", "table"),
+        other => other.replace("struct ", "table ").replace('`', "").to_string(),
+    }
+}
+
 /// Turn serde's message into `key = value: allowed`.
-fn serde_error(path: &str, msg: &str) -> SpecError {
+fn serde_error(path: &str, msg: &str, found: Option<String>) -> SpecError {
     let msg = msg.split(" at line ").next().unwrap_or(msg).to_string();
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         let (field, tail) = rest.split_once('`').unwrap_or((rest, ""));
-        let key = join(path, field);
+        // The path already ends with the unknown field.
+        let key = if path.ends_with(field) { path.to_string() } else { join(path, field) };
         let allowed = tail.trim_start_matches(',').trim().replace("expected one of", "allowed keys:");
-        let allowed = allowed.replace("expected", "allowed:");
-        return SpecError::new(key, "", format!("unknown key; {}", allowed));
+        let allowed = allowed.replace("expected", "allowed:").replace('`', "");
+        return SpecError::new(key, found.unwrap_or_default(), format!("unknown key; {}", allowed));
     }
     if let Some(rest) = msg.strip_prefix("missing field `") {
         let field = rest.split('`').next().unwrap_or(rest);
         return SpecError::new(join(path, field), "", "missing; this key is required");
     }
     if let Some(rest) = msg.strip_prefix("invalid type: ") {
-        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "another type"));
-        return SpecError::new(path_or_root(path), found, format!("wrong type, expected {}", expected));
+        let (what, expected) = rest.split_once(", expected ").unwrap_or((rest, "another type"));
+        return SpecError::new(path_or_root(path), found.unwrap_or_else(|| what.to_string()), format!("wrong type, expected {}", plain(expected)));
     }
     if let Some(rest) = msg.strip_prefix("invalid value: ") {
-        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "another value"));
-        return SpecError::new(path_or_root(path), found, format!("expected {}", expected));
+        let (what, expected) = rest.split_once(", expected ").unwrap_or((rest, "another value"));
+        return SpecError::new(path_or_root(path), found.unwrap_or_else(|| what.to_string()), format!("expected {}", plain(expected)));
     }
     SpecError::new(path_or_root(path), "", msg)
 }
