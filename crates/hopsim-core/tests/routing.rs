@@ -242,7 +242,7 @@ fn saturation_table() {
     for pattern in ["uniform", "tornado"] {
         for (algo, policy, _) in ALGOS {
             let mut row = Vec::new();
-            for load in [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0] {
+            for load in [0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0] {
                 let m = run_algo(
                     algo,
                     policy,
