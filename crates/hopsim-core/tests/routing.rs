@@ -119,6 +119,17 @@ fn rdr_picks_uniformly_among_unfinished_dimensions() {
 }
 
 #[test]
+fn auto_picks_a_sound_policy() {
+    for algo in ["dor", "rdr", "romm", "min_adaptive", "valiant"] {
+        let m = common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[router]\nvcs = 4\ninput_buffer = 1\noutput_buffer = 1\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"auto\"\n[traffic]\nload = 1.0\n[run]\nwarmup = 0\ncycles = 10000\nwatchdog = 3000\n"
+        ))
+        .metrics;
+        assert!(!m.deadlock, "{algo}: {}", m.deadlock_where);
+    }
+}
+
+#[test]
 fn unsound_combinations_are_refused() {
     let base = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.1\n";
     for (extra, key) in [

@@ -137,7 +137,7 @@ fn not_for(algorithm: &str, topo: &dyn Topology, allowed: &str) -> SpecError {
 
 /// Reject a VC policy under which `routing` could deadlock.
 pub fn check_policy(spec: &Spec, routing: &dyn Routing) -> SpecResult<()> {
-    let policy = spec.routing.vc_policy.as_str();
+    let policy = crate::vc::resolve(spec);
     let sound = routing.sound_policies();
     if policy == "none" || sound.contains(&policy) {
         return Ok(());

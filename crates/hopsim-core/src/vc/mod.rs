@@ -26,7 +26,17 @@ pub trait VcPolicy: Send + Sync {
     fn all(&self) -> u32;
 }
 
-pub const POLICIES: &str = "dateline, dateline_partition, escape, none, phase_dateline";
+pub const POLICIES: &str = "auto, dateline, dateline_partition, escape, none, phase_dateline";
+
+/// The policy a spec asks for; `auto` picks the one that makes its routing deadlock-free.
+pub fn resolve(spec: &Spec) -> &str {
+    match (spec.routing.vc_policy.as_str(), spec.routing.algorithm.as_str()) {
+        ("auto", "rdr" | "min_adaptive") => "escape",
+        ("auto", "valiant" | "romm") => "phase_dateline",
+        ("auto", _) => "dateline",
+        (name, _) => name,
+    }
+}
 
 pub fn mask_all(vcs: usize) -> u32 {
     if vcs >= 32 {
@@ -43,7 +53,7 @@ pub fn mask_range(lo: usize, hi: usize) -> u32 {
 
 pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPolicy>> {
     let vcs = spec.router.vcs;
-    let name = spec.routing.vc_policy.as_str();
+    let name = resolve(spec);
     let wrap = topo.cartesian().is_some_and(|g| g.wrap);
     let kind = topo.kind();
     match name {
