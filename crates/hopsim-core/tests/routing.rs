@@ -133,9 +133,11 @@ fn auto_picks_a_sound_policy() {
 fn unsound_combinations_are_refused() {
     let base = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.1\n";
     for (extra, key) in [
-        ("[routing]\nalgorithm = \"rdr\"\n", "routing.vc_policy"),
+        // The default policy (auto) picks escape VCs for rdr: 3 VCs needed on a torus.
+        ("[routing]\nalgorithm = \"rdr\"\n", "router.vcs"),
         ("[routing]\nalgorithm = \"min_adaptive\"\nvc_policy = \"dateline\"\n", "routing.vc_policy"),
-        ("[routing]\nalgorithm = \"valiant\"\n", "routing.vc_policy"),
+        ("[routing]\nalgorithm = \"valiant\"\n", "router.vcs"),
+        ("[routing]\nalgorithm = \"valiant\"\nvc_policy = \"dateline\"\n[router]\nvcs = 4\n", "routing.vc_policy"),
         ("[routing]\nalgorithm = \"romm\"\nvc_policy = \"escape\"\n[router]\nvcs = 4\n", "routing.vc_policy"),
         ("[routing]\nalgorithm = \"dor\"\nvc_policy = \"escape\"\n[router]\nvcs = 4\n", "routing.vc_policy"),
         ("[routing]\nalgorithm = \"valiant\"\nvc_policy = \"phase_dateline\"\n[router]\nvcs = 3\n", "router.vcs"),

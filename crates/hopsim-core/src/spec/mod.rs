@@ -144,13 +144,13 @@ impl Default for PacketSpec {
 pub struct RoutingSpec {
     #[serde(default = "dor")]
     pub algorithm: String,
-    #[serde(default = "dateline")]
+    #[serde(default = "auto_policy")]
     pub vc_policy: String,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "dateline".into() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into() }
     }
 }
 
@@ -229,8 +229,10 @@ fn vct() -> String {
 fn dor() -> String {
     "dor".into()
 }
-fn dateline() -> String {
-    "dateline".into()
+/// The sound VC policy for the chosen algorithm (dateline for DOR, escape VCs for the
+/// adaptive ones, phase x dateline for the two-phase ones).
+fn auto_policy() -> String {
+    "auto".into()
 }
 fn uniform() -> String {
     "uniform".into()
