@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod message;
 pub mod nic;
 pub mod packet;
 pub mod router;
@@ -15,6 +16,7 @@ pub mod stats;
 pub mod topology;
 pub mod traffic;
 pub mod vc;
+pub mod workload;
 
 pub use error::SpecError;
 pub use spec::Spec;

@@ -20,6 +20,10 @@ pub struct Packet {
     pub measured: bool,
     /// Next packet in the NIC's source queue.
     pub next: u32,
+    /// The message this packet belongs to (`NIL` for single-packet messages nobody waits
+    /// for) and its place in it.
+    pub message: u32,
+    pub seq: u32,
 }
 
 #[derive(Default)]

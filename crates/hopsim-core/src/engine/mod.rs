@@ -4,22 +4,24 @@
 //! order in which switches step within a cycle cannot change the result.
 
 pub mod calendar;
+mod delivery;
 mod invariants;
 mod report;
 
 use crate::error::SpecResult;
 use crate::nic::Nics;
-use crate::packet::{Arena, Packet, NIL};
+use crate::message::Messages;
+use crate::packet::Arena;
 use crate::router::{self, Entry, Routers, StepCtx};
-use crate::routing::{Candidates, Hop, RouteState, Routing, Rng, NO_DIM};
+use crate::routing::{Hop, Routing, Rng, NO_DIM};
+use crate::workload::{Post, Sample, Workload};
 use crate::spec::{FlowControl, Spec};
 use crate::stats::{RunResult, Stats};
 use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
 use crate::vc::VcPolicy;
-use calendar::{Calendar, Event, NEVER};
+use calendar::{Calendar, Event};
 use rand::SeedableRng;
-use rand_distr::{Distribution, Geometric};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -109,14 +111,23 @@ pub struct Simulation {
     pub packets: Arena,
     pub cal: Calendar,
     pub stats: Stats,
-    generation: BinaryHeap<Reverse<(u64, u32)>>,
-    gap: Geometric,
+    workload: Box<dyn Workload>,
+    /// Workload timers: (cycle, server).
+    timers: BinaryHeap<Reverse<(u64, u32)>>,
+    posts: Vec<Post>,
+    new_timers: Vec<(u64, u32)>,
+    pub samples: Vec<Sample>,
+    pub messages: Messages,
+    /// Packets waiting in each NIC's reorder buffer.
+    reorder_held: Vec<u32>,
     nic_rng: Vec<Rng>,
     switch_rng: Vec<Rng>,
     scratch: router::Scratch,
     last_progress: u64,
     phit_hops: u64,
     deadlock: Option<(u64, String)>,
+    /// A closed-loop workload finished before `run.cycles`.
+    pub finished_early: bool,
     now: u64,
 }
 
@@ -138,8 +149,8 @@ impl Simulation {
         let seed = spec.run.seed;
         let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
-        let prob = (spec.traffic.load / p as f64).min(1.0);
-        let gap = Geometric::new(prob).expect("load validated in (0, 1]");
+        let workload = crate::workload::build(spec, &traffic)?;
+        let n_servers = servers.num_servers();
         let mut sim = Simulation {
             spec: spec.clone(),
             topo,
@@ -153,21 +164,23 @@ impl Simulation {
             packets: Arena::default(),
             cal,
             stats,
-            generation: BinaryHeap::new(),
-            gap,
+            workload,
+            timers: BinaryHeap::new(),
+            posts: Vec::new(),
+            new_timers: Vec::new(),
+            samples: Vec::new(),
+            messages: Messages::default(),
+            reorder_held: vec![0; n_servers],
             nic_rng,
             switch_rng,
             scratch: Default::default(),
             last_progress: 0,
             phit_hops: 0,
             deadlock: None,
+            finished_early: false,
             now: 0,
         };
-        for i in 0..sim.traffic.active.len() {
-            let s = sim.traffic.active[i] as usize;
-            let first = sim.gap.sample(&mut sim.nic_rng[s]);
-            sim.generation.push(Reverse((first, s as u32)));
-        }
+        sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
     }
 
@@ -209,6 +222,11 @@ impl Simulation {
             }
 
             let in_network = self.nics.injected - self.stats.packets_delivered;
+            if self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered {
+                self.now = now + 1;
+                self.finished_early = true;
+                break;
+            }
             if in_network > 0 && now - self.last_progress >= watchdog {
                 let place = self.describe_blocked();
                 self.deadlock = Some((now, place));
@@ -226,45 +244,22 @@ impl Simulation {
         if !self.cal.is_idle() {
             return now + 1;
         }
-        let mut next = self.generation.peek().map_or(end, |r| r.0 .0).min(end);
+        let mut next = self.timers.peek().map_or(end, |r| r.0 .0).min(end);
         if in_network > 0 {
             next = next.min(self.last_progress + watchdog);
         }
         next.max(now + 1)
     }
 
+    /// Fire the workload timers due now and send what they post.
     fn generate(&mut self, now: u64) {
-        while let Some(&Reverse((t, s))) = self.generation.peek() {
+        while let Some(&Reverse((t, s))) = self.timers.peek() {
             if t != now {
                 debug_assert!(t > now);
                 break;
             }
-            self.generation.pop();
-            let server = s as usize;
-            let rng = &mut self.nic_rng[server];
-            let dst = self.traffic.pattern.destination(server, rng);
-            let mut state = RouteState {
-                src_switch: self.servers.switch_of(server) as u32,
-                dst_switch: self.servers.switch_of(dst) as u32,
-                ..Default::default()
-            };
-            self.routing.on_inject(&mut state, rng);
-            let next = now + 1 + self.gap.sample(rng);
-            self.generation.push(Reverse((next, s)));
-            let id = self.packets.alloc(Packet {
-                src: s,
-                dst: dst as u32,
-                created: now,
-                injected: NEVER,
-                state,
-                candidates: Candidates::default(),
-                flits_ejected: 0,
-                measured: self.stats.in_window(now),
-                next: NIL,
-            });
-            self.stats.on_generate(now, self.params.packet_phits as u64);
-            self.nics.enqueue(server, id, &mut self.packets);
-            self.cal.wake_nic(server, now);
+            self.timers.pop();
+            self.with_workload(now, |w, cx| w.timer(s as usize, cx));
         }
     }
 
@@ -296,15 +291,8 @@ impl Simulation {
                 let p = self.packets.get_mut(packet);
                 p.flits_ejected += 1;
                 if p.flits_ejected == self.params.flits_per_packet {
-                    let p = *p;
                     debug_assert_eq!(p.dst, server);
-                    self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.measured);
-                    if self.stats.in_window(now) {
-                        let c = &mut self.nics.counters[p.src as usize];
-                        c.packets += 1;
-                        c.latency_sum += now - p.created;
-                    }
-                    self.packets.release(packet);
+                    self.packet_arrived(now, packet);
                 }
             }
         }

@@ -2,7 +2,7 @@
 
 use super::{invariants, Simulation};
 use crate::router::Peer;
-use crate::stats::result::{CounterTable, HistogramTable, Metrics};
+use crate::stats::result::{CounterTable, HistogramTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
 
 pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
@@ -22,9 +22,15 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     let links = link_table(sim, measured_cycles);
     let (lmax, lmean, lcv) = load_summary(&links.load);
 
+    let generated_load = st.generated_measured_phits as f64 / (active * measured_cycles);
+    let ml = &st.message_latency;
+    let samples = sample_table(sim);
+    let mut sample_cycles: Vec<u64> = samples.cycles.clone();
+    sample_cycles.sort_unstable();
+    let pick = |q: f64| if sample_cycles.is_empty() { f64::NAN } else { sample_cycles[((q * sample_cycles.len() as f64).ceil() as usize).clamp(1, sample_cycles.len()) - 1] as f64 };
     let mut m = Metrics {
-        offered_load: spec.traffic.load,
-        generated_load: st.generated_measured_phits as f64 / (active * measured_cycles),
+        offered_load: spec.traffic.load.unwrap_or(generated_load),
+        generated_load,
         accepted_load: st.ejected_window_phits as f64 / (active * measured_cycles),
         packet_latency_mean: h.mean(),
         packet_latency_p50: h.quantile(0.5),
@@ -61,6 +67,21 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         link_load_max: lmax,
         link_load_mean: lmean,
         link_load_cv: lcv,
+        messages_measured_delivered: ml.count(),
+        message_latency_mean: ml.mean(),
+        message_latency_p50: ml.quantile(0.5),
+        message_latency_p99: ml.quantile(0.99),
+        message_latency_max: if ml.count() > 0 { ml.max() as f64 } else { f64::NAN },
+        packets_out_of_order: st.packets_out_of_order,
+        reorder_delay_mean: if st.reorder_released > 0 { st.reorder_delay_sum as f64 / st.reorder_released as f64 } else { 0.0 },
+        reorder_buffer_max: st.reorder_buffer_max,
+        workload: sim.spec.workload.kind.clone(),
+        workload_complete: sim.finished_early || sim.spec.workload.is_open_loop(),
+        samples: samples.cycles.len() as u64,
+        sample_cycles_mean: if sample_cycles.is_empty() { f64::NAN } else { sample_cycles.iter().sum::<u64>() as f64 / sample_cycles.len() as f64 },
+        sample_cycles_p50: pick(0.5),
+        sample_cycles_p99: pick(0.99),
+        sample_phits_per_cycle_mean: if samples.cycles.is_empty() { f64::NAN } else { samples.phits_per_cycle.iter().sum::<f64>() / samples.cycles.len() as f64 },
         ..Default::default()
     };
     if let Some(v) = &cons.first_violation {
@@ -73,6 +94,9 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
         m.packet_latency_p99_us = Some(m.packet_latency_p99 * cycle_ns / 1000.0);
         m.accepted_gbytes_per_s = Some(m.accepted_load * gbs);
+        m.message_latency_mean_us = Some(m.message_latency_mean * cycle_ns / 1000.0);
+        m.sample_mean_us = Some(m.sample_cycles_mean * cycle_ns / 1000.0);
+        m.sample_gbytes_per_s_mean = Some(m.sample_phits_per_cycle_mean * gbs);
     }
 
     let bins = h.bins();
@@ -107,7 +131,33 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         counters.packets.push(c.packets);
         counters.cumulative_packet_latency.push(c.latency_sum);
     }
-    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters }
+    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples }
+}
+
+/// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
+fn sample_table(sim: &Simulation) -> SampleTable {
+    let spec = &sim.spec;
+    let cycle_ns = match (spec.link.gbytes_per_s, spec.packet.bytes) {
+        (Some(g), Some(b)) => Some(b / spec.packet.phits as f64 / g),
+        _ => None,
+    };
+    let bytes_per_phit = spec.packet.bytes.map(|b| b / spec.packet.phits as f64);
+    let mut t = SampleTable::default();
+    for s in &sim.samples {
+        t.src.push(s.src);
+        t.dst.push(s.dst);
+        t.iteration.push(s.iteration);
+        t.start.push(s.start);
+        t.cycles.push(s.cycles);
+        t.phits.push(s.phits);
+        t.phits_per_cycle.push(s.phits as f64 / s.cycles.max(1) as f64);
+        if let (Some(ns), Some(bpp)) = (cycle_ns, bytes_per_phit) {
+            t.us.push(s.cycles as f64 * ns / 1000.0);
+            // bytes per ns = GB/s
+            t.gbytes_per_s.push(s.phits as f64 * bpp / (s.cycles.max(1) as f64 * ns));
+        }
+    }
+    t
 }
 
 fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {

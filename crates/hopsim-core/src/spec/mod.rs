@@ -5,8 +5,10 @@
 
 mod parse;
 mod validate;
+mod workload;
 
 pub use parse::{from_json_str, from_toml_str};
+pub use workload::{MessageSpec, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +27,10 @@ pub struct Spec {
     #[serde(default)]
     pub routing: RoutingSpec,
     pub traffic: TrafficSpec,
+    #[serde(default)]
+    pub message: MessageSpec,
+    #[serde(default)]
+    pub workload: WorkloadSpec,
     #[serde(default)]
     pub run: RunSpec,
     /// Sweeps are expanded by the Python layer; a single run ignores the table.
@@ -159,8 +165,9 @@ impl Default for RoutingSpec {
 pub struct TrafficSpec {
     #[serde(default = "uniform")]
     pub pattern: String,
-    /// Offered phits per (active) server per cycle.
-    pub load: f64,
+    /// Offered phits per (active) server per cycle; required by open-loop workloads.
+    #[serde(default)]
+    pub load: Option<f64>,
     /// `shift`: offset per dimension, in switch coordinates.
     #[serde(default)]
     pub shift: Option<Vec<i64>>,

@@ -45,9 +45,16 @@ impl Spec {
         }
 
         let t = &self.traffic;
-        if !(t.load > 0.0 && t.load <= 1.0) {
-            return Err(SpecError::new("traffic.load", t.load, "must be in (0, 1] phits per server per cycle"));
+        match t.load {
+            Some(l) if !(l > 0.0 && l <= 1.0) => {
+                return Err(SpecError::new("traffic.load", l, "must be in (0, 1] phits per server per cycle"));
+            }
+            None if self.workload.is_open_loop() => {
+                return Err(SpecError::new("traffic.load", "", "missing; the bernoulli workload needs an offered load in (0, 1]"));
+            }
+            _ => {}
         }
+        self.validate_messages()?;
         if let Some(f) = t.active_fraction {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(SpecError::new("traffic.active_fraction", f, "must be in (0, 1]"));
@@ -81,6 +88,62 @@ impl Spec {
         }
         if self.topology.servers_per_switch == 0 {
             return Err(SpecError::new("topology.servers_per_switch", 0, "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// Packets per message, from `message.packets` or `message.bytes` / `packet.bytes`.
+    pub fn packets_per_message(&self) -> usize {
+        match (self.message.packets, self.message.bytes, self.packet.bytes) {
+            (Some(n), _, _) => n,
+            (None, Some(m), Some(p)) => (m / p).ceil().max(1.0) as usize,
+            _ => 1,
+        }
+    }
+
+    /// Packets per acknowledgement of the closed-loop workloads.
+    pub fn packets_per_ack(&self) -> usize {
+        match (self.workload.ack_bytes, self.packet.bytes) {
+            (Some(a), Some(p)) => (a / p).ceil().max(1.0) as usize,
+            _ => 1,
+        }
+    }
+
+    fn validate_messages(&self) -> SpecResult<()> {
+        let m = &self.message;
+        if let Some(n) = m.packets {
+            if n == 0 || n > 1 << 20 {
+                return Err(SpecError::new("message.packets", n, "must be between 1 and 1048576 packets"));
+            }
+            if m.bytes.is_some() {
+                return Err(SpecError::new("message.packets", n, "give either message.packets or message.bytes, not both"));
+            }
+        }
+        if let Some(b) = m.bytes {
+            if !(b > 0.0 && b.is_finite()) {
+                return Err(SpecError::new("message.bytes", b, "must be a positive number of bytes"));
+            }
+            if self.packet.bytes.is_none() {
+                return Err(SpecError::new("message.bytes", b, "needs packet.bytes to cut messages into packets (or give message.packets)"));
+            }
+            if self.packets_per_message() > 1 << 20 {
+                return Err(SpecError::new("message.bytes", b, "makes more than 1048576 packets per message"));
+            }
+        }
+        let w = &self.workload;
+        if !matches!(w.kind.as_str(), "bernoulli" | "ping_pong" | "bandwidth") {
+            return Err(SpecError::new("workload.kind", format!("{:?}", w.kind), "allowed: bernoulli, ping_pong, bandwidth"));
+        }
+        if w.iterations == 0 {
+            return Err(SpecError::new("workload.iterations", 0, "must be at least 1"));
+        }
+        if w.window == 0 {
+            return Err(SpecError::new("workload.window", 0, "must be at least 1 message"));
+        }
+        if let Some(a) = w.ack_bytes {
+            if !(a > 0.0 && a.is_finite()) || self.packet.bytes.is_none() {
+                return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given"));
+            }
         }
         Ok(())
     }

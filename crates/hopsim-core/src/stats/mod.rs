@@ -34,6 +34,13 @@ pub struct Stats {
     pub packets_delivered: u64,
     pub phits_generated: u64,
     pub phits_delivered: u64,
+    /// Message latency: creation to the last packet at the destination (measured messages).
+    pub message_latency: Histogram,
+    pub packets_out_of_order: u64,
+    /// Cycles packets waited in reorder buffers for an earlier packet of their message.
+    pub reorder_delay_sum: u64,
+    pub reorder_released: u64,
+    pub reorder_buffer_max: u64,
 }
 
 impl Stats {
@@ -56,6 +63,11 @@ impl Stats {
             packets_delivered: 0,
             phits_generated: 0,
             phits_delivered: 0,
+            message_latency: Histogram::default(),
+            packets_out_of_order: 0,
+            reorder_delay_sum: 0,
+            reorder_released: 0,
+            reorder_buffer_max: 0,
         }
     }
 
@@ -105,5 +117,18 @@ impl Stats {
             self.queueing_latency_sum += injected - created;
             self.hops_sum += hops;
         }
+    }
+}
+
+impl Stats {
+    pub fn on_message(&mut self, now: u64, created: u64, measured: bool) {
+        if measured {
+            self.message_latency.add(now - created);
+        }
+    }
+
+    pub fn on_reorder_release(&mut self, waited: u64) {
+        self.reorder_delay_sum += waited;
+        self.reorder_released += 1;
     }
 }

@@ -43,7 +43,32 @@ pub struct Metrics {
     pub link_load_max: f64,
     pub link_load_mean: f64,
     pub link_load_cv: f64,
+    // Messages (a single packet is a message of one packet).
+    pub messages_measured_delivered: u64,
+    pub message_latency_mean: f64,
+    pub message_latency_p50: f64,
+    pub message_latency_p99: f64,
+    pub message_latency_max: f64,
+    /// Packets that reached their NIC before an earlier packet of the same message.
+    pub packets_out_of_order: u64,
+    /// Mean cycles a held packet waited in the reorder buffer for the gap to fill.
+    pub reorder_delay_mean: f64,
+    /// Most packets one NIC held in its reorder buffer at once.
+    pub reorder_buffer_max: u64,
+    pub workload: String,
+    /// A closed-loop workload did all its iterations within run.cycles.
+    pub workload_complete: bool,
+    /// Samples of a closed-loop workload (round trips, windows) and their duration.
+    pub samples: u64,
+    pub sample_cycles_mean: f64,
+    pub sample_cycles_p50: f64,
+    pub sample_cycles_p99: f64,
+    /// Mean payload rate of the samples (bandwidth test: per-pair bandwidth).
+    pub sample_phits_per_cycle_mean: f64,
     // Physical units, when link.gbytes_per_s and packet.bytes are given.
+    pub message_latency_mean_us: Option<f64>,
+    pub sample_mean_us: Option<f64>,
+    pub sample_gbytes_per_s_mean: Option<f64>,
     pub cycle_ns: Option<f64>,
     pub packet_latency_mean_us: Option<f64>,
     pub packet_latency_p99_us: Option<f64>,
@@ -88,6 +113,20 @@ pub struct CounterTable {
     pub cumulative_packet_latency: Vec<u64>,
 }
 
+/// One row per round trip (ping_pong) or window (bandwidth).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SampleTable {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub iteration: Vec<u32>,
+    pub start: Vec<u64>,
+    pub cycles: Vec<u64>,
+    pub phits: Vec<u64>,
+    pub phits_per_cycle: Vec<f64>,
+    pub us: Vec<f64>,
+    pub gbytes_per_s: Vec<f64>,
+}
+
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct RunResult {
     pub metrics: Metrics,
@@ -97,4 +136,5 @@ pub struct RunResult {
     pub switch_coords: Vec<Vec<usize>>,
     pub dims: Vec<usize>,
     pub counters: CounterTable,
+    pub samples: SampleTable,
 }
