@@ -35,7 +35,10 @@ impl Fifo {
     #[inline]
     pub fn push(&mut self, store: &mut [Entry], slots: u32, e: Entry) {
         assert!((self.len as u32) < slots, "buffer overflow: credits were not respected");
-        let i = (self.head as u32 + self.len as u32) % slots;
+        let mut i = self.head as u32 + self.len as u32;
+        if i >= slots {
+            i -= slots;
+        }
         store[(self.base + i) as usize] = e;
         self.len += 1;
     }
@@ -43,7 +46,8 @@ impl Fifo {
     pub fn pop(&mut self, store: &[Entry], slots: u32) -> Entry {
         debug_assert!(self.len > 0);
         let e = store[(self.base + self.head as u32) as usize];
-        self.head = ((self.head as u32 + 1) % slots) as u16;
+        let next = self.head as u32 + 1;
+        self.head = if next == slots { 0 } else { next as u16 };
         self.len -= 1;
         e
     }

@@ -48,6 +48,16 @@ pub fn step(switch: usize, now: u64, cx: &mut StepCtx) {
     }
 }
 
+/// `i % n` for `i < 2n`, without a division (round-robin pointers are on the hot path).
+#[inline(always)]
+fn wrap(i: usize, n: usize) -> usize {
+    if i >= n {
+        i - n
+    } else {
+        i
+    }
+}
+
 #[inline]
 fn note(wake: &mut u64, t: u64) {
     if t < *wake {
@@ -76,7 +86,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
         }
         let is_server = matches!(port.peer, Peer::Server(_));
         for k in 0..vcs {
-            let v = (port.rr_link_vc as usize + k) % vcs;
+            let v = wrap(port.rr_link_vc as usize + k, vcs);
             let gv = gp * vcs + v;
             let Some(e) = r.vc[gv].output.front(&r.out_store) else { continue };
             if e.ready as u64 > now {
@@ -94,7 +104,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             p.tx_pending = true;
             p.tx_vc = v as u8;
             p.tx_phits = u;
-            p.rr_link_vc = ((v + 1) % vcs) as u8;
+            p.rr_link_vc = wrap(v + 1, vcs) as u8;
             note(wake, now + u as u64);
             // Count the phits that cross the link inside the measured window.
             let (lo, hi) = (now.max(cx.params.window.0), (now + u as u64).min(cx.params.window.1));
@@ -169,11 +179,11 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
             sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
             let slot = op * vcs + ov;
             let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
-            let me = (ip * vcs + v + slots - rr) % slots;
+            let me = wrap(ip * vcs + v + slots - rr, slots);
             let b = sc.best[slot];
             let beats = b == NONE || {
                 let o = sc.requests[b as usize];
-                me < (o.in_port as usize * vcs + o.in_vc as usize + slots - rr) % slots
+                me < wrap(o.in_port as usize * vcs + o.in_vc as usize + slots - rr, slots)
             };
             if beats {
                 sc.best[slot] = idx;
@@ -195,7 +205,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         vi.route_vc = rq.out_vc;
         let vo = &mut r.vc[gvo];
         vo.out_owned = true;
-        vo.rr_va = ((rq.in_port as usize * vcs + rq.in_vc as usize + 1) % slots) as u16;
+        vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
@@ -227,7 +237,7 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
             continue;
         }
         for k in 0..vcs {
-            let v = (port.rr_in_vc as usize + k) % vcs;
+            let v = wrap(port.rr_in_vc as usize + k, vcs);
             let gv = gp * vcs + v;
             let q = r.vc[gv];
             if !q.routed {
@@ -253,7 +263,7 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
             let b = sc.best[op];
             let beats = b == NONE || {
                 let other = sc.requests[b as usize].in_port as usize;
-                (ip + nports - rr) % nports < (other + nports - rr) % nports
+                wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
             };
             if beats {
                 sc.best[op] = idx;
@@ -332,8 +342,8 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     let link_may_start = (now + 1).max((tail_leaves + 2).saturating_sub(u));
     r.ports[gi].xbar_in_free = now + xbar;
     r.ports[go].xbar_out_free = now + xbar;
-    r.ports[gi].rr_in_vc = ((rq.in_vc as usize + 1) % vcs) as u8;
-    r.ports[go].rr_out = ((rq.in_port as usize + 1) % r.num_ports(switch)) as u16;
+    r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
+    r.ports[go].rr_out = wrap(rq.in_port as usize + 1, r.num_ports(switch)) as u16;
     note(wake, now + xbar);
     note(wake, link_may_start);
 
