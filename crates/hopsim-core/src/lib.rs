@@ -62,6 +62,7 @@ pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
         "links": links,
         "radix": radix,
         "diameter": topo.diameter(),
+        "groups": topo.groups(),
         "wiring_ok": wiring == "ok",
         "wiring": wiring,
     });

@@ -5,10 +5,16 @@
 //! among the feasible ones: lowest `priority` first, then the most free space.
 
 mod dor;
+mod dragonfly_lgl;
+mod dragonfly_plus_ugd;
+mod fat_tree_updown;
+mod hyperx_dor;
 mod min_adaptive;
+mod minimal;
 mod rdr;
 mod romm;
 mod valiant;
+mod valiant_low_diameter;
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
@@ -30,7 +36,12 @@ pub struct RouteState {
     pub global_hops: u8,
     /// 0 on the way to a Valiant intermediate (or minimal), 1 after it.
     pub phase: u8,
-    /// Whether the packet was routed through an intermediate switch.
+    /// Global hops taken before the current phase began (set at the intermediate switch), so
+    /// VC policies can tell a phase's local hops before its global hop from those after.
+    pub phase_start_global: u8,
+    /// Whether the packet was routed through an intermediate switch. Valiant on low-diameter
+    /// networks leaves it false for a packet whose drawn intermediate is its source or
+    /// destination switch (routed minimally; `intermediate` still says which was drawn).
     pub valiant: bool,
     pub intermediate: u32,
     /// Dimensions whose wrap-around (dateline) link this packet has crossed in this phase.
@@ -110,12 +121,66 @@ pub trait Routing: Send + Sync {
     fn sound_policies(&self) -> &'static [&'static str];
 }
 
-pub const ALGORITHMS: &str = "dor, min_adaptive, rdr, romm, valiant";
+pub const ALGORITHMS: &str = "dor, minimal, min_adaptive, rdr, romm, valiant";
+
+/// The minimal next hop on a low-diameter topology: one implementation per topology
+/// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`), shared by the
+/// `minimal` routing and by each phase of `valiant` there.
+pub trait MinimalStep: Send + Sync {
+    /// The next hop from `cur` towards `target` (`cur != target`) along a minimal path.
+    fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop;
+    /// VC policies under which minimal routing (`valiant` = false) or Valiant with this step in
+    /// each phase (`valiant` = true) is deadlock-free.
+    fn sound_policies(&self, valiant: bool) -> &'static [&'static str];
+}
+
+/// The policies for Valiant on low-diameter networks: VC classes per phase or per hop.
+pub const LOW_DIAMETER_POLICIES: &[&str] = &["ladder", "ladder_reuse", "min_first", "min_last", "min_both"];
+
+/// The minimal step of a low-diameter topology, if it is one.
+pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
+    if let Some(t) = topo.hyperx() {
+        return Some(Arc::new(hyperx_dor::HyperXDor::new(t.clone())));
+    }
+    if let Some(t) = topo.dragonfly() {
+        return Some(Arc::new(dragonfly_lgl::DragonflyLgl::new(t.clone())));
+    }
+    if let Some(t) = topo.dragonfly_plus() {
+        return Some(Arc::new(dragonfly_plus_ugd::DragonflyPlusUgd::new(t.clone())));
+    }
+    if let Some(t) = topo.fat_tree() {
+        return Some(Arc::new(fat_tree_updown::FatTreeUpDown::new(t.clone())));
+    }
+    None
+}
 
 pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
     let name = spec.routing.algorithm.as_str();
     let unknown = || SpecError::new("routing.algorithm", format!("{name:?}"), format!("unknown routing algorithm; allowed: {ALGORITHMS}"));
+    if spec.routing.valiant_redraw && !(name == "valiant" && minimal_step(topo.as_ref()).is_some()) {
+        return Err(SpecError::new(
+            "routing.valiant_redraw",
+            "true",
+            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly and dragonfly_plus",
+        ));
+    }
+    if let Some(step) = minimal_step(topo.as_ref()) {
+        let ld = "hyperx, dragonfly, dragonfly_plus, fat_tree";
+        return match name {
+            "minimal" => Ok(Arc::new(minimal::Minimal::new("minimal", step))),
+            "dor" if topo.hyperx().is_some() => Ok(Arc::new(minimal::Minimal::new("dor", step))),
+            "valiant" if topo.fat_tree().is_none() => {
+                Ok(Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step, spec.routing.valiant_redraw)))
+            }
+            "valiant" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx, dragonfly, dragonfly_plus")),
+            "dor" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx")),
+            "rdr" | "romm" | "min_adaptive" => Err(not_for(name, topo.as_ref(), "torus, mesh")),
+            _ if ALGORITHMS.split(", ").any(|a| a == name) => Err(not_for(name, topo.as_ref(), ld)),
+            _ => Err(unknown()),
+        };
+    }
     match name {
+        "minimal" => Err(not_for(name, topo.as_ref(), "hyperx, dragonfly, dragonfly_plus, fat_tree")),
         "dor" => Ok(Arc::new(dor::Dor::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
         "rdr" => Ok(Arc::new(rdr::Rdr::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
         "valiant" => Ok(Arc::new(valiant::Valiant::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
@@ -165,6 +230,7 @@ pub fn phase_target(switch: usize, state: &mut RouteState) -> usize {
     if state.phase == 0 && state.valiant && state.intermediate as usize == switch {
         state.phase = 1;
         state.wrapped = 0;
+        state.phase_start_global = state.global_hops;
     }
     if state.phase == 0 && state.valiant {
         state.intermediate as usize

@@ -152,11 +152,15 @@ pub struct RoutingSpec {
     pub algorithm: String,
     #[serde(default = "auto_policy")]
     pub vc_policy: String,
+    /// `valiant` on low-diameter networks: draw the intermediate again when it is the source
+    /// or destination switch, instead of routing that packet minimally.
+    #[serde(default)]
+    pub valiant_redraw: bool,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), valiant_redraw: false }
     }
 }
 
@@ -171,6 +175,9 @@ pub struct TrafficSpec {
     /// `shift`: offset per dimension, in switch coordinates.
     #[serde(default)]
     pub shift: Option<Vec<i64>>,
+    /// `adv`, `adv_random`: group offset i of ADV+i (default: global links per switch, h).
+    #[serde(default)]
+    pub adv_offset: Option<usize>,
     /// `random_pairs` (and any pattern): how many servers take part.
     #[serde(default)]
     pub active_servers: Option<usize>,

@@ -35,6 +35,11 @@ impl Cartesian {
     pub fn switch_at(&self, coords: &[usize]) -> usize {
         coords.iter().zip(&self.strides).map(|(c, s)| c * s).sum()
     }
+    /// The switch with coordinate `c` along `dim` and the coordinates of `switch` elsewhere.
+    #[inline]
+    pub fn with_coord(&self, switch: usize, dim: usize, c: usize) -> usize {
+        switch - self.coord(switch, dim) * self.strides[dim] + c * self.strides[dim]
+    }
     /// The switch one step along `dim` in direction `dir` (+1/-1), if it exists.
     #[inline]
     pub fn step(&self, switch: usize, dim: usize, dir: i8) -> Option<usize> {

@@ -5,10 +5,20 @@
 //! `q` of switch `t` exactly when port `q` of `t` sends to port `p` of `s`.
 
 mod cartesian;
+mod dragonfly;
+mod dragonfly_plus;
+mod fat_tree;
+mod global;
+mod hyperx;
 mod mesh;
 mod torus;
 
 pub use cartesian::Cartesian;
+pub use dragonfly::Dragonfly;
+pub use dragonfly_plus::DragonflyPlus;
+pub use fat_tree::FatTree;
+pub use global::Arrangement;
+pub use hyperx::HyperX;
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
@@ -29,8 +39,10 @@ pub trait Topology: Send + Sync {
     /// Servers attached to a switch.
     fn servers_at(&self, switch: usize) -> usize;
     fn neighbour(&self, switch: usize, port: usize) -> Option<PortPeer>;
-    /// Minimal number of switch-to-switch hops.
+    /// Minimal number of switch-to-switch hops (on dragonflies: among paths with at most one
+    /// global link, the dragonfly's notion of a minimal path).
     fn distance(&self, a: usize, b: usize) -> usize;
+    /// Largest distance between two switches that have servers (all switches on grids).
     fn diameter(&self) -> usize;
     /// Dimension of a network port, for link-load maps and dimension-aware policies.
     fn port_dimension(&self, _switch: usize, _port: usize) -> Option<usize> {
@@ -52,6 +64,69 @@ pub trait Topology: Send + Sync {
     fn cartesian(&self) -> Option<&Cartesian> {
         None
     }
+    /// Groups of switches (dragonflies), numbered from 0; 0 when the topology has none.
+    fn groups(&self) -> usize {
+        0
+    }
+    fn group_of(&self, _switch: usize) -> usize {
+        0
+    }
+    /// Global links per switch that carries them (h of a dragonfly); 0 if none.
+    fn global_links_per_switch(&self) -> usize {
+        0
+    }
+    // The concrete low-diameter topologies, for the routings defined on them.
+    fn hyperx(&self) -> Option<&HyperX> {
+        None
+    }
+    fn dragonfly(&self) -> Option<&Dragonfly> {
+        None
+    }
+    fn dragonfly_plus(&self) -> Option<&DragonflyPlus> {
+        None
+    }
+    fn fat_tree(&self) -> Option<&FatTree> {
+        None
+    }
+}
+
+/// Refuse the `[topology]` keys that topology `kind` does not use (`used` lists those it does).
+pub fn reject_unused(spec: &Spec, used: &[&str]) -> SpecResult<()> {
+    let t = &spec.topology;
+    let set: [(&str, Option<String>); 9] = [
+        ("dims", (!t.dims.is_empty()).then(|| format!("{:?}", t.dims))),
+        ("groups", t.groups.map(|v| v.to_string())),
+        ("switches_per_group", t.switches_per_group.map(|v| v.to_string())),
+        ("global_links_per_switch", t.global_links_per_switch.map(|v| v.to_string())),
+        ("global_arrangement", t.global_arrangement.as_ref().map(|v| format!("{v:?}"))),
+        ("leaves_per_group", t.leaves_per_group.map(|v| v.to_string())),
+        ("spines_per_group", t.spines_per_group.map(|v| v.to_string())),
+        ("k", t.k.map(|v| v.to_string())),
+        ("levels", t.levels.map(|v| v.to_string())),
+    ];
+    for (key, value) in set {
+        if let Some(v) = value {
+            if !used.contains(&key) {
+                return Err(SpecError::new(
+                    format!("topology.{key}"),
+                    v,
+                    format!("not used by topology.kind = {:?}; its keys are: {}", t.kind, used.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuse networks too large to simulate (ports and servers are stored in 16 and 32 bits).
+pub(crate) fn check_size(key: &str, value: String, switches: u128, servers: u128, radix: u128) -> SpecResult<()> {
+    if servers > 1 << 28 || switches > 1 << 28 {
+        return Err(SpecError::new(key, value, format!("{switches} switches and {servers} servers is more than the 2^28 supported")));
+    }
+    if radix > 60_000 {
+        return Err(SpecError::new(key, value, format!("switch radix {radix} is more than the 60000 ports supported")));
+    }
+    Ok(())
 }
 
 /// Server numbering helper shared by all topologies: servers are numbered switch by switch.
@@ -95,13 +170,17 @@ impl ServerMap {
     }
 }
 
-pub const TOPOLOGIES: &str = "torus, mesh";
+pub const TOPOLOGIES: &str = "torus, mesh, hyperx, dragonfly, dragonfly_plus, fat_tree";
 
 pub fn build(spec: &Spec) -> SpecResult<Arc<dyn Topology>> {
     let t = &spec.topology;
     match t.kind.as_str() {
         "torus" => Ok(Arc::new(torus::build(spec)?)),
         "mesh" => Ok(Arc::new(mesh::build(spec)?)),
+        "hyperx" => Ok(Arc::new(hyperx::build(spec)?)),
+        "dragonfly" => Ok(Arc::new(dragonfly::build(spec)?)),
+        "dragonfly_plus" => Ok(Arc::new(dragonfly_plus::build(spec)?)),
+        "fat_tree" => Ok(Arc::new(fat_tree::build(spec)?)),
         other => Err(SpecError::new("topology.kind", format!("{other:?}"), format!("unknown topology; allowed: {TOPOLOGIES}"))),
     }
 }

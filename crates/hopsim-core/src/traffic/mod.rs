@@ -1,8 +1,11 @@
 //! Traffic patterns: whom each server sends to. The injection process (when) is in `nic`.
 
+mod adv;
+mod adv_random;
 mod bit_complement;
 mod hotspot;
 mod random_pairs;
+mod random_permutation;
 mod shift;
 mod tornado;
 mod transpose;
@@ -22,7 +25,8 @@ pub trait TrafficPattern: Send + Sync {
     fn destination(&self, src: usize, rng: &mut Rng) -> usize;
 }
 
-pub const PATTERNS: &str = "uniform, random_pairs, shift, transpose, bit_complement, tornado, hotspot";
+pub const PATTERNS: &str =
+    "uniform, random_pairs, random_permutation, shift, transpose, bit_complement, tornado, hotspot, adv, adv_random";
 
 /// A pattern together with the servers that take part.
 pub struct Traffic {
@@ -47,9 +51,51 @@ impl PatternCtx<'_> {
             SpecError::new(
                 "traffic.pattern",
                 format!("{:?}", self.spec.traffic.pattern),
-                format!("needs a topology with switch coordinates (torus, mesh), not {:?}", self.topo.kind()),
+                format!("needs a topology with switch coordinates (torus, mesh, hyperx), not {:?}", self.topo.kind()),
             )
         })
+    }
+}
+
+/// The servers of each group (dragonflies), for the ADV patterns.
+pub struct GroupServers {
+    /// Servers of each group, ascending.
+    pub members: Vec<Vec<u32>>,
+    group: Vec<u32>,
+    /// Index of each server among its group's servers.
+    pub position: Vec<u32>,
+    offset: usize,
+}
+
+impl GroupServers {
+    pub fn new(ctx: &PatternCtx) -> SpecResult<Self> {
+        let (topo, t) = (ctx.topo, &ctx.spec.traffic);
+        let g = topo.groups();
+        if g < 2 {
+            return Err(SpecError::new(
+                "traffic.pattern",
+                format!("{:?}", t.pattern),
+                format!("needs a topology with groups (dragonfly, dragonfly_plus), not {:?}", topo.kind()),
+            ));
+        }
+        let offset = t.adv_offset.unwrap_or(topo.global_links_per_switch());
+        if offset % g == 0 {
+            return Err(SpecError::new("traffic.adv_offset", offset, format!("must not be a multiple of the {g} groups (servers would send inside their own group)")));
+        }
+        let n = ctx.servers.num_servers();
+        let mut members = vec![Vec::new(); g];
+        let (mut group, mut position) = (vec![0; n], vec![0; n]);
+        for s in 0..n {
+            let gr = topo.group_of(ctx.servers.switch_of(s));
+            group[s] = gr as u32;
+            position[s] = members[gr].len() as u32;
+            members[gr].push(s as u32);
+        }
+        Ok(GroupServers { members, group, position, offset })
+    }
+    #[inline]
+    pub fn target_group(&self, src: usize) -> usize {
+        (self.group[src] as usize + self.offset) % self.members.len()
     }
 }
 
@@ -91,10 +137,16 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
         "bit_complement" => Arc::new(bit_complement::build(&ctx)?),
         "tornado" => Arc::new(tornado::build(&ctx)?),
         "hotspot" => Arc::new(hotspot::Hotspot::new(&ctx)?),
+        "adv" => Arc::new(adv::Adv::new(&ctx)?),
+        "adv_random" => Arc::new(adv_random::AdvRandom::new(&ctx)?),
+        "random_permutation" => Arc::new(random_permutation::RandomPermutation::new(&mut ctx)?),
         _ => return Err(SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {PATTERNS}"))),
     };
     if name != "shift" && t.shift.is_some() {
         return Err(SpecError::new("traffic.shift", format!("{:?}", t.shift.as_ref().unwrap()), "only used with traffic.pattern = \"shift\""));
+    }
+    if !matches!(name, "adv" | "adv_random") && t.adv_offset.is_some() {
+        return Err(SpecError::new("traffic.adv_offset", t.adv_offset.unwrap(), "only used with traffic.pattern = \"adv\" or \"adv_random\""));
     }
     if name != "hotspot" && (t.hotspots.is_some() || t.hotspot_fraction.is_some()) {
         return Err(SpecError::new("traffic.hotspots", "", "traffic.hotspots and traffic.hotspot_fraction are only used with traffic.pattern = \"hotspot\""));

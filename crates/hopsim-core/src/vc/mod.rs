@@ -6,8 +6,14 @@
 mod dateline;
 mod dateline_partition;
 mod escape;
+mod ladder;
+mod ladder_reuse;
+mod min_both;
+mod min_first;
+mod min_last;
 mod none;
 mod phase_dateline;
+mod two_phases;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::{Hop, RouteState};
@@ -26,11 +32,18 @@ pub trait VcPolicy: Send + Sync {
     fn all(&self) -> u32;
 }
 
-pub const POLICIES: &str = "auto, dateline, dateline_partition, escape, none, phase_dateline";
+pub const POLICIES: &str =
+    "auto, dateline, dateline_partition, escape, ladder, ladder_reuse, min_both, min_first, min_last, none, phase_dateline";
 
 /// The policy a spec asks for; `auto` picks the one that makes its routing deadlock-free.
 pub fn resolve(spec: &Spec) -> &str {
+    let low_diameter = matches!(spec.topology.kind.as_str(), "hyperx" | "dragonfly" | "dragonfly_plus" | "fat_tree");
     match (spec.routing.vc_policy.as_str(), spec.routing.algorithm.as_str()) {
+        ("auto", "valiant") if low_diameter => "ladder",
+        // Minimal local-global-local needs ordered local VCs; ladder_reuse shares them best.
+        ("auto", _) if spec.topology.kind == "dragonfly" => "ladder_reuse",
+        // Minimal routing on HyperX (DOR), dragonfly+ and fat-trees is deadlock-free on any VC.
+        ("auto", _) if low_diameter => "none",
         ("auto", "rdr" | "min_adaptive") => "escape",
         ("auto", "valiant" | "romm") => "phase_dateline",
         ("auto", _) => "dateline",
@@ -72,6 +85,34 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPoli
             let need = if wrap { "4 VCs (2 phases x 2 dateline classes)" } else { "2 VCs (one per phase)" };
             SpecError::new("router.vcs", vcs, format!("vc_policy = \"phase_dateline\" needs at least {need} on a {kind}"))
         })?)),
+        "ladder" | "ladder_reuse" => {
+            let valiant = spec.routing.algorithm == "valiant";
+            let steps = topo.diameter().max(1) * if valiant { 2 } else { 1 };
+            let policy = if name == "ladder" { ladder::Ladder::new(vcs, steps, false) } else { ladder_reuse::build(vcs, steps) };
+            Ok(Arc::new(policy.ok_or_else(|| {
+                SpecError::new(
+                    "router.vcs",
+                    vcs,
+                    format!(
+                        "vc_policy = {name:?} needs at least {steps} VCs on this {kind} with routing.algorithm = {:?} (one per hop of the longest path)",
+                        spec.routing.algorithm
+                    ),
+                )
+            })?))
+        }
+        "min_first" | "min_last" | "min_both" => {
+            let dragonfly = topo.dragonfly().is_some();
+            let policy = match name {
+                "min_first" => min_first::build(vcs, dragonfly),
+                "min_last" => min_last::build(vcs, dragonfly),
+                _ => min_both::build(vcs, dragonfly),
+            };
+            Ok(Arc::new(policy.ok_or_else(|| {
+                let need = two_phases::TwoPhases::needs(dragonfly);
+                let why = if dragonfly { "2 phases x local VCs before / after the global hop" } else { "one per Valiant phase" };
+                SpecError::new("router.vcs", vcs, format!("vc_policy = {name:?} needs at least {need} VCs on a {kind} ({why})"))
+            })?))
+        }
         _ => Err(SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: {POLICIES}"))),
     }
 }

@@ -1,0 +1,37 @@
+//! Up/down routing on a k-ary n-tree: climb (through an up port drawn at random) until the
+//! switch is an ancestor of the destination leaf (its digits from its level up agree with the
+//! leaf's), then go down the unique path. Up channels only lead to up or down channels, down
+//! only to down: deadlock-free with one VC.
+
+use super::{Hop, MinimalStep, Rng};
+use crate::topology::FatTree;
+use rand::Rng as _;
+
+pub struct FatTreeUpDown {
+    ft: FatTree,
+}
+
+impl FatTreeUpDown {
+    pub fn new(ft: FatTree) -> Self {
+        FatTreeUpDown { ft }
+    }
+}
+
+impl MinimalStep for FatTreeUpDown {
+    #[inline]
+    fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop {
+        let t = &self.ft;
+        let (lc, lt) = (t.level(cur), t.level(target));
+        let ancestor = lc > lt && (lc..t.levels - 1).all(|d| t.digit(cur, d) == t.digit(target, d));
+        if ancestor {
+            let d = lc - 1;
+            Hop { port: t.digit(target, d) as u16, dim: d as u8, ..Default::default() }
+        } else {
+            Hop { port: (t.down_ports(lc) + rng.gen_range(0..t.k)) as u16, dim: lc as u8, ..Default::default() }
+        }
+    }
+
+    fn sound_policies(&self, _valiant: bool) -> &'static [&'static str] {
+        &["ladder", "ladder_reuse", "min_first", "min_last", "min_both", "dateline"]
+    }
+}

@@ -1,0 +1,38 @@
+//! `minimal` on low-diameter topologies (also `dor` on a HyperX): at every switch the hop of
+//! the topology's minimal step (`MinimalStep`): DOR over HyperX dimensions (one hop per
+//! dimension), local-global-local on a dragonfly, up-global-down on a dragonfly+, up/down on
+//! a fat-tree.
+
+use super::{Candidates, MinimalStep, RouteState, Routing, Rng};
+use std::sync::Arc;
+
+pub struct Minimal {
+    name: &'static str,
+    step: Arc<dyn MinimalStep>,
+}
+
+impl Minimal {
+    pub fn new(name: &'static str, step: Arc<dyn MinimalStep>) -> Self {
+        Minimal { name, step }
+    }
+}
+
+impl Routing for Minimal {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// No intermediate: `intermediate` is the source, so 2Phases policies treat the packet as
+    /// minimal traffic drawn at its source (`min_both` puts it in the first phase).
+    fn on_inject(&self, state: &mut RouteState, _rng: &mut Rng) {
+        state.intermediate = state.src_switch;
+    }
+
+    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates) {
+        out.push(self.step.hop(switch, state.dst_switch as usize, rng), 0);
+    }
+
+    fn sound_policies(&self) -> &'static [&'static str] {
+        self.step.sound_policies(false)
+    }
+}

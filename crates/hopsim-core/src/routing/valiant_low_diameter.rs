@@ -1,0 +1,56 @@
+//! Valiant on low-diameter networks (HyperX, dragonfly, dragonfly+): at injection an
+//! intermediate switch drawn uniformly among the switches that have servers (every switch of
+//! a HyperX or dragonfly, every leaf of a dragonfly+); a minimal path to it (phase 0), then a
+//! minimal path to the destination (phase 1), each phase the topology's `MinimalStep`.
+//!
+//! When the source or the destination switch is drawn, the packet is routed minimally
+//! (`RouteState::valiant` = false) and the VC policy decides which phase's VCs it uses
+//! (`min_first`, `min_last`, `min_both`), as in the VC-management paper; with
+//! `routing.valiant_redraw = true` the intermediate is drawn again instead.
+
+use super::{phase_target, Candidates, MinimalStep, RouteState, Routing, Rng};
+use crate::topology::Topology;
+use rand::Rng as _;
+use std::sync::Arc;
+
+pub struct LowDiameterValiant {
+    step: Arc<dyn MinimalStep>,
+    /// Switches an intermediate may be drawn from.
+    pool: Vec<u32>,
+    redraw: bool,
+}
+
+impl LowDiameterValiant {
+    pub fn new(topo: &dyn Topology, step: Arc<dyn MinimalStep>, redraw: bool) -> Self {
+        let pool = (0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect();
+        LowDiameterValiant { step, pool, redraw }
+    }
+}
+
+impl Routing for LowDiameterValiant {
+    fn name(&self) -> &'static str {
+        "valiant"
+    }
+
+    fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
+        let (src, dst) = (state.src_switch, state.dst_switch);
+        let mut mid = self.pool[rng.gen_range(0..self.pool.len())];
+        // Redraw only if some other switch is left to draw.
+        let others = self.pool.len() > 1 + usize::from(src != dst);
+        while self.redraw && others && (mid == src || mid == dst) {
+            mid = self.pool[rng.gen_range(0..self.pool.len())];
+        }
+        state.intermediate = mid;
+        state.valiant = mid != src && mid != dst;
+        state.phase = 0;
+    }
+
+    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates) {
+        let target = phase_target(switch, state);
+        out.push(self.step.hop(switch, target, rng), 0);
+    }
+
+    fn sound_policies(&self) -> &'static [&'static str] {
+        self.step.sound_policies(true)
+    }
+}

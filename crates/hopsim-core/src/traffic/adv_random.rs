@@ -1,0 +1,28 @@
+//! ADVr+i (dragonflies): each server of group G sends to a server drawn uniformly in group
+//! G + i (mod groups); i = `traffic.adv_offset`, by default h.
+
+use super::{GroupServers, PatternCtx, TrafficPattern};
+use crate::error::SpecResult;
+use crate::routing::Rng;
+use rand::Rng as _;
+
+pub struct AdvRandom {
+    groups: GroupServers,
+}
+
+impl AdvRandom {
+    pub fn new(ctx: &PatternCtx) -> SpecResult<Self> {
+        Ok(AdvRandom { groups: GroupServers::new(ctx)? })
+    }
+}
+
+impl TrafficPattern for AdvRandom {
+    fn name(&self) -> &'static str {
+        "adv_random"
+    }
+    fn destination(&self, src: usize, rng: &mut Rng) -> usize {
+        let g = &self.groups;
+        let target = &g.members[g.target_group(src)];
+        target[rng.gen_range(0..target.len())] as usize
+    }
+}

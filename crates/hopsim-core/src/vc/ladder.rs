@@ -1,0 +1,61 @@
+//! Ladder (the VC-management paper, section II-B): the i-th hop of a packet uses VC class i,
+//! whatever its phase, with one class per hop of the longest path (the diameter D for minimal
+//! routing, 2D for Valiant); more VCs are spread over the classes (JSQ inside a class). The VC
+//! class strictly increases along every path, so channel dependencies are acyclic on any
+//! topology: deadlock-free with any routing whose paths fit the ladder.
+//!
+//! `ladder_reuse` (Ladder with reused VCs): at hop i any class j <= i. Still deadlock-free: a
+//! packet at hop i may always wait for class i + 1, which only packets further along use, so
+//! by induction from the last class every packet advances.
+//!
+//! On a dragonfly the paper's Ladder is this hop ladder (6 VCs for Valiant, its Table III);
+//! its separate local and global ladders (4 local steps, 2 global) are the 2Phases classes
+//! (`min_first` and kin). Indexing local VCs by local hops so far and global VCs by global
+//! hops so far would not be deadlock-free: a packet whose source switch holds the global link
+//! goes global (global VC 0) then local on local VC 0, while another goes local VC 0 then
+//! global VC 0.
+
+use super::{mask_all, mask_range, VcPolicy};
+use crate::routing::{Hop, RouteState};
+
+pub struct Ladder {
+    name: &'static str,
+    vcs: usize,
+    /// VCs of each step (exact ladder) or of steps 0..=i (with reuse).
+    masks: Vec<u32>,
+}
+
+impl Ladder {
+    pub fn new(vcs: usize, steps: usize, reuse: bool) -> Option<Self> {
+        if steps == 0 || vcs < steps {
+            return None;
+        }
+        let masks = (0..steps)
+            .map(|i| {
+                let lo = if reuse { 0 } else { i * vcs / steps };
+                mask_range(lo, (i + 1) * vcs / steps)
+            })
+            .collect();
+        Some(Ladder { name: if reuse { "ladder_reuse" } else { "ladder" }, vcs, masks })
+    }
+}
+
+impl VcPolicy for Ladder {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    #[inline]
+    fn allowed(&self, st: &RouteState, hop: &Hop) -> u32 {
+        if hop.eject {
+            return self.all();
+        }
+        self.masks[(st.hops as usize).min(self.masks.len() - 1)]
+    }
+    /// Packets enter at the first step (VC 0 with one VC per step).
+    fn injection(&self, _st: &RouteState) -> u32 {
+        self.masks[0]
+    }
+    fn all(&self) -> u32 {
+        mask_all(self.vcs)
+    }
+}

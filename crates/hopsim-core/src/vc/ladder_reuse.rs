@@ -1,0 +1,8 @@
+//! Ladder with reused VCs: at hop i any VC class j <= i, join-shortest-queue among them
+//! (the class layout and the deadlock argument are in `ladder.rs`).
+
+use super::ladder::Ladder;
+
+pub fn build(vcs: usize, steps: usize) -> Option<Ladder> {
+    Ladder::new(vcs, steps, true)
+}

@@ -1,0 +1,10 @@
+//! 2Phases MinBoth: a minimally routed packet uses the first phase's VCs if its drawn
+//! intermediate was its source switch (or the routing is minimal), the second phase's if it
+//! was its destination switch.
+
+use super::two_phases::TwoPhases;
+use crate::routing::RouteState;
+
+pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
+    TwoPhases::new("min_both", vcs, dragonfly, |st: &RouteState| usize::from(st.intermediate != st.src_switch))
+}

@@ -1,0 +1,9 @@
+//! 2Phases MinLast: minimally routed packets use the second phase's VCs (as suggested for
+//! UGAL's minimal traffic on dragonflies; unstable under Valiant, per the paper).
+
+use super::two_phases::TwoPhases;
+use crate::routing::RouteState;
+
+pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
+    TwoPhases::new("min_last", vcs, dragonfly, |_: &RouteState| 1)
+}

@@ -1,0 +1,290 @@
+//! Low-diameter networks: HyperX, dragonfly, dragonfly+, fat-tree. Sizes against the formulas
+//! and the VC-management paper's Table I; minimal routes walked hop by hop; Valiant paths
+//! within twice the diameter; every VC policy deadlock-free under saturated adverse traffic.
+mod common;
+
+use hopsim_core::routing::{self, Candidates, RouteState, Routing, Rng};
+use hopsim_core::topology::{self, Topology};
+use hopsim_core::{spec, topology_json, vc};
+use rand::{Rng as _, SeedableRng};
+use std::sync::Arc;
+
+const HX2: &str = "kind = \"hyperx\"\ndims = [4, 4]\nservers_per_switch = 4";
+const DF: &str = "kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2";
+const DFP: &str = "kind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 2\nservers_per_switch = 2";
+
+fn spec_of(topo: &str, extra: &str) -> spec::Spec {
+    spec::from_toml_str(&format!("[topology]\n{topo}\n{extra}\n[traffic]\nload = 0.1\n")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn facts(topo: &str) -> serde_json::Value {
+    let s = spec_of(topo, "");
+    serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap()).unwrap()).unwrap()
+}
+
+#[test]
+fn sizes_match_the_formulas_and_table_one() {
+    // (topology, switches, servers, radix, links, diameter): the paper's Table I. Its 1D
+    // HyperX counts 4032 links, 64*63, i.e. both directions; we count bidirectional links.
+    let cases = [
+        ("kind = \"hyperx\"\ndims = [64]\nservers_per_switch = 64", 64, 4096, 127, 2016, 1),
+        ("kind = \"hyperx\"\ndims = [16, 16]\nservers_per_switch = 16", 256, 4096, 46, 3840, 2),
+        ("kind = \"hyperx\"\ndims = [8, 8, 8]\nservers_per_switch = 8", 512, 4096, 29, 5376, 3),
+        ("kind = \"dragonfly\"\ngroups = 73\nswitches_per_group = 12\nglobal_links_per_switch = 6\nservers_per_switch = 6", 876, 5256, 23, 7446, 3),
+        ("kind = \"dragonfly\"\nswitches_per_group = 12\nglobal_links_per_switch = 6\nservers_per_switch = 6\nglobal_arrangement = \"consecutive\"", 876, 5256, 23, 7446, 3),
+        ("kind = \"dragonfly_plus\"\ngroups = 65\nleaves_per_group = 8\nspines_per_group = 8\nservers_per_switch = 8", 1040, 4160, 16, 6240, 3),
+        ("kind = \"fat_tree\"\nk = 4\nlevels = 3\nservers_per_switch = 4", 48, 64, 8, 128, 4),
+        ("kind = \"hyperx\"\ndims = [3, 5]\nservers_per_switch = 2", 15, 30, 8, 15 * 6 / 2, 2),
+        ("kind = \"dragonfly\"\ngroups = 5\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2", 20, 40, 7, 5 * 6 + 10, 3),
+    ];
+    for (t, switches, servers, radix, links, diameter) in cases {
+        let f = facts(t);
+        assert_eq!(f["wiring_ok"], true, "{t}: {}", f["wiring"]);
+        assert_eq!(f["switches"], switches, "{t}");
+        assert_eq!(f["servers"], servers, "{t}");
+        assert_eq!(f["radix"], radix, "{t}");
+        assert_eq!(f["links"], links, "{t}");
+        assert_eq!(f["diameter"], diameter, "{t}");
+    }
+}
+
+/// Distances against a breadth-first search (restricted to at most one global link on
+/// dragonflies, their notion of minimal), and the diameter over switches with servers.
+#[test]
+fn distance_is_exact() {
+    for t in [HX2, DF, DFP, "kind = \"hyperx\"\ndims = [3, 2, 4]", "kind = \"fat_tree\"\nk = 3\nlevels = 3", "kind = \"dragonfly\"\ngroups = 6\nswitches_per_group = 3\nglobal_links_per_switch = 2\nglobal_arrangement = \"consecutive\""] {
+        let topo = topology::build(&spec_of(t, "")).unwrap();
+        let n = topo.num_switches();
+        let mut diameter = 0;
+        for src in 0..n {
+            // State: (switch, global links used).
+            let mut dist = vec![[usize::MAX; 2]; n];
+            dist[src][0] = 0;
+            let mut queue = std::collections::VecDeque::from([(src, 0usize)]);
+            while let Some((s, g)) = queue.pop_front() {
+                for p in 0..topo.network_ports(s) {
+                    let Some(peer) = topo.neighbour(s, p) else { continue };
+                    let global = topo.groups() > 0 && topo.group_of(s) != topo.group_of(peer.switch as usize);
+                    let ng = g + usize::from(global);
+                    if ng > 1 && topo.groups() > 0 {
+                        continue;
+                    }
+                    let ng = ng.min(1);
+                    let t = peer.switch as usize;
+                    if dist[t][ng] == usize::MAX {
+                        dist[t][ng] = dist[s][g] + 1;
+                        queue.push_back((t, ng));
+                    }
+                }
+            }
+            for dst in 0..n {
+                let bfs = dist[dst][0].min(dist[dst][1]);
+                assert_eq!(topo.distance(src, dst), bfs, "{t}: {src} -> {dst}");
+                if topo.servers_at(src) > 0 && topo.servers_at(dst) > 0 {
+                    diameter = diameter.max(bfs);
+                }
+            }
+        }
+        assert_eq!(topo.diameter(), diameter, "{t}");
+    }
+}
+
+fn parts(topo: &str, algo: &str, policy: &str, vcs: usize) -> (Arc<dyn Topology>, Arc<dyn Routing>, Arc<dyn vc::VcPolicy>) {
+    let s = spec_of(topo, &format!("[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\""));
+    let t = topology::build(&s).unwrap();
+    let r = routing::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));
+    let v = vc::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));
+    routing::check_policy(&s, r.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    (t, r, v)
+}
+
+/// Walk a packet as the engine does (random candidate, hop counters as `router::step`);
+/// returns the hops and the lowest allowed VC of each hop.
+fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, dst: usize, rng: &mut Rng) -> (usize, Vec<u32>) {
+    let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+    r.on_inject(&mut st, rng);
+    assert_ne!(v.injection(&st) & v.all(), 0);
+    let mut cur = src;
+    let mut out = Candidates::default();
+    let mut vcs = Vec::new();
+    while cur != dst {
+        out.clear();
+        r.route(cur, &mut st, rng, &mut out);
+        assert!(out.len > 0);
+        let target = if st.valiant && st.phase == 0 { st.intermediate as usize } else { dst };
+        let c = out.as_slice()[rng.gen_range(0..out.len as usize)];
+        let mask = v.allowed(&st, &c.hop) & v.all();
+        assert_ne!(mask, 0, "{}: a hop with no VC", v.name());
+        vcs.push(mask.trailing_zeros());
+        let next = topo.neighbour(cur, c.hop.port as usize).expect("connected port").switch as usize;
+        assert_eq!(topo.distance(next, target) + 1, topo.distance(cur, target), "{} on {}: {cur} -> {next} towards {target}", r.name(), topo.kind());
+        st.hops += 1;
+        if c.hop.class == 0 {
+            st.local_hops += 1;
+        } else {
+            st.global_hops += 1;
+        }
+        cur = next;
+        assert!(vcs.len() <= 2 * topo.diameter(), "{}: {} hops", r.name(), vcs.len());
+    }
+    (vcs.len(), vcs)
+}
+
+fn hosts(topo: &dyn Topology) -> Vec<usize> {
+    (0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).collect()
+}
+
+#[test]
+fn minimal_routes_are_minimal_and_within_the_diameter() {
+    let mut rng = Rng::seed_from_u64(3);
+    let big_df = "kind = \"dragonfly\"\ngroups = 73\nswitches_per_group = 12\nglobal_links_per_switch = 6\nservers_per_switch = 6";
+    let big_dfp = "kind = \"dragonfly_plus\"\ngroups = 65\nleaves_per_group = 8\nspines_per_group = 8\nservers_per_switch = 8";
+    let ft = "kind = \"fat_tree\"\nk = 4\nlevels = 3\nservers_per_switch = 4";
+    for (t, algo) in [(HX2, "dor"), (HX2, "minimal"), ("kind = \"hyperx\"\ndims = [8, 8, 8]", "minimal"), (DF, "minimal"), (big_df, "minimal"), (DFP, "minimal"), (big_dfp, "minimal"), (ft, "minimal")] {
+        let (topo, r, v) = parts(t, algo, "ladder", 6);
+        let h = hosts(topo.as_ref());
+        let pairs: Vec<(usize, usize)> = if h.len() <= 40 {
+            h.iter().flat_map(|&a| h.iter().map(move |&b| (a, b))).collect()
+        } else {
+            (0..4000).map(|_| (h[rng.gen_range(0..h.len())], h[rng.gen_range(0..h.len())])).collect()
+        };
+        for (a, b) in pairs {
+            let (hops, _) = walk(topo.as_ref(), r.as_ref(), v.as_ref(), a, b, &mut rng);
+            assert_eq!(hops, topo.distance(a, b));
+            assert!(hops <= topo.diameter());
+        }
+    }
+}
+
+#[test]
+fn valiant_paths_are_within_twice_the_diameter_and_ladder_climbs() {
+    let mut rng = Rng::seed_from_u64(5);
+    for (t, vcs_ladder, vcs_2p) in [(HX2, 4, 4), ("kind = \"hyperx\"\ndims = [4, 3, 5]", 6, 6), (DF, 6, 8), (DFP, 6, 6)] {
+        for (policy, vcs) in [("ladder", vcs_ladder), ("ladder_reuse", vcs_ladder), ("min_first", vcs_2p), ("min_last", vcs_2p), ("min_both", vcs_2p)] {
+            let (topo, r, v) = parts(t, "valiant", policy, vcs);
+            let h = hosts(topo.as_ref());
+            let mut longest = 0;
+            for _ in 0..3000 {
+                let (a, b) = (h[rng.gen_range(0..h.len())], h[rng.gen_range(0..h.len())]);
+                let (hops, vc_path) = walk(topo.as_ref(), r.as_ref(), v.as_ref(), a, b, &mut rng);
+                // On dragonflies distance counts paths with one global link; a Valiant path
+                // with two may be shorter.
+                assert!(hops <= 2 * topo.diameter() && (topo.groups() > 0 || hops >= topo.distance(a, b)));
+                longest = longest.max(hops);
+                if policy == "ladder" {
+                    assert!(vc_path.windows(2).all(|w| w[0] < w[1]), "{t} ladder: VCs {vc_path:?}");
+                    assert!(vc_path.iter().enumerate().all(|(i, &c)| c as usize >= i * vcs / (2 * topo.diameter())));
+                }
+                // (On a dragonfly local and global ports have separate class layouts.)
+                if policy.starts_with("min_") && topo.kind() != "dragonfly" {
+                    assert!(vc_path.windows(2).all(|w| w[0] <= w[1]), "{t} {policy}: VCs {vc_path:?}");
+                }
+            }
+            assert_eq!(longest, 2 * topo.diameter(), "{t} {policy}: some Valiant path takes 2D hops");
+        }
+    }
+}
+
+#[test]
+fn valiant_redraw_avoids_source_and_destination() {
+    let mut rng = Rng::seed_from_u64(9);
+    let s = spec_of(HX2, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_last\"\nvaliant_redraw = true");
+    let t = topology::build(&s).unwrap();
+    let r = routing::build(&s, &t).unwrap();
+    let mut minimal = 0;
+    for _ in 0..5000 {
+        let mut st = RouteState { src_switch: rng.gen_range(0..16), dst_switch: rng.gen_range(0..16), ..Default::default() };
+        r.on_inject(&mut st, &mut rng);
+        assert!(st.intermediate != st.src_switch && st.intermediate != st.dst_switch);
+        minimal += usize::from(!st.valiant);
+    }
+    assert_eq!(minimal, 0);
+    // Without redraw, about 2/16 of the packets are minimal.
+    let s = spec_of(HX2, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_last\"");
+    let r = routing::build(&s, &t).unwrap();
+    for _ in 0..5000 {
+        let mut st = RouteState { src_switch: rng.gen_range(0..16), dst_switch: rng.gen_range(0..16), ..Default::default() };
+        r.on_inject(&mut st, &mut rng);
+        minimal += usize::from(!st.valiant);
+    }
+    assert!((400..900).contains(&minimal), "{minimal} minimal packets");
+}
+
+fn run_spec(topo: &str, algo: &str, policy: &str, vcs: usize, traffic: &str, load: f64, cycles: u64) -> hopsim_core::RunResult {
+    common::run(&format!(
+        "[topology]\n{topo}\n[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\"\n[traffic]\n{traffic}\nload = {load}\n[run]\nwarmup = 2000\ncycles = {cycles}\nwatchdog = 3000\nseed = 2\n"
+    ))
+}
+
+/// The adverse pattern of each small network and the VC count of each policy on it.
+fn adverse() -> [(&'static str, &'static str, usize, usize); 3] {
+    [(HX2, "pattern = \"shift\"\nshift = [1, 1]", 4, 4), (DF, "pattern = \"adv\"", 6, 8), (DFP, "pattern = \"adv\"", 6, 6)]
+}
+
+#[test]
+fn every_vc_policy_is_deadlock_free_under_saturated_adverse_valiant_traffic() {
+    for (t, traffic, vcs_ladder, vcs_2p) in adverse() {
+        for (policy, vcs) in [("ladder", vcs_ladder), ("ladder_reuse", vcs_ladder), ("min_first", vcs_2p), ("min_last", vcs_2p), ("min_both", vcs_2p)] {
+            let r = run_spec(t, "valiant", policy, vcs, traffic, 1.0, 20_000);
+            assert!(!r.metrics.deadlock, "{t} {policy}: {}", r.metrics.deadlock_where);
+            assert!(r.metrics.accepted_load > 0.15, "{t} {policy}: accepted {}", r.metrics.accepted_load);
+            eprintln!("{} valiant {policy} ({vcs} VCs): accepted {:.3} at offered 1.0", t.lines().next().unwrap(), r.metrics.accepted_load);
+        }
+    }
+    // Minimal routing saturated too (uniform, and ADV on the dragonflies).
+    for (t, traffic, policy, vcs) in [(HX2, "pattern = \"uniform\"", "none", 1), (DF, "pattern = \"adv_random\"", "min_first", 4), (DFP, "pattern = \"uniform\"", "none", 1), ("kind = \"fat_tree\"\nk = 4\nlevels = 3\nservers_per_switch = 4", "pattern = \"random_permutation\"", "none", 1)] {
+        let r = run_spec(t, "minimal", policy, vcs, traffic, 1.0, 10_000);
+        assert!(!r.metrics.deadlock, "{t} minimal {policy}: {}", r.metrics.deadlock_where);
+    }
+}
+
+#[test]
+fn accepted_equals_offered_below_saturation() {
+    for (t, traffic, vcs_ladder, _) in adverse() {
+        let r = run_spec(t, "valiant", "ladder_reuse", vcs_ladder, traffic, 0.25, 10_000);
+        assert!((r.metrics.accepted_load - 0.25).abs() < 0.02, "{t}: accepted {}", r.metrics.accepted_load);
+    }
+    let r = run_spec(HX2, "minimal", "none", 2, "pattern = \"uniform\"", 0.5, 10_000);
+    assert!((r.metrics.accepted_load - 0.5).abs() < 0.03, "accepted {}", r.metrics.accepted_load);
+}
+
+#[test]
+fn adv_sends_to_the_same_position_h_groups_ahead() {
+    use hopsim_core::traffic;
+    let s = spec::from_toml_str(&format!("[topology]\n{DF}\n[traffic]\npattern = \"adv\"\nload = 0.1\n")).unwrap();
+    let t = topology::build(&s).unwrap();
+    let servers = topology::ServerMap::new(t.as_ref());
+    let tr = traffic::build(&s, t.as_ref(), &servers).unwrap();
+    let mut rng = Rng::seed_from_u64(1);
+    let per_group = 8;
+    for src in 0..servers.num_servers() {
+        let d = tr.pattern.destination(src, &mut rng);
+        assert_eq!(d / per_group, (src / per_group + 2) % 9);
+        assert_eq!(d % per_group, src % per_group);
+    }
+    let s = spec::from_toml_str(&format!("[topology]\n{DFP}\n[traffic]\npattern = \"adv_random\"\nadv_offset = 1\nload = 0.1\n")).unwrap();
+    let t = topology::build(&s).unwrap();
+    let servers = topology::ServerMap::new(t.as_ref());
+    let tr = traffic::build(&s, t.as_ref(), &servers).unwrap();
+    for src in 0..servers.num_servers() {
+        let d = tr.pattern.destination(src, &mut rng);
+        assert_eq!(t.group_of(servers.switch_of(d)), (t.group_of(servers.switch_of(src)) + 1) % t.groups());
+    }
+}
+
+#[test]
+fn wrong_keys_name_the_key() {
+    let err = |topo: &str, extra: &str| {
+        let s = spec::from_toml_str(&format!("[topology]\n{topo}\n{extra}\n[traffic]\nload = 0.1\n")).unwrap();
+        hopsim_core::engine::Simulation::check(&s).unwrap_err().to_string()
+    };
+    assert!(err("kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\ndims = [4]", "").contains("topology.dims"));
+    assert!(err("kind = \"dragonfly\"\nswitches_per_group = 4", "").contains("topology.global_links_per_switch"));
+    assert!(err("kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\ngroups = 10", "").contains("topology.groups"));
+    assert!(err("kind = \"hyperx\"\ndims = [4, 4]\nk = 3", "").contains("topology.k"));
+    assert!(err(DF, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"").contains("router.vcs"));
+    assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_first\"").contains("router.vcs"));
+    assert!(err(HX2, "[routing]\nalgorithm = \"rdr\"").contains("routing.algorithm"));
+    assert!(err("kind = \"torus\"\ndims = [4, 4]", "[routing]\nalgorithm = \"dor\"\nvaliant_redraw = true").contains("routing.valiant_redraw"));
+    assert!(err(HX2, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"dateline\"").contains("routing.vc_policy"));
+}
