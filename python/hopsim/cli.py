@@ -67,10 +67,11 @@ lists ([8, 8]), booleans (true). A key that [sweep] varies is fixed by --set;
 output (DIR):
   runs.csv, runs.parquet   one row per run: swept keys, seed, metrics
   report.html              summary table, plots and the experiment, in one file
-  *.png                    load.png, latency_cdf.png, temporal.png, links_*.png
+  *.png                    load.png, latency_cdf.png, temporal.png, links_*.png,
+                           samples_cdf.png (ping_pong, bandwidth), messages.png
   experiment.toml          the experiment as run (re-runnable)
   <run>/                   spec.json, metrics.json, latency_histogram.csv,
-                           temporal.csv, links.csv, counters.csv
+                           temporal.csv, links.csv, counters.csv, samples.csv
 
 Each run is written to DIR/.tmp-<run> and renamed when complete, so an
 interrupted sweep loses no finished run.
@@ -188,6 +189,14 @@ def _err(message: str) -> None:
     sys.stderr.write(f"hopsim: error: {' '.join(str(message).split())}\n")
 
 
+def _closed_loop(frame) -> bool:
+    return "workload" in frame.columns and bool(frame["workload"].astype(str).isin(["ping_pong", "bandwidth"]).all())
+
+
+def _has_values(frame, col: str) -> bool:
+    return col in frame.columns and bool(frame[col].notna().any())
+
+
 def _summary_table(frame, exp, limit: int = 60) -> str:
     from .spec import short_names
 
@@ -198,6 +207,31 @@ def _summary_table(frame, exp, limit: int = 60) -> str:
         cols.append((shorts[k], k, None))
     if exp.seeds is not None:
         cols.append(("seed", "seed", None))
+    if _closed_loop(frame):
+        # ping_pong / bandwidth: the samples, in physical units when the run has them.
+        if "traffic.active_servers" not in swept:
+            cols.insert(0, ("workload", "workload", None))
+        else:
+            cols.insert(len(swept) + (exp.seeds is not None), ("workload", "workload", None))
+        us = all(_has_values(frame, c) for c in ("sample_mean_us", "cycle_ns"))
+        if us:
+            ns = frame["cycle_ns"].astype(float) / 1000.0
+            frame = frame.assign(
+                _p50_us=frame["sample_cycles_p50"].astype(float) * ns,
+                _p99_us=frame["sample_cycles_p99"].astype(float) * ns,
+            )
+            cols += [("samples", "samples", "{:.0f}"), ("mean us", "sample_mean_us", "{:.2f}"),
+                     ("p50 us", "_p50_us", "{:.2f}"), ("p99 us", "_p99_us", "{:.2f}")]
+        else:
+            cols += [("samples", "samples", "{:.0f}"), ("mean cyc", "sample_cycles_mean", "{:.0f}"),
+                     ("p50 cyc", "sample_cycles_p50", "{:.0f}"), ("p99 cyc", "sample_cycles_p99", "{:.0f}")]
+        if _has_values(frame, "sample_gbytes_per_s_mean"):
+            cols.append(("bw GB/s", "sample_gbytes_per_s_mean", "{:.3f}"))
+        else:
+            cols.append(("bw phit/cyc", "sample_phits_per_cycle_mean", "{:.3f}"))
+        cols += [("out of order", "packets_out_of_order", "{:.0f}"), ("complete", "workload_complete", None),
+                 ("deadlock", "deadlock", None)]
+        return _render_table(frame, [c for c in cols if c[1] in frame.columns], limit)
     cols += [
         ("accepted", "accepted_load", "{:.4f}"),
         ("lat mean", "packet_latency_mean", "{:.1f}"),
@@ -206,8 +240,13 @@ def _summary_table(frame, exp, limit: int = 60) -> str:
     ]
     if "traffic.load" not in swept and "offered_load" in frame.columns:
         cols.insert(len(swept) + (exp.seeds is not None), ("offered", "offered_load", "{:.4f}"))
+    if "packets_out_of_order" in frame.columns and frame["packets_out_of_order"].fillna(0).astype(float).sum() > 0:
+        cols.insert(len(cols) - 1, ("out of order", "packets_out_of_order", "{:.0f}"))
     cols = [c for c in cols if c[1] in frame.columns]
+    return _render_table(frame, cols, limit)
 
+
+def _render_table(frame, cols, limit: int) -> str:
     def cell(v, fmt):
         if v is None or (isinstance(v, float) and v != v):
             return "-"
@@ -280,7 +319,12 @@ def cmd_run(args) -> int:
     frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
     if not args.quiet:
         print(_summary_table(frame, exp))
-        if len(frame) and "accepted_load" in frame.columns:
+        if len(frame) and _closed_loop(frame):
+            if "workload_complete" in frame.columns:
+                n_short = int((~frame["workload_complete"].astype(str).isin(["True", "true", "1"])).sum())
+                if n_short:
+                    print(f"\n{n_short} run(s) ended before the workload did: raise run.cycles")
+        elif len(frame) and "accepted_load" in frame.columns:
             best = frame.loc[frame["accepted_load"].astype(float).idxmax()]
             where = ""
             if "offered_load" in frame.columns:

@@ -1,11 +1,16 @@
 """PNG plots of an experiment's results (matplotlib, Agg canvas, no pyplot state).
 
-* ``load.png``: accepted load and packet latency against offered load, one line per
-  combination of the swept keys other than the load, seed-averaged points with min-max
-  error bars.
+* ``load.png`` (open-loop runs): accepted load and packet latency (and message latency for
+  multi-packet messages) against offered load, one line per combination of the swept keys
+  other than the load, seed-averaged points with min-max error bars.
 * ``latency_cdf.png``: cumulative distribution of packet latency, one panel per
   combination, one line per load (seeds merged).
 * ``temporal.png``: accepted load over time, one thin line per seed and the mean.
+* ``samples_cdf.png`` (closed-loop workloads): CDF of the ping-pong round trips or of the
+  per-pair bandwidth, colour by one swept key, line style by another; beside it, mean and
+  99th percentile against the colour key.
+* ``messages.png`` (multi-packet messages or out-of-order packets): out-of-order share,
+  reorder delay and message latency against the load or the main numeric swept key.
 * ``links_<run>.png``: outgoing link load per switch for a few chosen runs: a 2D torus
   gives one k x k map per dimension and direction; a 3D one, one map per plane (z);
   more dimensions, maps over the first two with the others averaged.
@@ -32,7 +37,8 @@ from matplotlib.lines import Line2D
 from . import results
 from .spec import short_names
 
-__all__ = ["Figure_", "make_plots", "plot_load", "plot_latency_cdf", "plot_temporal", "plot_link_load"]
+__all__ = ["Figure_", "make_plots", "plot_load", "plot_latency_cdf", "plot_temporal", "plot_link_load",
+           "plot_samples_cdf", "plot_messages"]
 
 LOAD_KEY = "traffic.load"
 LOAD_UNITS = "phits/server/cycle"
@@ -140,6 +146,8 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         colors = _qualitative(len(series))
         xmax = 0.0
         any_deadlock = False
+        messages = multi_packet_messages(frame) and "message_latency_mean" in frame
+        extra_agg = {"msg": ("message_latency_mean", "mean")} if messages else {}
         for (label, g), color in zip(series, colors):
             agg = (
                 g.groupby(xcol, sort=True)
@@ -152,6 +160,7 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
                     lat_hi=("packet_latency_mean", "max"),
                     p99=("packet_latency_p99", "mean"),
                     dead=("deadlock", _any_true),
+                    **extra_agg,
                 )
                 .reset_index()
             )
@@ -183,6 +192,8 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
                 label=label or None,
             )
             ax2.plot(x, agg["p99"], ls="--", lw=1.1, color=color, alpha=0.8)
+            if messages:
+                ax2.plot(x, agg["msg"], ls="-.", lw=1.6, marker="d", ms=4, color=color)
             dead = agg["dead"].astype(bool).to_numpy()
             if dead.any():
                 any_deadlock = True
@@ -202,13 +213,17 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         ax2.set_yscale("log")
         ax2.set_xlim(0, lim)
         ax2.set_xlabel(f"offered load ({LOAD_UNITS})")
-        ax2.set_ylabel("packet latency (cycles)")
+        ax2.set_ylabel(("packet and message" if messages else "packet") + " latency (cycles)")
         ax2.set_title("Latency (creation to last phit ejected)")
         style_handles = [
             Line2D([], [], color="0.2", lw=1.6, marker="o", ms=4),
             Line2D([], [], color="0.2", lw=1.1, ls="--"),
         ]
-        leg = ax2.legend(style_handles, ["mean", "99th percentile"], loc="upper left")
+        style_labels = ["packet latency, mean", "packet latency, 99th percentile"]
+        if messages:
+            style_handles.append(Line2D([], [], color="0.2", lw=1.6, ls="-.", marker="d", ms=4))
+            style_labels.append("message latency, mean")
+        leg = ax2.legend(style_handles, style_labels, loc="upper left")
         if len(series) > 1:
             ax2.add_artist(leg)
             ax2.legend(loc="lower right")
@@ -226,7 +241,9 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         "Accepted load and latency vs offered load",
         "Left: accepted load (measured at ejection) against offered load; the dotted line is "
         "accepted = offered, the plateau is the saturation throughput. Right: packet latency, "
-        "mean (solid) and 99th percentile (dashed), log scale. " + note + ".",
+        "mean (solid) and 99th percentile (dashed), log scale"
+        + ("; dash-dot: mean message latency (creation to the message's last packet delivered)" if messages else "")
+        + ". " + note + ".",
     )
 
 
@@ -753,6 +770,378 @@ def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1")
 
 
+# --------------------------------------------------------------------------- closed-loop samples
+
+
+_LINESTYLES = ["-", "--", ":", "-."]
+_WORKLOAD_KEY = "workload.kind"
+_SEED_LIKE = {"seed", "run.seed"}
+
+
+def _is_closed_loop(frame: pd.DataFrame) -> pd.Series:
+    """Per run: True for a closed-loop workload (ping_pong, bandwidth)."""
+    if "workload" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["workload"].astype(str).isin(["ping_pong", "bandwidth"])
+
+
+def has_samples(frame: pd.DataFrame) -> bool:
+    """Whether any run of the table recorded closed-loop samples."""
+    return "samples" in frame and bool((pd.to_numeric(frame["samples"], errors="coerce").fillna(0) > 0).any())
+
+
+def _numeric(values: Sequence[Any]) -> bool:
+    try:
+        [float(v) for v in values]
+    except (TypeError, ValueError):
+        return False
+    return not any(isinstance(v, bool) for v in values)
+
+
+def _sorted_values(frame: pd.DataFrame, key: str) -> list[Any]:
+    vals = list(dict.fromkeys(frame[key].tolist()))
+    if _numeric(vals):
+        return sorted(vals, key=float)
+    return vals
+
+
+@dataclass
+class _Styling:
+    """Which swept key sets the colour and which the line style of a line."""
+
+    color_keys: list[str]
+    style_key: str | None
+    color_values: list[tuple]
+    style_values: list[Any]
+    short: dict[str, str]
+
+    def color_of(self, combo: tuple) -> Any:
+        colors = _qualitative(len(self.color_values))
+        return colors[self.color_values.index(combo)] if combo in self.color_values else "0.3"
+
+    def style_of(self, value: Any) -> str:
+        if self.style_key is None:
+            return "-"
+        return _LINESTYLES[self.style_values.index(value) % len(_LINESTYLES)]
+
+    def color_label(self, combo: tuple) -> str:
+        if len(self.color_keys) == 1:
+            return _fmt(combo[0])
+        return ", ".join(f"{self.short[k]}={_fmt(v)}" for k, v in zip(self.color_keys, combo))
+
+    def color_title(self) -> str | None:
+        if not self.color_keys:
+            return None
+        if len(self.color_keys) == 1:
+            return self.short[self.color_keys[0]]
+        return None
+
+
+def _styling(frame: pd.DataFrame, keys: Sequence[str]) -> _Styling:
+    """Line style by the key with the fewest values (routing.algorithm if swept, as the
+    papers draw DOR vs RDR), colour by the others."""
+    keys = [k for k in keys if k in frame.columns and frame[k].nunique(dropna=False) > 1]
+    short = short_names(list(keys)) if keys else {}
+    style_key = None
+    if len(keys) >= 2:
+        small = [k for k in keys if frame[k].nunique() <= len(_LINESTYLES)]
+        if "routing.algorithm" in small:
+            style_key = "routing.algorithm"
+        elif small:
+            style_key = min(small, key=lambda k: frame[k].nunique())
+    color_keys = [k for k in keys if k != style_key]
+    if color_keys:
+        combos = list(dict.fromkeys(tuple(r) for r in frame[color_keys].itertuples(index=False)))
+        if len(color_keys) == 1 and _numeric([c[0] for c in combos]):
+            combos.sort(key=lambda c: float(c[0]))
+    else:
+        combos = [()]
+    style_values = _sorted_values(frame, style_key) if style_key else []
+    return _Styling(color_keys, style_key, combos, style_values, short)
+
+
+def _sample_values(run_dirs: Iterable[Path], kind: str, physical: bool) -> np.ndarray:
+    """The CDF's values over some runs: every round trip (ping_pong), or every pair's
+    bandwidth over all its windows (bandwidth)."""
+    parts = []
+    for d in run_dirs:
+        s = results.load_run_table(d, "samples")
+        if s is None or not len(s) or "cycles" not in s:
+            continue
+        if kind == "bandwidth":
+            per_pair = s.groupby(["src", "dst"])[["phits", "cycles"]].sum()
+            bw = per_pair["phits"].to_numpy(dtype=float) / np.maximum(per_pair["cycles"].to_numpy(dtype=float), 1)
+            if physical:
+                # Every row has the same GB/s per phit/cycle: the link's bandwidth.
+                ratio = (s["gbytes_per_s"] / s["phits_per_cycle"]).replace([np.inf, -np.inf], np.nan).dropna()
+                bw = bw * float(ratio.median())
+            parts.append(bw)
+        else:
+            col = "us" if physical else "cycles"
+            parts.append(s[col].to_numpy(dtype=float))
+    return np.concatenate(parts) if parts else np.array([])
+
+
+def _kind_physical(frame: pd.DataFrame, out: Path, kind: str) -> tuple[bool, float | None]:
+    """Whether every run of this kind has physical units, and the link bandwidth in GB/s
+    (phits per cycle 1.0) if it does."""
+    col = "sample_gbytes_per_s_mean" if kind == "bandwidth" else "sample_mean_us"
+    if col not in frame or frame[col].isna().any():
+        return False, None
+    link = None
+    if "sample_gbytes_per_s_mean" in frame and "sample_phits_per_cycle_mean" in frame:
+        r = (frame["sample_gbytes_per_s_mean"].astype(float) / frame["sample_phits_per_cycle_mean"].astype(float))
+        r = r.replace([np.inf, -np.inf], np.nan).dropna()
+        if len(r):
+            link = float(r.median())
+    return True, link
+
+
+_KIND_TEXT = {
+    "ping_pong": ("Ping-pong: round-trip time", "round-trip time", "fraction of round trips"),
+    "bandwidth": ("Bandwidth test: per-pair bandwidth", "bandwidth per pair", "fraction of pairs"),
+}
+
+
+def plot_samples_cdf(
+    frame: pd.DataFrame, swept_keys: Sequence[str], out: Path, path: Path, title: str
+) -> Figure_ | None:
+    """CDF of the closed-loop samples, one line per combination of the swept keys (seeds
+    merged): colour by one key, line style by another; beside it, the mean and 99th
+    percentile against the colour key when that is a number."""
+    if not has_samples(frame):
+        return None
+    runs = frame[_is_closed_loop(frame) & (pd.to_numeric(frame["samples"], errors="coerce").fillna(0) > 0)]
+    if runs.empty:
+        return None
+    kinds = [k for k in ("ping_pong", "bandwidth") if (runs["workload"] == k).any()]
+    keys = [k for k in swept_keys if k in runs.columns and k not in _SEED_LIKE and k != _WORKLOAD_KEY]
+    captions = []
+    with rc_context(_STYLE):
+        fig = _new_figure(13.0, 4.9 * len(kinds) + 0.3)
+        axes = np.atleast_2d(fig.subplots(len(kinds), 2, squeeze=False, width_ratios=[1.55, 1]))
+        for (ax, ax2), kind in zip(axes, kinds):
+            sub = runs[runs["workload"] == kind]
+            st = _styling(sub, keys)
+            physical, link = _kind_physical(sub, out, kind)
+            head, what, ylabel = _KIND_TEXT[kind]
+            if kind == "bandwidth":
+                unit = "GB/s" if physical else "phits/cycle"
+            else:
+                unit = "µs" if physical else "cycles"
+            lines = []  # (color combo, style value, values)
+            group_keys = st.color_keys + ([st.style_key] if st.style_key else [])
+            if group_keys:
+                grouped = sub.groupby(group_keys, sort=False, dropna=False)
+            else:
+                grouped = [((), sub)]
+            for gkey, g in grouped:
+                gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+                combo = tuple(gkey[: len(st.color_keys)])
+                style_v = gkey[len(st.color_keys)] if st.style_key else None
+                vals = _sample_values((out / r for r in g["run"]), kind, physical)
+                vals = vals[np.isfinite(vals)]
+                if len(vals):
+                    lines.append((combo, style_v, np.sort(vals)))
+            if not lines:
+                ax.set_visible(False)
+                ax2.set_visible(False)
+                continue
+            allv = np.concatenate([v for *_, v in lines])
+            lo, hi = float(allv.min()), float(allv.max())
+            log = lo > 0 and hi / lo > 8
+            order = {c: i for i, c in enumerate(st.color_values)}
+            lines.sort(key=lambda t: (order.get(t[0], 0), st.style_values.index(t[1]) if st.style_key else 0))
+            for combo, style_v, v in lines:
+                y = np.arange(1, len(v) + 1) / len(v)
+                ax.step(np.concatenate([[v[0]], v]), np.concatenate([[0.0], y]), where="post",
+                        color=st.color_of(combo), ls=st.style_of(style_v), lw=1.8)
+            if kind == "bandwidth":
+                cap = link if physical and link else (1.0 if not physical else None)
+                if cap:
+                    ax.axvline(cap, color="0.35", ls=(0, (1, 2)), lw=1.1)
+                    ax.text(cap, 0.5, " link bandwidth", rotation=90, va="center", ha="right",
+                            fontsize=8, color="0.35", transform=ax.get_xaxis_transform())
+            if log:
+                _plain_log_axis(ax)
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel(f"{what} ({unit}{', log scale' if log else ''})")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"{head} CDF")
+            _style_legends(ax, st, "lower right" if kind == "ping_pong" else "upper left")
+            captions.append(_summary_panel(ax2, sub, st, kind, physical, unit, what))
+        fig.suptitle(f"{title}: {' and '.join(_KIND_TEXT[k][0].split(':')[0].lower() for k in kinds)} samples")
+        _save(fig, path)
+    n_seeds = int(runs["seed"].nunique()) if "seed" in runs else 1
+    seeds = f"; the {n_seeds} seeds of a combination merged" if n_seeds > 1 else ""
+    parts = []
+    if "ping_pong" in kinds:
+        parts.append("ping-pong: every round trip of every pair (a message and its acknowledgement)")
+    if "bandwidth" in kinds:
+        parts.append("bandwidth test: each pair's payload bytes over the time of all its windows")
+    return Figure_(
+        path.name,
+        "Closed-loop samples: CDF",
+        "Left: cumulative distribution of the samples, "
+        + "; ".join(parts)
+        + seeds
+        + "; one line per combination of the swept keys, colour and line style as in the legends. "
+        + " ".join(c for c in captions if c),
+    )
+
+
+def _plain_log_axis(ax) -> None:
+    """A log x axis labelled 1, 2, 5, 10, 20, ... (no powers of ten)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _style_legends(ax, st: _Styling, loc: str) -> None:
+    handles = [Line2D([], [], color=st.color_of(c), lw=2.2) for c in st.color_values if st.color_keys]
+    labels = [st.color_label(c) for c in st.color_values if st.color_keys]
+    first = None
+    if handles:
+        first = ax.legend(handles, labels, title=st.color_title(), loc=loc)
+    if st.style_key:
+        sh = [Line2D([], [], color="0.2", ls=st.style_of(v), lw=1.8) for v in st.style_values]
+        other = "center right" if loc == "lower right" else "lower right"
+        if first is not None:
+            ax.add_artist(first)
+        ax.legend(sh, [_fmt(v) for v in st.style_values], title=st.short[st.style_key], loc=other)
+
+
+def _summary_panel(ax, sub: pd.DataFrame, st: _Styling, kind: str, physical: bool, unit: str, what: str) -> str:
+    """Mean (and p99 for round trips) against the colour key when it is a number, one line
+    per line-style value (seeds averaged)."""
+    xkey = st.color_keys[0] if len(st.color_keys) == 1 else None
+    if xkey is None or not _numeric(sub[xkey].tolist()) or sub[xkey].nunique() < 2:
+        ax.set_visible(False)
+        return ""
+    scale = 1.0
+    if kind == "bandwidth":
+        cols = [("sample_gbytes_per_s_mean" if physical else "sample_phits_per_cycle_mean", "mean")]
+    else:
+        if physical:
+            scale = float((sub["sample_mean_us"].astype(float) / sub["sample_cycles_mean"].astype(float)).median())
+        cols = [("sample_cycles_mean", "mean"), ("sample_cycles_p99", "p99")]
+    look = {"mean": ("o", "0.1", None), "p99": ("s", "0.45", "white")}
+    for v in st.style_values if st.style_key else [None]:
+        g = sub if v is None else sub[sub[st.style_key] == v]
+        for col, stat in cols:
+            if col not in g:
+                continue
+            agg = g.groupby(xkey)[col].mean()
+            agg.index = agg.index.astype(float)
+            agg = agg.sort_index()
+            marker, color, mfc = look[stat]
+            label = (f"{_fmt(v)}: " if v is not None else "") + stat
+            ax.plot(agg.index.to_numpy(), agg.to_numpy(dtype=float) * scale, marker=marker, ms=5.5,
+                    lw=1.7, ls=st.style_of(v), color=color, mfc=mfc or color, label=label)
+    ax.set_xlabel(st.short[xkey])
+    ax.set_ylabel(f"{what} ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", ncols=2 if len(cols) > 1 else 1)
+    if kind == "ping_pong":
+        ax.set_title(f"Round-trip time vs {st.short[xkey]}")
+        return (f"Right: mean (filled circles) and 99th percentile (open squares) of the round-trip "
+                f"time against {st.short[xkey]}, line style as on the left.")
+    ax.set_title(f"Mean window bandwidth vs {st.short[xkey]}")
+    return f"Right: mean bandwidth of the windows against {st.short[xkey]}, line style as on the left."
+
+
+# --------------------------------------------------------------------------- messages, reordering
+
+
+def multi_packet_messages(frame: pd.DataFrame) -> bool:
+    """Whether the runs sent messages of more than one packet (fewer messages than packets)."""
+    if "messages_measured_delivered" not in frame or "packets_measured_delivered" not in frame:
+        return False
+    m = pd.to_numeric(frame["messages_measured_delivered"], errors="coerce")
+    p = pd.to_numeric(frame["packets_measured_delivered"], errors="coerce")
+    return bool(((m > 0) & (m < p)).any())
+
+
+def has_reordering(frame: pd.DataFrame) -> bool:
+    return "packets_out_of_order" in frame and bool(
+        (pd.to_numeric(frame["packets_out_of_order"], errors="coerce").fillna(0) > 0).any()
+    )
+
+
+def plot_messages(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title: str) -> Figure_ | None:
+    """Out-of-order packets, reorder delay and message latency against the load (or the
+    numeric swept key with most values), one line per combination of the other keys."""
+    if not (has_reordering(frame) or multi_packet_messages(frame)):
+        return None
+    keys = [k for k in swept_keys if k in frame.columns and k not in _SEED_LIKE]
+    numeric = [k for k in keys if frame[k].nunique() > 1 and _numeric(frame[k].tolist())]
+    if LOAD_KEY in numeric:
+        xkey = LOAD_KEY
+    elif numeric:
+        xkey = max(numeric, key=lambda k: frame[k].nunique())
+    else:
+        xkey = None
+    df = frame.copy()
+    delivered = pd.to_numeric(df.get("packets_delivered"), errors="coerce").replace(0, np.nan)
+    df["_ooo_pct"] = 100.0 * pd.to_numeric(df["packets_out_of_order"], errors="coerce") / delivered
+    panels = [
+        ("_ooo_pct", "out-of-order packets (% of delivered)", "Packets arriving out of order"),
+        ("reorder_delay_mean", "mean wait in the reorder buffer (cycles)", "Reorder delay"),
+    ]
+    if multi_packet_messages(frame):
+        physical = "message_latency_mean_us" in df and df["message_latency_mean_us"].notna().all()
+        col = "message_latency_mean_us" if physical else "message_latency_mean"
+        panels.append((col, f"mean message latency ({'µs' if physical else 'cycles'})", "Message latency"))
+    panels = [p for p in panels if p[0] in df]
+    st = _styling(df, [k for k in keys if k != xkey])
+    group_keys = st.color_keys + ([st.style_key] if st.style_key else [])
+    with rc_context(_STYLE):
+        fig = _new_figure(4.6 * len(panels) + 0.6, 4.4)
+        axes = np.atleast_1d(fig.subplots(1, len(panels), squeeze=False)).ravel()
+        for ax, (col, ylabel, head) in zip(axes, panels):
+            if xkey is None:
+                labels, vals = [], []
+                for gkey, g in (df.groupby(group_keys, sort=False) if group_keys else [((), df)]):
+                    gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+                    labels.append(", ".join(_fmt(v) for v in gkey) or "all runs")
+                    vals.append(float(pd.to_numeric(g[col], errors="coerce").mean()))
+                ax.bar(range(len(vals)), vals, color=_qualitative(len(vals))[: len(vals)])
+                ax.set_xticks(range(len(vals)), labels, rotation=30 if len(vals) > 3 else 0, ha="right" if len(vals) > 3 else "center")
+            else:
+                groups_ = list(df.groupby(group_keys, sort=False) if group_keys else [((), df)])
+                for i, (gkey, g) in enumerate(groups_):
+                    # Later lines thinner, so lines that coincide still show both colours.
+                    lw = 2.5 - 1.0 * i / max(len(groups_) - 1, 1)
+                    gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+                    combo = tuple(gkey[: len(st.color_keys)])
+                    sv = gkey[len(st.color_keys)] if st.style_key else None
+                    agg = g.assign(_x=g[xkey].astype(float)).groupby("_x")[col].mean().sort_index()
+                    ax.plot(agg.index.to_numpy(), agg.to_numpy(dtype=float), marker="o", ms=2 + lw, lw=lw, alpha=0.9,
+                            color=st.color_of(combo) if st.color_keys else "tab:blue", ls=st.style_of(sv))
+                ax.set_xlabel(f"offered load ({LOAD_UNITS})" if xkey == LOAD_KEY else st.short.get(xkey, short_names([xkey])[xkey]))
+            ax.set_ylabel(ylabel)
+            ax.set_title(head)
+            ax.set_ylim(bottom=0)
+        if xkey is not None and group_keys:
+            _style_legends(axes[0], st, "upper left")
+        fig.suptitle(f"{title}: messages and packet reordering")
+        _save(fig, path)
+    return Figure_(
+        path.name,
+        "Messages and packet reordering",
+        "Packets of a message that reach their destination before an earlier packet of the same "
+        "message (share of delivered packets), the mean time such a packet waits in the NIC's "
+        "reorder buffer for the gap to fill (counted whether or not message.in_order holds it "
+        "back from the application)"
+        + (", and the mean message latency (creation to the last packet delivered)" if len(panels) > 2 else "")
+        + (f"; against {xkey}" if xkey else "; one bar per combination of the swept keys")
+        + ", seeds averaged.",
+    )
+
+
 # --------------------------------------------------------------------------- all
 
 
@@ -767,11 +1156,19 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
     swept = list(getattr(exp, "swept_keys", []))
     title = getattr(exp, "name", "hopsim")
     figures: list[Figure_] = []
-    jobs = [
-        ("load.png", lambda p: plot_load(frame, swept, p, title)),
+    open_loop = frame[~_is_closed_loop(frame)]
+    jobs = []
+    if len(open_loop):  # closed-loop runs have no offered load to plot against
+        jobs.append(("load.png", lambda p: plot_load(open_loop, swept, p, title)))
+    jobs += [
         ("latency_cdf.png", lambda p: plot_latency_cdf(frame, swept, out, p, title)),
         ("temporal.png", lambda p: plot_temporal(frame, swept, out, p, title)),
+        ("samples_cdf.png", lambda p: plot_samples_cdf(frame, swept, out, p, title)),
+        ("messages.png", lambda p: plot_messages(frame, swept, p, title)),
     ]
+    for stale in ("load.png", "samples_cdf.png", "messages.png"):
+        if (out / stale).is_file():
+            (out / stale).unlink()
     for fname, job in jobs:
         try:
             fig = job(out / fname)
@@ -779,6 +1176,8 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
                 figures.append(fig)
         except Exception as e:  # a plot must not lose the results
             _warn(f"could not draw {fname}: {type(e).__name__}: {e}")
+    # Closed-loop studies lead with their samples.
+    figures.sort(key=lambda f: f.file != "samples_cdf.png")
     if link_maps != "none":
         groups = _Groups(frame, swept)
         if link_maps == "all":

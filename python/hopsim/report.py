@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-__all__ = ["write_report", "SUMMARY_COLUMNS"]
+__all__ = ["write_report", "SUMMARY_COLUMNS", "WORKLOAD_COLUMNS"]
 
 #: Columns of the summary table, after the swept keys and ``seed``.
 SUMMARY_COLUMNS = [
@@ -30,6 +30,27 @@ SUMMARY_COLUMNS = [
     "credits_conserved",
     "wall_seconds",
     "router_cycles_per_second",
+]
+
+#: Columns of the workload table (closed-loop workloads, messages, reordering); those with
+#: no value in any run are left out.
+WORKLOAD_COLUMNS = [
+    "workload",
+    "workload_complete",
+    "samples",
+    "sample_cycles_mean",
+    "sample_cycles_p50",
+    "sample_cycles_p99",
+    "sample_mean_us",
+    "sample_phits_per_cycle_mean",
+    "sample_gbytes_per_s_mean",
+    "messages_measured_delivered",
+    "message_latency_mean",
+    "message_latency_p99",
+    "message_latency_mean_us",
+    "packets_out_of_order",
+    "reorder_delay_mean",
+    "reorder_buffer_max",
 ]
 
 _CSS = """
@@ -126,6 +147,18 @@ def _img(path: Path) -> str:
     return f'<img alt="{_esc(path.name)}" src="data:image/png;base64,{data}">'
 
 
+def _has(frame: pd.DataFrame, col: str) -> bool:
+    return col in frame.columns and bool(frame[col].notna().any())
+
+
+def _multi_packet(frame: pd.DataFrame) -> bool:
+    if not (_has(frame, "messages_measured_delivered") and _has(frame, "packets_measured_delivered")):
+        return False
+    m = pd.to_numeric(frame["messages_measured_delivered"], errors="coerce")
+    p = pd.to_numeric(frame["packets_measured_delivered"], errors="coerce")
+    return bool(((m > 0) & (m < p)).any())
+
+
 def _topology_cards(exp: Any) -> str:
     try:
         from . import engine
@@ -188,13 +221,41 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
             bad = frame[~frame[col].map(_truthy)]
             if len(bad):
                 alerts.append(f"{len(bad)} run(s) did not conserve {what}: {', '.join(_esc(r) for r in bad['run'].head(10))}.")
+    closed = frame["workload"].astype(str).isin(["ping_pong", "bandwidth"]) if "workload" in frame.columns else None
+    if closed is not None and "workload_complete" in frame.columns:
+        short = frame[closed & ~frame["workload_complete"].map(_truthy)]
+        if len(short):
+            alerts.append(
+                f"{len(short)} closed-loop run(s) ended before their workload did (raise run.cycles): "
+                f"{', '.join(_esc(r) for r in short['run'].head(10))}."
+            )
     for a in alerts:
         parts.append(f'<div class="alert">{a}</div>')
     if not alerts and len(frame):
         parts.append('<div class="ok">All runs complete; no deadlock; phits and credits conserved.</div>')
 
     # Headline numbers.
-    if len(frame) and "accepted_load" in frame.columns:
+    if len(frame) and closed is not None and closed.all():
+        cards = [("runs", len(frame)), ("samples, all runs", int(pd.to_numeric(frame["samples"], errors="coerce").sum()))]
+        kinds = set(frame["workload"].astype(str))
+        if "ping_pong" in kinds:
+            pp = frame[frame["workload"] == "ping_pong"]
+            if _has(pp, "sample_mean_us"):
+                cards.append(("lowest mean round trip (us)", pp["sample_mean_us"].min()))
+            else:
+                cards.append(("lowest mean round trip (cycles)", pp["sample_cycles_mean"].min()))
+        if "bandwidth" in kinds:
+            bw = frame[frame["workload"] == "bandwidth"]
+            if _has(bw, "sample_gbytes_per_s_mean"):
+                cards.append(("highest mean bandwidth per pair (GB/s)", bw["sample_gbytes_per_s_mean"].max()))
+            else:
+                cards.append(("highest mean bandwidth per pair (phits/cycle)", bw["sample_phits_per_cycle_mean"].max()))
+        if "wall_seconds" in frame.columns:
+            cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
+        parts.append('<div class="cards">' + "".join(
+            f'<div class="card"><span>{_esc(k)}</span><b>{_esc(_num(v))}</b></div>' for k, v in cards
+        ) + "</div>")
+    elif len(frame) and "accepted_load" in frame.columns:
         cards = [("runs", len(frame))]
         cards.append(("peak accepted load (phits/server/cycle)", frame["accepted_load"].max()))
         if "packet_latency_mean" in frame.columns:
@@ -218,6 +279,23 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
         "each run's files are in its directory.</p>"
     )
     parts.append(f'<div class="scroll">{_table(frame, summary_cols, left=swept + ["run"])}</div>')
+
+    # Workloads, messages and reordering.
+    wl_cols = [c for c in WORKLOAD_COLUMNS if _has(frame, c)]
+    show_wl = (closed is not None and closed.any()) or _multi_packet(frame) or (
+        "packets_out_of_order" in frame.columns and pd.to_numeric(frame["packets_out_of_order"], errors="coerce").fillna(0).gt(0).any()
+    )
+    if show_wl and wl_cols:
+        parts.append("<h2>Workload and messages</h2>")
+        parts.append(
+            '<p class="sub">Samples are ping-pong round trips (a message and its acknowledgement) or '
+            "bandwidth-test windows, in cycles and, with <code>link.gbytes_per_s</code> and "
+            "<code>packet.bytes</code>, in us and GB/s; each run's <code>samples.csv</code> has every "
+            "one. Message latency runs from a message's creation to its last packet delivered; "
+            "out-of-order packets reached their NIC before an earlier packet of their message, and "
+            "the reorder delay is how long they waited there for the gap to fill.</p>"
+        )
+        parts.append(f'<div class="scroll">{_table(frame, swept + ["seed"] + wl_cols + ["run"], left=swept + ["workload", "run"])}</div>')
 
     # Figures.
     if figures:

@@ -11,6 +11,10 @@ Layout of an output directory ``DIR``::
     DIR/<run>/temporal.csv     start, end, measured, offered_load, accepted_load, latency_mean
     DIR/<run>/links.csv        switch, port, to_switch, dim, direction, phits, load
     DIR/<run>/counters.csv     server, request_flits, stalled_cycles, packets, cumulative_packet_latency
+    DIR/<run>/samples.csv      src, dst, iteration, start, cycles, phits, phits_per_cycle[, us,
+                               gbytes_per_s]: one row per ping-pong round trip or bandwidth
+                               window (closed-loop workloads only; the physical units only with
+                               link.gbytes_per_s and packet.bytes)
     DIR/<run>/topology.json    dims and switch coordinates (cartesian topologies)
 
 A run directory exists under its final name only once every file in it is written.
@@ -64,7 +68,11 @@ _TABLES = {
     "temporal": "temporal.csv",
     "links": "links.csv",
     "counters": "counters.csv",
+    "samples": "samples.csv",
 }
+
+#: Tables written only when they have rows.
+_OPTIONAL_TABLES = {"samples"}
 
 
 def _json_dump(obj: Any, path: Path) -> None:
@@ -72,10 +80,15 @@ def _json_dump(obj: Any, path: Path) -> None:
 
 
 def _columns_frame(table: Mapping[str, Any]) -> pd.DataFrame | None:
-    """A dict of equal-length lists as a DataFrame (scalars ignored); None if ragged."""
+    """A dict of equal-length lists as a DataFrame (scalars ignored); None if ragged.
+
+    Empty lists beside non-empty ones are optional columns the engine left out (the samples'
+    ``us`` and ``gbytes_per_s`` without physical units): they are dropped."""
     import pandas as pd
 
     cols = {k: v for k, v in table.items() if isinstance(v, list)}
+    if any(cols.values()):
+        cols = {k: v for k, v in cols.items() if v}
     lengths = {len(v) for v in cols.values()}
     if len(lengths) > 1:
         return None
@@ -114,6 +127,8 @@ def write_run_dir(
             frame = _columns_frame(value)
             if frame is None:
                 extra[key] = value
+                continue
+            if key in _OPTIONAL_TABLES and frame.empty:
                 continue
             if key == "temporal" and "start" in frame and isinstance(value.get("bin_cycles"), (int, float)):
                 frame.insert(1, "end", frame["start"] + value["bin_cycles"])
@@ -192,6 +207,12 @@ def runs_table(
     rest = [m for m in metric_order if m not in FIRST_METRICS and m not in swept_keys and m not in ("seed", "run")]
     columns = list(swept_keys) + ["seed"] + first + rest + ["run"]
     frame = pd.DataFrame.from_records(records, columns=columns)
+    # Optional metrics (the *_us and *_gbytes_per_s ones without link.gbytes_per_s, or
+    # deadlock_cycle without a deadlock) are null in the engine's JSON: a column with no
+    # value at all is a float column of NaN (empty in runs.csv), not one of objects.
+    for col in first + rest:
+        if frame[col].dtype == object and frame[col].isna().all():
+            frame[col] = frame[col].astype("float64")
     return frame
 
 
@@ -220,7 +241,8 @@ def write_tables(frame: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
 
 
 def load_run_table(directory: Path, name: str) -> pd.DataFrame | None:
-    """Read one per-run CSV (``latency_histogram``, ``temporal``, ``links``, ``counters``)."""
+    """Read one per-run CSV (``latency_histogram``, ``temporal``, ``links``, ``counters``,
+    ``samples``); None if the run has no such table."""
     import pandas as pd
 
     path = Path(directory) / _TABLES.get(name, name)
