@@ -11,6 +11,7 @@ pub mod nic;
 pub mod packet;
 pub mod router;
 pub mod routing;
+pub mod slab;
 pub mod spec;
 pub mod stats;
 pub mod topology;

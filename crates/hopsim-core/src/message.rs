@@ -1,8 +1,6 @@
 //! Messages: cut into packets at the source, reassembled at the destination NIC, optionally
 //! delivered to the application in order through a reorder buffer.
 
-use crate::packet::NIL;
-
 #[derive(Debug, Clone, Default)]
 pub struct Message {
     pub src: u32,
@@ -19,31 +17,5 @@ pub struct Message {
     pub measured: bool,
 }
 
-#[derive(Default)]
-pub struct Messages {
-    slots: Vec<Message>,
-    free: Vec<u32>,
-}
-
-impl Messages {
-    pub fn alloc(&mut self, m: Message) -> u32 {
-        if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = m;
-            i
-        } else {
-            self.slots.push(m);
-            (self.slots.len() - 1) as u32
-        }
-    }
-    pub fn release(&mut self, id: u32) {
-        debug_assert_ne!(id, NIL);
-        self.slots[id as usize].pending = Vec::new();
-        self.free.push(id);
-    }
-    pub fn get(&self, id: u32) -> &Message {
-        &self.slots[id as usize]
-    }
-    pub fn get_mut(&mut self, id: u32) -> &mut Message {
-        &mut self.slots[id as usize]
-    }
-}
+/// Where messages live while their packets are on their way.
+pub type Messages = crate::slab::Slab<Message>;

@@ -1,4 +1,4 @@
-//! Packets live in one arena and are referred to by index, so nothing is allocated per phit.
+//! A packet: its route state, where its head may go next, and its place in the source queue.
 
 use crate::routing::{Candidates, RouteState};
 
@@ -26,37 +26,5 @@ pub struct Packet {
     pub seq: u32,
 }
 
-#[derive(Default)]
-pub struct Arena {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
-    live: usize,
-}
-
-impl Arena {
-    pub fn alloc(&mut self, p: Packet) -> u32 {
-        self.live += 1;
-        if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = p;
-            i
-        } else {
-            self.slots.push(p);
-            (self.slots.len() - 1) as u32
-        }
-    }
-    pub fn release(&mut self, id: u32) {
-        self.live -= 1;
-        self.free.push(id);
-    }
-    pub fn live(&self) -> usize {
-        self.live
-    }
-    #[inline]
-    pub fn get(&self, id: u32) -> &Packet {
-        &self.slots[id as usize]
-    }
-    #[inline]
-    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
-        &mut self.slots[id as usize]
-    }
-}
+/// Where packets live.
+pub type Arena = crate::slab::Slab<Packet>;

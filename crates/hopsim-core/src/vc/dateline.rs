@@ -1,6 +1,11 @@
-//! Dateline classes for rings: a packet uses the lower half of the VCs in a dimension until it
-//! crosses that ring's wrap-around link, then the upper half. This breaks the cyclic channel
-//! dependency of each ring, so DOR on a torus is deadlock-free. Meshes never cross a dateline.
+//! Dateline classes for rings: the lower half of the VCs before a ring's wrap-around link,
+//! the upper half after it. This breaks the cyclic channel dependency of each ring, so DOR
+//! on a torus is deadlock-free. Meshes never cross a dateline.
+//!
+//! Two ways to draw the line, the same argument for both:
+//! - `dateline`: a packet switches class on the hop that crosses the wrap-around link;
+//! - `dateline_partition` (BookSim2's `dim_order_torus`): on entering a dimension a packet
+//!   takes the upper class for the whole dimension if its path there crosses the link.
 
 use super::{mask_all, mask_range, VcPolicy};
 use crate::routing::{Hop, RouteState};
@@ -9,23 +14,30 @@ pub struct Dateline {
     vcs: usize,
     before: u32,
     after: u32,
+    /// Decide the class for the whole dimension (BookSim's partition) instead of at the link.
+    partition: bool,
 }
 
 impl Dateline {
-    pub fn new(vcs: usize) -> Option<Self> {
-        (vcs >= 2).then(|| Dateline { vcs, before: mask_range(0, vcs / 2), after: mask_range(vcs / 2, vcs) })
+    pub fn new(vcs: usize, partition: bool) -> Option<Self> {
+        (vcs >= 2).then(|| Dateline { vcs, before: mask_range(0, vcs / 2), after: mask_range(vcs / 2, vcs), partition })
     }
 }
 
 impl VcPolicy for Dateline {
     fn name(&self) -> &'static str {
-        "dateline"
+        if self.partition {
+            "dateline_partition"
+        } else {
+            "dateline"
+        }
     }
     fn allowed(&self, state: &RouteState, hop: &Hop) -> u32 {
         if hop.eject {
             return self.all();
         }
-        let crossed = hop.wraps || (hop.dim < 32 && state.wrapped >> hop.dim & 1 == 1);
+        let this_hop = if self.partition { hop.wrap_ahead } else { hop.wraps };
+        let crossed = this_hop || (hop.dim < 32 && state.wrapped >> hop.dim & 1 == 1);
         if crossed {
             self.after
         } else {

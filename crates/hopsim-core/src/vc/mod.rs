@@ -4,7 +4,6 @@
 //! a routing deadlock-free (or not). The allocator joins the shortest queue among the allowed VCs.
 
 mod dateline;
-mod dateline_partition;
 mod escape;
 mod ladder;
 mod ladder_reuse;
@@ -70,11 +69,8 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPoli
     let wrap = topo.cartesian().is_some_and(|g| g.wrap);
     let kind = topo.kind();
     match name {
-        "dateline" => Ok(Arc::new(dateline::Dateline::new(vcs).ok_or_else(|| {
-            SpecError::new("router.vcs", vcs, "vc_policy = \"dateline\" needs at least 2 VCs (one class before the dateline, one after)")
-        })?)),
-        "dateline_partition" => Ok(Arc::new(dateline_partition::DatelinePartition::new(vcs).ok_or_else(|| {
-            SpecError::new("router.vcs", vcs, "vc_policy = \"dateline_partition\" needs at least 2 VCs")
+        "dateline" | "dateline_partition" => Ok(Arc::new(dateline::Dateline::new(vcs, name == "dateline_partition").ok_or_else(|| {
+            SpecError::new("router.vcs", vcs, format!("vc_policy = {name:?} needs at least 2 VCs (one class before the dateline, one after)"))
         })?)),
         "none" => Ok(Arc::new(none::AnyVc::new(vcs))),
         "escape" => Ok(Arc::new(escape::Escape::new(vcs, wrap).ok_or_else(|| {

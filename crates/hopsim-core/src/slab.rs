@@ -1,0 +1,43 @@
+//! Index-addressed storage with a free list: packets and messages live here and are referred
+//! to by `u32`, so nothing is allocated per phit and slots are reused.
+
+pub struct Slab<T> {
+    slots: Vec<T>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab { slots: Vec::new(), free: Vec::new(), live: 0 }
+    }
+}
+
+impl<T> Slab<T> {
+    pub fn alloc(&mut self, item: T) -> u32 {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = item;
+            i
+        } else {
+            self.slots.push(item);
+            (self.slots.len() - 1) as u32
+        }
+    }
+    pub fn release(&mut self, id: u32) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+    /// Items allocated and not released.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+    #[inline]
+    pub fn get(&self, id: u32) -> &T {
+        &self.slots[id as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut T {
+        &mut self.slots[id as usize]
+    }
+}
