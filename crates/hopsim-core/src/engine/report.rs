@@ -120,6 +120,14 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         temporal.latency_mean.push(if b.delivered > 0 { b.latency_sum as f64 / b.delivered as f64 } else { f64::NAN });
     }
 
+    let measured: Vec<f64> = temporal.accepted_load.iter().zip(&temporal.measured).filter(|(_, &m)| m).map(|(&a, _)| a).collect();
+    // The last bin may be partial; judge full bins only.
+    let full = if simulated_end % bc == 0 { measured.len() } else { measured.len().saturating_sub(1) };
+    let (category, drop, dips) = crate::stats::stability::classify(&measured[..full]);
+    m.stability_category = category;
+    m.stability_drop = drop;
+    m.stability_dips = dips;
+
     let topo = sim.topo.as_ref();
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
     let mut counters = CounterTable::default();

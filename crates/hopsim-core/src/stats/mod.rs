@@ -2,6 +2,7 @@
 
 mod histogram;
 pub mod result;
+pub mod stability;
 
 pub use histogram::Histogram;
 pub use result::{LinkTable, RunResult, Temporal};

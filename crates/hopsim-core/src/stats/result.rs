@@ -43,6 +43,12 @@ pub struct Metrics {
     pub link_load_max: f64,
     pub link_load_mean: f64,
     pub link_load_cv: f64,
+    /// Stability category (1 stable, 2 recovers from drops, 3 drops or oscillates; 0 too
+    /// short to judge) of the accepted load over the measured bins (stats/stability.rs).
+    pub stability_category: u8,
+    /// Drop of the smoothed accepted load from its best window, 0..1.
+    pub stability_drop: f64,
+    pub stability_dips: u32,
     // Messages (a single packet is a message of one packet).
     pub messages_measured_delivered: u64,
     pub message_latency_mean: f64,
