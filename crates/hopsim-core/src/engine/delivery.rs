@@ -10,6 +10,18 @@ use crate::routing::{Candidates, RouteState};
 use crate::workload::{Ctx, Delivered, Workload};
 use std::cmp::Reverse;
 
+/// A message waiting at its source NIC, before its packets are made.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Queued {
+    dst: u32,
+    /// Creation cycle (runs are shorter than 2^31 cycles).
+    created: u32,
+    packets: u32,
+    next_seq: u32,
+    message: u32,
+    tie_dirs: Option<u32>,
+}
+
 impl Simulation {
     /// Call the workload, then send the messages it posted and arm the timers it set.
     pub(super) fn with_workload(&mut self, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
@@ -26,6 +38,9 @@ impl Simulation {
         self.posts.clear();
     }
 
+    /// Queue a message at its source. Its packets are made only when the NIC is about to
+    /// send them (`refill`), so a source queue that grows without bound at saturation costs
+    /// a small record per message, not a packet per packet.
     fn send_message(&mut self, now: u64, src: usize, dst: usize, packets: u32, tag: u32) {
         let measured = self.stats.in_window(now);
         let tracked = packets > 1 || self.workload.wants_delivery();
@@ -34,31 +49,53 @@ impl Simulation {
         } else {
             NIL
         };
-        let (src_switch, dst_switch) = (self.servers.switch_of(src) as u32, self.servers.switch_of(dst) as u32);
-        let mut tie_dirs = None;
-        for seq in 0..packets {
-            let mut state = RouteState { src_switch, dst_switch, ..Default::default() };
+        for _ in 0..packets {
+            self.stats.on_generate(now, self.params.packet_phits as u64);
+        }
+        self.backlog[src].push_back(Queued { dst: dst as u32, created: now as u32, packets, next_seq: 0, message, tie_dirs: None });
+        self.refill(src, now);
+    }
+
+    /// Keep a couple of packets ready in the NIC's queue, made from the oldest queued message.
+    pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
+        if self.backlog[src].is_empty() || self.nics.nics[src].queued >= 2 {
+            return;
+        }
+        let src_switch = self.servers.switch_of(src) as u32;
+        while self.nics.nics[src].queued < 2 {
+            let Some(q) = self.backlog[src].front_mut() else { break };
+            let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
+            let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, ..Default::default() };
             self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
             // Ties (half-way round a ring) are broken once per message, so a routing with one
             // path per pair, like DOR, keeps a message's packets in order.
-            state.tie_dirs = *tie_dirs.get_or_insert(state.tie_dirs);
+            state.tie_dirs = *q.tie_dirs.get_or_insert(state.tie_dirs);
+            q.next_seq += 1;
+            if q.next_seq == q.packets {
+                self.backlog[src].pop_front();
+            }
             let id = self.packets.alloc(Packet {
                 src: src as u32,
                 dst: dst as u32,
-                created: now,
+                created,
                 injected: NEVER,
                 state,
                 candidates: Candidates::default(),
                 flits_ejected: 0,
-                measured,
+                measured: self.stats.in_window(created),
                 next: NIL,
                 message,
                 seq,
             });
-            self.stats.on_generate(now, self.params.packet_phits as u64);
             self.nics.enqueue(src, id, &mut self.packets);
         }
-        self.cal.wake_nic(src, now);
+        self.cal.wake_nic(src, wake_at);
+    }
+
+    /// Phits of messages waiting in source queues that have no packet made yet.
+    pub(super) fn backlog_phits(&self) -> u64 {
+        let p = self.params.packet_phits as u64;
+        self.backlog.iter().flatten().map(|q| (q.packets - q.next_seq) as u64 * p).sum()
     }
 
     /// The last phit of a packet has reached its destination NIC.

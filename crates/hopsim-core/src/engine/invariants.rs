@@ -44,7 +44,7 @@ pub fn check(sim: &Simulation) -> Conservation {
             }
         }
     }
-    let queued = sim.nics.queued_phits(&sim.params);
+    let queued = sim.nics.queued_phits(&sim.params) + sim.backlog_phits();
     let st = &sim.stats;
     let mut first_violation = None;
     let phits_conserved = st.phits_generated == st.phits_delivered + in_flight + queued;

@@ -118,6 +118,8 @@ pub struct Simulation {
     new_timers: Vec<(u64, u32)>,
     pub samples: Vec<Sample>,
     pub messages: Messages,
+    /// Messages queued at each NIC whose packets are not made yet.
+    backlog: Vec<std::collections::VecDeque<delivery::Queued>>,
     /// Packets waiting in each NIC's reorder buffer.
     reorder_held: Vec<u32>,
     nic_rng: Vec<Rng>,
@@ -170,6 +172,7 @@ impl Simulation {
             new_timers: Vec::new(),
             samples: Vec::new(),
             messages: Messages::default(),
+            backlog: vec![std::collections::VecDeque::new(); n_servers],
             reorder_held: vec![0; n_servers],
             nic_rng,
             switch_rng,
@@ -219,6 +222,8 @@ impl Simulation {
             self.cal.take_nics(now, &mut visit);
             for &s in &visit {
                 self.nics.step(s as usize, now, &self.params, &mut self.packets, &mut self.cal, self.vc_policy.as_ref(), measuring);
+                let next_send = self.nics.nics[s as usize].channel_free.max(now + 1);
+                self.refill(s as usize, next_send);
             }
 
             let in_network = self.nics.injected - self.stats.packets_delivered;
