@@ -153,6 +153,9 @@ def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A test runner started in the background inherits SIGINT ignored, and Python keeps
+        # it ignored; give the child the default so Ctrl-C reaches it as it would a user's.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.time() + 120
     while time.time() < deadline and not finished(out) and proc.poll() is None:
