@@ -35,6 +35,9 @@ pub struct Port {
     /// Flits waiting in all VCs of the input / output buffer.
     pub in_flits: u32,
     pub out_flits: u32,
+    /// Changes whenever this output frees buffer space or releases a VC, so heads blocked
+    /// on it know when to look again.
+    pub va_stamp: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,6 +56,10 @@ pub struct Vc {
     pub routed: bool,
     pub route_port: u16,
     pub route_vc: u8,
+    /// The head at the front found no free VC at this port (its only candidate) when the
+    /// port's `va_stamp` was `va_block_stamp`; `u16::MAX` when not blocked.
+    pub va_block_port: u16,
+    pub va_block_stamp: u32,
 }
 
 pub struct Routers {
@@ -104,6 +111,7 @@ impl Routers {
             for v in 0..vcs {
                 let q = &mut vc[gp * vcs + v];
                 q.credits = credits;
+                q.va_block_port = u16::MAX;
                 q.input = Fifo::new((gp * vcs + v) as u32 * in_slots);
                 q.output = Fifo::new((gp * vcs + v) as u32 * out_slots);
             }
@@ -160,6 +168,7 @@ impl Port {
             rr_out: 0,
             in_flits: 0,
             out_flits: 0,
+            va_stamp: 0,
         }
     }
 }

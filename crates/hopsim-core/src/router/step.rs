@@ -38,6 +38,7 @@ struct Request {
 }
 
 const NONE: u32 = u32::MAX;
+const NO_PORT: u16 = u16::MAX;
 
 pub fn step(switch: usize, now: u64, cx: &mut StepCtx) {
     let mut wake = NEVER;
@@ -76,6 +77,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
         if port.tx_pending && port.link_free <= now {
             r.vc[gp * vcs + port.tx_vc as usize].out_used -= port.tx_phits as u32;
             r.ports[gp].tx_pending = false;
+            r.ports[gp].va_stamp = r.ports[gp].va_stamp.wrapping_add(1);
         }
         if port.out_flits == 0 {
             continue;
@@ -171,8 +173,22 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
                 continue;
             }
             debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
-            let Some((op, ov)) = choose_output(r, base, cx.packets.get(e.packet), cx.params) else {
+            // A head with one candidate port that found no VC there need not look again
+            // until that port frees space or releases a VC (high-radix switches at
+            // saturation would otherwise re-run this for every blocked head every cycle).
+            let blocked = r.vc[gv].va_block_port;
+            if blocked != NO_PORT && r.ports[base + blocked as usize].va_stamp == r.vc[gv].va_block_stamp {
                 waiting_for_vc = true;
+                continue;
+            }
+            let pkt = cx.packets.get(e.packet);
+            let Some((op, ov)) = choose_output(r, base, pkt, cx.params) else {
+                waiting_for_vc = true;
+                if pkt.candidates.len == 1 {
+                    let port = pkt.candidates.list[0].hop.port;
+                    r.vc[gv].va_block_port = port;
+                    r.vc[gv].va_block_stamp = r.ports[base + port as usize].va_stamp;
+                }
                 continue;
             };
             let idx = sc.requests.len() as u32;
@@ -201,6 +217,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
         let vi = &mut r.vc[gvi];
         vi.routed = true;
+        vi.va_block_port = NO_PORT;
         vi.route_port = rq.out_port;
         vi.route_vc = rq.out_vc;
         let vo = &mut r.vc[gvo];
@@ -389,6 +406,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
         // The tail has crossed: the output VC is free for the next packet.
         r.vc[gvi].routed = false;
         r.vc[gvo].out_owned = false;
+        r.ports[go].va_stamp = r.ports[go].va_stamp.wrapping_add(1);
         if waiting_for_vc {
             note(wake, now + 1);
         }
