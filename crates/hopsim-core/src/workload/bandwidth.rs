@@ -1,10 +1,12 @@
 //! Bandwidth test: each sender sends `window` messages back to back, the receiver answers
 //! the last one with an acknowledgement; one sample per window, from the first message's
 //! creation to the acknowledgement (bandwidth = window x message size / that time).
+//! Ping-pong is the same exchange with a window of one message: the sample is the round trip.
 
 use super::{tag, untag, Ctx, Delivered, Post, Sample, Workload};
 
 pub struct Bandwidth {
+    name: &'static str,
     pairs: Vec<(u32, u32)>,
     packets: u32,
     ack_packets: u32,
@@ -21,6 +23,7 @@ impl Bandwidth {
     pub fn new(pairs: Vec<(u32, u32)>, packets: u32, ack_packets: u32, window: u32, iterations: u32, phits: usize) -> Self {
         let n = pairs.len();
         Bandwidth {
+            name: if window == 1 { "ping_pong" } else { "bandwidth" },
             pairs,
             packets,
             ack_packets,
@@ -45,7 +48,7 @@ impl Bandwidth {
 
 impl Workload for Bandwidth {
     fn name(&self) -> &'static str {
-        "bandwidth"
+        self.name
     }
     fn start(&mut self, cx: &mut Ctx) {
         for i in 0..self.pairs.len() {

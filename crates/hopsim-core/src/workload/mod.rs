@@ -4,7 +4,6 @@
 
 mod bandwidth;
 mod bernoulli;
-mod ping_pong;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
@@ -71,7 +70,7 @@ pub fn build(spec: &Spec, traffic: &Traffic) -> SpecResult<Box<dyn Workload>> {
     let packets = spec.packets_per_message() as u32;
     Ok(match spec.workload.kind.as_str() {
         "bernoulli" => Box::new(bernoulli::Bernoulli::new(spec, traffic, packets)),
-        "ping_pong" => Box::new(ping_pong::PingPong::new(pairs(spec, traffic)?, packets, spec.packets_per_ack() as u32, spec.workload.iterations, spec.packet.phits)),
+        "ping_pong" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, packets, spec.packets_per_ack() as u32, 1, spec.workload.iterations, spec.packet.phits)),
         "bandwidth" => Box::new(bandwidth::Bandwidth::new(
             pairs(spec, traffic)?,
             packets,
