@@ -7,7 +7,7 @@
 //! the group if j < i, else j + 1), then h global ports; global port x of switch i is the
 //! group's global port i*h + x, wired by `global_arrangement` (palmtree by default).
 
-use super::{check_size, reject_unused, Arrangement, PortPeer, Topology};
+use super::{check_size, group_count, reject_unused, Arrangement, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -31,11 +31,7 @@ pub fn build(spec: &Spec) -> SpecResult<Dragonfly> {
     if h == 0 || h > 4096 {
         return Err(SpecError::new("topology.global_links_per_switch", h, "must be between 1 and 4096"));
     }
-    let max = a * h + 1;
-    let g = t.groups.unwrap_or(max);
-    if g < 2 || g > max {
-        return Err(SpecError::new("topology.groups", g, format!("must be between 2 and switches_per_group * global_links_per_switch + 1 = {max}")));
-    }
+    let g = group_count(t.groups, a * h + 1, "switches_per_group * global_links_per_switch")?;
     let arrangement = Arrangement::from_spec(&t.global_arrangement)?;
     let p = t.servers_per_switch;
     let switches = (g * a) as u128;

@@ -8,7 +8,7 @@
 //! 0..S up to spine j. Spine ports: 0..L down to leaf l, then h global ports; global port x
 //! of spine j is the group's global port j*h + x, wired by `global_arrangement` (palmtree).
 
-use super::{check_size, reject_unused, Arrangement, PortPeer, Topology};
+use super::{check_size, group_count, reject_unused, Arrangement, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -40,11 +40,7 @@ pub fn build(spec: &Spec) -> SpecResult<DragonflyPlus> {
     if h == 0 || h > 4096 {
         return Err(SpecError::new("topology.global_links_per_switch", h, "must be between 1 and 4096 global links per spine"));
     }
-    let max = spines * h + 1;
-    let g = t.groups.unwrap_or(max);
-    if g < 2 || g > max {
-        return Err(SpecError::new("topology.groups", g, format!("must be between 2 and spines_per_group * global_links_per_switch + 1 = {max}")));
-    }
+    let g = group_count(t.groups, spines * h + 1, "spines_per_group * global_links_per_switch")?;
     let arrangement = Arrangement::from_spec(&t.global_arrangement)?;
     let p = t.servers_per_switch;
     let switches = (g * (leaves + spines)) as u128;

@@ -119,6 +119,16 @@ pub fn reject_unused(spec: &Spec, used: &[&str]) -> SpecResult<()> {
 }
 
 /// Refuse networks too large to simulate (ports and servers are stored in 16 and 32 bits).
+/// `topology.groups` of a dragonfly-like network: one global link per pair of groups allows
+/// at most `max` = (switches with global links per group) x (global links each) + 1.
+pub(crate) fn group_count(groups: Option<usize>, max: usize, formula: &str) -> SpecResult<usize> {
+    let g = groups.unwrap_or(max);
+    if g < 2 || g > max {
+        return Err(SpecError::new("topology.groups", g, format!("must be between 2 and {formula} + 1 = {max}")));
+    }
+    Ok(g)
+}
+
 pub(crate) fn check_size(key: &str, value: String, switches: u128, servers: u128, radix: u128) -> SpecResult<()> {
     if servers > 1 << 28 || switches > 1 << 28 {
         return Err(SpecError::new(key, value, format!("{switches} switches and {servers} servers is more than the 2^28 supported")));
