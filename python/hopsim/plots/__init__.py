@@ -1,0 +1,94 @@
+"""PNG plots of an experiment's results (matplotlib, Agg canvas, no pyplot state).
+
+* ``load.png`` (open-loop runs): accepted load and packet latency (and message latency for
+  multi-packet messages) against offered load, one line per combination of the swept keys
+  other than the load, seed-averaged points with min-max error bars.
+* ``latency_cdf.png``: cumulative distribution of packet latency, one panel per
+  combination, one line per load (seeds merged).
+* ``temporal.png``: accepted load over time, one thin line per seed and the mean.
+* ``samples_cdf.png`` (closed-loop workloads): CDF of the ping-pong round trips or of the
+  per-pair bandwidth, colour by one swept key, line style by another; beside it, mean and
+  99th percentile against the colour key.
+* ``messages.png`` (multi-packet messages or out-of-order packets): out-of-order share,
+  reorder delay and message latency against the load or the main numeric swept key.
+* ``links_<run>.png``: outgoing link load per switch for a few chosen runs: a 2D torus
+  gives one k x k map per dimension and direction; a 3D one, one map per plane (z);
+  more dimensions, maps over the first two with the others averaged.
+
+One module per family: ``common`` (style, helpers, run grouping), ``load``, ``latency``,
+``temporal``, ``links``, ``samples``, ``messages``; ``make_plots`` here draws them all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .common import LOAD_KEY, LOAD_UNITS, Figure_, _fmt, _Groups, _is_closed_loop, _warn
+from .latency import plot_latency_cdf
+from .links import _select_link_runs, plot_link_load
+from .load import plot_load
+from .messages import has_reordering, multi_packet_messages, plot_messages
+from .samples import has_samples, plot_samples_cdf
+from .temporal import plot_temporal
+
+__all__ = ["Figure_", "make_plots", "plot_load", "plot_latency_cdf", "plot_temporal", "plot_link_load",
+           "plot_samples_cdf", "plot_messages", "has_samples", "has_reordering", "multi_packet_messages",
+           "LOAD_KEY", "LOAD_UNITS"]
+
+
+def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selected") -> list[Figure_]:
+    """Draw every plot of an experiment into ``out``; return what was drawn.
+
+    ``link_maps`` is ``"selected"`` (a few representative runs), ``"all"`` or ``"none"``.
+    """
+    out = Path(out)
+    for old in out.glob("links_*.png"):
+        old.unlink()
+    swept = list(getattr(exp, "swept_keys", []))
+    title = getattr(exp, "name", "hopsim")
+    figures: list[Figure_] = []
+    open_loop = frame[~_is_closed_loop(frame)]
+    jobs = []
+    if len(open_loop):  # closed-loop runs have no offered load to plot against
+        jobs.append(("load.png", lambda p: plot_load(open_loop, swept, p, title)))
+    jobs += [
+        ("latency_cdf.png", lambda p: plot_latency_cdf(frame, swept, out, p, title)),
+        ("temporal.png", lambda p: plot_temporal(frame, swept, out, p, title)),
+        ("samples_cdf.png", lambda p: plot_samples_cdf(frame, swept, out, p, title)),
+        ("messages.png", lambda p: plot_messages(frame, swept, p, title)),
+    ]
+    for stale in ("load.png", "samples_cdf.png", "messages.png"):
+        if (out / stale).is_file():
+            (out / stale).unlink()
+    for fname, job in jobs:
+        try:
+            fig = job(out / fname)
+            if fig is not None:
+                figures.append(fig)
+        except Exception as e:  # a plot must not lose the results
+            _warn(f"could not draw {fname}: {type(e).__name__}: {e}")
+    # Closed-loop studies lead with their samples.
+    figures.sort(key=lambda f: f.file != "samples_cdf.png")
+    if link_maps != "none":
+        groups = _Groups(frame, swept)
+        if link_maps == "all":
+            targets = []
+            for _, row in frame.iterrows():
+                desc = ", ".join(f"{groups.short[k]}={_fmt(row[k])}" for k in groups.swept) or "run"
+                if groups.n_seeds > 1:
+                    desc += f", seed {row['seed']}"
+                targets.append((row["run"], desc))
+        else:
+            targets = _select_link_runs(frame, groups)
+        for name, desc in targets:
+            fname = f"links_{name}.png"
+            try:
+                fig = plot_link_load(out / name, out / fname, f"{title}: outgoing link load, {desc}")
+                if fig is not None:
+                    figures.append(fig)
+            except Exception as e:
+                _warn(f"could not draw {fname}: {type(e).__name__}: {e}")
+    return figures
