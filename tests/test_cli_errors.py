@@ -150,3 +150,17 @@ def test_api_raises_spec_error(tmp_path):
         hopsim.simulate(write_spec(tmp_path, sweep='"traffic.load" = [0.1]\n'))
     with pytest.raises(hopsim.SpecError, match=r'sweep."traffic.load" = \[\]'):
         hopsim.run_experiment(write_spec(tmp_path, sweep='"traffic.load" = []\n'), out=tmp_path / "o")
+
+
+def test_output_closed_early_is_not_an_error(tmp_path):
+    """`hopsim topology f.toml | head -1`: the reader leaves; no traceback, exit 0."""
+    import subprocess
+    import sys
+
+    spec = write_spec(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "hopsim", "topology", str(spec)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # nobody reads: the first write raises BrokenPipeError
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

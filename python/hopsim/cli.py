@@ -413,17 +413,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\nhopsim: interrupted\n")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`hopsim topology f.toml | head`): not an error. Point stdout
+        # at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except BaseException as e:  # a panic inside the engine is a bug, not a user error
         if type(e).__name__ != "PanicException":
             raise
         _err(f"internal error: the engine panicked: {e} (please report this with the experiment file)")
         return EXIT_RUN_FAILED
-    except BrokenPipeError:
-        try:
-            sys.stdout.close()
-        except Exception:
-            pass
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
