@@ -69,3 +69,20 @@ fn bandwidth_test_measures_per_pair_bandwidth() {
         assert!((gbs - 2.0 * ppc).abs() < 1e-9);
     }
 }
+
+#[test]
+fn acknowledgements_are_counted_apart_from_data_messages() {
+    let r = closed_loop("ping_pong", 20, 3);
+    let m = &r.metrics;
+    // One data message and one acknowledgement per round trip.
+    assert_eq!(m.messages_measured_delivered, 60);
+    assert_eq!(m.acks_measured_delivered, 60);
+    // A data message is 16 packets of 16 phits, an acknowledgement one packet: the data
+    // message takes at least its 256 phits; an acknowledgement far less.
+    assert!(m.message_latency_p50 >= 256.0, "{}", m.message_latency_p50);
+    assert!(m.ack_latency_mean < m.message_latency_mean / 4.0, "{} vs {}", m.ack_latency_mean, m.message_latency_mean);
+    assert!(m.ack_latency_mean_us.unwrap() > 0.0);
+    // Open-loop traffic has no acknowledgements.
+    let open = messages("dor", 2, false, "[4, 4]").metrics;
+    assert_eq!(open.acks_measured_delivered, 0);
+}

@@ -103,7 +103,7 @@ impl Simulation {
         let p = *self.packets.get(id);
         if p.message == NIL {
             self.packet_delivered(now, id);
-            self.stats.on_message(now, p.created, p.measured);
+            self.stats.on_message(now, p.created, p.measured, false);
             return;
         }
         let in_order = self.spec.message.in_order;
@@ -141,7 +141,8 @@ impl Simulation {
             let done = Delivered { src: m.src, dst: m.dst, tag: m.tag, created: m.created };
             let measured = m.measured;
             self.messages.release(p.message);
-            self.stats.on_message(now, done.created, measured);
+            let ack = self.workload.is_acknowledgement(done.tag);
+            self.stats.on_message(now, done.created, measured, ack);
             if self.workload.wants_delivery() {
                 self.with_workload(now, |w, cx| w.delivered(&done, cx));
             }

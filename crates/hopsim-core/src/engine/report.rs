@@ -72,6 +72,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         message_latency_p50: ml.quantile(0.5),
         message_latency_p99: ml.quantile(0.99),
         message_latency_max: if ml.count() > 0 { ml.max() as f64 } else { f64::NAN },
+        acks_measured_delivered: st.ack_latency.count(),
+        ack_latency_mean: st.ack_latency.mean(),
         packets_out_of_order: st.packets_out_of_order,
         reorder_delay_mean: if st.reorder_released > 0 { st.reorder_delay_sum as f64 / st.reorder_released as f64 } else { 0.0 },
         reorder_buffer_max: st.reorder_buffer_max,
@@ -95,6 +97,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         m.packet_latency_p99_us = Some(m.packet_latency_p99 * cycle_ns / 1000.0);
         m.accepted_gbytes_per_s = Some(m.accepted_load * gbs);
         m.message_latency_mean_us = Some(m.message_latency_mean * cycle_ns / 1000.0);
+        m.ack_latency_mean_us = Some(m.ack_latency_mean * cycle_ns / 1000.0);
         m.sample_mean_us = Some(m.sample_cycles_mean * cycle_ns / 1000.0);
         m.sample_gbytes_per_s_mean = Some(m.sample_phits_per_cycle_mean * gbs);
     }

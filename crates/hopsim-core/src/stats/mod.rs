@@ -37,6 +37,8 @@ pub struct Stats {
     pub phits_delivered: u64,
     /// Message latency: creation to the last packet at the destination (measured messages).
     pub message_latency: Histogram,
+    /// Acknowledgements of the closed-loop workloads, kept out of `message_latency`.
+    pub ack_latency: Histogram,
     pub packets_out_of_order: u64,
     /// Cycles packets waited in reorder buffers for an earlier packet of their message.
     pub reorder_delay_sum: u64,
@@ -65,6 +67,7 @@ impl Stats {
             phits_generated: 0,
             phits_delivered: 0,
             message_latency: Histogram::default(),
+            ack_latency: Histogram::default(),
             packets_out_of_order: 0,
             reorder_delay_sum: 0,
             reorder_released: 0,
@@ -122,9 +125,13 @@ impl Stats {
 }
 
 impl Stats {
-    pub fn on_message(&mut self, now: u64, created: u64, measured: bool) {
+    pub fn on_message(&mut self, now: u64, created: u64, measured: bool, acknowledgement: bool) {
         if measured {
-            self.message_latency.add(now - created);
+            if acknowledgement {
+                self.ack_latency.add(now - created);
+            } else {
+                self.message_latency.add(now - created);
+            }
         }
     }
 

@@ -55,6 +55,10 @@ pub struct Metrics {
     pub message_latency_p50: f64,
     pub message_latency_p99: f64,
     pub message_latency_max: f64,
+    /// Acknowledgements (ping_pong, bandwidth): their count and mean latency; the
+    /// message_latency_* columns count data messages only.
+    pub acks_measured_delivered: u64,
+    pub ack_latency_mean: f64,
     /// Packets that reached their NIC before an earlier packet of the same message.
     pub packets_out_of_order: u64,
     /// Mean cycles a held packet waited in the reorder buffer for the gap to fill.
@@ -73,6 +77,7 @@ pub struct Metrics {
     pub sample_phits_per_cycle_mean: f64,
     // Physical units, when link.gbytes_per_s and packet.bytes are given.
     pub message_latency_mean_us: Option<f64>,
+    pub ack_latency_mean_us: Option<f64>,
     pub sample_mean_us: Option<f64>,
     pub sample_gbytes_per_s_mean: Option<f64>,
     pub cycle_ns: Option<f64>,

@@ -58,6 +58,9 @@ impl Workload for Bandwidth {
     fn wants_delivery(&self) -> bool {
         true
     }
+    fn is_acknowledgement(&self, tag: u32) -> bool {
+        untag(tag).1
+    }
     fn delivered(&mut self, msg: &Delivered, cx: &mut Ctx) {
         let (i, ack) = untag(msg.tag);
         let (s, r) = self.pairs[i];

@@ -60,6 +60,11 @@ pub trait Workload: Send {
         false
     }
     fn delivered(&mut self, _msg: &Delivered, _cx: &mut Ctx) {}
+    /// Whether a message with this tag is an acknowledgement (counted apart from the data
+    /// messages, whose latency is what the papers report).
+    fn is_acknowledgement(&self, _tag: u32) -> bool {
+        false
+    }
     /// A closed-loop workload that has nothing more to send ends the run.
     fn finished(&self) -> bool {
         false
