@@ -2,7 +2,7 @@
 directories (samples.csv, runs.csv). Usage:
 
     python docs/studies/figures.py pingpong OUT_DIR PNG     # study 1: per-pair average round trip
-    python docs/studies/figures.py sweep OUT_DIR KEY PNG    # study 3: throughput vs a swept key
+    python docs/studies/figures.py sweep OUT_DIR[,OUT_DIR...] KEY PNG  # study 3: throughput vs a swept key
 """
 
 from __future__ import annotations
@@ -48,10 +48,21 @@ def pingpong(out: Path, png: Path) -> None:
     fig.savefig(png, dpi=80)
 
 
-def sweep(out: Path, key: str, png: Path) -> None:
+def _runs(out: str) -> pd.DataFrame:
+    """runs.csv of one output directory, or of several joined by commas (e.g. the paper's
+    sizes and the larger ones run separately)."""
+    frames = []
+    for d in str(out).split(","):
+        f = pd.read_csv(Path(d) / "runs.csv")
+        f["dir"] = d
+        frames.append(f)
+    return pd.concat(frames, ignore_index=True)
+
+
+def sweep(out: str, key: str, png: Path) -> None:
     """The benchmarking paper's Figs. 1, 3, 4, 8: mean per-pair throughput vs a swept key, and
     the throughput CDF per value."""
-    runs = pd.read_csv(out / "runs.csv")
+    runs = _runs(out)
     if key == "topology.dims":
         runs["x"] = runs[key].map(lambda s: int(np.prod([int(v) for v in s.strip("[]").split(",")])))
         xlabel = "nodes"
@@ -63,7 +74,7 @@ def sweep(out: Path, key: str, png: Path) -> None:
     colors = plt.cm.viridis(np.linspace(0, 0.85, len(runs)))
     p10, p90 = [], []
     for c, (_, r) in zip(colors, runs.iterrows()):
-        s = pd.read_csv(out / r["run"] / "samples.csv")
+        s = pd.read_csv(Path(r["dir"]) / r["run"] / "samples.csv")
         p10.append(s["gbytes_per_s"].quantile(0.1))
         p90.append(s["gbytes_per_s"].quantile(0.9))
         _cdf(axes[1], s["gbytes_per_s"], color=c, label=f"{r['x']}")
@@ -97,4 +108,4 @@ if __name__ == "__main__":
     if what == "pingpong":
         pingpong(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
-        sweep(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]))
+        sweep(sys.argv[2], sys.argv[3], Path(sys.argv[4]))

@@ -1,0 +1,142 @@
+"""Figures and the category table of the VC-management study page (vc-management.md), from
+the run directories of `hopsim run examples/vc-*.toml`. Usage:
+
+    python docs/studies/vc_figures.py temporal PNG LABEL=DIR [LABEL=DIR ...]
+    python docs/studies/vc_figures.py load PNG LABEL=DIR [LABEL=DIR ...]
+    python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
+
+Each DIR is one network's output directory; a DIR whose runs sweep `traffic.pattern` gives
+one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
+thick line for the mean of the seeds (averages hide collapses, so both are drawn).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+POLICIES = ["min_first", "min_last", "min_both", "ladder", "ladder_reuse"]
+NAMES = {"min_first": "2Phases MinFirst", "min_last": "2Phases MinLast", "min_both": "2Phases MinBoth",
+         "ladder": "Ladder", "ladder_reuse": "Ladder with reuse"}
+COLORS = {"min_first": "tab:blue", "min_last": "tab:red", "min_both": "tab:purple",
+          "ladder": "tab:green", "ladder_reuse": "tab:orange"}
+PATTERNS = {"adv": "ADV+h", "adv_random": "ADVr+h", "shift": "shift"}
+
+
+def _panels(args: list[str]) -> list[tuple[str, Path, pd.DataFrame]]:
+    """(title, directory, runs) per network and traffic pattern, complete runs only."""
+    panels = []
+    for arg in args:
+        label, _, d = arg.partition("=")
+        out = Path(d)
+        runs = pd.read_csv(out / "runs.csv")
+        pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
+        if pattern_col and runs[pattern_col].nunique() > 1:
+            for pat, sub in runs.groupby(pattern_col, sort=False):
+                panels.append((f"{label}, {PATTERNS.get(pat, pat)}", out, sub))
+        else:
+            panels.append((label, out, runs))
+    return panels
+
+
+def _policies(runs: pd.DataFrame) -> list[str]:
+    present = set(runs["routing.vc_policy"])
+    return [p for p in POLICIES if p in present]
+
+
+def temporal(png: Path, args: list[str]) -> None:
+    panels = _panels(args)
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False, sharey=True)
+    for ax, (title, out, runs) in zip(axes.ravel(), panels):
+        for pol in _policies(runs):
+            curves = []
+            for run in runs[runs["routing.vc_policy"] == pol]["run"]:
+                t = pd.read_csv(out / run / "temporal.csv")
+                t = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]
+                start = t["start"].to_numpy()
+                x = (start - start[0] + (start[1] - start[0]) / 2) / 1000.0
+                curves.append((x, t["accepted_load"].to_numpy()))
+            if not curves:
+                continue
+            if len(curves) > 1:
+                for x, y in curves:
+                    ax.plot(x, y, color=COLORS[pol], lw=0.5, alpha=0.35)
+            n = min(len(y) for _, y in curves)
+            mean = np.mean([y[:n] for _, y in curves], axis=0)
+            seeds = f" ({len(curves)} seeds)" if len(curves) > 1 else ""
+            ax.plot(curves[0][0][:n], mean, color=COLORS[pol], lw=1.6, label=NAMES[pol] + seeds)
+        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("time (thousands of cycles, after warmup)")
+        ax.set_ylim(0, 0.55)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower left")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accepted load (phits/server/cycle)")
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("Valiant at offered load 1.0: accepted load per 1,000-cycle bin\n"
+                 "(thin: one line per seed; thick: mean; dotted: Valiant's bound 0.5)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=80)
+
+
+def load(png: Path, args: list[str]) -> None:
+    panels = _panels(args)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False, sharey=True)
+    for ax, (title, _, runs) in zip(axes.ravel(), panels):
+        for pol in _policies(runs):
+            sub = runs[runs["routing.vc_policy"] == pol].groupby("traffic.load")["accepted_load"].mean()
+            ax.plot(sub.index, sub.values, "o-", ms=3, color=COLORS[pol], label=NAMES[pol])
+        ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
+        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("offered load (phits/server/cycle)")
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 0.55)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    axes[0, 0].set_ylabel("accepted load (phits/server/cycle)")
+    fig.tight_layout()
+    fig.savefig(png, dpi=80)
+
+
+def table(args: list[str]) -> None:
+    """Per network and policy: mean accepted load, its range over the seeds, the last fifth
+    of the run, and the categories of the seeds."""
+    print("| network | policy | seeds | accepted (mean) | last fifth of the run | worst drop | categories |")
+    print("|---|---|---|---|---|---|---|")
+    for title, out, runs in _panels(args):
+        for pol in _policies(runs):
+            sub = runs[runs["routing.vc_policy"] == pol]
+            tails = []
+            for run in sub["run"]:
+                t = pd.read_csv(out / run / "temporal.csv")
+                y = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]["accepted_load"].to_numpy()
+                tails.append(y[-max(1, len(y) // 5):].mean())
+            cats = sub["stability_category"].astype(int).tolist()
+            summary = ", ".join(f"{c}: {cats.count(c)}" for c in sorted(set(cats)))
+            print(f"| {title} | {NAMES[pol]} | {len(sub)} | {sub['accepted_load'].mean():.3f} | "
+                  f"{np.mean(tails):.3f} | {sub['stability_drop'].max():.0%} | {summary} |")
+
+
+if __name__ == "__main__":
+    what, rest = sys.argv[1], sys.argv[2:]
+    if what == "temporal":
+        temporal(Path(rest[0]), rest[1:])
+    elif what == "load":
+        load(Path(rest[0]), rest[1:])
+    elif what == "table":
+        table(rest)
+    else:
+        sys.exit(__doc__)
