@@ -1,0 +1,37 @@
+"""Every experiment file in examples/ is valid and describes the network its comments say."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import REPO, run_cli
+
+EXAMPLES = sorted((REPO / "examples").rglob("*.toml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(REPO / "examples")))
+def test_example_is_valid(path):
+    proc = run_cli("validate", path, check=0)
+    assert "ok" in proc.stdout
+
+
+# Table I of the VC-management paper: switches, servers, radix, switch-switch links
+# (counted once; the paper counts the 1D HyperX's in both directions), diameter.
+TABLE_I = {
+    "vc-hyperx-1d.toml": (64, 4096, 127, 2016, 1),
+    "vc-hyperx-2d.toml": (256, 4096, 46, 3840, 2),
+    "vc-hyperx-3d.toml": (512, 4096, 29, 5376, 3),
+    "vc-dragonfly.toml": (876, 5256, 23, 7446, 3),
+    "vc-dragonfly-plus.toml": (1040, 4160, 16, 6240, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_I))
+def test_vc_study_networks_are_table_one(name):
+    proc = run_cli("topology", REPO / "examples" / name, "--json", check=0)
+    t = json.loads(proc.stdout)
+    t = t[0] if isinstance(t, list) else t
+    assert (t["switches"], t["servers"], t["radix"], t["links"], t["diameter"]) == TABLE_I[name]
+    assert t["wiring_ok"]
