@@ -11,9 +11,11 @@
   99th percentile against the colour key.
 * ``messages.png`` (multi-packet messages or out-of-order packets): out-of-order share,
   reorder delay and message latency against the load or the main numeric swept key.
-* ``links_<run>.png``: outgoing link load per switch for a few chosen runs: a 2D torus
-  gives one k x k map per dimension and direction; a 3D one, one map per plane (z);
-  more dimensions, maps over the first two with the others averaged.
+* ``links_<run>.png``: link loads of a few chosen runs on one colour scale, the hottest
+  link outlined: a 2D torus gives one k x k map per dimension and direction; a 3D one, one
+  map per plane (z) of each switch's busiest link; more dimensions, one map per dimension
+  and direction over the first two coordinates (busiest over the others); dragonflies and
+  fat-trees a switch x port map; with box plots of every link per dimension or class.
 
 One module per family: ``common`` (style, helpers, run grouping), ``load``, ``latency``,
 ``temporal``, ``links``, ``samples``, ``messages``; ``make_plots`` here draws them all.
@@ -28,7 +30,7 @@ import pandas as pd
 
 from .common import LOAD_KEY, LOAD_UNITS, Figure_, _fmt, _Groups, _is_closed_loop, _warn
 from .latency import plot_latency_cdf
-from .links import _select_link_runs, plot_link_load
+from .links import _select_link_runs, link_load_scale, plot_link_load
 from .load import plot_load
 from .messages import has_reordering, multi_packet_messages, plot_messages
 from .samples import has_samples, plot_samples_cdf
@@ -83,10 +85,13 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
                 targets.append((row["run"], desc))
         else:
             targets = _select_link_runs(frame, groups)
+        # One colour scale for every map: the largest link load among the runs drawn.
+        vmax = link_load_scale(out / name for name, _ in targets)
         for name, desc in targets:
             fname = f"links_{name}.png"
             try:
-                fig = plot_link_load(out / name, out / fname, f"{title}: outgoing link load, {desc}")
+                fig = plot_link_load(out / name, out / fname, f"{title}: outgoing link load, {desc}",
+                                     vmax=vmax, shared_by=len(targets))
                 if fig is not None:
                     figures.append(fig)
             except Exception as e:

@@ -1,21 +1,44 @@
-"""``links_<run>.png``: link-load maps of one run."""
+"""``links_<run>.png``: link-load maps of one run.
+
+Every map colours link loads in phits per cycle on one scale, 0 to ``vmax``: the same for
+every panel of a figure and, when ``make_plots`` draws several runs, for all of them (the
+largest link load among those runs), so maps of different runs compare by eye. A cell
+that stands for several links shows the busiest of them, so the brightest cell of a run
+is its hottest link, which is also outlined in blue and named in the title.
+
+* 1D and 2D tori, meshes, HyperX: one map per dimension and direction; on a torus or mesh
+  each cell is one link (on a HyperX, the busiest of a switch's links in that dimension).
+* 3D: one map per plane z of each switch's busiest outgoing link, and below, the load of
+  every link by dimension and direction (box plots).
+* 4D and more: one map per dimension and direction over the first two coordinates, each
+  cell the busiest such link over all the other coordinates, and the box plots.
+* No coordinates (dragonfly, dragonfly+, fat-tree): a switch x port map of every link and
+  box plots per link class (local/global, leaf-spine, fat-tree level, up/down).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
-from matplotlib import rc_context
+from matplotlib import colormaps, rc_context
+from matplotlib import patheffects
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.patches import Rectangle
 
 from .. import results
 from .common import _MAP_STYLE, Figure_, _fmt, _Groups, _new_figure, _save, _truthy
 
-
+LINK_UNITS = "phits/cycle"
 _DIM_NAMES = "xyzwuv"
+_MARK = "#1560ff"  # outline of the hottest link: blue, with a white halo, readable on any cell
+_MAX_BOX_ROWS = 24
 
 
 def _dim_name(d: int) -> str:
@@ -40,64 +63,242 @@ def _sign(v: Any) -> int:
     return 1 if f > 0 else (-1 if f < 0 else 0)
 
 
-def _link_frame(run_dir: Path) -> tuple[pd.DataFrame | None, list[int], np.ndarray | None]:
+def _arrow(sign: int) -> str:
+    return "+" if sign > 0 else ("-" if sign < 0 else "")
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class LinkData:
+    """The links table of one run with what the maps need: ``sign`` (+1/-1/0) and, on
+    cartesian topologies, the switch coordinates ``c0``, ``c1``, ..."""
+
+    links: pd.DataFrame
+    dims: list[int]
+    coords: np.ndarray | None
+    topology: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cartesian(self) -> bool:
+        n = len(self.dims)
+        return self.coords is not None and n >= 1 and self.coords.ndim == 2 and self.coords.shape[1] == n
+
+    @property
+    def kind(self) -> str:
+        return str(self.topology.get("kind") or ("torus" if self.cartesian else ""))
+
+
+def load_link_data(run_dir: Path) -> LinkData | None:
+    """The links of a run (``links.csv``, ``topology.json``, ``spec.json``), or None if the
+    run has no link loads."""
+    run_dir = Path(run_dir)
     links = results.load_run_table(run_dir, "links")
-    topo_path = run_dir / "topology.json"
+    if links is None or not len(links) or "load" not in links or "switch" not in links:
+        return None
+    links = links.copy()
+    links["load"] = pd.to_numeric(links["load"], errors="coerce").fillna(0.0)
+    links["switch"] = links["switch"].astype(int)
+    links["dim"] = links["dim"].fillna(-1).astype(int) if "dim" in links else 0
+    links["sign"] = links["direction"].map(_sign) if "direction" in links else 0
     dims: list[int] = []
     coords = None
+    topo_path = run_dir / "topology.json"
     if topo_path.is_file():
         topo = json.loads(topo_path.read_text())
         dims = [int(d) for d in topo.get("dims") or []]
         sc = topo.get("switch_coords") or []
         if sc:
             coords = np.asarray(sc, dtype=int)
-    return links, dims, coords
-
-
-def plot_link_load(run_dir: Path, path: Path, title: str) -> Figure_ | None:
-    """Heat maps of the load of each switch's outgoing links for one run."""
-    run_dir = Path(run_dir)
-    links, dims, coords = _link_frame(run_dir)
-    if links is None or not len(links) or "load" not in links:
-        return None
-    n = len(dims)
-    cartesian = coords is not None and n >= 1 and coords.shape[1] == n and "switch" in links
-    metrics = {}
+    topology: dict[str, Any] = {}
     try:
-        metrics = json.loads((run_dir / "metrics.json").read_text())
-    except (OSError, ValueError):
+        topology = dict(json.loads((run_dir / "spec.json").read_text()).get("topology") or {})
+    except (OSError, ValueError, AttributeError):
         pass
-    vmax = float(links["load"].max()) if len(links) else 1.0
-    vmax = vmax if vmax > 0 else 1.0
-    sub = (
-        f"link load mean {_fmt(metrics.get('link_load_mean', links['load'].mean()))}, "
-        f"max {_fmt(metrics.get('link_load_max', vmax))} phits/cycle"
-    )
-    with rc_context(_MAP_STYLE):
-        if not cartesian:
-            fig = _new_figure(7.0, 4.5)
-            ax = fig.subplots()
-            ax.hist(links["load"].to_numpy(dtype=float), bins=40, color="tab:blue")
-            ax.set_xlabel("link load (phits/cycle)")
-            ax.set_ylabel("links")
-            ax.set_title("Distribution of switch-to-switch link load")
-            caption = "Histogram of the load of every switch-to-switch channel in the measured window."
-        elif n == 2 or n == 1:
-            fig, caption = _maps_by_direction(links, dims, coords, vmax, per_plane=False)
-        elif n == 3:
-            fig, caption = _maps_by_plane(links, dims, coords, vmax)
+    data = LinkData(links, dims, coords, topology)
+    if data.cartesian:
+        if int(links["switch"].max()) >= len(coords):
+            data.coords, data.dims = None, []
         else:
-            fig, caption = _maps_by_direction(links, dims, coords, vmax, per_plane=False)
-            sub += f"; maps over x and y, averaged over the other {n - 2} dimensions"
-        fig.suptitle(f"{title}\n{sub}", fontsize=12)
+            sw = links["switch"].to_numpy()
+            for d in range(len(dims)):
+                links[f"c{d}"] = coords[sw, d]
+    return data
+
+
+def link_load_scale(run_dirs: Iterable[Path]) -> float | None:
+    """The largest link load (phits/cycle) over some runs: the top of a colour scale shared
+    by their maps. None if none of them has link loads."""
+    top = None
+    for d in run_dirs:
+        links = results.load_run_table(Path(d), "links")
+        if links is None or not len(links) or "load" not in links:
+            continue
+        m = float(pd.to_numeric(links["load"], errors="coerce").max())
+        if np.isfinite(m):
+            top = m if top is None else max(top, m)
+    return top
+
+
+def link_stats(loads: np.ndarray) -> tuple[float, float, float]:
+    """Max, mean and coefficient of variation (population standard deviation over the
+    mean, as the engine's ``link_load_cv``) of some link loads."""
+    loads = np.asarray(loads, dtype=float)
+    if not len(loads):
+        return 0.0, 0.0, 0.0
+    mean = float(loads.mean())
+    return float(loads.max()), mean, (float(loads.std()) / mean if mean > 0 else 0.0)
+
+
+def hottest_link(data: LinkData) -> dict[str, Any]:
+    """The link with the largest load (the first such row of the table): switch, port,
+    to_switch, dim, sign, load, and the switch coordinates on cartesian topologies."""
+    row = data.links.loc[data.links["load"].idxmax()]
+    h = {
+        "switch": int(row["switch"]),
+        "port": int(row["port"]) if "port" in row and pd.notna(row["port"]) else None,
+        "to_switch": int(row["to_switch"]) if "to_switch" in row and pd.notna(row["to_switch"]) else None,
+        "dim": int(row["dim"]),
+        "sign": int(row["sign"]),
+        "load": float(row["load"]),
+        "coords": None,
+        "to_coords": None,
+    }
+    if data.cartesian:
+        h["coords"] = tuple(int(c) for c in data.coords[h["switch"]])
+        if h["to_switch"] is not None and h["to_switch"] < len(data.coords):
+            h["to_coords"] = tuple(int(c) for c in data.coords[h["to_switch"]])
+    return h
+
+
+def _coords_text(c: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(v) for v in c) + ")"
+
+
+def describe_link(h: dict[str, Any], data: LinkData) -> str:
+    """``switch 37 (1, 1, 0), Z+ (dim 2) to (1, 1, 1): 0.945 phits/cycle``."""
+    if data.cartesian:
+        where = f"switch {h['switch']} {_coords_text(h['coords'])}, "
+        where += f"{_dim_name(h['dim']).upper()}{_arrow(h['sign'])} (dim {h['dim']})"
+        if h["to_coords"] is not None:
+            where += f" to {_coords_text(h['to_coords'])}"
+    else:
+        where = f"switch {h['switch']}" + (f" port {h['port']}" if h["port"] is not None else "")
+        cls = _link_classes(data.links.loc[[data.links["load"].idxmax()]], data).iloc[0]
+        where += f" ({cls})"
+        if h["to_switch"] is not None:
+            where += f" to switch {h['to_switch']}"
+    return f"{where}: {h['load']:.3g} {LINK_UNITS}"
+
+
+def _link_classes(links: pd.DataFrame, data: LinkData) -> pd.Series:
+    """A label per link: dimension and direction on cartesian topologies, else the link
+    class of the topology (dragonfly local/global, dragonfly+ leaf-spine/global, fat-tree
+    level and up/down)."""
+    if data.cartesian:
+        return pd.Series(
+            [f"{_dim_name(d).upper()}{_arrow(s)}" for d, s in zip(links["dim"], links["sign"])], index=links.index
+        )
+    kind = data.kind
+    t = data.topology
+    sw = links["switch"].to_numpy()
+    dim = links["dim"].to_numpy()
+    if kind == "dragonfly":
+        lab = np.where(dim == 1, "global", "local")
+    elif kind == "dragonfly_plus" and t.get("leaves_per_group") and t.get("spines_per_group"):
+        size = int(t["leaves_per_group"]) + int(t["spines_per_group"])
+        leaf = (sw % size) < int(t["leaves_per_group"])
+        lab = np.where(dim == 1, "global", np.where(leaf, "leaf to spine", "spine to leaf"))
+    elif kind == "fat_tree" and t.get("k") and t.get("levels"):
+        per_level = int(t["k"]) ** (int(t["levels"]) - 1)
+        level = sw // per_level
+        up = level == dim
+        lab = np.array([f"level {d}-{d + 1} {'up' if u else 'down'}" for d, u in zip(dim, up)], dtype=object)
+    else:
+        lab = np.array([f"class {d}" for d in dim], dtype=object)
+    return pd.Series(lab, index=links.index)
+
+
+def _class_order(labels: pd.Series, links: pd.DataFrame) -> list[str]:
+    """Classes by dimension, + before -, up before down: X+ X- Y+ ..., local global,
+    leaf to spine, spine to leaf, global, level 0-1 up, level 0-1 down, ..."""
+    first = pd.DataFrame({"l": labels, "d": links["dim"], "s": -links["sign"]}).groupby("l")[["d", "s"]].min()
+    first["down"] = [int("down" in l or l.startswith("spine to")) for l in first.index]
+    return list(first.sort_values(["d", "s", "down"]).index)
+
+
+# --------------------------------------------------------------------------- the figure
+
+
+def plot_link_load(run_dir: Path, path: Path, title: str, vmax: float | None = None,
+                   shared_by: int = 1) -> Figure_ | None:
+    """Maps of the load of each switch's outgoing links for one run.
+
+    ``vmax`` is the top of the colour scale in phits/cycle (default: this run's largest
+    link load); ``shared_by`` the number of maps drawn on that scale (for the caption).
+    """
+    path = Path(path)
+    data = load_link_data(Path(run_dir))
+    if data is None:
+        return None
+    links = data.links
+    lmax, lmean, lcv = link_stats(links["load"].to_numpy())
+    if vmax is None or not np.isfinite(vmax) or vmax <= 0:
+        vmax = lmax if lmax > 0 else 1.0
+        shared_by = 1
+    hot = hottest_link(data)
+    hot["show"] = hot["load"] > 0  # an idle network has no hottest link to point at
+    n = len(data.dims)
+    with rc_context(_MAP_STYLE):
+        if not data.cartesian:
+            fig, caption = _maps_by_port(data, vmax, hot)
+        elif n <= 2:
+            fig, caption = _maps_by_direction(data, vmax, hot)
+        elif n == 3:
+            fig, caption = _maps_by_plane(data, vmax, hot)
+        else:
+            fig, caption = _maps_projected(data, vmax, hot)
+        scale = f"colours 0 to {vmax:.3g}" + (f", shared by the {shared_by} link maps" if shared_by > 1 else "")
+        stats = (f"link load max {lmax:.3g}, mean {lmean:.3g} {LINK_UNITS}, CV {lcv:.2f}"
+                 + (f" (max/mean {lmax / lmean:.1f})" if lmean > 0 else ""))
+        hot_text = ("hottest link (outlined in blue): " + describe_link(hot, data) if hot["show"]
+                    else "no link carried traffic in the measured window")
+        lines = [title, f"{stats}; {scale}", hot_text]
+        fig.suptitle("\n".join(lines), fontsize=11)
+        # Wide enough for the title (about 0.085 inch per character at 11 points).
+        w, h = fig.get_size_inches()
+        need = 0.085 * max(len(t) for t in lines) + 0.6
+        if need > w:
+            fig.set_size_inches(need, h)
         _save(fig, path)
+    caption += (
+        f" {stats[0].upper() + stats[1:]} (CV: standard deviation over mean, over all "
+        f"{len(links)} switch-to-switch channels). "
+        + (f"Hottest link: {describe_link(hot, data)}, outlined in blue on the map. " if hot["show"] else "")
+        + f"Colour scale 0 to {vmax:.3g} {LINK_UNITS}, the same for every panel"
+        + (f" and for all {shared_by} link maps of this experiment (their largest link load), so they "
+           "compare by eye." if shared_by > 1 else ".")
+    )
     return Figure_(path.name, f"Link load: {title}", caption)
 
 
-def _dir_column(links: pd.DataFrame) -> pd.Series:
-    if "direction" in links:
-        return links["direction"].map(_sign)
-    return pd.Series(0, index=links.index)
+def _cmap():
+    return colormaps["magma"].with_extremes(bad="0.82")
+
+
+def _mark(ax, x: float, y: float, w: float = 1.0, h: float = 1.0) -> None:
+    """Outline one cell of a map (the hottest link)."""
+    r = Rectangle((x - w / 2, y - h / 2), w, h, fill=False, edgecolor=_MARK, lw=2.2, zorder=5, clip_on=False)
+    r.set_path_effects([patheffects.withStroke(linewidth=4.2, foreground="white")])
+    ax.add_patch(r)
+
+
+def _colorbar(fig, axes, vmax: float, label: str, fraction: float = 0.035):
+    sm = ScalarMappable(norm=Normalize(0.0, vmax), cmap=_cmap())
+    cb = fig.colorbar(sm, ax=list(axes), fraction=fraction, pad=0.02)
+    cb.set_label(label)
+    return cb
 
 
 def _annotate(ax, arr: np.ndarray, vmax: float) -> None:
@@ -109,142 +310,272 @@ def _annotate(ax, arr: np.ndarray, vmax: float) -> None:
         t.set_in_layout(False)  # inside the axes: no need to lay them out (much faster)
 
 
-def _map_axes(ax, dims: list[int], d0: int, d1: int | None) -> None:
-    k0 = dims[d0]
-    step0 = max(1, math.ceil(k0 / 16))
-    ax.set_xticks(range(0, k0, step0))
-    ax.set_xlabel(f"{_dim_name(d0)} (dim {d0})")
-    if d1 is None:
+def _ticks(ax, k0: int, k1: int | None, max_ticks: int = 16) -> None:
+    ax.set_xticks(range(0, k0, max(1, math.ceil(k0 / max_ticks))))
+    if k1 is None:
         ax.set_yticks([])
     else:
-        k1 = dims[d1]
-        step1 = max(1, math.ceil(k1 / 16))
-        ax.set_yticks(range(0, k1, step1))
-        ax.set_ylabel(f"{_dim_name(d1)} (dim {d1})")
+        ax.set_yticks(range(0, k1, max(1, math.ceil(k1 / max_ticks))))
 
 
-def _maps_by_direction(links, dims, coords, vmax, per_plane=False):
-    """One map over the first two dimensions per (dimension, direction); other dimensions
-    averaged."""
-    from matplotlib import colormaps
+def _keys(links: pd.DataFrame) -> list[tuple[int, int]]:
+    keys = sorted({(int(d), int(s)) for d, s in zip(links["dim"], links["sign"])}, key=lambda t: (t[0], -t[1]))
+    return [k for k in keys if k[0] >= 0]
 
-    cmap = colormaps["magma"].with_extremes(bad="0.82")
+
+def _grid_max(part: pd.DataFrame, k0: int, k1: int, c1: str | None = "c1") -> np.ndarray:
+    """k0 x k1 array of the largest load per (c0, c1) cell (NaN: no link there)."""
+    arr = np.full((k0, k1), np.nan)
+    if c1 is None:
+        grid = part.groupby("c0")["load"].max()
+        for c0, v in grid.items():
+            arr[int(c0), 0] = v
+    else:
+        grid = part.groupby(["c0", c1])["load"].max()
+        for (c0, cc), v in grid.items():
+            arr[int(c0), int(cc)] = v
+    return arr
+
+
+def _outer_labels(ax, i: int, cols: int, exists, xlabel: str, ylabel: str) -> None:
+    """Tick labels and axis labels of panel ``i`` of a grid only on the left column and on
+    the lowest panel of each column (the panels share their coordinates)."""
+    ax.tick_params(labelsize=7)
+    if i % cols == 0:
+        ax.set_ylabel(ylabel, fontsize=8)
+    else:
+        ax.tick_params(labelleft=False)
+    if exists(i + cols):
+        ax.tick_params(labelbottom=False)
+    else:
+        ax.set_xlabel(xlabel, fontsize=8)
+
+
+def _many_links_per_cell(data: LinkData) -> bool:
+    """Whether a switch has several links per (dimension, direction), as on a HyperX."""
+    return bool(data.links.groupby(["switch", "dim", "sign"]).size().max() > 1)
+
+
+def _maps_by_direction(data: LinkData, vmax: float, hot: dict[str, Any]):
+    """1D, 2D: one map over the coordinates per (dimension, direction)."""
+    links, dims = data.links, data.dims
     n = len(dims)
-    df = links.copy()
-    df["sign"] = _dir_column(df)
-    sw = df["switch"].to_numpy(dtype=int)
-    df["c0"] = coords[sw, 0]
-    df["c1"] = coords[sw, 1] if n > 1 else 0
-    keys = sorted({(int(d), int(s)) for d, s in zip(df["dim"], df["sign"])}, key=lambda t: (t[0], -t[1]))
-    keys = [k for k in keys if k[0] >= 0]
+    keys = _keys(links)
     k0 = dims[0]
     k1 = dims[1] if n > 1 else 1
-    cols = 2 if n <= 2 else min(4, len(keys))
+    cols = min(2, len(keys)) if n == 2 else 1
     rows = math.ceil(len(keys) / cols)
-    cell = 3.4 if n <= 2 else 2.6
     if n == 1:
-        fig = _new_figure(max(6.0, 0.35 * k0 + 2), 1.2 * len(keys) + 1.8)
-        axes = np.atleast_1d(fig.subplots(len(keys), 1, squeeze=False)).ravel()
+        fig = _new_figure(max(6.5, 0.35 * k0 + 2.5), 1.15 * len(keys) + 2.3)
     else:
-        aspect = k1 / k0
-        fig = _new_figure(cell * cols + 1.3, cell * aspect * rows + 1.0)
-        axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
-    im = None
+        cell = 3.4
+        fig = _new_figure(cell * cols + 1.5, cell * (k1 / k0) * rows + 1.6)
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    cmap = _cmap()
+    several = _many_links_per_cell(data)
     for ax, (dim, sign) in zip(axes, keys):
-        part = df[(df["dim"] == dim) & (df["sign"] == sign)]
-        arr = np.full((k0, k1), np.nan)
-        grid = part.groupby(["c0", "c1"])["load"].mean()
-        for (c0, c1), v in grid.items():
-            arr[int(c0), int(c1)] = v
-        im = ax.imshow(arr.T, origin="lower", cmap=cmap, vmin=0, vmax=vmax, interpolation="nearest",
-                       aspect="auto" if n == 1 else "equal")
-        arrow = "+" if sign > 0 else ("-" if sign < 0 else "")
+        part = links[(links["dim"] == dim) & (links["sign"] == sign)]
+        arr = _grid_max(part, k0, k1, "c1" if n > 1 else None)
+        ax.imshow(arr.T, origin="lower", cmap=cmap, vmin=0, vmax=vmax, interpolation="nearest",
+                  aspect="auto" if n == 1 else "equal")
+        arrow = _arrow(sign)
         where = f"dim {dim}, {arrow} direction" if arrow else f"dim {dim}"
         ax.set_title(f"{_dim_name(dim).upper()}{arrow} links ({where})", fontsize=10)
-        _map_axes(ax, dims, 0, 1 if n > 1 else None)
+        _ticks(ax, k0, k1 if n > 1 else None)
+        ax.set_xlabel(f"{_dim_name(0)} (dim 0)")
+        if n > 1:
+            ax.set_ylabel(f"{_dim_name(1)} (dim 1)")
         if k0 * k1 <= 100 and n <= 2:
             _annotate(ax, arr, vmax)
+        if hot["show"] and (dim, sign) == (hot["dim"], hot["sign"]):
+            _mark(ax, hot["coords"][0], hot["coords"][1] if n > 1 else 0)
     for ax in axes[len(keys):]:
-        ax.set_visible(False)
+        ax.remove()
     if n > 1:
         for ax in axes[: len(keys)]:
             ax.label_outer(remove_inner_ticks=False)
-    if im is not None:
-        cb = fig.colorbar(im, ax=list(axes[: len(keys)]), fraction=0.035 if n > 1 else 0.02, pad=0.03)
-        cb.set_label("outgoing link load (phits/cycle)")
-    if n <= 2:
-        caption = (
-            "Load of each switch's outgoing link, one map per dimension and direction, at the "
-            "switch's coordinates (grey: no such link)."
-        )
-    else:
-        caption = (
-            f"Load of each switch's outgoing link per dimension and direction, over the first two "
-            f"dimensions, averaged over the other {n - 2}."
-        )
+    label = ("busiest link of the switch in that dimension" if several else "outgoing link load") + f"\n({LINK_UNITS})"
+    _colorbar(fig, axes[: len(keys)], vmax, label, fraction=0.035 if n > 1 else 0.02)
+    cell_text = ("the busiest of the switch's links in that dimension" if several
+                 else "the load of the switch's outgoing link")
+    caption = (
+        f"One map per dimension and direction; each cell, at a switch's coordinates, is {cell_text} "
+        f"({LINK_UNITS}; grey: no such link)."
+    )
     return fig, caption
 
 
-def _maps_by_plane(links, dims, coords, vmax):
-    """3D: one map per z plane of each switch's mean outgoing link load, and the load of
-    each dimension/direction as box plots."""
-    from matplotlib import colormaps
+def _box_panel(ax, data: LinkData, vmax: float, hot: dict[str, Any], title: str) -> None:
+    """Horizontal box plots of the load of every link per class, hottest link starred."""
+    links = data.links
+    labels = _link_classes(links, data)
+    order = _class_order(labels, links)
+    if len(order) > _MAX_BOX_ROWS:
+        order = order[:_MAX_BOX_ROWS]
+    values = [links.loc[labels == c, "load"].to_numpy(dtype=float) for c in order]
+    if values:
+        ax.boxplot(values, widths=0.6, showfliers=True, flierprops={"markersize": 2, "alpha": 0.4},
+                   medianprops={"color": "tab:orange", "lw": 1.5}, **_horizontal_boxplot())
+        ax.set_yticks(range(1, len(order) + 1), order)
+        ax.set_ylim(len(order) + 0.6, 0.4)  # first class on top
+        hot_label = labels.loc[links["load"].idxmax()]
+        if hot["show"] and hot_label in order:
+            ax.plot([hot["load"]], [order.index(hot_label) + 1], marker="*", ms=13, color=_MARK, mec="white",
+                    mew=0.8, ls="none", zorder=6, clip_on=False)
+            title += " (blue star: the hottest link)"
+    ax.set_xlim(0, vmax * 1.03)
+    ax.set_xlabel(f"link load ({LINK_UNITS})")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
 
-    cmap = colormaps["magma"].with_extremes(bad="0.82")
+
+def _box_height(data: LinkData) -> float:
+    rows = min(_MAX_BOX_ROWS, _link_classes(data.links, data).nunique())
+    return 1.2 + 0.28 * max(rows, 2)
+
+
+def _maps_by_plane(data: LinkData, vmax: float, hot: dict[str, Any]):
+    """3D: one map per z plane of each switch's busiest outgoing link, and the load of
+    every link by dimension and direction (box plots)."""
+    links, dims = data.links, data.dims
     k0, k1, k2 = dims[:3]
-    df = links.copy()
-    df["sign"] = _dir_column(df)
-    per_switch = df.groupby("switch")["load"].mean()
+    per_switch = links.groupby("switch")["load"].max()
     arr = np.full((k0, k1, k2), np.nan)
-    for s, v in per_switch.items():
-        c = coords[int(s)]
-        arr[c[0], c[1], c[2]] = v
-    vmax_sw = float(np.nanmax(arr)) if np.isfinite(arr).any() else vmax
-    vmax_sw = vmax_sw if vmax_sw > 0 else 1.0
+    c = data.coords[per_switch.index.to_numpy(dtype=int)]
+    arr[c[:, 0], c[:, 1], c[:, 2]] = per_switch.to_numpy(dtype=float)
     cols = min(k2, 4 if k2 <= 8 else (5 if k2 <= 10 else 8))
     rows = math.ceil(k2 / cols)
     cell = 2.3 if cols <= 5 else 1.7
     aspect = k1 / k0
-    fig = _new_figure(cell * cols + 1.5, cell * aspect * rows + 3.2)
-    sub_maps, sub_box = fig.subfigures(2, 1, height_ratios=[cell * aspect * rows + 0.5, 2.6])
+    box_h = _box_height(data)
+    fig = _new_figure(cell * cols + 1.6, cell * aspect * rows + 1.6 + box_h)
+    sub_maps, sub_box = fig.subfigures(2, 1, height_ratios=[cell * aspect * rows + 0.6, box_h])
     axes = np.atleast_1d(sub_maps.subplots(rows, cols, squeeze=False)).ravel()
-    im = None
+    cmap = _cmap()
     for z, ax in enumerate(axes):
         if z >= k2:
-            ax.set_visible(False)
+            ax.remove()
             continue
-        im = ax.imshow(arr[:, :, z].T, origin="lower", cmap=cmap, vmin=0, vmax=vmax_sw,
-                       interpolation="nearest")
+        ax.imshow(arr[:, :, z].T, origin="lower", cmap=cmap, vmin=0, vmax=vmax, interpolation="nearest")
         ax.set_title(f"z = {z}", fontsize=9)
-        ax.tick_params(labelsize=7)
-        step0 = max(1, math.ceil(k0 / 5))
-        step1 = max(1, math.ceil(k1 / 5))
-        ax.set_xticks(range(0, k0, step0))
-        ax.set_yticks(range(0, k1, step1))
-        if z % cols == 0:
-            ax.set_ylabel("y", fontsize=8)
-        if z >= (rows - 1) * cols or z + cols >= k2:
-            ax.set_xlabel("x", fontsize=8)
-    if im is not None:
-        cb = sub_maps.colorbar(im, ax=list(axes[:k2]), fraction=0.03, pad=0.02)
-        cb.set_label("mean outgoing link load\n(phits/cycle)")
-    ax = sub_box.subplots()
-    keys = sorted({(int(d), int(s)) for d, s in zip(df["dim"], df["sign"])}, key=lambda t: (t[0], -t[1]))
-    data = [df[(df["dim"] == d) & (df["sign"] == s)]["load"].to_numpy(dtype=float) for d, s in keys]
-    labels = [f"{_dim_name(d).upper()}{'+' if s > 0 else ('-' if s < 0 else '')}" for d, s in keys]
-    if data:
-        ax.boxplot(data, widths=0.6, showfliers=True, flierprops={"markersize": 2, "alpha": 0.4},
-                   **_horizontal_boxplot())
-        ax.set_yticks(range(1, len(labels) + 1), labels)
-    ax.set_xlabel("link load (phits/cycle)")
-    ax.set_title("Load by dimension and direction (all links)", fontsize=10)
-    ax.grid(True, axis="x", alpha=0.3)
-    ax.set_xlim(left=0)
+        _ticks(ax, k0, k1, max_ticks=5)
+        _outer_labels(ax, z, cols, lambda j: j < k2, "x", "y")
+        if hot["show"] and z == hot["coords"][2]:
+            _mark(ax, hot["coords"][0], hot["coords"][1])
+    _colorbar(sub_maps, axes[:k2], vmax, f"busiest outgoing link\nof the switch ({LINK_UNITS})", fraction=0.03)
+    _box_panel(sub_box.subplots(), data, vmax, hot, "Load of every link by dimension and direction")
     caption = (
-        "Top: mean load of each switch's outgoing links, one map per plane z. Bottom: "
-        "distribution of link load per dimension and direction (box: quartiles, whiskers: 1.5 IQR)."
+        "Top: one map per plane z; each cell is the load of the busiest of the switch's outgoing "
+        "links (any dimension or direction). Bottom: the load of every link per dimension and "
+        "direction (box: quartiles and median, whiskers: 1.5 IQR, dots: the links beyond; star: "
+        "the hottest link)."
     )
     return fig, caption
+
+
+def _maps_projected(data: LinkData, vmax: float, hot: dict[str, Any]):
+    """4D and more: per dimension and direction, a map over the first two coordinates of
+    the busiest such link over all the other coordinates; box plots of every link below."""
+    links, dims = data.links, data.dims
+    n = len(dims)
+    k0, k1 = dims[0], dims[1]
+    keys = _keys(links)
+    signs = sorted({s for _, s in keys}, reverse=True)
+    if len(keys) == len(signs) * n and n <= 8:
+        rows, cols = len(signs), n  # a column per dimension, a row per direction
+        order = {(d, s): signs.index(s) * n + d for d, s in keys}
+    else:
+        cols = min(len(keys), 8)
+        rows = math.ceil(len(keys) / cols)
+        order = {k: i for i, k in enumerate(keys)}
+    cell = 2.35 if cols <= 5 else 1.85
+    aspect = k1 / k0
+    box_h = _box_height(data)
+    fig = _new_figure(cell * cols + 1.7, cell * aspect * rows + 1.9 + box_h)
+    sub_maps, sub_box = fig.subfigures(2, 1, height_ratios=[cell * aspect * rows + 0.9, box_h])
+    axes = np.atleast_1d(sub_maps.subplots(rows, cols, squeeze=False)).ravel()
+    used = set(order.values())
+    cmap = _cmap()
+    for (dim, sign), i in order.items():
+        ax = axes[i]
+        part = links[(links["dim"] == dim) & (links["sign"] == sign)]
+        arr = _grid_max(part, k0, k1)
+        ax.imshow(arr.T, origin="lower", cmap=cmap, vmin=0, vmax=vmax, interpolation="nearest")
+        ax.set_title(f"{_dim_name(dim).upper()}{_arrow(sign)} (dim {dim})", fontsize=9.5)
+        _ticks(ax, k0, k1, max_ticks=6)
+        _outer_labels(ax, i, cols, lambda j: j in used, "x (dim 0)", "y (dim 1)")
+        if hot["show"] and (dim, sign) == (hot["dim"], hot["sign"]):
+            _mark(ax, hot["coords"][0], hot["coords"][1])
+    for i, ax in enumerate(axes):
+        if i not in used:
+            ax.remove()
+    rest = ", ".join(_dim_name(d) for d in range(2, n))
+    _colorbar(sub_maps, [axes[i] for i in sorted(used)], vmax,
+              f"busiest link over {rest}\n({LINK_UNITS})", fraction=0.03)
+    _box_panel(sub_box.subplots(), data, vmax, hot, "Load of every link by dimension and direction")
+    caption = (
+        f"Top: one map per dimension and direction (columns: dimensions, rows: directions) over the "
+        f"first two coordinates (x, y); each cell is the load of the busiest link of that dimension "
+        f"and direction among the {int(np.prod(dims[2:]))} switches that share those x and y (all "
+        f"values of {rest}). Bottom: the load of every link per dimension and direction (box: "
+        "quartiles and median, whiskers: 1.5 IQR, dots: the links beyond; star: the hottest link)."
+    )
+    return fig, caption
+
+
+def _maps_by_port(data: LinkData, vmax: float, hot: dict[str, Any]):
+    """No coordinates: a switch x port map of every link and box plots per link class."""
+    links = data.links
+    n_sw = int(links["switch"].max()) + 1
+    ports = links["port"].astype(int) if "port" in links else links.groupby("switch").cumcount()
+    n_port = int(ports.max()) + 1
+    arr = np.full((n_sw, n_port), np.nan)
+    arr[links["switch"].to_numpy(), ports.to_numpy()] = links["load"].to_numpy(dtype=float)
+    box_h = _box_height(data)
+    map_h = min(5.0, max(2.2, 0.22 * n_port + 1.2))
+    fig = _new_figure(12.5, map_h + box_h + 1.3)
+    sub_map, sub_box = fig.subfigures(2, 1, height_ratios=[map_h + 0.4, box_h])
+    ax = sub_map.subplots()
+    ax.imshow(arr.T, origin="lower", cmap=_cmap(), vmin=0, vmax=vmax, interpolation="nearest", aspect="auto")
+    ax.set_xlabel("switch")
+    ax.set_ylabel("port")
+    ax.set_yticks(range(0, n_port, max(1, math.ceil(n_port / 12))))
+    group, what_group = _group_size(data)
+    head = "Load of each switch's outgoing links"
+    if group and 1 < n_sw / group <= 64:
+        for g in range(group, n_sw, group):
+            ax.axvline(g - 0.5, color="white", lw=0.9, alpha=0.9)
+        head += f" (white lines: {what_group})"
+    ax.set_title(head, fontsize=10)
+    if hot["show"]:
+        port = hot["port"] if hot["port"] is not None else int(ports.loc[links["load"].idxmax()])
+        _mark(ax, hot["switch"], port)
+    _colorbar(sub_map, [ax], vmax, f"link load\n({LINK_UNITS})", fraction=0.03)
+    _box_panel(sub_box.subplots(), data, vmax, hot, "Load of every link by link class")
+    what = {"dragonfly": "local and global links", "dragonfly_plus": "leaf-to-spine, spine-to-leaf and global links",
+            "fat_tree": "links between levels, up and down"}.get(data.kind, "link classes")
+    caption = (
+        "Top: the load of every switch-to-switch channel, one column per switch and one row per "
+        "network port (grey: the switch has no such port). Bottom: the load of every link per class "
+        f"({what}; box: quartiles and median, whiskers: 1.5 IQR, dots: the links beyond; star: the "
+        "hottest link)."
+    )
+    return fig, caption
+
+
+def _group_size(data: LinkData) -> tuple[int | None, str]:
+    """Switches per group (dragonflies) or per level (fat-trees), and what to call them."""
+    t = data.topology
+    if data.kind == "dragonfly" and t.get("switches_per_group"):
+        a = int(t["switches_per_group"])
+        return a, f"groups of {a} switches"
+    if data.kind == "dragonfly_plus" and t.get("leaves_per_group") and t.get("spines_per_group"):
+        lv, sp = int(t["leaves_per_group"]), int(t["spines_per_group"])
+        return lv + sp, f"groups of {lv} leaves then {sp} spines"
+    if data.kind == "fat_tree" and t.get("k") and t.get("levels"):
+        per = int(t["k"]) ** (int(t["levels"]) - 1)
+        return per, f"levels of {per} switches, leaves first"
+    return None, ""
 
 
 def _horizontal_boxplot() -> dict[str, Any]:
@@ -252,6 +583,9 @@ def _horizontal_boxplot() -> dict[str, Any]:
 
     major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
     return {"orientation": "horizontal"} if (major, minor) >= (3, 10) else {"vert": False}
+
+
+# --------------------------------------------------------------------------- which runs
 
 
 def _select_link_runs(frame: pd.DataFrame, groups: _Groups, limit: int = 8) -> list[tuple[str, str]]:

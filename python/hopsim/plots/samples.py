@@ -74,44 +74,40 @@ def plot_samples_cdf(
     runs = frame[_is_closed_loop(frame) & (pd.to_numeric(frame["samples"], errors="coerce").fillna(0) > 0)]
     if runs.empty:
         return None
-    kinds = [k for k in ("ping_pong", "bandwidth") if (runs["workload"] == k).any()]
     keys = [k for k in swept_keys if k in runs.columns and k not in _SEED_LIKE and k != _WORKLOAD_KEY]
+    # What each row shows, before laying out: kinds without samples get no row, and a
+    # row without a summary (no numeric colour key) gives its CDF the whole width.
+    rows = []
+    for kind in ("ping_pong", "bandwidth"):
+        sub = runs[runs["workload"] == kind]
+        if sub.empty:
+            continue
+        st = _styling(sub, keys)
+        physical, link = _kind_physical(sub, out, kind)
+        lines = _cdf_lines(sub, st, out, kind, physical)
+        if lines:
+            rows.append((kind, sub, st, physical, link, lines, _summary_key(sub, st) is not None))
+    if not rows:
+        return None
+    kinds = [r[0] for r in rows]
+    any_summary = any(r[-1] for r in rows)
     captions = []
     with rc_context(_STYLE):
-        fig = _new_figure(13.0, 4.9 * len(kinds) + 0.3)
-        axes = np.atleast_2d(fig.subplots(len(kinds), 2, squeeze=False, width_ratios=[1.55, 1]))
-        for (ax, ax2), kind in zip(axes, kinds):
-            sub = runs[runs["workload"] == kind]
-            st = _styling(sub, keys)
-            physical, link = _kind_physical(sub, out, kind)
+        fig = _new_figure(13.0 if any_summary else 8.5, 4.9 * len(rows) + 0.3)
+        gs = fig.add_gridspec(len(rows), 2 if any_summary else 1, width_ratios=[1.55, 1] if any_summary else None)
+        for i, (kind, sub, st, physical, link, lines, summary) in enumerate(rows):
+            if summary:
+                ax, ax2 = fig.add_subplot(gs[i, 0]), fig.add_subplot(gs[i, 1])
+            else:
+                ax, ax2 = fig.add_subplot(gs[i, :]), None
             head, what, ylabel = _KIND_TEXT[kind]
             if kind == "bandwidth":
                 unit = "GB/s" if physical else "phits/cycle"
             else:
                 unit = "µs" if physical else "cycles"
-            lines = []  # (color combo, style value, values)
-            group_keys = st.color_keys + ([st.style_key] if st.style_key else [])
-            if group_keys:
-                grouped = sub.groupby(group_keys, sort=False, dropna=False)
-            else:
-                grouped = [((), sub)]
-            for gkey, g in grouped:
-                gkey = gkey if isinstance(gkey, tuple) else (gkey,)
-                combo = tuple(gkey[: len(st.color_keys)])
-                style_v = gkey[len(st.color_keys)] if st.style_key else None
-                vals = _sample_values((out / r for r in g["run"]), kind, physical)
-                vals = vals[np.isfinite(vals)]
-                if len(vals):
-                    lines.append((combo, style_v, np.sort(vals)))
-            if not lines:
-                ax.set_visible(False)
-                ax2.set_visible(False)
-                continue
             allv = np.concatenate([v for *_, v in lines])
             lo, hi = float(allv.min()), float(allv.max())
             log = lo > 0 and hi / lo > 8
-            order = {c: i for i, c in enumerate(st.color_values)}
-            lines.sort(key=lambda t: (order.get(t[0], 0), st.style_values.index(t[1]) if st.style_key else 0))
             for combo, style_v, v in lines:
                 y = np.arange(1, len(v) + 1) / len(v)
                 ax.step(np.concatenate([[v[0]], v]), np.concatenate([[0.0], y]), where="post",
@@ -129,7 +125,8 @@ def plot_samples_cdf(
             ax.set_ylabel(ylabel)
             ax.set_title(f"{head} CDF")
             _style_legends(ax, st, "lower right" if kind == "ping_pong" else "upper left")
-            captions.append(_summary_panel(ax2, sub, st, kind, physical, unit, what))
+            if ax2 is not None:
+                captions.append(_summary_panel(ax2, sub, st, kind, physical, unit, what))
         fig.suptitle(f"{title}: {' and '.join(_KIND_TEXT[k][0].split(':')[0].lower() for k in kinds)} samples")
         _save(fig, path)
     n_seeds = int(runs["seed"].nunique()) if "seed" in runs else 1
@@ -142,12 +139,40 @@ def plot_samples_cdf(
     return Figure_(
         path.name,
         "Closed-loop samples: CDF",
-        "Left: cumulative distribution of the samples, "
+        ("Left: c" if any_summary else "C") + "umulative distribution of the samples, "
         + "; ".join(parts)
         + seeds
         + "; one line per combination of the swept keys, colour and line style as in the legends. "
         + " ".join(c for c in captions if c),
     )
+
+
+def _cdf_lines(sub: pd.DataFrame, st: _Styling, out: Path, kind: str, physical: bool) -> list[tuple]:
+    """(colour combination, line-style value, sorted samples) per line of a CDF panel,
+    in legend order; lines without samples left out."""
+    lines = []
+    group_keys = st.color_keys + ([st.style_key] if st.style_key else [])
+    grouped = sub.groupby(group_keys, sort=False, dropna=False) if group_keys else [((), sub)]
+    for gkey, g in grouped:
+        gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+        combo = tuple(gkey[: len(st.color_keys)])
+        style_v = gkey[len(st.color_keys)] if st.style_key else None
+        vals = _sample_values((out / r for r in g["run"]), kind, physical)
+        vals = vals[np.isfinite(vals)]
+        if len(vals):
+            lines.append((combo, style_v, np.sort(vals)))
+    order = {c: i for i, c in enumerate(st.color_values)}
+    lines.sort(key=lambda t: (order.get(t[0], 0), st.style_values.index(t[1]) if st.style_key else 0))
+    return lines
+
+
+def _summary_key(sub: pd.DataFrame, st: _Styling) -> str | None:
+    """The key the summary panel plots against: the colour key when there is exactly one,
+    a number with at least two values; else None (no summary panel)."""
+    xkey = st.color_keys[0] if len(st.color_keys) == 1 else None
+    if xkey is None or not _numeric(sub[xkey].tolist()) or sub[xkey].nunique() < 2:
+        return None
+    return xkey
 
 
 def _plain_log_axis(ax) -> None:
@@ -163,9 +188,9 @@ def _plain_log_axis(ax) -> None:
 def _summary_panel(ax, sub: pd.DataFrame, st: _Styling, kind: str, physical: bool, unit: str, what: str) -> str:
     """Mean (and p99 for round trips) against the colour key when it is a number, one line
     per line-style value (seeds averaged)."""
-    xkey = st.color_keys[0] if len(st.color_keys) == 1 else None
-    if xkey is None or not _numeric(sub[xkey].tolist()) or sub[xkey].nunique() < 2:
-        ax.set_visible(False)
+    xkey = _summary_key(sub, st)
+    if xkey is None:
+        ax.remove()
         return ""
     scale = 1.0
     if kind == "bandwidth":
