@@ -434,6 +434,17 @@ def _box_height(data: LinkData) -> float:
     return 1.2 + 0.28 * max(rows, 2)
 
 
+def _grid_with_boxes(data: LinkData, rows: int, cols: int, cell: float, aspect: float, pad: tuple[float, float, float]):
+    """A figure with a grid of map panels above and a box-plot subfigure below; ``pad`` is
+    (extra width, extra height, height kept for the map titles)."""
+    box_h = _box_height(data)
+    maps_h = cell * aspect * rows
+    fig = _new_figure(cell * cols + pad[0], maps_h + pad[1] + box_h)
+    sub_maps, sub_box = fig.subfigures(2, 1, height_ratios=[maps_h + pad[2], box_h])
+    axes = np.atleast_1d(sub_maps.subplots(rows, cols, squeeze=False)).ravel()
+    return fig, sub_maps, sub_box, axes
+
+
 def _maps_by_plane(data: LinkData, vmax: float, hot: dict[str, Any]):
     """3D: one map per z plane of each switch's busiest outgoing link, and the load of
     every link by dimension and direction (box plots)."""
@@ -447,10 +458,7 @@ def _maps_by_plane(data: LinkData, vmax: float, hot: dict[str, Any]):
     rows = math.ceil(k2 / cols)
     cell = 2.3 if cols <= 5 else 1.7
     aspect = k1 / k0
-    box_h = _box_height(data)
-    fig = _new_figure(cell * cols + 1.6, cell * aspect * rows + 1.6 + box_h)
-    sub_maps, sub_box = fig.subfigures(2, 1, height_ratios=[cell * aspect * rows + 0.6, box_h])
-    axes = np.atleast_1d(sub_maps.subplots(rows, cols, squeeze=False)).ravel()
+    fig, sub_maps, sub_box, axes = _grid_with_boxes(data, rows, cols, cell, aspect, (1.6, 1.6, 0.6))
     cmap = _cmap()
     for z, ax in enumerate(axes):
         if z >= k2:
@@ -490,10 +498,7 @@ def _maps_projected(data: LinkData, vmax: float, hot: dict[str, Any]):
         order = {k: i for i, k in enumerate(keys)}
     cell = 2.35 if cols <= 5 else 1.85
     aspect = k1 / k0
-    box_h = _box_height(data)
-    fig = _new_figure(cell * cols + 1.7, cell * aspect * rows + 1.9 + box_h)
-    sub_maps, sub_box = fig.subfigures(2, 1, height_ratios=[cell * aspect * rows + 0.9, box_h])
-    axes = np.atleast_1d(sub_maps.subplots(rows, cols, squeeze=False)).ravel()
+    fig, sub_maps, sub_box, axes = _grid_with_boxes(data, rows, cols, cell, aspect, (1.7, 1.9, 0.9))
     used = set(order.values())
     cmap = _cmap()
     for (dim, sign), i in order.items():
