@@ -7,6 +7,7 @@ directories (samples.csv, runs.csv). Usage:
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -48,13 +49,21 @@ def pingpong(out: Path, png: Path) -> None:
     fig.savefig(png, dpi=80)
 
 
-def _runs(out: str) -> pd.DataFrame:
+def _runs(out: str, key: str) -> pd.DataFrame:
     """runs.csv of one output directory, or of several joined by commas (e.g. the paper's
-    sizes and the larger ones run separately)."""
+    sizes and the larger ones run separately); a directory where `key` was fixed by --set
+    has no column for it, so it is read from each run's spec.json."""
     frames = []
     for d in str(out).split(","):
         f = pd.read_csv(Path(d) / "runs.csv")
         f["dir"] = d
+        if key not in f:
+            def value(run: str) -> str:
+                v = json.loads((Path(d) / run / "spec.json").read_text())
+                for part in key.split("."):
+                    v = v[part]
+                return str(v)
+            f[key] = f["run"].map(value)
         frames.append(f)
     return pd.concat(frames, ignore_index=True)
 
@@ -62,7 +71,7 @@ def _runs(out: str) -> pd.DataFrame:
 def sweep(out: str, key: str, png: Path) -> None:
     """The benchmarking paper's Figs. 1, 3, 4, 8: mean per-pair throughput vs a swept key, and
     the throughput CDF per value."""
-    runs = _runs(out)
+    runs = _runs(out, key)
     if key == "topology.dims":
         runs["x"] = runs[key].map(lambda s: int(np.prod([int(v) for v in s.strip("[]").split(",")])))
         xlabel = "nodes"

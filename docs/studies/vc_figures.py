@@ -5,8 +5,8 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py load PNG LABEL=DIR [LABEL=DIR ...]
     python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
 
-Each DIR is one network's output directory; a DIR whose runs sweep `traffic.pattern` gives
-one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
+Each DIR is one network's output directory (or several joined by `+`); a DIR whose runs
+sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
 thick line for the mean of the seeds (averages hide collapses, so both are drawn).
 """
 
@@ -30,19 +30,25 @@ COLORS = {"min_first": "tab:blue", "min_last": "tab:red", "min_both": "tab:purpl
 PATTERNS = {"adv": "ADV+h", "adv_random": "ADVr+h", "shift": "shift"}
 
 
-def _panels(args: list[str]) -> list[tuple[str, Path, pd.DataFrame]]:
-    """(title, directory, runs) per network and traffic pattern, complete runs only."""
+def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    """(title, runs) per network and traffic pattern. `LABEL=DIR1+DIR2` joins the runs of
+    several output directories (e.g. more seeds run later); column `dir` says where each
+    run is."""
     panels = []
     for arg in args:
-        label, _, d = arg.partition("=")
-        out = Path(d)
-        runs = pd.read_csv(out / "runs.csv")
+        label, _, dirs = arg.partition("=")
+        frames = []
+        for d in dirs.split("+"):
+            f = pd.read_csv(Path(d) / "runs.csv")
+            f["dir"] = d
+            frames.append(f)
+        runs = pd.concat(frames, ignore_index=True)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
         if pattern_col and runs[pattern_col].nunique() > 1:
             for pat, sub in runs.groupby(pattern_col, sort=False):
-                panels.append((f"{label}, {PATTERNS.get(pat, pat)}", out, sub))
+                panels.append((f"{label}, {PATTERNS.get(pat, pat)}", sub))
         else:
-            panels.append((label, out, runs))
+            panels.append((label, runs))
     return panels
 
 
@@ -55,12 +61,14 @@ def temporal(png: Path, args: list[str]) -> None:
     panels = _panels(args)
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False, sharey=True)
-    for ax, (title, out, runs) in zip(axes.ravel(), panels):
+    size = (9.0, 4.6) if len(panels) == 1 else (5.2 * cols, 3.4 * rows + 0.6)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, sharey=True)
+    shown: dict[str, str] = {}
+    for ax, (title, runs) in zip(axes.ravel(), panels):
         for pol in _policies(runs):
             curves = []
-            for run in runs[runs["routing.vc_policy"] == pol]["run"]:
-                t = pd.read_csv(out / run / "temporal.csv")
+            for _, row in runs[runs["routing.vc_policy"] == pol].iterrows():
+                t = pd.read_csv(Path(row["dir"]) / row["run"] / "temporal.csv")
                 t = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]
                 start = t["start"].to_numpy()
                 x = (start - start[0] + (start[1] - start[0]) / 2) / 1000.0
@@ -72,29 +80,30 @@ def temporal(png: Path, args: list[str]) -> None:
                     ax.plot(x, y, color=COLORS[pol], lw=0.5, alpha=0.35)
             n = min(len(y) for _, y in curves)
             mean = np.mean([y[:n] for _, y in curves], axis=0)
-            seeds = f" ({len(curves)} seeds)" if len(curves) > 1 else ""
-            ax.plot(curves[0][0][:n], mean, color=COLORS[pol], lw=1.6, label=NAMES[pol] + seeds)
+            ax.plot(curves[0][0][:n], mean, color=COLORS[pol], lw=1.6)
+            shown[pol] = NAMES[pol]
         ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("time (thousands of cycles, after warmup)")
         ax.set_ylim(0, 0.55)
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower left")
     for ax in axes[:, 0]:
-        ax.set_ylabel("accepted load (phits/server/cycle)")
+        ax.set_ylabel("accepted load\n(phits/server/cycle)")
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
+    handles = [plt.Line2D([], [], color=COLORS[p], lw=2) for p in shown]
+    fig.legend(handles, list(shown.values()), loc="lower center", ncol=len(shown), fontsize=9, frameon=False)
     fig.suptitle("Valiant at offered load 1.0: accepted load per 1,000-cycle bin\n"
-                 "(thin: one line per seed; thick: mean; dotted: Valiant's bound 0.5)", fontsize=10)
-    fig.tight_layout()
+                 "(thin: one line per seed; thick: mean of the seeds; dotted: Valiant's bound 0.5)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.04, 1, 1))
     fig.savefig(png, dpi=80)
 
 
 def load(png: Path, args: list[str]) -> None:
     panels = _panels(args)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False, sharey=True)
-    for ax, (title, _, runs) in zip(axes.ravel(), panels):
+    for ax, (title, runs) in zip(axes.ravel(), panels):
         for pol in _policies(runs):
             sub = runs[runs["routing.vc_policy"] == pol].groupby("traffic.load")["accepted_load"].mean()
             ax.plot(sub.index, sub.values, "o-", ms=3, color=COLORS[pol], label=NAMES[pol])
@@ -116,12 +125,12 @@ def table(args: list[str]) -> None:
     of the run, and the categories of the seeds."""
     print("| network | policy | seeds | accepted (mean) | last fifth of the run | worst drop | categories |")
     print("|---|---|---|---|---|---|---|")
-    for title, out, runs in _panels(args):
+    for title, runs in _panels(args):
         for pol in _policies(runs):
             sub = runs[runs["routing.vc_policy"] == pol]
             tails = []
-            for run in sub["run"]:
-                t = pd.read_csv(out / run / "temporal.csv")
+            for _, row in sub.iterrows():
+                t = pd.read_csv(Path(row["dir"]) / row["run"] / "temporal.csv")
                 y = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]["accepted_load"].to_numpy()
                 tails.append(y[-max(1, len(y) // 5):].mean())
             cats = sub["stability_category"].astype(int).tolist()
