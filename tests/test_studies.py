@@ -122,3 +122,17 @@ def test_server_count_sweep(tmp_path_factory):
     few = _row(df, traffic__active_servers=4)
     all_ = _row(df, traffic__active_servers=64)
     assert all_["sample_gbytes_per_s_mean"] < few["sample_gbytes_per_s_mean"]
+
+
+# Study 4: the VC policy decides whether Valiant keeps its throughput (MinLast collapses,
+# the ladder with reuse does not), on an 8x8 HyperX. Held for seeds 1, 2 and 3 (MinLast
+# 0.21-0.33 and category 3, the ladder with reuse 0.40 and category 1).
+def test_vc_policy_decides_stability(tmp_path_factory):
+    out = tmp_path_factory.mktemp("vc") / "out"
+    run_cli("run", REDUCED / "vc-hyperx-2d-small.toml", "--out", out, "-q", "--no-plots", "--link-maps", "none", check=0)
+    df = pd.read_csv(out / "runs.csv").set_index("routing.vc_policy")
+    assert not df["deadlock"].any()
+    assert df.loc["min_last", "stability_category"] == 3
+    assert df.loc["ladder_reuse", "stability_category"] == 1
+    assert df.loc["min_last", "accepted_load"] < 0.85 * df.loc["ladder_reuse", "accepted_load"]
+    assert 0.35 < df.loc["ladder_reuse", "accepted_load"] < 0.5  # Valiant's bound is 0.5
