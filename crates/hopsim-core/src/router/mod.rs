@@ -35,6 +35,10 @@ pub struct Port {
     /// Flits waiting in all VCs of the input / output buffer.
     pub in_flits: u32,
     pub out_flits: u32,
+    /// Bit v: input VC v holds a flit; bit v of `routed_vcs`: its front packet has an output
+    /// VC. The allocators test these bits instead of touching every VC of a high-radix switch.
+    pub in_vcs_nonempty: u32,
+    pub routed_vcs: u32,
     /// Changes whenever this output frees buffer space or releases a VC, so heads blocked
     /// on it know when to look again.
     pub va_stamp: u32,
@@ -145,6 +149,7 @@ impl Routers {
         let q = &mut self.vc[gp * self.vcs + vc];
         q.input.push(&mut self.in_store, self.in_slots, e);
         self.ports[gp].in_flits += 1;
+        self.ports[gp].in_vcs_nonempty |= 1 << vc;
     }
 
     /// The switch a global port belongs to (binary search; only for reports).
@@ -168,6 +173,8 @@ impl Port {
             rr_out: 0,
             in_flits: 0,
             out_flits: 0,
+            in_vcs_nonempty: 0,
+            routed_vcs: 0,
             va_stamp: 0,
         }
     }

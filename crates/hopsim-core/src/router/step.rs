@@ -159,14 +159,16 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
     let mut waiting_for_vc = false;
     for ip in 0..nports {
         let gp = base + ip;
-        if r.ports[gp].in_flits == 0 {
+        // Heads without an output VC yet (nothing here changes until the grants below).
+        let unrouted = r.ports[gp].in_vcs_nonempty & !r.ports[gp].routed_vcs;
+        if unrouted == 0 {
             continue;
         }
         for v in 0..vcs {
-            let gv = gp * vcs + v;
-            if r.vc[gv].routed {
+            if unrouted >> v & 1 == 0 {
                 continue;
             }
+            let gv = gp * vcs + v;
             let Some(e) = r.vc[gv].input.front(&r.in_store) else { continue };
             if e.ready as u64 > now {
                 note(wake, e.ready as u64);
@@ -215,6 +217,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         }
         let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
         let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
+        r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
         let vi = &mut r.vc[gvi];
         vi.routed = true;
         vi.va_block_port = NO_PORT;
@@ -253,13 +256,17 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
             note(wake, port.xbar_in_free);
             continue;
         }
+        let routed = port.in_vcs_nonempty & port.routed_vcs;
+        if routed == 0 {
+            continue;
+        }
         for k in 0..vcs {
             let v = wrap(port.rr_in_vc as usize + k, vcs);
-            let gv = gp * vcs + v;
-            let q = r.vc[gv];
-            if !q.routed {
+            if routed >> v & 1 == 0 {
                 continue;
             }
+            let gv = gp * vcs + v;
+            let q = &r.vc[gv];
             let Some(e) = q.input.front(&r.in_store) else { continue };
             if e.ready as u64 > now {
                 note(wake, e.ready as u64);
@@ -351,6 +358,9 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     let u = prm.flit_phits as u64;
     let e = r.vc[gvi].input.pop(&r.in_store, r.in_slots);
     r.ports[gi].in_flits -= 1;
+    if r.vc[gvi].input.is_empty() {
+        r.ports[gi].in_vcs_nonempty &= !(1 << rq.in_vc);
+    }
 
     // The crossbar moves `speedup` phits per cycle but cannot run ahead of the phits arriving.
     let xbar = u.div_ceil(prm.speedup as u64);
@@ -405,6 +415,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     if last {
         // The tail has crossed: the output VC is free for the next packet.
         r.vc[gvi].routed = false;
+        r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
         r.vc[gvo].out_owned = false;
         r.ports[go].va_stamp = r.ports[go].va_stamp.wrapping_add(1);
         if waiting_for_vc {
