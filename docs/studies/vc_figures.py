@@ -12,6 +12,7 @@ thick line for the mean of the seeds (averages hide collapses, so both are drawn
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -41,6 +42,9 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
         for d in dirs.split("+"):
             f = pd.read_csv(Path(d) / "runs.csv")
             f["dir"] = d
+            if "traffic.load" not in f:  # not swept: the load of each run's spec
+                f["traffic.load"] = [json.loads((Path(d) / r / "spec.json").read_text())["traffic"]["load"]
+                                     for r in f["run"]]
             frames.append(f)
         runs = pd.concat(frames, ignore_index=True)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
