@@ -63,7 +63,7 @@ def _policies(runs: pd.DataFrame) -> list[str]:
 
 def temporal(png: Path, args: list[str]) -> None:
     panels = _panels(args)
-    cols = min(3, len(panels))
+    cols = 2 if len(panels) == 4 else min(3, len(panels))
     rows = -(-len(panels) // cols)
     size = (9.0, 4.6) if len(panels) == 1 else (5.2 * cols, 3.4 * rows + 0.6)
     fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, sharey=True)
