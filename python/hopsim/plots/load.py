@@ -48,28 +48,9 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
                 xmax = max(xmax, float(np.nanmax(x)))
             peak = float(np.nanmax(agg["acc"])) if len(agg) else float("nan")
             name = f"{label}  (peak accepted {peak:.3g})" if label else f"peak accepted {peak:.3g}"
-            ax1.errorbar(
-                x,
-                agg["acc"],
-                yerr=_yerr(agg["acc"], agg["acc_lo"], agg["acc_hi"]),
-                marker="o",
-                ms=4,
-                lw=1.6,
-                capsize=3 if groups.n_seeds > 1 else 0,
-                color=color,
-                label=name,
-            )
-            ax2.errorbar(
-                x,
-                agg["lat"],
-                yerr=_yerr(agg["lat"], agg["lat_lo"], agg["lat_hi"]),
-                marker="o",
-                ms=4,
-                lw=1.6,
-                capsize=3 if groups.n_seeds > 1 else 0,
-                color=color,
-                label=label or None,
-            )
+            caps = 3 if groups.n_seeds > 1 else 0
+            _seed_errorbar(ax1, x, agg["acc"], agg["acc_lo"], agg["acc_hi"], color, name, caps)
+            _seed_errorbar(ax2, x, agg["lat"], agg["lat_lo"], agg["lat_hi"], color, label or None, caps)
             ax2.plot(x, agg["p99"], ls="--", lw=1.1, color=color, alpha=0.8)
             if messages:
                 ax2.plot(x, agg["msg"], ls="-.", lw=1.6, marker="d", ms=4, color=color)
@@ -124,3 +105,8 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         + ("; dash-dot: mean message latency (creation to the message's last packet delivered)" if messages else "")
         + ". " + note + ".",
     )
+
+
+def _seed_errorbar(ax, x, mid, lo, hi, color, label, capsize: int) -> None:
+    """A curve over the swept load with the spread over seeds as error bars."""
+    ax.errorbar(x, mid, yerr=_yerr(mid, lo, hi), marker="o", ms=4, lw=1.6, capsize=capsize, color=color, label=label)
