@@ -49,7 +49,7 @@ def pingpong(out: Path, png: Path) -> None:
     fig.savefig(png, dpi=80)
 
 
-def _runs(out: str, key: str) -> pd.DataFrame:
+def read_runs(out: str, key: str) -> pd.DataFrame:
     """runs.csv of one output directory, or of several joined by commas (e.g. the paper's
     sizes and the larger ones run separately); a directory where `key` was fixed by --set
     has no column for it, so it is read from each run's spec.json."""
@@ -71,7 +71,7 @@ def _runs(out: str, key: str) -> pd.DataFrame:
 def sweep(out: str, key: str, png: Path) -> None:
     """The benchmarking paper's Figs. 1, 3, 4, 8: mean per-pair throughput vs a swept key, and
     the throughput CDF per value."""
-    runs = _runs(out, key)
+    runs = read_runs(out, key)
     if key == "topology.dims":
         runs["x"] = runs[key].map(lambda s: int(np.prod([int(v) for v in s.strip("[]").split(",")])))
         xlabel = "nodes"

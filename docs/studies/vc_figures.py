@@ -5,14 +5,13 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py load PNG LABEL=DIR [LABEL=DIR ...]
     python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
 
-Each DIR is one network's output directory (or several joined by `+`); a DIR whose runs
+Each DIR is one network's output directory (or several joined by commas); a DIR whose runs
 sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
 thick line for the mean of the seeds (averages hide collapses, so both are drawn).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from figures import read_runs  # noqa: E402  (the sibling script; run from any directory)
 
 POLICIES = ["min_first", "min_last", "min_both", "ladder", "ladder_reuse"]
 NAMES = {"min_first": "2Phases MinFirst", "min_last": "2Phases MinLast", "min_both": "2Phases MinBoth",
@@ -32,21 +32,14 @@ PATTERNS = {"adv": "ADV+h", "adv_random": "ADVr+h", "shift": "shift"}
 
 
 def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
-    """(title, runs) per network and traffic pattern. `LABEL=DIR1+DIR2` joins the runs of
+    """(title, runs) per network and traffic pattern. `LABEL=DIR1,DIR2` joins the runs of
     several output directories (e.g. more seeds run later); column `dir` says where each
     run is."""
     panels = []
     for arg in args:
         label, _, dirs = arg.partition("=")
-        frames = []
-        for d in dirs.split("+"):
-            f = pd.read_csv(Path(d) / "runs.csv")
-            f["dir"] = d
-            if "traffic.load" not in f:  # not swept: the load of each run's spec
-                f["traffic.load"] = [json.loads((Path(d) / r / "spec.json").read_text())["traffic"]["load"]
-                                     for r in f["run"]]
-            frames.append(f)
-        runs = pd.concat(frames, ignore_index=True)
+        runs = read_runs(dirs, "traffic.load")
+        runs["traffic.load"] = runs["traffic.load"].astype(float)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
         if pattern_col and runs[pattern_col].nunique() > 1:
             for pat, sub in runs.groupby(pattern_col, sort=False):

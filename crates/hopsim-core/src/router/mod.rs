@@ -56,8 +56,8 @@ pub struct Vc {
     pub out_owned: bool,
     /// Round-robin pointer of this output VC's allocator, over the switch's input VCs.
     pub rr_va: u16,
-    /// The output (port, vc) allocated to the packet at the front of this input VC, if `routed`.
-    pub routed: bool,
+    /// The output (port, vc) allocated to the packet at the front of this input VC, when its
+    /// bit of the port's `routed_vcs` is set.
     pub route_port: u16,
     pub route_vc: u8,
     /// The head at the front found no free VC at this port (its only candidate) when the

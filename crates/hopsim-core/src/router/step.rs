@@ -219,7 +219,6 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
         r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
         let vi = &mut r.vc[gvi];
-        vi.routed = true;
         vi.va_block_port = NO_PORT;
         vi.route_port = rq.out_port;
         vi.route_vc = rq.out_vc;
@@ -414,7 +413,6 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     }
     if last {
         // The tail has crossed: the output VC is free for the next packet.
-        r.vc[gvi].routed = false;
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
         r.vc[gvo].out_owned = false;
         r.ports[go].va_stamp = r.ports[go].va_stamp.wrapping_add(1);
