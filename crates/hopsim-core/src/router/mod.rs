@@ -39,9 +39,9 @@ pub struct Port {
     /// VC. The allocators test these bits instead of touching every VC of a high-radix switch.
     pub in_vcs_nonempty: u32,
     pub routed_vcs: u32,
-    /// Changes whenever this output frees buffer space or releases a VC, so heads blocked
-    /// on it know when to look again.
-    pub va_stamp: u32,
+    /// Bit v: the head of input VC v found none of the output VCs it may use free; VC
+    /// allocation skips it until one of them frees space or is released (see `va_waiters`).
+    pub va_waiting: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,10 +60,6 @@ pub struct Vc {
     /// bit of the port's `routed_vcs` is set.
     pub route_port: u16,
     pub route_vc: u8,
-    /// The head at the front found no free VC at this port (its only candidate) when the
-    /// port's `va_stamp` was `va_block_stamp`; `u16::MAX` when not blocked.
-    pub va_block_port: u16,
-    pub va_block_stamp: u32,
 }
 
 pub struct Routers {
@@ -79,6 +75,11 @@ pub struct Routers {
     pub out_slots: u32,
     /// Phits sent over each output channel during the measured window.
     pub link_phits: Vec<u64>,
+    /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
+    /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
+    /// so at saturation VC allocation touches only the heads that may now succeed.
+    pub va_waiters: Vec<u64>,
+    pub waiter_words: usize,
 }
 
 impl Routers {
@@ -103,6 +104,8 @@ impl Routers {
             }
         }
         port_base.push(ports.len() as u32);
+        let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
+        let waiter_words = (max_ports * vcs).div_ceil(64);
         let nvc = ports.len() * vcs;
         let mut vc = vec![Vc::default(); nvc];
         for (gp, port) in ports.iter().enumerate() {
@@ -115,7 +118,6 @@ impl Routers {
             for v in 0..vcs {
                 let q = &mut vc[gp * vcs + v];
                 q.credits = credits;
-                q.va_block_port = u16::MAX;
                 q.input = Fifo::new((gp * vcs + v) as u32 * in_slots);
                 q.output = Fifo::new((gp * vcs + v) as u32 * out_slots);
             }
@@ -131,6 +133,8 @@ impl Routers {
             out_store: vec![Entry::default(); nvc * out_slots as usize],
             in_slots,
             out_slots,
+            va_waiters: vec![0; nvc * waiter_words],
+            waiter_words,
         }
     }
 
@@ -150,6 +154,30 @@ impl Routers {
         q.input.push(&mut self.in_store, self.in_slots, e);
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
+    }
+
+    /// Record that the head of input VC `in_vc` of port `in_port` (of the switch whose first
+    /// global port is `base`) waits for output VC `gov`.
+    #[inline]
+    pub fn wait_for(&mut self, base: usize, in_port: usize, in_vc: usize, gov: usize) {
+        let bit = in_port * self.vcs + in_vc;
+        self.va_waiters[gov * self.waiter_words + bit / 64] |= 1 << (bit % 64);
+        self.ports[base + in_port].va_waiting |= 1 << in_vc;
+    }
+
+    /// Output VC `gov` freed space or was released: its waiting heads may now win it. A head
+    /// may be woken by a VC it no longer waits for; it then merely looks again.
+    #[inline]
+    pub fn wake_waiters(&mut self, base: usize, gov: usize) {
+        let w = self.waiter_words;
+        for k in 0..w {
+            let mut bits = std::mem::take(&mut self.va_waiters[gov * w + k]);
+            while bits != 0 {
+                let bit = k * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.ports[base + bit / self.vcs].va_waiting &= !(1 << (bit % self.vcs));
+            }
+        }
     }
 
     /// The switch a global port belongs to (binary search; only for reports).
@@ -175,7 +203,7 @@ impl Port {
             out_flits: 0,
             in_vcs_nonempty: 0,
             routed_vcs: 0,
-            va_stamp: 0,
+            va_waiting: 0,
         }
     }
 }

@@ -38,7 +38,6 @@ struct Request {
 }
 
 const NONE: u32 = u32::MAX;
-const NO_PORT: u16 = u16::MAX;
 
 pub fn step(switch: usize, now: u64, cx: &mut StepCtx) {
     let mut wake = NEVER;
@@ -75,9 +74,10 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
     for gp in base..end {
         let port = r.ports[gp];
         if port.tx_pending && port.link_free <= now {
-            r.vc[gp * vcs + port.tx_vc as usize].out_used -= port.tx_phits as u32;
+            let gv = gp * vcs + port.tx_vc as usize;
+            r.vc[gv].out_used -= port.tx_phits as u32;
             r.ports[gp].tx_pending = false;
-            r.ports[gp].va_stamp = r.ports[gp].va_stamp.wrapping_add(1);
+            wake_if_free(r, base, gv, cx.params);
         }
         if port.out_flits == 0 {
             continue;
@@ -157,10 +157,15 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         sc.best.resize(slots, NONE);
     }
     let mut waiting_for_vc = false;
+    let vc_mask = if vcs >= 32 { u32::MAX } else { (1u32 << vcs) - 1 };
     for ip in 0..nports {
         let gp = base + ip;
-        // Heads without an output VC yet (nothing here changes until the grants below).
-        let unrouted = r.ports[gp].in_vcs_nonempty & !r.ports[gp].routed_vcs;
+        // Heads without an output VC yet that may find one (nothing here changes until the
+        // grants below). Heads that found every VC they may use taken wait, untouched, until
+        // one of those VCs changes: at saturation most heads of a high-radix switch wait.
+        let port = r.ports[gp];
+        waiting_for_vc |= port.va_waiting != 0;
+        let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
         if unrouted == 0 {
             continue;
         }
@@ -175,21 +180,18 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
                 continue;
             }
             debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
-            // A head with one candidate port that found no VC there need not look again
-            // until that port frees space or releases a VC (high-radix switches at
-            // saturation would otherwise re-run this for every blocked head every cycle).
-            let blocked = r.vc[gv].va_block_port;
-            if blocked != NO_PORT && r.ports[base + blocked as usize].va_stamp == r.vc[gv].va_block_stamp {
-                waiting_for_vc = true;
-                continue;
-            }
             let pkt = cx.packets.get(e.packet);
             let Some((op, ov)) = choose_output(r, base, pkt, cx.params) else {
+                // Whether a head finds a VC depends only on the state of the VCs it may use,
+                // which improves only when one of them frees space or is released.
                 waiting_for_vc = true;
-                if pkt.candidates.len == 1 {
-                    let port = pkt.candidates.list[0].hop.port;
-                    r.vc[gv].va_block_port = port;
-                    r.vc[gv].va_block_stamp = r.ports[base + port as usize].va_stamp;
+                for c in pkt.candidates.as_slice() {
+                    let mut mask = c.vcs & vc_mask;
+                    while mask != 0 {
+                        let ov = mask.trailing_zeros() as usize;
+                        mask &= mask - 1;
+                        r.wait_for(base, ip, v, (base + c.hop.port as usize) * vcs + ov);
+                    }
                 }
                 continue;
             };
@@ -219,7 +221,6 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
         r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
         let vi = &mut r.vc[gvi];
-        vi.va_block_port = NO_PORT;
         vi.route_port = rq.out_port;
         vi.route_vc = rq.out_vc;
         let vo = &mut r.vc[gvo];
@@ -305,6 +306,17 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
+    }
+}
+
+/// Output VC `gov` changed: wake the heads waiting for it if one of them may now take it.
+/// While it is owned or full they would only fail again; the change that ends that wakes
+/// them then.
+#[inline]
+fn wake_if_free(r: &mut Routers, base: usize, gov: usize, prm: &Params) {
+    let q = &r.vc[gov];
+    if !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits as u32 {
+        r.wake_waiters(base, gov);
     }
 }
 
@@ -415,7 +427,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
         // The tail has crossed: the output VC is free for the next packet.
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
         r.vc[gvo].out_owned = false;
-        r.ports[go].va_stamp = r.ports[go].va_stamp.wrapping_add(1);
+        wake_if_free(r, base, gvo, prm);
         if waiting_for_vc {
             note(wake, now + 1);
         }
