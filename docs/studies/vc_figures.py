@@ -4,10 +4,12 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py temporal PNG LABEL=DIR [LABEL=DIR ...]
     python docs/studies/vc_figures.py load PNG LABEL=DIR [LABEL=DIR ...]
     python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
+    python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
 Each DIR is one network's output directory (or several joined by commas); a DIR whose runs
 sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
-thick line for the mean of the seeds (averages hide collapses, so both are drawn).
+thick line for the mean of the seeds (averages hide collapses, so both are drawn). `seeds`
+draws one policy with a colour per seed, like the paper's Figure 5.
 """
 
 from __future__ import annotations
@@ -54,6 +56,23 @@ def _policies(runs: pd.DataFrame) -> list[str]:
     return [p for p in POLICIES if p in present]
 
 
+def _measured_bins(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Bin centres (thousands of cycles after warmup) and accepted load of one run."""
+    t = pd.read_csv(Path(row["dir"]) / row["run"] / "temporal.csv")
+    t = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]
+    start = t["start"].to_numpy()
+    return (start - start[0] + (start[1] - start[0]) / 2) / 1000.0, t["accepted_load"].to_numpy()
+
+
+def _time_axes(ax: plt.Axes, title: str) -> None:
+    ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("time (thousands of cycles, after warmup)")
+    ax.set_ylim(0, 0.55)
+    ax.set_xlim(left=0)
+    ax.grid(alpha=0.3)
+
+
 def temporal(png: Path, args: list[str]) -> None:
     panels = _panels(args)
     cols = 2 if len(panels) == 4 else min(3, len(panels))
@@ -65,11 +84,7 @@ def temporal(png: Path, args: list[str]) -> None:
         for pol in _policies(runs):
             curves = []
             for _, row in runs[runs["routing.vc_policy"] == pol].iterrows():
-                t = pd.read_csv(Path(row["dir"]) / row["run"] / "temporal.csv")
-                t = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]
-                start = t["start"].to_numpy()
-                x = (start - start[0] + (start[1] - start[0]) / 2) / 1000.0
-                curves.append((x, t["accepted_load"].to_numpy()))
+                curves.append(_measured_bins(row))
             if not curves:
                 continue
             if len(curves) > 1:
@@ -79,12 +94,7 @@ def temporal(png: Path, args: list[str]) -> None:
             mean = np.mean([y[:n] for _, y in curves], axis=0)
             ax.plot(curves[0][0][:n], mean, color=COLORS[pol], lw=1.6)
             shown[pol] = NAMES[pol]
-        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("time (thousands of cycles, after warmup)")
-        ax.set_ylim(0, 0.55)
-        ax.set_xlim(left=0)
-        ax.grid(alpha=0.3)
+        _time_axes(ax, title)
     for ax in axes[:, 0]:
         ax.set_ylabel("accepted load\n(phits/server/cycle)")
     for ax in axes.ravel()[len(panels):]:
@@ -127,13 +137,33 @@ def table(args: list[str]) -> None:
             sub = runs[runs["routing.vc_policy"] == pol]
             tails = []
             for _, row in sub.iterrows():
-                t = pd.read_csv(Path(row["dir"]) / row["run"] / "temporal.csv")
-                y = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]["accepted_load"].to_numpy()
+                _, y = _measured_bins(row)
                 tails.append(y[-max(1, len(y) // 5):].mean())
             cats = sub["stability_category"].astype(int).tolist()
             summary = ", ".join(f"{c}: {cats.count(c)}" for c in sorted(set(cats)))
             print(f"| {title} | {NAMES[pol]} | {len(sub)} | {sub['accepted_load'].mean():.3f} | "
                   f"{np.mean(tails):.3f} | {sub['stability_drop'].max():.0%} | {summary} |")
+
+
+def seeds(png: Path, policy: str, args: list[str]) -> None:
+    """One policy, one panel per network, a colour per seed: the runs an average would hide."""
+    panels = [(t, r[r["routing.vc_policy"] == policy]) for t, r in _panels(args)]
+    panels = [(t, r) for t, r in panels if len(r)]
+    if not panels:
+        sys.exit(f"no run with routing.vc_policy = {policy!r} in {args}")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.0), squeeze=False, sharey=True)
+    cmap = plt.get_cmap("tab10")
+    for ax, (title, runs) in zip(axes.ravel(), panels):
+        for i, (_, row) in enumerate(runs.sort_values("seed").iterrows()):
+            x, y = _measured_bins(row)
+            ax.plot(x, y, color=cmap(i % 10), lw=0.8, label=f"seed {row['seed']}")
+        _time_axes(ax, f"{title}: {len(runs)} seed{'s' if len(runs) > 1 else ''}")
+        ax.legend(fontsize=7, ncol=2, loc="center right", framealpha=0.9)
+    axes[0, 0].set_ylabel("accepted load\n(phits/server/cycle)")
+    fig.suptitle(f"{NAMES[policy]}, Valiant at offered load 1.0: accepted load per 1,000-cycle bin, "
+                 "one line per seed", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=80)
 
 
 if __name__ == "__main__":
@@ -144,5 +174,7 @@ if __name__ == "__main__":
         load(Path(rest[0]), rest[1:])
     elif what == "table":
         table(rest)
+    elif what == "seeds":
+        seeds(Path(rest[0]), rest[1], rest[2:])
     else:
         sys.exit(__doc__)
