@@ -151,7 +151,7 @@ def seeds(png: Path, policy: str, args: list[str]) -> None:
     panels = [(t, r) for t, r in panels if len(r)]
     if not panels:
         sys.exit(f"no run with routing.vc_policy = {policy!r} in {args}")
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.0), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(9.0, 5.6 * len(panels)), 4.2), squeeze=False, sharey=True)
     cmap = plt.get_cmap("tab10")
     for ax, (title, runs) in zip(axes.ravel(), panels):
         for i, (_, row) in enumerate(runs.sort_values("seed").iterrows()):
