@@ -4,6 +4,9 @@ held for seeds 1, 2 and 3 with a margin are asserted."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pandas as pd
 import pytest
 
@@ -136,3 +139,17 @@ def test_vc_policy_decides_stability(tmp_path_factory):
     assert df.loc["ladder_reuse", "stability_category"] == 1
     assert df.loc["min_last", "accepted_load"] < 0.85 * df.loc["ladder_reuse", "accepted_load"]
     assert 0.35 < df.loc["ladder_reuse", "accepted_load"] < 0.5  # Valiant's bound is 0.5
+
+    # The page's figures and table come from docs/studies/vc_figures.py on such directories.
+    script = REPO / "docs" / "studies" / "vc_figures.py"
+    figs = out.parent
+
+    def figure(*args):
+        return subprocess.run([sys.executable, script, *map(str, args)], capture_output=True, text=True, check=True).stdout
+
+    table = figure("table", f"8x8 HyperX={out}")
+    assert "| 8x8 HyperX | 2Phases MinLast | 1 |" in table and "| 8x8 HyperX | Ladder with reuse | 1 |" in table
+    figure("temporal", figs / "temporal.png", f"8x8 HyperX={out}")
+    figure("seeds", figs / "seeds.png", "min_last", f"8x8 HyperX={out}")
+    for png in ("temporal.png", "seeds.png"):
+        assert (figs / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
