@@ -157,7 +157,6 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         sc.best.resize(slots, NONE);
     }
     let mut waiting_for_vc = false;
-    let vc_mask = if vcs >= 32 { u32::MAX } else { (1u32 << vcs) - 1 };
     for ip in 0..nports {
         let gp = base + ip;
         // Heads without an output VC yet that may find one (nothing here changes until the
@@ -186,10 +185,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
                 // which improves only when one of them frees space or is released.
                 waiting_for_vc = true;
                 for c in pkt.candidates.as_slice() {
-                    let mut mask = c.vcs & vc_mask;
-                    while mask != 0 {
-                        let ov = mask.trailing_zeros() as usize;
-                        mask &= mask - 1;
+                    for ov in allowed_vcs(c, vcs) {
                         r.wait_for(base, ip, v, (base + c.hop.port as usize) * vcs + ov);
                     }
                 }
@@ -320,6 +316,20 @@ fn wake_if_free(r: &mut Routers, base: usize, gov: usize, prm: &Params) {
     }
 }
 
+/// The VCs a candidate hop may use at the next buffer, lowest first (a policy's mask may
+/// name more VCs than the switch has).
+#[inline]
+fn allowed_vcs(c: &crate::routing::Candidate, vcs: usize) -> impl Iterator<Item = usize> {
+    let mut mask = if vcs >= 32 { c.vcs } else { c.vcs & ((1u32 << vcs) - 1) };
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let ov = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            ov
+        })
+    })
+}
+
 /// The best (port, VC) for a head among its candidates: lowest priority class first, then
 /// the most free space (join the shortest queue), among output VCs that no other packet owns
 /// and that have room for the flit now. Asking only for VCs with room keeps adaptive routing
@@ -336,13 +346,7 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Pa
         }
         let op = c.hop.port as usize;
         let go = base + op;
-        let mut mask = c.vcs;
-        while mask != 0 {
-            let ov = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            if ov >= vcs {
-                break;
-            }
+        for ov in allowed_vcs(c, vcs) {
             let q = &r.vc[go * vcs + ov];
             if q.out_owned || prm.out_cap - q.out_used < u {
                 continue;
