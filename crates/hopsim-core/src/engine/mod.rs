@@ -39,6 +39,10 @@ pub struct Params {
     pub latency: u32,
     pub pipeline_delay: u32,
     pub speedup: u32,
+    /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
+    pub random_jsq_ties: bool,
+    /// Servers may inject into any VC of their switch's input buffer (not only the policy's).
+    pub inject_any_vc: bool,
     /// Measured window [warmup, warmup + cycles).
     pub window: (u64, u64),
 }
@@ -92,6 +96,8 @@ impl Parts {
             latency: spec.link.latency,
             pipeline_delay: spec.router.pipeline_delay,
             speedup: spec.router.speedup as u32,
+            random_jsq_ties: spec.router.jsq_tie_break == "random",
+            inject_any_vc: spec.routing.injection_vcs == "any",
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params })
@@ -214,6 +220,7 @@ impl Simulation {
                     measuring,
                     last_progress: &mut self.last_progress,
                     phit_hops: &mut self.phit_hops,
+                    switch_rng: &mut self.switch_rng,
                 };
                 for &s in &visit {
                     router::step(s as usize, now, &mut cx);
@@ -221,7 +228,7 @@ impl Simulation {
             }
             self.cal.take_nics(now, &mut visit);
             for &s in &visit {
-                self.nics.step(s as usize, now, &self.params, &mut self.packets, &mut self.cal, self.vc_policy.as_ref(), measuring);
+                self.nics.step(s as usize, now, &self.params, &mut self.packets, &mut self.cal, self.vc_policy.as_ref(), &mut self.nic_rng[s as usize], measuring);
                 let next_send = self.nics.nics[s as usize].channel_free.max(now + 1);
                 self.refill(s as usize, next_send);
             }

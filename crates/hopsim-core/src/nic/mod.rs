@@ -5,7 +5,9 @@
 use crate::engine::calendar::{Calendar, Event, NEVER};
 use crate::engine::Params;
 use crate::packet::{Arena, NIL};
+use crate::routing::Rng;
 use crate::vc::VcPolicy;
+use rand::Rng as _;
 
 /// Aries-style per-NIC counters, over the measured window.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,7 +88,7 @@ impl Nics {
 
     /// Try to put the next flit of the source queue on the injection channel.
     #[allow(clippy::too_many_arguments)]
-    pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut Calendar, vc_policy: &dyn VcPolicy, measuring: bool) {
+    pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut Calendar, vc_policy: &dyn VcPolicy, rng: &mut Rng, measuring: bool) {
         let vcs = self.vcs;
         let u = prm.flit_phits as u32;
         let nic = self.nics[server];
@@ -102,9 +104,10 @@ impl Nics {
             let v = nic.sending_vc as usize;
             (self.credits[server * vcs + v] >= u).then_some(v)
         } else {
-            // Join the shortest queue among the VCs the policy allows for injection.
-            let mut mask = vc_policy.injection(&packets.get(id).state);
+            // Join the shortest queue among the VCs allowed for injection.
+            let mut mask = if prm.inject_any_vc { vc_policy.all() } else { vc_policy.injection(&packets.get(id).state) };
             let mut best: Option<(u32, usize)> = None;
+            let mut tied = 1u32;
             while mask != 0 {
                 let v = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -112,8 +115,22 @@ impl Nics {
                     break;
                 }
                 let c = self.credits[server * vcs + v];
-                if c >= u && best.is_none_or(|(bc, _)| c > bc) {
-                    best = Some((c, v));
+                if c < u {
+                    continue;
+                }
+                match best {
+                    Some((bc, _)) if c < bc => {}
+                    Some((bc, _)) if c == bc => {
+                        // Reservoir sampling among equal VCs, when ties are broken at random.
+                        tied += 1;
+                        if prm.random_jsq_ties && rng.gen_range(0..tied) == 0 {
+                            best = Some((c, v));
+                        }
+                    }
+                    _ => {
+                        best = Some((c, v));
+                        tied = 1;
+                    }
                 }
             }
             best.map(|(_, v)| v)

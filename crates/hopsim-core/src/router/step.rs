@@ -9,6 +9,8 @@ use super::{Entry, Peer, Routers};
 use crate::engine::calendar::{Calendar, Event, NEVER};
 use crate::engine::Params;
 use crate::packet::Arena;
+use crate::routing::Rng;
+use rand::Rng as _;
 
 pub struct StepCtx<'a> {
     pub routers: &'a mut Routers,
@@ -19,6 +21,8 @@ pub struct StepCtx<'a> {
     pub measuring: bool,
     pub last_progress: &'a mut u64,
     pub phit_hops: &'a mut u64,
+    /// Per-switch generators (random JSQ tie breaks draw from the stepped switch's).
+    pub switch_rng: &'a mut [Rng],
 }
 
 /// Reused between steps so the allocator never allocates.
@@ -180,7 +184,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
             }
             debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
             let pkt = cx.packets.get(e.packet);
-            let Some((op, ov)) = choose_output(r, base, pkt, cx.params) else {
+            let Some((op, ov)) = choose_output(r, base, pkt, cx.params, &mut cx.switch_rng[switch]) else {
                 // Whether a head finds a VC depends only on the state of the VCs it may use,
                 // which improves only when one of them frees space or is released.
                 waiting_for_vc = true;
@@ -334,10 +338,14 @@ fn allowed_vcs(c: &crate::routing::Candidate, vcs: usize) -> impl Iterator<Item 
 /// the most free space (join the shortest queue), among output VCs that no other packet owns
 /// and that have room for the flit now. Asking only for VCs with room keeps adaptive routing
 /// free to fall back on its escape VCs (Duato) instead of waiting on a full adaptive one.
-fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params) -> Option<(usize, usize)> {
+/// Equal space goes to the first candidate and lowest VC, or with `random_jsq_ties` to one
+/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`): with the
+/// lowest rule, a policy that lets late hops reuse low VCs crowds the VCs of early hops.
+fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
     let vcs = r.vcs;
     let u = prm.flit_phits as u32;
     let mut best: Option<(u8, u64, usize, usize)> = None;
+    let mut tied = 1u32;
     for c in pkt.candidates.as_slice() {
         if let Some((prio, _, _, _)) = best {
             if c.priority > prio {
@@ -354,7 +362,16 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Pa
             let space = (prm.out_cap - q.out_used) as u64 + q.credits.min(prm.in_cap) as u64;
             let better = match best {
                 None => true,
-                Some((bp, bs, _, _)) => c.priority < bp || (c.priority == bp && space > bs),
+                Some((bp, bs, _, _)) if c.priority < bp || (c.priority == bp && space > bs) => {
+                    tied = 1;
+                    true
+                }
+                Some((bp, bs, _, _)) if prm.random_jsq_ties && c.priority == bp && space == bs => {
+                    // Reservoir sampling: the k-th tied VC replaces the choice with chance 1/k.
+                    tied += 1;
+                    rng.gen_range(0..tied) == 0
+                }
+                Some(_) => false,
             };
             if better {
                 best = Some((c.priority, space, op, ov));

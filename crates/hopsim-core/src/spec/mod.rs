@@ -112,6 +112,11 @@ pub struct RouterSpec {
     /// Cycles from a head's arrival to its first allocation attempt (route computation).
     #[serde(default = "one_u32")]
     pub pipeline_delay: u32,
+    /// Which of several VCs with equally much free space a head (or a server injecting)
+    /// takes when joining the shortest queue: "lowest" (first candidate port, lowest VC) or
+    /// "random" (uniformly among the tied, as CAMINOS's `Shortest` followed by `Random`).
+    #[serde(default = "lowest")]
+    pub jsq_tie_break: String,
 }
 
 impl Default for RouterSpec {
@@ -125,6 +130,7 @@ impl Default for RouterSpec {
             flow_control: "vct".into(),
             speedup: 1,
             pipeline_delay: 1,
+            jsq_tie_break: lowest(),
         }
     }
 }
@@ -156,11 +162,16 @@ pub struct RoutingSpec {
     /// or destination switch, instead of routing that packet minimally.
     #[serde(default)]
     pub valiant_redraw: bool,
+    /// VCs a server may inject into in its switch's input buffer: "policy" (those the VC
+    /// policy gives the first hop, e.g. VC 0 of the ladder) or "any" (every VC, as servers
+    /// do in CAMINOS). Injection buffers take no part in deadlock, so both are safe.
+    #[serde(default = "policy")]
+    pub injection_vcs: String,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), valiant_redraw: false }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), valiant_redraw: false, injection_vcs: policy() }
     }
 }
 
@@ -239,6 +250,12 @@ fn one_u64() -> u64 {
 }
 fn vct() -> String {
     "vct".into()
+}
+fn policy() -> String {
+    "policy".into()
+}
+fn lowest() -> String {
+    "lowest".into()
 }
 fn dor() -> String {
     "dor".into()

@@ -20,6 +20,20 @@ impl Spec {
         if r.speedup == 0 || r.speedup > 64 {
             return Err(SpecError::new("router.speedup", r.speedup, "must be between 1 and 64"));
         }
+        if !matches!(r.jsq_tie_break.as_str(), "lowest" | "random") {
+            return Err(SpecError::new(
+                "router.jsq_tie_break",
+                format!("{:?}", r.jsq_tie_break),
+                "allowed: \"lowest\" (first candidate port, lowest VC), \"random\"",
+            ));
+        }
+        if !matches!(self.routing.injection_vcs.as_str(), "policy" | "any") {
+            return Err(SpecError::new(
+                "routing.injection_vcs",
+                format!("{:?}", self.routing.injection_vcs),
+                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC)",
+            ));
+        }
         if r.pipeline_delay > 1000 {
             return Err(SpecError::new("router.pipeline_delay", r.pipeline_delay, "must be between 0 and 1000 cycles"));
         }
