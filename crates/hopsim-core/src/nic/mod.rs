@@ -6,8 +6,7 @@ use crate::engine::calendar::{Calendar, Event, NEVER};
 use crate::engine::Params;
 use crate::packet::{Arena, NIL};
 use crate::routing::Rng;
-use crate::vc::VcPolicy;
-use rand::Rng as _;
+use crate::vc::{JsqTies, VcPolicy};
 
 /// Aries-style per-NIC counters, over the measured window.
 #[derive(Debug, Clone, Copy, Default)]
@@ -107,7 +106,7 @@ impl Nics {
             // Join the shortest queue among the VCs allowed for injection.
             let mut mask = if prm.inject_any_vc { vc_policy.all() } else { vc_policy.injection(&packets.get(id).state) };
             let mut best: Option<(u32, usize)> = None;
-            let mut tied = 1u32;
+            let mut ties = JsqTies::new(prm.random_jsq_ties);
             while mask != 0 {
                 let v = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -118,19 +117,16 @@ impl Nics {
                 if c < u {
                     continue;
                 }
-                match best {
-                    Some((bc, _)) if c < bc => {}
-                    Some((bc, _)) if c == bc => {
-                        // Reservoir sampling among equal VCs, when ties are broken at random.
-                        tied += 1;
-                        if prm.random_jsq_ties && rng.gen_range(0..tied) == 0 {
-                            best = Some((c, v));
-                        }
+                let take = match best {
+                    None => true,
+                    Some((bc, _)) if c > bc => {
+                        ties.better();
+                        true
                     }
-                    _ => {
-                        best = Some((c, v));
-                        tied = 1;
-                    }
+                    Some((bc, _)) => c == bc && ties.tie_wins(rng),
+                };
+                if take {
+                    best = Some((c, v));
                 }
             }
             best.map(|(_, v)| v)

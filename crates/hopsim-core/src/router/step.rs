@@ -10,7 +10,7 @@ use crate::engine::calendar::{Calendar, Event, NEVER};
 use crate::engine::Params;
 use crate::packet::Arena;
 use crate::routing::Rng;
-use rand::Rng as _;
+use crate::vc::JsqTies;
 
 pub struct StepCtx<'a> {
     pub routers: &'a mut Routers,
@@ -161,6 +161,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         sc.best.resize(slots, NONE);
     }
     let mut waiting_for_vc = false;
+    let rng = &mut cx.switch_rng[switch];
     for ip in 0..nports {
         let gp = base + ip;
         // Heads without an output VC yet that may find one (nothing here changes until the
@@ -184,7 +185,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
             }
             debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
             let pkt = cx.packets.get(e.packet);
-            let Some((op, ov)) = choose_output(r, base, pkt, cx.params, &mut cx.switch_rng[switch]) else {
+            let Some((op, ov)) = choose_output(r, base, pkt, cx.params, rng) else {
                 // Whether a head finds a VC depends only on the state of the VCs it may use,
                 // which improves only when one of them frees space or is released.
                 waiting_for_vc = true;
@@ -339,13 +340,12 @@ fn allowed_vcs(c: &crate::routing::Candidate, vcs: usize) -> impl Iterator<Item 
 /// and that have room for the flit now. Asking only for VCs with room keeps adaptive routing
 /// free to fall back on its escape VCs (Duato) instead of waiting on a full adaptive one.
 /// Equal space goes to the first candidate and lowest VC, or with `random_jsq_ties` to one
-/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`): with the
-/// lowest rule, a policy that lets late hops reuse low VCs crowds the VCs of early hops.
+/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`).
 fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
     let vcs = r.vcs;
     let u = prm.flit_phits as u32;
     let mut best: Option<(u8, u64, usize, usize)> = None;
-    let mut tied = 1u32;
+    let mut ties = JsqTies::new(prm.random_jsq_ties);
     for c in pkt.candidates.as_slice() {
         if let Some((prio, _, _, _)) = best {
             if c.priority > prio {
@@ -363,15 +363,10 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Pa
             let better = match best {
                 None => true,
                 Some((bp, bs, _, _)) if c.priority < bp || (c.priority == bp && space > bs) => {
-                    tied = 1;
+                    ties.better();
                     true
                 }
-                Some((bp, bs, _, _)) if prm.random_jsq_ties && c.priority == bp && space == bs => {
-                    // Reservoir sampling: the k-th tied VC replaces the choice with chance 1/k.
-                    tied += 1;
-                    rng.gen_range(0..tied) == 0
-                }
-                Some(_) => false,
+                Some((bp, bs, _, _)) => c.priority == bp && space == bs && ties.tie_wins(rng),
             };
             if better {
                 best = Some((c.priority, space, op, ov));

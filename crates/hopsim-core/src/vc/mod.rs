@@ -20,6 +20,36 @@ use crate::spec::Spec;
 use crate::topology::Topology;
 use std::sync::Arc;
 
+/// Ties of join-the-shortest-queue among equally free VCs, for the router's VC allocation
+/// and the NIC's injection alike: the first VC found keeps a tie (`lowest`), or each of k
+/// tied VCs ends up chosen with chance 1/k (`random`: reservoir sampling, the k-th replaces
+/// the choice with chance 1/k).
+pub struct JsqTies {
+    random: bool,
+    tied: u32,
+}
+
+impl JsqTies {
+    pub fn new(random: bool) -> Self {
+        JsqTies { random, tied: 1 }
+    }
+    /// A strictly better VC was found: it alone is the best so far.
+    #[inline]
+    pub fn better(&mut self) {
+        self.tied = 1;
+    }
+    /// A VC as good as the best so far was found: whether it becomes the choice.
+    #[inline]
+    pub fn tie_wins(&mut self, rng: &mut crate::routing::Rng) -> bool {
+        use rand::Rng as _;
+        if !self.random {
+            return false;
+        }
+        self.tied += 1;
+        rng.gen_range(0..self.tied) == 0
+    }
+}
+
 pub trait VcPolicy: Send + Sync {
     fn name(&self) -> &'static str;
     /// VCs (a bit each) the packet may use in the buffer that `hop` leads to.
