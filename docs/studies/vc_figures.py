@@ -151,14 +151,15 @@ def seeds(png: Path, policy: str, args: list[str]) -> None:
     panels = [(t, r) for t, r in panels if len(r)]
     if not panels:
         sys.exit(f"no run with routing.vc_policy = {policy!r} in {args}")
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(9.0, 5.6 * len(panels)), 4.2), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(10.0, 6.4 * len(panels)), 4.2), squeeze=False, sharey=True)
     cmap = plt.get_cmap("tab10")
     for ax, (title, runs) in zip(axes.ravel(), panels):
         for i, (_, row) in enumerate(runs.sort_values("seed").iterrows()):
             x, y = _measured_bins(row)
             ax.plot(x, y, color=cmap(i % 10), lw=0.8, label=f"seed {row['seed']}")
         _time_axes(ax, f"{title}: {len(runs)} seed{'s' if len(runs) > 1 else ''}")
-        ax.legend(fontsize=7, ncol=2, loc="center right", framealpha=0.9)
+        # Outside the axes: late collapses run through any corner inside them.
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     axes[0, 0].set_ylabel("accepted load\n(phits/server/cycle)")
     fig.suptitle(f"{NAMES[policy]}, Valiant at offered load 1.0: accepted load per 1,000-cycle bin, "
                  "one line per seed", fontsize=10)
