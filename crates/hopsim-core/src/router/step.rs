@@ -76,23 +76,27 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
     let base = r.port_base[switch] as usize;
     let end = r.port_base[switch + 1] as usize;
     for gp in base..end {
-        let port = r.ports[gp];
-        if port.tx_pending && port.link_free <= now {
-            let gv = gp * vcs + port.tx_vc as usize;
-            r.vc[gv].out_used -= port.tx_phits as u32;
-            r.ports[gp].tx_pending = false;
+        // Fields are read one by one, not the port copied: this loop runs over every port of
+        // every stepped switch, and most ports only need two fields looked at.
+        let p = &mut r.ports[gp];
+        if p.tx_pending && p.link_free <= now {
+            p.tx_pending = false;
+            let gv = gp * vcs + p.tx_vc as usize;
+            r.vc[gv].out_used -= p.tx_phits as u32;
             wake_if_free(r, base, gv, cx.params);
         }
-        if port.out_flits == 0 {
+        let p = &r.ports[gp];
+        if p.out_flits == 0 {
             continue;
         }
-        if port.link_free > now {
-            note(wake, port.link_free);
+        if p.link_free > now {
+            note(wake, p.link_free);
             continue;
         }
-        let is_server = matches!(port.peer, Peer::Server(_));
+        let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
+        let is_server = matches!(peer, Peer::Server(_));
         for k in 0..vcs {
-            let v = wrap(port.rr_link_vc as usize + k, vcs);
+            let v = wrap(rr_link_vc + k, vcs);
             let gv = gp * vcs + v;
             let Some(e) = r.vc[gv].output.front(&r.out_store) else { continue };
             if e.ready as u64 > now {
@@ -119,7 +123,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             }
             *cx.last_progress = now;
             let lat = cx.params.latency as u64;
-            match port.peer {
+            match peer {
                 Peer::Switch { switch: to, port: to_port } => {
                     *cx.phit_hops += u as u64;
                     cx.cal.schedule(
@@ -167,7 +171,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         // Heads without an output VC yet that may find one (nothing here changes until the
         // grants below). Heads that found every VC they may use taken wait, untouched, until
         // one of those VCs changes: at saturation most heads of a high-radix switch wait.
-        let port = r.ports[gp];
+        let port = &r.ports[gp];
         waiting_for_vc |= port.va_waiting != 0;
         let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
         if unrouted == 0 {
@@ -249,7 +253,7 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
 
     for ip in 0..nports {
         let gp = base + ip;
-        let port = r.ports[gp];
+        let port = &r.ports[gp];
         if port.in_flits == 0 {
             continue;
         }
@@ -261,8 +265,9 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
         if routed == 0 {
             continue;
         }
+        let rr_in_vc = port.rr_in_vc as usize;
         for k in 0..vcs {
-            let v = wrap(port.rr_in_vc as usize + k, vcs);
+            let v = wrap(rr_in_vc + k, vcs);
             if routed >> v & 1 == 0 {
                 continue;
             }

@@ -84,7 +84,9 @@ pub struct Candidate {
 
 pub const MAX_CANDIDATES: usize = 8;
 
+/// `len` first, so it sits next to the first candidates (see `Packet`).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
 pub struct Candidates {
     pub len: u8,
     pub list: [Candidate; MAX_CANDIDATES],
