@@ -232,7 +232,7 @@ fn every_vc_policy_is_deadlock_free_under_saturated_adverse_valiant_traffic() {
         for (policy, vcs) in [("ladder", vcs_ladder), ("ladder_reuse", vcs_ladder), ("min_first", vcs_2p), ("min_last", vcs_2p), ("min_both", vcs_2p)] {
             // Injection buffers hold no channel of the dependency graph: injecting into any
             // of their VCs must keep every policy deadlock-free.
-            for injection in ["policy", "any"] {
+            for injection in ["policy", "any", "any_first"] {
                 let r = run_injecting(t, "valiant", policy, vcs, traffic, 1.0, 20_000, injection);
                 assert!(!r.metrics.deadlock, "{t} {policy} {injection}: {}", r.metrics.deadlock_where);
                 assert!(r.metrics.accepted_load > 0.15, "{t} {policy} {injection}: accepted {}", r.metrics.accepted_load);
@@ -305,6 +305,7 @@ fn wrong_keys_name_the_key() {
 fn injecting_into_any_vc_relieves_head_of_line_blocking_at_injection() {
     let traffic = "pattern = \"shift\"\nshift = [1, 1]";
     let accepted = |injection| run_injecting(HX2, "valiant", "ladder_reuse", 4, traffic, 1.0, 20_000, injection).metrics.accepted_load;
-    let (policy, any) = (accepted("policy"), accepted("any"));
+    let (policy, any, first) = (accepted("policy"), accepted("any"), accepted("any_first"));
     assert!(any > policy * 1.02, "injection any {any:.4}, policy {policy:.4}");
+    assert!(first > policy * 1.02, "injection any_first {first:.4}, policy {policy:.4}");
 }

@@ -41,8 +41,8 @@ pub struct Params {
     pub speedup: u32,
     /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
     pub random_jsq_ties: bool,
-    /// Servers may inject into any VC of their switch's input buffer (not only the policy's).
-    pub inject_any_vc: bool,
+    /// Which VCs of their switch's input buffer servers inject into.
+    pub injection: crate::nic::InjectionRule,
     /// Measured window [warmup, warmup + cycles).
     pub window: (u64, u64),
 }
@@ -97,7 +97,7 @@ impl Parts {
             pipeline_delay: spec.router.pipeline_delay,
             speedup: spec.router.speedup as u32,
             random_jsq_ties: spec.router.jsq_tie_break == "random",
-            inject_any_vc: spec.routing.injection_vcs == "any",
+            injection: crate::nic::InjectionRule::from_spec(&spec.routing.injection_vcs),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params })

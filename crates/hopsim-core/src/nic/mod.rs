@@ -8,6 +8,29 @@ use crate::packet::{Arena, NIL};
 use crate::routing::Rng;
 use crate::vc::{JsqTies, VcPolicy};
 
+/// Which VCs of its switch's input buffer a server injects a packet into
+/// (`routing.injection_vcs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectionRule {
+    /// The VCs the VC policy gives the first hop; the one with most room.
+    Policy,
+    /// Every VC; the one with most room.
+    Any,
+    /// Every VC; the lowest-numbered one with room (CAMINOS's servers).
+    AnyFirst,
+}
+
+impl InjectionRule {
+    /// From a validated `routing.injection_vcs`.
+    pub fn from_spec(name: &str) -> Self {
+        match name {
+            "any" => InjectionRule::Any,
+            "any_first" => InjectionRule::AnyFirst,
+            _ => InjectionRule::Policy,
+        }
+    }
+}
+
 /// Aries-style per-NIC counters, over the measured window.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Counters {
@@ -34,6 +57,37 @@ pub struct Nic {
     pub sending_vc: u8,
     pub channel_free: u64,
     pub stall_since: u64,
+}
+
+/// The VC of the switch's input buffer a new packet is sent on: among the VCs of `mask` whose
+/// `credits` cover a flit of `u` phits, the one with the most room (ties lowest first, or at
+/// random), or with `first_with_room` the lowest-numbered one, as CAMINOS's servers choose.
+fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, random_ties: bool, rng: &mut Rng) -> Option<usize> {
+    let mut best: Option<(u32, usize)> = None;
+    let mut ties = JsqTies::new(random_ties);
+    while mask != 0 {
+        let v = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        let Some(&c) = credits.get(v) else { break };
+        if c < u {
+            continue;
+        }
+        if first_with_room {
+            return Some(v);
+        }
+        let take = match best {
+            None => true,
+            Some((bc, _)) if c > bc => {
+                ties.better();
+                true
+            }
+            Some((bc, _)) => c == bc && ties.tie_wins(rng),
+        };
+        if take {
+            best = Some((c, v));
+        }
+    }
+    best.map(|(_, v)| v)
 }
 
 pub struct Nics {
@@ -103,33 +157,12 @@ impl Nics {
             let v = nic.sending_vc as usize;
             (self.credits[server * vcs + v] >= u).then_some(v)
         } else {
-            // Join the shortest queue among the VCs allowed for injection.
-            let mut mask = if prm.inject_any_vc { vc_policy.all() } else { vc_policy.injection(&packets.get(id).state) };
-            let mut best: Option<(u32, usize)> = None;
-            let mut ties = JsqTies::new(prm.random_jsq_ties);
-            while mask != 0 {
-                let v = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                if v >= vcs {
-                    break;
-                }
-                let c = self.credits[server * vcs + v];
-                if c < u {
-                    continue;
-                }
-                let take = match best {
-                    None => true,
-                    Some((bc, _)) if c > bc => {
-                        ties.better();
-                        true
-                    }
-                    Some((bc, _)) => c == bc && ties.tie_wins(rng),
-                };
-                if take {
-                    best = Some((c, v));
-                }
-            }
-            best.map(|(_, v)| v)
+            let mask = match prm.injection {
+                InjectionRule::Policy => vc_policy.injection(&packets.get(id).state),
+                InjectionRule::Any | InjectionRule::AnyFirst => vc_policy.all(),
+            };
+            let credits = &self.credits[server * vcs..(server + 1) * vcs];
+            injection_vc(credits, mask, u, prm.injection == InjectionRule::AnyFirst, prm.random_jsq_ties, rng)
         };
         let Some(v) = vc else {
             // Blocked on credits: a credit event wakes us.
@@ -182,5 +215,30 @@ impl Nics {
             .iter()
             .map(|n| n.queued as u64 * prm.packet_phits as u64 - n.next_flit as u64 * prm.flit_phits as u64)
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn injection_vc_follows_the_rule() {
+        let mut rng = Rng::seed_from_u64(1);
+        let credits = [16, 64, 64, 32];
+        // Most room, the lower of two equal VCs.
+        assert_eq!(injection_vc(&credits, 0b1111, 16, false, false, &mut rng), Some(1));
+        // CAMINOS: the first VC with room for the flit.
+        assert_eq!(injection_vc(&credits, 0b1111, 16, true, false, &mut rng), Some(0));
+        assert_eq!(injection_vc(&credits, 0b1111, 32, true, false, &mut rng), Some(1));
+        // Only the VCs of the mask; none with room.
+        assert_eq!(injection_vc(&credits, 0b1001, 16, false, false, &mut rng), Some(3));
+        assert_eq!(injection_vc(&credits, 0b0001, 32, true, false, &mut rng), None);
+        // A mask naming more VCs than the switch has.
+        assert_eq!(injection_vc(&credits, 0b110000, 16, false, false, &mut rng), None);
+        // Random ties pick both tied VCs, never the others.
+        let picks: std::collections::BTreeSet<_> = (0..64).filter_map(|_| injection_vc(&credits, 0b1111, 16, false, true, &mut rng)).collect();
+        assert_eq!(picks.into_iter().collect::<Vec<_>>(), vec![1, 2]);
     }
 }

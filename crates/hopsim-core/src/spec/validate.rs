@@ -27,11 +27,11 @@ impl Spec {
                 "allowed: \"lowest\" (first candidate port, lowest VC), \"random\"",
             ));
         }
-        if !matches!(self.routing.injection_vcs.as_str(), "policy" | "any") {
+        if !matches!(self.routing.injection_vcs.as_str(), "policy" | "any" | "any_first") {
             return Err(SpecError::new(
                 "routing.injection_vcs",
                 format!("{:?}", self.routing.injection_vcs),
-                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC)",
+                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC, the one with most room), \"any_first\" (the lowest VC with room)",
             ));
         }
         if r.pipeline_delay > 1000 {
