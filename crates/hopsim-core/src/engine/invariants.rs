@@ -80,5 +80,30 @@ pub fn check(sim: &Simulation) -> Conservation {
             }
         }
     }
+    // The allocators' port bit sets are buffer bookkeeping too: a port left out of
+    // `va_ports` while a head in it needs an output VC would never be allocated.
+    if let Err(e) = allocation_sets(r) {
+        credits_conserved = false;
+        first_violation.get_or_insert(e);
+    }
     Conservation { phits_in_flight: in_flight, phits_queued: queued, phits_conserved, credits_conserved, first_violation }
+}
+
+/// Every port with a head that needs an output VC is in its switch's `va_ports`, and
+/// `waiting_ports` holds exactly the ports with a waiting head.
+fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
+    for sw in 0..r.network_ports.len() {
+        for p in 0..r.num_ports(sw) {
+            let port = &r.ports[r.global_port(sw, p)];
+            let (word, bit) = (sw * r.port_words + p / 64, 1u64 << (p % 64));
+            let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
+            if unrouted != 0 && r.va_ports[word] & bit == 0 {
+                return Err(format!("switch {sw} port {p}: heads needing an output VC but not in va_ports"));
+            }
+            if (port.va_waiting != 0) != (r.waiting_ports[word] & bit != 0) {
+                return Err(format!("switch {sw} port {p}: waiting_ports disagrees with the waiting heads"));
+            }
+        }
+    }
+    Ok(())
 }

@@ -282,9 +282,8 @@ impl Simulation {
                 if flit == 0 {
                     self.compute_route(sw, packet);
                 }
-                let gp = self.routers.global_port(sw, port as usize);
                 let ready = now + self.params.pipeline_delay as u64;
-                self.routers.push_input(gp, vc as usize, Entry { packet, ready: ready as u32, flit });
+                self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit });
                 self.cal.wake_router(sw, ready);
                 self.last_progress = now;
             }

@@ -80,6 +80,15 @@ pub struct Routers {
     /// so at saturation VC allocation touches only the heads that may now succeed.
     pub va_waiters: Vec<u64>,
     pub waiter_words: usize,
+    /// Words per switch of the port bit sets below (bit p: the switch's port p).
+    pub port_words: usize,
+    /// Ports that may hold a head needing an output VC: set whenever one may appear (a flit
+    /// in an empty VC, a tail leaving, a waiting head woken) and cleared by VC allocation
+    /// when it finds none, so allocation visits only these ports instead of all of a
+    /// high-radix switch's.
+    pub va_ports: Vec<u64>,
+    /// Ports with a head waiting for an output VC (`va_waiting != 0`).
+    pub waiting_ports: Vec<u64>,
 }
 
 impl Routers {
@@ -106,6 +115,7 @@ impl Routers {
         port_base.push(ports.len() as u32);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let waiter_words = (max_ports * vcs).div_ceil(64);
+        let port_words = max_ports.div_ceil(64).max(1);
         let nvc = ports.len() * vcs;
         let mut vc = vec![Vc::default(); nvc];
         for (gp, port) in ports.iter().enumerate() {
@@ -135,6 +145,9 @@ impl Routers {
             out_slots,
             va_waiters: vec![0; nvc * waiter_words],
             waiter_words,
+            port_words,
+            va_ports: vec![0; n * port_words],
+            waiting_ports: vec![0; n * port_words],
         }
     }
 
@@ -147,37 +160,60 @@ impl Routers {
         (self.port_base[switch + 1] - self.port_base[switch]) as usize
     }
 
-    /// Queue a flit that has arrived at an input buffer.
+    /// Queue a flit that has arrived at input VC `vc` of port `port` of `switch`.
     #[inline]
-    pub fn push_input(&mut self, gp: usize, vc: usize, e: Entry) {
+    pub fn push_input(&mut self, switch: usize, port: usize, vc: usize, e: Entry) {
+        let gp = self.global_port(switch, port);
         let q = &mut self.vc[gp * self.vcs + vc];
         q.input.push(&mut self.in_store, self.in_slots, e);
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
+        self.mark_va(switch, port);
     }
 
-    /// Record that the head of input VC `in_vc` of port `in_port` (of the switch whose first
-    /// global port is `base`) waits for output VC `gov`.
+    /// Port `port` of `switch` may now hold a head that needs an output VC.
     #[inline]
-    pub fn wait_for(&mut self, base: usize, in_port: usize, in_vc: usize, gov: usize) {
+    pub fn mark_va(&mut self, switch: usize, port: usize) {
+        self.va_ports[switch * self.port_words + port / 64] |= 1 << (port % 64);
+    }
+
+    /// Record that the head of input VC `in_vc` of port `in_port` of `switch` waits for
+    /// output VC `gov`.
+    #[inline]
+    pub fn wait_for(&mut self, switch: usize, in_port: usize, in_vc: usize, gov: usize) {
         let bit = in_port * self.vcs + in_vc;
         self.va_waiters[gov * self.waiter_words + bit / 64] |= 1 << (bit % 64);
-        self.ports[base + in_port].va_waiting |= 1 << in_vc;
+        let gp = self.global_port(switch, in_port);
+        self.ports[gp].va_waiting |= 1 << in_vc;
+        self.waiting_ports[switch * self.port_words + in_port / 64] |= 1 << (in_port % 64);
     }
 
-    /// Output VC `gov` freed space or was released: its waiting heads may now win it. A head
-    /// may be woken by a VC it no longer waits for; it then merely looks again.
+    /// Output VC `gov` of `switch` freed space or was released: its waiting heads may now win
+    /// it. A head may be woken by a VC it no longer waits for; it then merely looks again.
     #[inline]
-    pub fn wake_waiters(&mut self, base: usize, gov: usize) {
+    pub fn wake_waiters(&mut self, switch: usize, gov: usize) {
         let w = self.waiter_words;
+        let base = self.port_base[switch] as usize;
         for k in 0..w {
             let mut bits = std::mem::take(&mut self.va_waiters[gov * w + k]);
             while bits != 0 {
                 let bit = k * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.ports[base + bit / self.vcs].va_waiting &= !(1 << (bit % self.vcs));
+                let port = bit / self.vcs;
+                let waiting = &mut self.ports[base + port].va_waiting;
+                *waiting &= !(1 << (bit % self.vcs));
+                if *waiting == 0 {
+                    self.waiting_ports[switch * self.port_words + port / 64] &= !(1 << (port % 64));
+                }
+                self.mark_va(switch, port);
             }
         }
+    }
+
+    /// Whether some head of `switch` waits for an output VC.
+    #[inline]
+    pub fn any_waiting(&self, switch: usize) -> bool {
+        self.waiting_ports[switch * self.port_words..(switch + 1) * self.port_words].iter().any(|&w| w != 0)
     }
 
     /// The switch a global port belongs to (binary search; only for reports).

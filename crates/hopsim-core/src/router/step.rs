@@ -83,7 +83,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             p.tx_pending = false;
             let gv = gp * vcs + p.tx_vc as usize;
             r.vc[gv].out_used -= p.tx_phits as u32;
-            wake_if_free(r, base, gv, cx.params);
+            wake_if_free(r, switch, gv, cx.params);
         }
         let p = &r.ports[gp];
         if p.out_flits == 0 {
@@ -164,55 +164,13 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
     if sc.best.len() < slots {
         sc.best.resize(slots, NONE);
     }
-    let mut waiting_for_vc = false;
     let rng = &mut cx.switch_rng[switch];
-    for ip in 0..nports {
-        let gp = base + ip;
-        // Heads without an output VC yet that may find one (nothing here changes until the
-        // grants below). Heads that found every VC they may use taken wait, untouched, until
-        // one of those VCs changes: at saturation most heads of a high-radix switch wait.
-        let port = &r.ports[gp];
-        waiting_for_vc |= port.va_waiting != 0;
-        let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
-        if unrouted == 0 {
-            continue;
-        }
-        for v in 0..vcs {
-            if unrouted >> v & 1 == 0 {
-                continue;
-            }
-            let gv = gp * vcs + v;
-            let Some(e) = r.vc[gv].input.front(&r.in_store) else { continue };
-            if e.ready as u64 > now {
-                note(wake, e.ready as u64);
-                continue;
-            }
-            debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
-            let pkt = cx.packets.get(e.packet);
-            let Some((op, ov)) = choose_output(r, base, pkt, cx.params, rng) else {
-                // Whether a head finds a VC depends only on the state of the VCs it may use,
-                // which improves only when one of them frees space or is released.
-                waiting_for_vc = true;
-                for c in pkt.candidates.as_slice() {
-                    for ov in allowed_vcs(c, vcs) {
-                        r.wait_for(base, ip, v, (base + c.hop.port as usize) * vcs + ov);
-                    }
-                }
-                continue;
-            };
-            let idx = sc.requests.len() as u32;
-            sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
-            let slot = op * vcs + ov;
-            let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
-            let me = wrap(ip * vcs + v + slots - rr, slots);
-            let b = sc.best[slot];
-            let beats = b == NONE || {
-                let o = sc.requests[b as usize];
-                me < wrap(o.in_port as usize * vcs + o.in_vc as usize + slots - rr, slots)
-            };
-            if beats {
-                sc.best[slot] = idx;
-            }
+    for (k, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
+        let mut marked = r.va_ports[w];
+        while marked != 0 {
+            let ip = k * 64 + marked.trailing_zeros() as usize;
+            marked &= marked - 1;
+            vc_requests(switch, ip, w, now, r, cx.packets, cx.params, sc, rng, wake);
         }
     }
     for i in 0..sc.requests.len() {
@@ -235,7 +193,63 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
     for rq in &sc.requests {
         sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
     }
-    waiting_for_vc
+    r.any_waiting(switch)
+}
+
+/// Adds the requests of the heads of input port `ip` that need an output VC (`word`: the
+/// port's word of `va_ports`, whose bit is cleared when the port has none).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn vc_requests(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng, wake: &mut u64) {
+    let vcs = r.vcs;
+    let base = r.port_base[switch] as usize;
+    let slots = (r.port_base[switch + 1] as usize - base) * vcs;
+    let gp = base + ip;
+    // Heads without an output VC yet that may find one (nothing here changes until the
+    // grants). Heads that found every VC they may use taken wait, untouched, until one of
+    // those VCs changes: at saturation most heads of a high-radix switch wait.
+    let port = &r.ports[gp];
+    let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
+    if unrouted == 0 {
+        r.va_ports[word] &= !(1 << (ip % 64));
+        return;
+    }
+    for v in 0..vcs {
+        if unrouted >> v & 1 == 0 {
+            continue;
+        }
+        let gv = gp * vcs + v;
+        let Some(e) = r.vc[gv].input.front(&r.in_store) else { continue };
+        if e.ready as u64 > now {
+            note(wake, e.ready as u64);
+            continue;
+        }
+        debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
+        let pkt = packets.get(e.packet);
+        let Some((op, ov)) = choose_output(r, base, pkt, prm, rng) else {
+            // Whether a head finds a VC depends only on the state of the VCs it may use,
+            // which improves only when one of them frees space or is released.
+            for c in pkt.candidates.as_slice() {
+                for ov in allowed_vcs(c, vcs) {
+                    r.wait_for(switch, ip, v, (base + c.hop.port as usize) * vcs + ov);
+                }
+            }
+            continue;
+        };
+        let idx = sc.requests.len() as u32;
+        sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+        let slot = op * vcs + ov;
+        let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
+        let me = wrap(ip * vcs + v + slots - rr, slots);
+        let b = sc.best[slot];
+        let beats = b == NONE || {
+            let o = sc.requests[b as usize];
+            me < wrap(o.in_port as usize * vcs + o.in_vc as usize + slots - rr, slots)
+        };
+        if beats {
+            sc.best[slot] = idx;
+        }
+    }
 }
 
 /// Separable switch allocation: each input port offers one of its routed VCs (round-robin)
@@ -319,10 +333,10 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
 /// While it is owned or full they would only fail again; the change that ends that wakes
 /// them then.
 #[inline]
-fn wake_if_free(r: &mut Routers, base: usize, gov: usize, prm: &Params) {
+fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
     let q = &r.vc[gov];
     if !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits as u32 {
-        r.wake_waiters(base, gov);
+        r.wake_waiters(switch, gov);
     }
 }
 
@@ -447,8 +461,9 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     if last {
         // The tail has crossed: the output VC is free for the next packet.
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
+        r.mark_va(switch, rq.in_port as usize); // the next packet's head may be behind the tail
         r.vc[gvo].out_owned = false;
-        wake_if_free(r, base, gvo, prm);
+        wake_if_free(r, switch, gvo, prm);
         if waiting_for_vc {
             note(wake, now + 1);
         }
