@@ -97,7 +97,7 @@ impl Parts {
             pipeline_delay: spec.router.pipeline_delay,
             speedup: spec.router.speedup as u32,
             random_jsq_ties: spec.router.jsq_tie_break == "random",
-            injection: crate::nic::InjectionRule::from_spec(&spec.routing.injection_vcs),
+            injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params })

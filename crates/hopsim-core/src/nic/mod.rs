@@ -21,12 +21,13 @@ pub enum InjectionRule {
 }
 
 impl InjectionRule {
-    /// From a validated `routing.injection_vcs`.
-    pub fn from_spec(name: &str) -> Self {
+    /// The rule a `routing.injection_vcs` value names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
         match name {
-            "any" => InjectionRule::Any,
-            "any_first" => InjectionRule::AnyFirst,
-            _ => InjectionRule::Policy,
+            "policy" => Some(InjectionRule::Policy),
+            "any" => Some(InjectionRule::Any),
+            "any_first" => Some(InjectionRule::AnyFirst),
+            _ => None,
         }
     }
 }

@@ -27,7 +27,7 @@ impl Spec {
                 "allowed: \"lowest\" (first candidate port, lowest VC), \"random\"",
             ));
         }
-        if !matches!(self.routing.injection_vcs.as_str(), "policy" | "any" | "any_first") {
+        if crate::nic::InjectionRule::from_name(&self.routing.injection_vcs).is_none() {
             return Err(SpecError::new(
                 "routing.injection_vcs",
                 format!("{:?}", self.routing.injection_vcs),
