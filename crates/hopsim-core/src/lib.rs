@@ -9,6 +9,7 @@ pub mod error;
 pub mod message;
 pub mod nic;
 pub mod packet;
+pub mod prefetch;
 pub mod router;
 pub mod routing;
 pub mod slab;

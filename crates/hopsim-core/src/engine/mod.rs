@@ -222,7 +222,10 @@ impl Simulation {
                     phit_hops: &mut self.phit_hops,
                     switch_rng: &mut self.switch_rng,
                 };
-                for &s in &visit {
+                for (i, &s) in visit.iter().enumerate() {
+                    if let Some(&next) = visit.get(i + 1) {
+                        cx.routers.prefetch_switch(next as usize);
+                    }
                     router::step(s as usize, now, &mut cx);
                 }
             }

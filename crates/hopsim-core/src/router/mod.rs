@@ -216,6 +216,14 @@ impl Routers {
         self.waiting_ports[switch * self.port_words..(switch + 1) * self.port_words].iter().any(|&w| w != 0)
     }
 
+    /// Start loading the ports and VCs of `switch`, stepped next, into the L2 cache, so they
+    /// arrive while the switch before it steps instead of stalling its own step line by line.
+    pub fn prefetch_switch(&self, switch: usize) {
+        let (a, b) = (self.port_base[switch] as usize, self.port_base[switch + 1] as usize);
+        crate::prefetch::slice(&self.ports[a..b]);
+        crate::prefetch::slice(&self.vc[a * self.vcs..b * self.vcs]);
+    }
+
     /// The switch a global port belongs to (binary search; only for reports).
     pub fn switch_of_port(&self, gp: usize) -> usize {
         self.port_base.partition_point(|&b| b as usize <= gp) - 1

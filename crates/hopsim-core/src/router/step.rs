@@ -31,6 +31,16 @@ pub struct Scratch {
     requests: Vec<Request>,
     /// Best request index per output port of the switch being stepped.
     best: Vec<u32>,
+    /// Heads that VC allocation looks at in this step.
+    heads: Vec<Head>,
+}
+
+/// A head at the front of an input VC that needs an output VC.
+#[derive(Clone, Copy)]
+struct Head {
+    in_port: u16,
+    in_vc: u8,
+    packet: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -165,13 +175,17 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         sc.best.resize(slots, NONE);
     }
     let rng = &mut cx.switch_rng[switch];
+    sc.heads.clear();
     for (k, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
         let mut marked = r.va_ports[w];
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
-            vc_requests(switch, ip, w, now, r, cx.packets, cx.params, sc, rng, wake);
+            ready_heads(switch, ip, w, now, r, cx.packets, sc, wake);
         }
+    }
+    for i in 0..sc.heads.len() {
+        vc_request(switch, sc.heads[i], r, cx.packets, cx.params, sc, rng);
     }
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
@@ -196,59 +210,69 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
     r.any_waiting(switch)
 }
 
-/// Adds the requests of the heads of input port `ip` that need an output VC (`word`: the
-/// port's word of `va_ports`, whose bit is cleared when the port has none).
+/// Collects the heads of input port `ip` that need an output VC and may ask for one now
+/// (`word`: the port's word of `va_ports`, whose bit is cleared when the port has none), and
+/// starts loading their packets: at saturation a switch holds dozens of such heads whose
+/// packets are not in cache, and asking for all the lines before reading any overlaps the
+/// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn vc_requests(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng, wake: &mut u64) {
+fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
     let vcs = r.vcs;
-    let base = r.port_base[switch] as usize;
-    let slots = (r.port_base[switch + 1] as usize - base) * vcs;
-    let gp = base + ip;
+    let gp = r.port_base[switch] as usize + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
     // grants). Heads that found every VC they may use taken wait, untouched, until one of
     // those VCs changes: at saturation most heads of a high-radix switch wait.
     let port = &r.ports[gp];
-    let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
+    let mut unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
     if unrouted == 0 {
         r.va_ports[word] &= !(1 << (ip % 64));
         return;
     }
-    for v in 0..vcs {
-        if unrouted >> v & 1 == 0 {
-            continue;
-        }
-        let gv = gp * vcs + v;
-        let Some(e) = r.vc[gv].input.front(&r.in_store) else { continue };
+    while unrouted != 0 {
+        let v = unrouted.trailing_zeros() as usize;
+        unrouted &= unrouted - 1;
+        let Some(e) = r.vc[gp * vcs + v].input.front(&r.in_store) else { continue };
         if e.ready as u64 > now {
             note(wake, e.ready as u64);
             continue;
         }
         debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
-        let pkt = packets.get(e.packet);
-        let Some((op, ov)) = choose_output(r, base, pkt, prm, rng) else {
-            // Whether a head finds a VC depends only on the state of the VCs it may use,
-            // which improves only when one of them frees space or is released.
-            for c in pkt.candidates.as_slice() {
-                for ov in allowed_vcs(c, vcs) {
-                    r.wait_for(switch, ip, v, (base + c.hop.port as usize) * vcs + ov);
-                }
+        crate::prefetch::line(packets.get(e.packet));
+        sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, packet: e.packet });
+    }
+}
+
+/// The head asks for the best output VC it may use, or waits for one of them to change.
+#[inline(always)]
+fn vc_request(switch: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng) {
+    let vcs = r.vcs;
+    let base = r.port_base[switch] as usize;
+    let slots = (r.port_base[switch + 1] as usize - base) * vcs;
+    let (ip, v) = (h.in_port as usize, h.in_vc as usize);
+    let pkt = packets.get(h.packet);
+    let Some((op, ov)) = choose_output(r, base, pkt, prm, rng) else {
+        // Whether a head finds a VC depends only on the state of the VCs it may use,
+        // which improves only when one of them frees space or is released.
+        for c in pkt.candidates.as_slice() {
+            for ov in allowed_vcs(c, vcs) {
+                r.wait_for(switch, ip, v, (base + c.hop.port as usize) * vcs + ov);
             }
-            continue;
-        };
-        let idx = sc.requests.len() as u32;
-        sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
-        let slot = op * vcs + ov;
-        let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
-        let me = wrap(ip * vcs + v + slots - rr, slots);
-        let b = sc.best[slot];
-        let beats = b == NONE || {
-            let o = sc.requests[b as usize];
-            me < wrap(o.in_port as usize * vcs + o.in_vc as usize + slots - rr, slots)
-        };
-        if beats {
-            sc.best[slot] = idx;
         }
+        return;
+    };
+    let idx = sc.requests.len() as u32;
+    sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+    let slot = op * vcs + ov;
+    let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
+    let me = wrap(ip * vcs + v + slots - rr, slots);
+    let b = sc.best[slot];
+    let beats = b == NONE || {
+        let o = sc.requests[b as usize];
+        me < wrap(o.in_port as usize * vcs + o.in_vc as usize + slots - rr, slots)
+    };
+    if beats {
+        sc.best[slot] = idx;
     }
 }
 
