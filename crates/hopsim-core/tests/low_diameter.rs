@@ -296,6 +296,29 @@ fn wrong_keys_name_the_key() {
     assert!(err(HX2, "[routing]\nalgorithm = \"rdr\"").contains("routing.algorithm"));
     assert!(err("kind = \"torus\"\ndims = [4, 4]", "[routing]\nalgorithm = \"dor\"\nvaliant_redraw = true").contains("routing.valiant_redraw"));
     assert!(err(HX2, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"dateline\"").contains("routing.vc_policy"));
+    assert!(err(DF, "[router]\nvcs = 8\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"\nladder_vcs_per_step = 2").contains("routing.ladder_vcs_per_step"));
+}
+
+/// `routing.ladder_vcs_per_step = 1` on 8 VCs is the 6-VC ladder of a dragonfly (Table III of
+/// the VC-management paper): same run, phit for phit, as a router with only 6 VCs, so the
+/// two spare VCs carry nothing, not even injected packets. Other policies ignore the key.
+#[test]
+fn ladder_on_fewer_vcs_than_the_router_has_leaves_the_rest_unused() {
+    let run = |policy: &str, vcs: usize, extra: &str| {
+        common::run(&format!(
+            "[topology]\n{DF}\n[router]\nvcs = {vcs}\njsq_tie_break = \"random\"\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"{policy}\"\ninjection_vcs = \"any\"\n{extra}\n[traffic]\npattern = \"adv\"\nload = 1.0\n[run]\nwarmup = 1000\ncycles = 4000\nseed = 3\n"
+        ))
+    };
+    for policy in ["ladder", "ladder_reuse"] {
+        let six = run(policy, 6, "");
+        let eight = run(policy, 8, "ladder_vcs_per_step = 1");
+        let same = |r: &hopsim_core::RunResult| serde_json::to_value((&r.temporal, &r.links, &r.counters, r.metrics.packets_delivered, r.metrics.phit_hops)).unwrap();
+        assert_eq!(same(&six), same(&eight), "{policy}");
+        let spread = run(policy, 8, "");
+        assert_ne!(six.metrics.phit_hops, spread.metrics.phit_hops, "{policy}: all 8 VCs spread over the steps should differ");
+    }
+    let plain = run("min_first", 8, "").metrics;
+    assert_eq!(plain.phit_hops, run("min_first", 8, "ladder_vcs_per_step = 1").metrics.phit_hops);
 }
 
 /// With the ladder, a server may inject only into VC 0 of its switch's input buffer, so one

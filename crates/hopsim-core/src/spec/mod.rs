@@ -167,11 +167,17 @@ pub struct RoutingSpec {
     /// do in CAMINOS). Injection buffers take no part in deadlock, so both are safe.
     #[serde(default = "policy")]
     pub injection_vcs: String,
+    /// VCs per step of `ladder` and `ladder_reuse`, the steps' VCs lowest first and the rest
+    /// unused (the paper's Table III ladders have one VC per step); 0 spreads all of
+    /// `router.vcs` over the steps. Other policies ignore it, so one sweep can compare a
+    /// ladder with 2Phases on more VCs.
+    #[serde(default)]
+    pub ladder_vcs_per_step: usize,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), valiant_redraw: false, injection_vcs: policy() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), valiant_redraw: false, injection_vcs: policy(), ladder_vcs_per_step: 0 }
     }
 }
 

@@ -8,6 +8,9 @@
 //! packet at hop i may always wait for class i + 1, which only packets further along use, so
 //! by induction from the last class every packet advances.
 //!
+//! Built over the VCs it uses (`routing.ladder_vcs_per_step` x steps, or all): the others
+//! stay empty, and servers inject only into these, as on a router that has only them.
+//!
 //! On a dragonfly the paper's Ladder is this hop ladder (6 VCs for Valiant, its Table III);
 //! its separate local and global ladders (4 local steps, 2 global) are the 2Phases classes
 //! (`min_first` and kin). Indexing local VCs by local hops so far and global VCs by global

@@ -114,7 +114,16 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPoli
         "ladder" | "ladder_reuse" => {
             let valiant = spec.routing.algorithm == "valiant";
             let steps = topo.diameter().max(1) * if valiant { 2 } else { 1 };
-            let policy = if name == "ladder" { ladder::Ladder::new(vcs, steps, false) } else { ladder_reuse::build(vcs, steps) };
+            let per_step = spec.routing.ladder_vcs_per_step;
+            if per_step * steps > vcs {
+                return Err(SpecError::new(
+                    "routing.ladder_vcs_per_step",
+                    per_step,
+                    format!("{steps} steps x {per_step} VCs need router.vcs >= {}, it is {vcs}; use 0 to spread the {vcs} VCs over the steps", per_step * steps),
+                ));
+            }
+            let used = if per_step == 0 { vcs } else { per_step * steps };
+            let policy = if name == "ladder" { ladder::Ladder::new(used, steps, false) } else { ladder_reuse::build(used, steps) };
             Ok(Arc::new(policy.ok_or_else(|| {
                 SpecError::new(
                     "router.vcs",
