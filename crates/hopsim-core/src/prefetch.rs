@@ -10,6 +10,8 @@ pub fn line<T>(x: &T) {
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const T as *const i8)
     };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Ask for every cache line of `xs` into the L2 cache.

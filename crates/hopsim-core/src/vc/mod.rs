@@ -115,11 +115,11 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPoli
             let valiant = spec.routing.algorithm == "valiant";
             let steps = topo.diameter().max(1) * if valiant { 2 } else { 1 };
             let per_step = spec.routing.ladder_vcs_per_step;
-            if per_step * steps > vcs {
+            if per_step.saturating_mul(steps) > vcs {
                 return Err(SpecError::new(
                     "routing.ladder_vcs_per_step",
                     per_step,
-                    format!("{steps} steps x {per_step} VCs need router.vcs >= {}, it is {vcs}; use 0 to spread the {vcs} VCs over the steps", per_step * steps),
+                    format!("{steps} steps x {per_step} VCs need more than router.vcs = {vcs}; allowed: 0 (spread the {vcs} VCs over the steps) to {}", vcs / steps),
                 ));
             }
             let used = if per_step == 0 { vcs } else { per_step * steps };
