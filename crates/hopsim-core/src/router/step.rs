@@ -185,7 +185,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         }
     }
     for i in 0..sc.heads.len() {
-        vc_request(switch, sc.heads[i], r, cx.packets, cx.params, sc, rng);
+        vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng);
     }
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
@@ -243,12 +243,12 @@ fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers,
     }
 }
 
-/// The head asks for the best output VC it may use, or waits for one of them to change.
+/// The head asks for the best output VC it may use, or waits for one of them to change
+/// (`base`: the switch's first global port; `slots`: its input VCs).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn vc_request(switch: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng) {
+fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng) {
     let vcs = r.vcs;
-    let base = r.port_base[switch] as usize;
-    let slots = (r.port_base[switch + 1] as usize - base) * vcs;
     let (ip, v) = (h.in_port as usize, h.in_vc as usize);
     let pkt = packets.get(h.packet);
     let Some((op, ov)) = choose_output(r, base, pkt, prm, rng) else {
