@@ -1,6 +1,6 @@
 //! DOR with a dateline never deadlocks, even saturated for a long time; without the dateline
 //! (one VC) the watchdog catches the ring deadlock.
-mod common;
+use crate::common;
 
 fn saturated(dims: &str, fc: &str, policy: &str, vcs: usize, cycles: u64) -> hopsim_core::RunResult {
     common::run(&format!(

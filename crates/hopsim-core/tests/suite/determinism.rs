@@ -1,5 +1,5 @@
 //! Same spec and seed: bit-identical results; another seed: different ones.
-mod common;
+use crate::common;
 
 fn spec(seed: u64, pattern: &str) -> String {
     format!("[topology]\nkind = \"torus\"\ndims = [6, 6]\n[traffic]\npattern = \"{pattern}\"\nload = 0.5\n[run]\nwarmup = 1000\ncycles = 5000\nseed = {seed}\n")

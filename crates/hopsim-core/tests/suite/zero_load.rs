@@ -1,7 +1,7 @@
 //! Zero-load latency equals the documented formula (docs/model.md):
 //! T0 = (H + 2) L + (H + 1)(d + 1) + (P - 1), for H switch-to-switch hops, link latency L,
 //! pipeline delay d and P phits per packet, under VCT and wormhole alike.
-mod common;
+use crate::common;
 
 fn formula(h: u64, l: u64, d: u64, p: u64) -> f64 {
     ((h + 2) * l + (h + 1) * (d + 1) + p - 1) as f64

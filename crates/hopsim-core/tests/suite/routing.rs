@@ -1,7 +1,7 @@
 //! Routing algorithms on tori and meshes: routes are minimal where they must be (walked hop by
 //! hop, and measured in runs), RDR's choices are uniform, no algorithm deadlocks when
 //! saturated, and accepted load follows offered load below saturation.
-mod common;
+use crate::common;
 
 use hopsim_core::routing::{self, Candidates, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};

@@ -1,6 +1,6 @@
 //! hopsim configured like the BookSim2 reference (shared/reference/booksim2-torus-8x8.md);
 //! docs/validation/booksim2.md explains the comparison.
-mod common;
+use crate::common;
 
 fn booksim_like(vcs: usize, load: f64) -> hopsim_core::RunResult {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/booksim2-torus-8x8.toml")).unwrap();

@@ -1,6 +1,6 @@
 //! Accepted load follows offered load below saturation, stays under the channel-load bound
 //! above it, and channel loads add up to what the servers accepted.
-mod common;
+use crate::common;
 
 fn uniform(dims: &str, servers: usize, load: f64, extra: &str) -> hopsim_core::RunResult {
     common::run(&format!(

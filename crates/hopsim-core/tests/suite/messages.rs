@@ -1,7 +1,7 @@
 //! Messages are cut into packets and reassembled completely; DOR keeps them in order, RDR
 //! does not; in-order delivery holds early packets back; ping-pong and bandwidth tests
 //! produce one sample per round trip or window.
-mod common;
+use crate::common;
 
 fn messages(algorithm: &str, vcs: usize, in_order: bool, dims: &str) -> hopsim_core::RunResult {
     common::run(&format!(

@@ -1,7 +1,7 @@
 //! Low-diameter networks: HyperX, dragonfly, dragonfly+, fat-tree. Sizes against the formulas
 //! and the VC-management paper's Table I; minimal routes walked hop by hop; Valiant paths
 //! within twice the diameter; every VC policy deadlock-free under saturated adverse traffic.
-mod common;
+use crate::common;
 
 use hopsim_core::routing::{self, Candidates, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};

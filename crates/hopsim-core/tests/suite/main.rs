@@ -1,0 +1,17 @@
+//! The engine's integration tests, one module per subject. They form one test binary
+//! because each binary links and optimizes the whole engine again: eleven binaries took
+//! about ten minutes of a clean CI build, one takes a fraction of that.
+
+mod common;
+
+mod booksim2;
+mod deadlock;
+mod determinism;
+mod low_diameter;
+mod messages;
+mod routing;
+mod spec_errors;
+mod throughput;
+mod topology;
+mod traffic;
+mod zero_load;
