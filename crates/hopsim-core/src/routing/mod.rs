@@ -241,6 +241,25 @@ pub fn phase_target(switch: usize, state: &mut RouteState) -> usize {
     }
 }
 
+/// Send a packet of a two-phase routing on a torus or mesh (Valiant, ROMM) through
+/// `intermediate`: phase 0 leads there, unless it is the source switch already.
+#[inline]
+pub fn start_two_phase(state: &mut RouteState, intermediate: usize) {
+    state.intermediate = intermediate as u32;
+    state.valiant = true;
+    state.phase = u8::from(state.intermediate == state.src_switch);
+}
+
+/// The hop of a two-phase routing on a torus or mesh: DOR to the intermediate switch, then
+/// DOR to the destination.
+#[inline]
+pub fn two_phase_dor(grid: &crate::topology::Cartesian, switch: usize, state: &mut RouteState, out: &mut Candidates) {
+    let target = phase_target(switch, state);
+    if let Some(hop) = dor_hop(grid, switch, target, state.tie_dirs) {
+        out.push(hop, 0);
+    }
+}
+
 /// The minimal direction to move along `dim` from `cur` to `dst` on a grid, honouring the
 /// packet's tie choice when the destination is exactly half-way round a ring.
 #[inline]

@@ -4,7 +4,7 @@
 //! the destination. Both phases go the same way in every dimension, so the route is minimal.
 //! Deadlock-free under `vc_policy = "phase_dateline"`, as Valiant.
 
-use super::{dor_hop, grid_direction, phase_target, Candidates, RouteState, Routing, Rng};
+use super::{grid_direction, start_two_phase, two_phase_dor, Candidates, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -40,17 +40,11 @@ impl Routing for Romm {
             let t = rng.gen_range(0..=dist);
             *c = if dir > 0 { (*c + t) % k } else { (*c + k - t % k) % k };
         }
-        state.intermediate = grid.switch_at(&coords) as u32;
-        state.valiant = true;
-        state.phase = u8::from(state.intermediate == state.src_switch);
+        start_two_phase(state, grid.switch_at(&coords));
     }
 
     fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
-        let grid = self.topo.cartesian().expect("checked in new");
-        let target = phase_target(switch, state);
-        if let Some(hop) = dor_hop(grid, switch, target, state.tie_dirs) {
-            out.push(hop, 0);
-        }
+        two_phase_dor(self.topo.cartesian().expect("checked in new"), switch, state, out);
     }
 
     fn sound_policies(&self) -> &'static [&'static str] {

@@ -4,7 +4,7 @@
 //! it deadlock-free: phase 0 channels only lead to phase 1 channels, and each phase is DOR with
 //! a dateline.
 
-use super::{dor_hop, phase_target, Candidates, RouteState, Routing, Rng};
+use super::{start_two_phase, two_phase_dor, Candidates, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -27,17 +27,11 @@ impl Routing for Valiant {
 
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
         state.tie_dirs = rng.gen();
-        state.intermediate = rng.gen_range(0..self.topo.num_switches()) as u32;
-        state.valiant = true;
-        state.phase = u8::from(state.intermediate == state.src_switch);
+        start_two_phase(state, rng.gen_range(0..self.topo.num_switches()));
     }
 
     fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
-        let grid = self.topo.cartesian().expect("checked in new");
-        let target = phase_target(switch, state);
-        if let Some(hop) = dor_hop(grid, switch, target, state.tie_dirs) {
-            out.push(hop, 0);
-        }
+        two_phase_dor(self.topo.cartesian().expect("checked in new"), switch, state, out);
     }
 
     fn sound_policies(&self) -> &'static [&'static str] {
