@@ -30,7 +30,8 @@ import pandas as pd
 
 from .common import LOAD_KEY, LOAD_UNITS, Figure_, _fmt, _Groups, _is_closed_loop, _warn
 from .latency import plot_latency_cdf
-from .links import _select_link_runs, link_load_scale, plot_link_load
+from .link_data import _select_link_runs, link_load_scale
+from .links import plot_link_load
 from .load import plot_load
 from .messages import has_reordering, multi_packet_messages, plot_messages
 from .samples import has_samples, plot_samples_cdf
