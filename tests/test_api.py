@@ -30,6 +30,18 @@ def test_simulate_dict():
     assert len(r["switch_coords"]) == 16
 
 
+def test_progress_counter_follows_a_run():
+    from hopsim import engine
+
+    counter = engine.progress_counter()
+    assert counter.cycles == 0
+    followed, _ = engine.simulate(SPEC, counter)
+    assert counter.cycles == 300 + 2000
+    plain, _ = engine.simulate(SPEC)
+    assert followed["metrics"]["accepted_load"] == plain["metrics"]["accepted_load"]
+    assert followed["temporal"] == plain["temporal"]
+
+
 def test_simulate_path_and_overrides(tmp_path):
     path = write_spec(tmp_path)
     a = hopsim.simulate(path, overrides={"traffic.load": 0.1})

@@ -144,6 +144,17 @@ def test_resume_skips_finished_runs(tmp_path):
 LONG = SMALL.replace("dims = [4, 4]", "dims = [8, 8]").replace("cycles = 1500", "cycles = 40000")
 
 
+def test_progress_bar_moves_during_a_run(tmp_path):
+    """The bar counts simulated cycles, so it moves while a single long run is still going
+    (a bar counting runs would sit at 0 % for the whole of a 510k-cycle run)."""
+    path = write_spec(tmp_path, LONG.replace("cycles = 40000", "cycles = 400000"))
+    proc = run_cli("run", path, "--out", tmp_path / "out", "--no-plots", "--link-maps", "none", check=0)
+    states = [s for s in proc.stderr.replace("\r", "\n").splitlines() if "cycles/s" in s]
+    within = [s for s in states if "0/1 runs" in s and not any(f"{p}%|" in s for p in ("  0", "100"))]
+    assert within, f"no progress shown inside the run:\n{proc.stderr[-2000:]}"
+    assert "100%|" in states[-1] and "1/1 runs" in states[-1], states[-1]
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
 def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
     path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.2, 0.3, 0.4, 0.5]\n')

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from .spec import SpecError, format_value
 
-__all__ = ["spec_to_json", "validate", "simulate", "topology", "version"]
+__all__ = ["spec_to_json", "validate", "simulate", "progress_counter", "topology", "version"]
 
 
 def _core():
@@ -52,10 +52,18 @@ def validate(spec: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(_call(_core().validate_json, spec))
 
 
-def simulate(spec: Mapping[str, Any]) -> tuple[dict[str, Any], float]:
-    """Run one simulation; return ``(result, wall_seconds)``."""
+def progress_counter() -> Any:
+    """A counter to pass to :func:`simulate`: its ``cycles`` attribute says how many cycles the
+    run has simulated so far, and may be read from another thread while it runs."""
+    return _core().Progress()
+
+
+def simulate(spec: Mapping[str, Any], progress: Any = None) -> tuple[dict[str, Any], float]:
+    """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
+    :func:`progress_counter` that follows the run."""
+    core = _core()
     t0 = time.perf_counter()
-    text = _call(_core().simulate_json, spec)
+    text = _call(lambda j: core.simulate_json(j, progress), spec)
     wall = time.perf_counter() - t0
     return json.loads(text), wall
 

@@ -131,6 +131,15 @@ def _blame_sweep(message: str, run: Run) -> str:
     return message
 
 
+def _run_cycles(run: Run) -> int:
+    """Warmup + measured cycles of a run (what its progress counter counts up to)."""
+    spec = run.normalized or run.spec
+    try:
+        return int(get_dotted(spec, "run.warmup", 0) or 0) + int(get_dotted(spec, "run.cycles", 0) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def _estimated_cost(run: Run) -> float:
     """Rough relative cost of a run, to start the longest ones first."""
     spec = run.normalized or run.spec
@@ -154,8 +163,8 @@ def _clean_temporaries(out: Path) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def _run_one(run: Run, out: Path, engine_version: str | None) -> str:
-    result, wall = engine.simulate(run.spec)
+def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None) -> str:
+    result, wall = engine.simulate(run.spec, progress)
     tmp = out / f".tmp-{run.name}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -236,29 +245,35 @@ def execute(
     except Exception:  # pragma: no cover - the extension always has version()
         engine_version = None
 
+    # The bar counts simulated cycles, summed over the runs, so a sweep of a few long runs
+    # (510,000 cycles of a large network take many minutes each) moves and has an ETA.
     bar = None
+    counters: dict[str, Any] = {}
     if progress:
         from tqdm.auto import tqdm
 
+        counters = {run.name: engine.progress_counter() for run in todo}
         bar = tqdm(
-            total=len(todo),
-            unit="run",
+            total=sum(_run_cycles(r) for r in todo),
+            unit=" cycles",
+            unit_scale=True,
             desc=exp.name if len(exp.name) <= 30 else exp.name[:27] + "...",
             file=sys.stderr,
             dynamic_ncols=True,
             smoothing=0.1,
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} runs "
-            "[{elapsed}<{remaining}, {rate_fmt}]{postfix}",
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}, {rate_fmt}]{postfix}",
         )
+        bar.set_postfix_str(f"0/{len(todo)} runs")
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hopsim-run")
     futures: dict[Future, Run] = {}
     done_runs: list[Run] = []
     failures: list[tuple[str, BaseException]] = []
+    ended: set[str] = set()
     lock = threading.Lock()
     try:
         for run in todo:
-            futures[pool.submit(_run_one, run, out, engine_version)] = run
+            futures[pool.submit(_run_one, run, out, engine_version, counters.get(run.name))] = run
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -270,10 +285,12 @@ def execute(
                         done_runs.append(run)
                     else:
                         failures.append((run.name, exc))
-                if bar is not None:
-                    bar.update(1)
-                    if failures:
-                        bar.set_postfix_str(f"{len(failures)} failed", refresh=False)
+                ended.add(run.name)
+            if bar is not None:
+                cycles = sum(_run_cycles(r) if r.name in ended else counters[r.name].cycles for r in todo)
+                bar.update(cycles - bar.n)
+                status = f"{len(ended)}/{len(todo)} runs" + (f", {len(failures)} failed" if failures else "")
+                bar.set_postfix_str(status, refresh=False)
     except KeyboardInterrupt:
         for fut in futures:
             fut.cancel()

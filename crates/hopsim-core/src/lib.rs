@@ -24,6 +24,9 @@ pub use error::SpecError;
 pub use spec::Spec;
 pub use stats::RunResult;
 
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Build the network described by `spec` and run it.
@@ -36,6 +39,14 @@ pub fn simulate_json(spec_json: &str) -> Result<String, SpecError> {
     let spec = spec::from_json_str(spec_json)?;
     let result = simulate(&spec)?;
     Ok(serde_json::to_string(&result).expect("results serialise"))
+}
+
+/// `simulate_json`, publishing the cycles simulated so far in `cycles` as it goes.
+pub fn simulate_json_with_progress(spec_json: &str, cycles: Arc<AtomicU64>) -> Result<String, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    let mut sim = engine::Simulation::new(&spec)?;
+    sim.report_progress(cycles);
+    Ok(serde_json::to_string(&sim.run()).expect("results serialise"))
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it

@@ -8,16 +8,43 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 fn spec_error(e: hopsim_core::SpecError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// Run one simulation. Takes one run's spec as JSON, returns the result JSON.
+/// The cycles a run has simulated so far, readable from any thread while it runs.
+#[pyclass(frozen)]
+struct Progress {
+    cycles: Arc<AtomicU64>,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress { cycles: Arc::new(AtomicU64::new(0)) }
+    }
+
+    #[getter]
+    fn cycles(&self) -> u64 {
+        self.cycles.load(Ordering::Relaxed)
+    }
+}
+
+/// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
+/// (a `Progress`) follows the cycles simulated.
 #[pyfunction]
-fn simulate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    py.detach(|| hopsim_core::simulate_json(spec_json))
-        .map_err(spec_error)
+#[pyo3(signature = (spec_json, progress=None))]
+fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>) -> PyResult<String> {
+    let cycles = progress.map(|p| p.get().cycles.clone());
+    py.detach(|| match cycles {
+        Some(c) => hopsim_core::simulate_json_with_progress(spec_json, c),
+        None => hopsim_core::simulate_json(spec_json),
+    })
+    .map_err(spec_error)
 }
 
 /// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.
@@ -44,6 +71,7 @@ fn version() -> &'static str {
 /// hopsim's simulation engine (Rust). Use the `hopsim` package rather than this module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Progress>()?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;

@@ -24,6 +24,7 @@ use calendar::{Calendar, Event};
 use rand::SeedableRng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Numbers the router and NIC models need on every step.
@@ -137,6 +138,8 @@ pub struct Simulation {
     /// A closed-loop workload finished before `run.cycles`.
     pub finished_early: bool,
     now: u64,
+    /// Where `run` publishes the cycles simulated so far, for a progress bar.
+    progress: Option<Arc<AtomicU64>>,
 }
 
 impl Simulation {
@@ -188,9 +191,16 @@ impl Simulation {
             deadlock: None,
             finished_early: false,
             now: 0,
+            progress: None,
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
+    }
+
+    /// Publish the number of cycles simulated in `cycles` while running (every few thousand
+    /// cycles; the cycle the run stopped at when it ends), so another thread can show progress.
+    pub fn report_progress(&mut self, cycles: Arc<AtomicU64>) {
+        self.progress = Some(cycles);
     }
 
     /// Run to the end (or to a detected deadlock) and summarise.
@@ -199,8 +209,15 @@ impl Simulation {
         let end = self.stats.end;
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
+        let mut next_report = 0;
         while self.now < end {
             let now = self.now;
+            if now >= next_report {
+                if let Some(p) = &self.progress {
+                    p.store(now, Ordering::Relaxed);
+                }
+                next_report = now + 4096;
+            }
             self.generate(now);
             let events = self.cal.take_events(now);
             for ev in &events {
@@ -249,6 +266,9 @@ impl Simulation {
                 break;
             }
             self.now = self.next_cycle(now, in_network, watchdog, end);
+        }
+        if let Some(p) = &self.progress {
+            p.store(self.now, Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
         report::summarise(&self, wall)

@@ -44,3 +44,19 @@ fn random_jsq_ties_repeat_per_seed() {
     assert_eq!(a, fingerprint(&common::run(&hx("random"))));
     assert_ne!(a, fingerprint(&common::run(&hx("lowest"))));
 }
+
+/// A run that publishes its progress counts every cycle up to its end, and following it
+/// changes nothing in what it computes.
+#[test]
+fn progress_reaches_the_last_cycle_and_changes_nothing() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let text = spec(5, "uniform").replace("cycles = 5000", "cycles = 20000");
+    let s = hopsim_core::spec::from_toml_str(&text).unwrap();
+    let cycles = Arc::new(AtomicU64::new(0));
+    let mut sim = hopsim_core::engine::Simulation::new(&s).unwrap();
+    sim.report_progress(cycles.clone());
+    let followed = sim.run();
+    assert_eq!(cycles.load(Ordering::Relaxed), 1000 + 20000);
+    assert_eq!(fingerprint(&followed), fingerprint(&common::run(&text)));
+}
