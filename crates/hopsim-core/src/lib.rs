@@ -36,16 +36,16 @@ pub fn simulate(spec: &Spec) -> Result<RunResult, SpecError> {
 
 /// One run: spec as JSON in, result as JSON out (docs/engine-contract.md).
 pub fn simulate_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
-    let result = simulate(&spec)?;
-    Ok(serde_json::to_string(&result).expect("results serialise"))
+    simulate_json_with_progress(spec_json, None)
 }
 
-/// `simulate_json`, publishing the cycles simulated so far in `cycles` as it goes.
-pub fn simulate_json_with_progress(spec_json: &str, cycles: Arc<AtomicU64>) -> Result<String, SpecError> {
+/// `simulate_json`, publishing the cycles simulated so far in `cycles` (if given) as it goes.
+pub fn simulate_json_with_progress(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<String, SpecError> {
     let spec = spec::from_json_str(spec_json)?;
     let mut sim = engine::Simulation::new(&spec)?;
-    sim.report_progress(cycles);
+    if let Some(c) = cycles {
+        sim.report_progress(c);
+    }
     Ok(serde_json::to_string(&sim.run()).expect("results serialise"))
 }
 

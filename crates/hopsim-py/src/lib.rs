@@ -40,11 +40,8 @@ impl Progress {
 #[pyo3(signature = (spec_json, progress=None))]
 fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
-    py.detach(|| match cycles {
-        Some(c) => hopsim_core::simulate_json_with_progress(spec_json, c),
-        None => hopsim_core::simulate_json(spec_json),
-    })
-    .map_err(spec_error)
+    py.detach(|| hopsim_core::simulate_json_with_progress(spec_json, cycles))
+        .map_err(spec_error)
 }
 
 /// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.
