@@ -269,7 +269,7 @@ def execute(
     futures: dict[Future, Run] = {}
     done_runs: list[Run] = []
     failures: list[tuple[str, BaseException]] = []
-    ended: set[str] = set()
+    ended_cycles = 0  # of the runs that have ended, whether they finished or failed
     lock = threading.Lock()
     try:
         for run in todo:
@@ -285,11 +285,13 @@ def execute(
                         done_runs.append(run)
                     else:
                         failures.append((run.name, exc))
-                ended.add(run.name)
             if bar is not None:
-                cycles = sum(_run_cycles(r) if r.name in ended else counters[r.name].cycles for r in todo)
+                ended_cycles += sum(_run_cycles(futures[f]) for f in finished)
+                # Only the runs inside the engine now have moving counters.
+                cycles = ended_cycles + sum(counters[futures[f].name].cycles for f in pending if f.running())
                 bar.update(cycles - bar.n)
-                status = f"{len(ended)}/{len(todo)} runs" + (f", {len(failures)} failed" if failures else "")
+                ended = len(done_runs) + len(failures)
+                status = f"{ended}/{len(todo)} runs" + (f", {len(failures)} failed" if failures else "")
                 bar.set_postfix_str(status, refresh=False)
     except KeyboardInterrupt:
         for fut in futures:

@@ -31,22 +31,24 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Build the network described by `spec` and run it.
 pub fn simulate(spec: &Spec) -> Result<RunResult, SpecError> {
-    Ok(engine::Simulation::new(spec)?.run())
+    simulate_with_progress(spec, None)
 }
 
-/// One run: spec as JSON in, result as JSON out (docs/engine-contract.md).
-pub fn simulate_json(spec_json: &str) -> Result<String, SpecError> {
-    simulate_json_with_progress(spec_json, None)
-}
-
-/// `simulate_json`, publishing the cycles simulated so far in `cycles` (if given) as it goes.
-pub fn simulate_json_with_progress(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
-    let mut sim = engine::Simulation::new(&spec)?;
+/// `simulate`, publishing the cycles simulated so far in `cycles` (if given) as it goes.
+pub fn simulate_with_progress(spec: &Spec, cycles: Option<Arc<AtomicU64>>) -> Result<RunResult, SpecError> {
+    let mut sim = engine::Simulation::new(spec)?;
     if let Some(c) = cycles {
         sim.report_progress(c);
     }
-    Ok(serde_json::to_string(&sim.run()).expect("results serialise"))
+    Ok(sim.run())
+}
+
+/// One run: spec as JSON in, result as JSON out (docs/engine-contract.md); `cycles`, if
+/// given, follows the run's progress.
+pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<String, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    let result = simulate_with_progress(&spec, cycles)?;
+    Ok(serde_json::to_string(&result).expect("results serialise"))
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it

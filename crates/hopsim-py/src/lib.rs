@@ -40,7 +40,7 @@ impl Progress {
 #[pyo3(signature = (spec_json, progress=None))]
 fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
-    py.detach(|| hopsim_core::simulate_json_with_progress(spec_json, cycles))
+    py.detach(|| hopsim_core::simulate_json(spec_json, cycles))
         .map_err(spec_error)
 }
 

@@ -54,9 +54,7 @@ fn progress_reaches_the_last_cycle_and_changes_nothing() {
     let text = spec(5, "uniform").replace("cycles = 5000", "cycles = 20000");
     let s = hopsim_core::spec::from_toml_str(&text).unwrap();
     let cycles = Arc::new(AtomicU64::new(0));
-    let mut sim = hopsim_core::engine::Simulation::new(&s).unwrap();
-    sim.report_progress(cycles.clone());
-    let followed = sim.run();
+    let followed = hopsim_core::simulate_with_progress(&s, Some(cycles.clone())).unwrap();
     assert_eq!(cycles.load(Ordering::Relaxed), 1000 + 20000);
     assert_eq!(fingerprint(&followed), fingerprint(&common::run(&text)));
 }
