@@ -2,6 +2,7 @@
 //! NIC; arriving packets are reassembled (in order if asked) and complete messages are
 //! handed back to the workload.
 
+use super::backlog::Queued;
 use super::calendar::NEVER;
 use super::Simulation;
 use crate::message::Message;
@@ -9,18 +10,6 @@ use crate::packet::{Packet, NIL};
 use crate::routing::{Candidates, RouteState};
 use crate::workload::{Ctx, Delivered, Workload};
 use std::cmp::Reverse;
-
-/// A message waiting at its source NIC, before its packets are made.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Queued {
-    dst: u32,
-    /// Creation cycle (runs are shorter than 2^31 cycles).
-    created: u32,
-    packets: u32,
-    next_seq: u32,
-    message: u32,
-    tie_dirs: Option<u32>,
-}
 
 impl Simulation {
     /// Call the workload, then send the messages it posted and arm the timers it set.
@@ -63,17 +52,14 @@ impl Simulation {
         }
         let src_switch = self.servers.switch_of(src) as u32;
         while self.nics.nics[src].queued < 2 {
-            let Some(q) = self.backlog[src].front_mut() else { break };
+            let Some(q) = self.backlog[src].front() else { break };
             let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
             let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, ..Default::default() };
             self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
             // Ties (half-way round a ring) are broken once per message, so a routing with one
             // path per pair, like DOR, keeps a message's packets in order.
-            state.tie_dirs = *q.tie_dirs.get_or_insert(state.tie_dirs);
-            q.next_seq += 1;
-            if q.next_seq == q.packets {
-                self.backlog[src].pop_front();
-            }
+            state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
+            self.backlog[src].advance_front(state.tie_dirs);
             let id = self.packets.alloc(Packet {
                 src: src as u32,
                 dst: dst as u32,
@@ -95,7 +81,7 @@ impl Simulation {
     /// Phits of messages waiting in source queues that have no packet made yet.
     pub(super) fn backlog_phits(&self) -> u64 {
         let p = self.params.packet_phits as u64;
-        self.backlog.iter().flatten().map(|q| (q.packets - q.next_seq) as u64 * p).sum()
+        self.backlog.iter().map(|b| b.packets() * p).sum()
     }
 
     /// The last phit of a packet has reached its destination NIC.

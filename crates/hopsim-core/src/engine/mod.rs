@@ -3,6 +3,7 @@
 //! do takes one step. Steps only schedule work for later cycles (every latency is >= 1), so the
 //! order in which switches step within a cycle cannot change the result.
 
+mod backlog;
 pub mod calendar;
 mod delivery;
 mod invariants;
@@ -126,7 +127,7 @@ pub struct Simulation {
     pub samples: Vec<Sample>,
     pub messages: Messages,
     /// Messages queued at each NIC whose packets are not made yet.
-    backlog: Vec<std::collections::VecDeque<delivery::Queued>>,
+    backlog: Vec<backlog::Backlog>,
     /// Packets waiting in each NIC's reorder buffer.
     reorder_held: Vec<u32>,
     nic_rng: Vec<Rng>,
@@ -181,7 +182,7 @@ impl Simulation {
             new_timers: Vec::new(),
             samples: Vec::new(),
             messages: Messages::default(),
-            backlog: vec![std::collections::VecDeque::new(); n_servers],
+            backlog: vec![backlog::Backlog::default(); n_servers],
             reorder_held: vec![0; n_servers],
             nic_rng,
             switch_rng,
