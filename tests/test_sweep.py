@@ -234,3 +234,36 @@ def test_same_results_with_one_and_two_threads_3d_near_saturation(tmp_path):
     pd.testing.assert_frame_equal(frames[0], frames[1])
     assert not frames[0]["deadlock"].any()
     assert frames[0]["phits_conserved"].all() and frames[0]["credits_conserved"].all()
+
+
+def test_larger_networks_start_first():
+    """A sweep starts its costliest runs first: sized by the engine's switch and server
+    counts, so a Dragonfly (no `dims`) is not taken for a one-switch network."""
+    import tomllib
+
+    from hopsim import sweep
+
+    spec = tomllib.loads(SMALL)
+    spec["sweep"] = {
+        "topology": [
+            {"kind": "hyperx", "dims": [4, 4], "servers_per_switch": 1},
+            {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "servers_per_switch": 2},
+            {"kind": "hyperx", "dims": [8, 8], "servers_per_switch": 1},
+        ],
+        "traffic.load": [0.1, 0.9],
+    }
+    spec["routing"] = {"algorithm": "minimal"}
+    spec["router"]["vcs"] = 4
+    exp = sweep.plan(spec)
+    costs = sweep._estimated_costs(exp.runs)
+    by_net = {}
+    for run in exp.runs:
+        key = (run.normalized["topology"]["kind"], run.normalized["traffic"]["load"])
+        by_net[key] = max(by_net.get(key, 0), costs[run.name])
+    # A Dragonfly of 9 groups of 4 switches (36 switches, 72 servers) lies between the 16-
+    # and the 64-switch HyperX, and a higher load costs more on the same network.
+    assert by_net[("dragonfly", 0.9)] > by_net[("dragonfly", 0.1)] > 0
+    order = sorted(exp.runs, key=lambda r: costs[r.name], reverse=True)
+    assert order[0].normalized["topology"]["dims"] == [8, 8]
+    assert costs[order[-1].name] == min(costs.values())
+    assert order[-1].normalized["topology"].get("dims") == [4, 4]

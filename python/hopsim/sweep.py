@@ -140,21 +140,32 @@ def _run_cycles(run: Run) -> int:
         return 0
 
 
-def _estimated_cost(run: Run) -> float:
-    """Rough relative cost of a run, to start the longest ones first."""
-    spec = run.normalized or run.spec
-    cycles = (get_dotted(spec, "run.warmup", 0) or 0) + (get_dotted(spec, "run.cycles", 0) or 0)
-    load = get_dotted(spec, "traffic.load", 0.5)
-    dims = get_dotted(spec, "topology.dims", []) or []
-    size = 1
-    if isinstance(dims, list):
-        for d in dims:
-            if isinstance(d, int) and d > 0:
-                size *= d
-    try:
-        return float(cycles) * float(load) * float(size)
-    except (TypeError, ValueError):
-        return 0.0
+def _estimated_costs(runs: list[Run]) -> dict[str, float]:
+    """Rough relative cost of each run (by name), to start the longest ones first.
+
+    The work of a cycle grows with the switches stepped and the phits the servers inject,
+    so a run costs about ``cycles * (switches + servers * load)``. The sizes come from the
+    engine's description of each distinct topology (well under a second for a million
+    nodes); a run whose topology cannot be described counts as zero-sized.
+    """
+    sizes: dict[str, tuple[int, int]] = {}
+    costs: dict[str, float] = {}
+    for run in runs:
+        spec = run.normalized or run.spec
+        key = json.dumps(spec.get("topology"), sort_keys=True, default=str)
+        if key not in sizes:
+            try:
+                described = engine.topology(spec)
+                sizes[key] = (int(described["switches"]), int(described["servers"]))
+            except Exception:  # the run itself will report what is wrong with it
+                sizes[key] = (0, 0)
+        switches, servers = sizes[key]
+        try:
+            load = float(get_dotted(spec, "traffic.load", 0.5) or 0.0)
+        except (TypeError, ValueError):
+            load = 0.5
+        costs[run.name] = _run_cycles(run) * (switches + servers * load)
+    return costs
 
 
 def _clean_temporaries(out: Path) -> None:
@@ -238,7 +249,8 @@ def execute(
     if not todo:
         return [], skipped
 
-    todo.sort(key=_estimated_cost, reverse=True)
+    costs = _estimated_costs(todo)
+    todo.sort(key=lambda run: costs[run.name], reverse=True)
     workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
     try:
         engine_version = engine.version()
