@@ -89,8 +89,9 @@ pub fn check(sim: &Simulation) -> Conservation {
     Conservation { phits_in_flight: in_flight, phits_queued: queued, phits_conserved, credits_conserved, first_violation }
 }
 
-/// Every port with a head that needs an output VC is in its switch's `va_ports`, and
-/// `waiting_ports` holds exactly the ports with a waiting head.
+/// Every port with a head that needs an output VC is in its switch's `va_ports`,
+/// `waiting_ports` holds exactly the ports with a waiting head, and every output VC with
+/// waiting heads is marked as waited on (else they would never be woken).
 fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
     for sw in 0..r.network_ports.len() {
         for p in 0..r.num_ports(sw) {
@@ -104,6 +105,10 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
                 return Err(format!("switch {sw} port {p}: waiting_ports disagrees with the waiting heads"));
             }
         }
+    }
+    let w = r.waiter_words;
+    if let Some(gov) = (0..r.vc.len()).find(|&gov| !r.vc[gov].waited_on && r.va_waiters[gov * w..(gov + 1) * w].iter().any(|&b| b != 0)) {
+        return Err(format!("output VC {gov}: heads wait for it but it is not marked as waited on"));
     }
     Ok(())
 }

@@ -54,6 +54,10 @@ pub struct Vc {
     pub credits: u32,
     /// Output VC held by one packet from VC allocation until its tail has crossed the crossbar.
     pub out_owned: bool,
+    /// Some head waits for this output VC: its `va_waiters` bits may be set. Waking an output
+    /// VC nobody waits for then reads no waiter bits, which at saturation are megabytes
+    /// (6.5 MB on the paper's Dragonfly) and mostly out of cache.
+    pub waited_on: bool,
     /// Round-robin pointer of this output VC's allocator, over the switch's input VCs.
     pub rr_va: u16,
     /// The output (port, vc) allocated to the packet at the front of this input VC, when its
@@ -183,6 +187,7 @@ impl Routers {
     pub fn wait_for(&mut self, switch: usize, in_port: usize, in_vc: usize, gov: usize) {
         let bit = in_port * self.vcs + in_vc;
         self.va_waiters[gov * self.waiter_words + bit / 64] |= 1 << (bit % 64);
+        self.vc[gov].waited_on = true;
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
         self.waiting_ports[switch * self.port_words + in_port / 64] |= 1 << (in_port % 64);
@@ -192,6 +197,9 @@ impl Routers {
     /// it. A head may be woken by a VC it no longer waits for; it then merely looks again.
     #[inline]
     pub fn wake_waiters(&mut self, switch: usize, gov: usize) {
+        if !std::mem::take(&mut self.vc[gov].waited_on) {
+            return;
+        }
         let w = self.waiter_words;
         let base = self.port_base[switch] as usize;
         for k in 0..w {
