@@ -256,13 +256,14 @@ def test_larger_networks_start_first():
     spec["router"]["vcs"] = 4
     exp = sweep.plan(spec)
     costs = sweep._estimated_costs(exp.runs)
-    by_net = {}
+    cost = {}
     for run in exp.runs:
-        key = (run.normalized["topology"]["kind"], run.normalized["traffic"]["load"])
-        by_net[key] = max(by_net.get(key, 0), costs[run.name])
+        topo = run.normalized["topology"]
+        cost[(topo["kind"], str(topo.get("dims")), run.normalized["traffic"]["load"])] = costs[run.name]
     # A Dragonfly of 9 groups of 4 switches (36 switches, 72 servers) lies between the 16-
     # and the 64-switch HyperX, and a higher load costs more on the same network.
-    assert by_net[("dragonfly", 0.9)] > by_net[("dragonfly", 0.1)] > 0
+    assert cost[("hyperx", "[4, 4]", 0.9)] < cost[("dragonfly", "[]", 0.9)] < cost[("hyperx", "[8, 8]", 0.9)]
+    assert cost[("dragonfly", "[]", 0.9)] > cost[("dragonfly", "[]", 0.1)] > 0
     order = sorted(exp.runs, key=lambda r: costs[r.name], reverse=True)
     assert order[0].normalized["topology"]["dims"] == [8, 8]
     assert costs[order[-1].name] == min(costs.values())
