@@ -73,12 +73,27 @@ def _time_axes(ax: plt.Axes, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
+def _grid(n: int, one: tuple[float, float], width: float, height: float):
+    """A figure of `n` panels sharing the y axis: 2 columns for 4 panels, else up to 3."""
+    cols = 2 if n == 4 else min(3, n)
+    rows = -(-n // cols)
+    size = one if n == 1 else (width * cols, height * rows + 0.6)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, sharey=True)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes, rows
+
+
+def _legend(fig, shown: dict[str, str], rows: int) -> None:
+    """One legend for all panels, under them."""
+    handles = [plt.Line2D([], [], color=COLORS[p], lw=2) for p in shown]
+    fig.legend(handles, list(shown.values()), loc="lower center", ncol=len(shown), fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.04, 1, 1))
+
+
 def temporal(png: Path, args: list[str]) -> None:
     panels = _panels(args)
-    cols = 2 if len(panels) == 4 else min(3, len(panels))
-    rows = -(-len(panels) // cols)
-    size = (9.0, 4.6) if len(panels) == 1 else (5.2 * cols, 3.4 * rows + 0.6)
-    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, sharey=True)
+    fig, axes, rows = _grid(len(panels), (9.0, 4.6), 5.2, 3.4)
     shown: dict[str, str] = {}
     for ax, (title, runs) in zip(axes.ravel(), panels):
         for pol in _policies(runs):
@@ -97,23 +112,27 @@ def temporal(png: Path, args: list[str]) -> None:
         _time_axes(ax, title)
     for ax in axes[:, 0]:
         ax.set_ylabel("accepted load\n(phits/server/cycle)")
-    for ax in axes.ravel()[len(panels):]:
-        ax.set_visible(False)
-    handles = [plt.Line2D([], [], color=COLORS[p], lw=2) for p in shown]
-    fig.legend(handles, list(shown.values()), loc="lower center", ncol=len(shown), fontsize=9, frameon=False)
     fig.suptitle("Valiant at offered load 1.0: accepted load per 1,000-cycle bin\n"
                  "(thin: one line per seed; thick: mean of the seeds; dotted: Valiant's bound 0.5)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.04, 1, 1))
+    _legend(fig, shown, rows)
     fig.savefig(png, dpi=80)
 
 
 def load(png: Path, args: list[str]) -> None:
+    """Accepted vs offered load, a panel per network and pattern: the mean over the seeds at
+    each offered load, and a bar from the lowest to the highest seed where there are several
+    (at offered load 1.0 a collapse of some seeds shows as a long bar)."""
     panels = _panels(args)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False, sharey=True)
+    fig, axes, rows = _grid(len(panels), (6.0, 4.4), 4.4, 3.5)
+    shown: dict[str, str] = {}
     for ax, (title, runs) in zip(axes.ravel(), panels):
         for pol in _policies(runs):
-            sub = runs[runs["routing.vc_policy"] == pol].groupby("traffic.load")["accepted_load"].mean()
-            ax.plot(sub.index, sub.values, "o-", ms=3, color=COLORS[pol], label=NAMES[pol])
+            by_load = runs[runs["routing.vc_policy"] == pol].groupby("traffic.load")["accepted_load"]
+            mean, low, high = by_load.mean(), by_load.min(), by_load.max()
+            ax.plot(mean.index, mean.values, "o-", ms=3, color=COLORS[pol])
+            spread = high > low
+            ax.vlines(mean.index[spread], low[spread], high[spread], color=COLORS[pol], lw=1.2, alpha=0.6)
+            shown[pol] = NAMES[pol]
         ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
         ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
         ax.set_title(title, fontsize=10)
@@ -121,9 +140,11 @@ def load(png: Path, args: list[str]) -> None:
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 0.55)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
-    axes[0, 0].set_ylabel("accepted load (phits/server/cycle)")
-    fig.tight_layout()
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accepted load\n(phits/server/cycle)")
+    fig.suptitle("Valiant: accepted vs offered load (mean of the seeds; bar: lowest to highest seed;\n"
+                 "dashed: accepted = offered; dotted: Valiant's bound 0.5)", fontsize=10)
+    _legend(fig, shown, rows)
     fig.savefig(png, dpi=80)
 
 
