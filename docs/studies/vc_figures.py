@@ -86,8 +86,9 @@ def _grid(n: int, one: tuple[float, float], width: float, height: float):
 
 def _legend(fig, shown: dict[str, str], rows: int) -> None:
     """One legend for all panels, under them."""
-    handles = [plt.Line2D([], [], color=COLORS[p], lw=2) for p in shown]
-    fig.legend(handles, list(shown.values()), loc="lower center", ncol=len(shown), fontsize=9, frameon=False)
+    order = [p for p in POLICIES if p in shown]
+    handles = [plt.Line2D([], [], color=COLORS[p], lw=2) for p in order]
+    fig.legend(handles, [shown[p] for p in order], loc="lower center", ncol=len(order), fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.07 if rows == 1 else 0.04, 1, 1))
 
 
