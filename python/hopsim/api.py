@@ -123,14 +123,7 @@ def topology(
     ``radix``, ``diameter``, ``wiring_ok`` and ``description``, one per distinct topology.
     """
     exp = sweep.plan(spec, overrides)
-    seen: dict[str, dict[str, Any]] = {}
-    import json
-
-    for run in exp.runs:
-        key = json.dumps((run.normalized or run.spec).get("topology"), sort_keys=True)
-        if key not in seen:
-            seen[key] = engine.topology(run.spec)
-    return list(seen.values())
+    return [described for described, _runs in sweep.group_by_topology(exp.runs)]
 
 
 def build_outputs(

@@ -140,31 +140,34 @@ def _run_cycles(run: Run) -> int:
         return 0
 
 
+def group_by_topology(runs: list[Run]) -> list[tuple[dict[str, Any], list[Run]]]:
+    """The runs grouped by topology, in order of first appearance, each group with the
+    engine's description of its topology (switches, servers, links, radix, diameter...),
+    built once per distinct topology."""
+    groups: dict[str, tuple[dict[str, Any], list[Run]]] = {}
+    for run in runs:
+        key = json.dumps((run.normalized or run.spec).get("topology"), sort_keys=True, default=str)
+        if key not in groups:
+            groups[key] = (engine.topology(run.spec), [])
+        groups[key][1].append(run)
+    return list(groups.values())
+
+
 def _estimated_costs(runs: list[Run]) -> dict[str, float]:
     """Rough relative cost of each run (by name), to start the longest ones first.
 
     The work of a cycle grows with the switches stepped and the phits the servers inject,
-    so a run costs about ``cycles * (switches + servers * load)``. The sizes come from the
-    engine's description of each distinct topology (well under a second for a million
-    nodes); a run whose topology cannot be described counts as zero-sized.
+    so a run costs about ``cycles * (switches + servers * load)``.
     """
-    sizes: dict[str, tuple[int, int]] = {}
     costs: dict[str, float] = {}
-    for run in runs:
-        spec = run.normalized or run.spec
-        key = json.dumps(spec.get("topology"), sort_keys=True, default=str)
-        if key not in sizes:
+    for described, group in group_by_topology(runs):
+        switches, servers = int(described["switches"]), int(described["servers"])
+        for run in group:
             try:
-                described = engine.topology(spec)
-                sizes[key] = (int(described["switches"]), int(described["servers"]))
-            except Exception:  # the run itself will report what is wrong with it
-                sizes[key] = (0, 0)
-        switches, servers = sizes[key]
-        try:
-            load = float(get_dotted(spec, "traffic.load", 0.5) or 0.0)
-        except (TypeError, ValueError):
-            load = 0.5
-        costs[run.name] = _run_cycles(run) * (switches + servers * load)
+                load = float(get_dotted(run.normalized or run.spec, "traffic.load", 0.5) or 0.0)
+            except (TypeError, ValueError):
+                load = 0.5
+            costs[run.name] = _run_cycles(run) * (switches + servers * load)
     return costs
 
 

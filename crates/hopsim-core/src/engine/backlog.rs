@@ -38,15 +38,15 @@ impl Backlog {
         self.0.is_empty()
     }
 
-    pub fn push_back(&mut self, q: Queued) {
-        debug_assert!(q.dst <= DST_MASK, "server index {} does not fit a backlog slot", q.dst);
-        if q.packets == 1 && q.message == NIL && q.next_seq == 0 && q.tie_dirs.is_none() {
-            self.0.push_back([q.dst, q.created]);
+    /// Queue a new message (none of its packets made yet).
+    pub fn push_back(&mut self, dst: u32, created: u32, packets: u32, message: u32) {
+        debug_assert!(dst <= DST_MASK, "server index {dst} does not fit a backlog slot");
+        if packets == 1 && message == NIL {
+            self.0.push_back([dst, created]);
         } else {
-            let ties = if q.tie_dirs.is_some() { TIES_SET } else { 0 };
-            self.0.push_back([q.dst | EXTENDED | ties, q.created]);
-            self.0.push_back([q.packets, q.next_seq]);
-            self.0.push_back([q.message, q.tie_dirs.unwrap_or(0)]);
+            self.0.push_back([dst | EXTENDED, created]);
+            self.0.push_back([packets, 0]);
+            self.0.push_back([message, 0]);
         }
     }
 
@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn a_one_packet_untracked_message_takes_one_slot() {
         let mut b = Backlog::default();
-        b.push_back(message(7, 100, 1, NIL));
+        b.push_back(7, 100, 1, NIL);
         assert_eq!(b.0.len(), 1);
         assert_eq!(b.front(), Some(message(7, 100, 1, NIL)));
         b.advance_front(0xdead);
@@ -121,9 +121,9 @@ mod tests {
     fn longer_messages_keep_their_sequence_and_tie_directions() {
         let mut b = Backlog::default();
         let big = DST_MASK;
-        b.push_back(message(big, 5, 3, 42));
-        b.push_back(message(3, 6, 1, NIL));
-        b.push_back(message(4, 7, 1, 9));
+        b.push_back(big, 5, 3, 42);
+        b.push_back(3, 6, 1, NIL);
+        b.push_back(4, 7, 1, 9);
         assert_eq!(b.0.len(), 7);
         assert_eq!(b.packets(), 5);
         assert_eq!(b.front(), Some(message(big, 5, 3, 42)));

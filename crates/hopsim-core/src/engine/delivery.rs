@@ -2,7 +2,6 @@
 //! NIC; arriving packets are reassembled (in order if asked) and complete messages are
 //! handed back to the workload.
 
-use super::backlog::Queued;
 use super::calendar::NEVER;
 use super::Simulation;
 use crate::message::Message;
@@ -41,7 +40,7 @@ impl Simulation {
         for _ in 0..packets {
             self.stats.on_generate(now, self.params.packet_phits as u64);
         }
-        self.backlog[src].push_back(Queued { dst: dst as u32, created: now as u32, packets, next_seq: 0, message, tie_dirs: None });
+        self.backlog[src].push_back(dst as u32, now as u32, packets, message);
         self.refill(src, now);
     }
 
