@@ -84,8 +84,11 @@ def _grid(n: int, one: tuple[float, float], width: float, height: float):
     return fig, axes, rows
 
 
-def _legend(fig, shown: dict[str, str], rows: int) -> None:
-    """One legend for all panels, under them."""
+def _finish(fig, axes, shown: dict[str, str], rows: int, title: str) -> None:
+    """Y labels on the first column, the title, and one legend for all panels under them."""
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accepted load\n(phits/server/cycle)")
+    fig.suptitle(title, fontsize=10)
     order = [p for p in POLICIES if p in shown]
     handles = [plt.Line2D([], [], color=COLORS[p], lw=2) for p in order]
     fig.legend(handles, [shown[p] for p in order], loc="lower center", ncol=len(order), fontsize=9, frameon=False)
@@ -111,11 +114,8 @@ def temporal(png: Path, args: list[str]) -> None:
             ax.plot(curves[0][0][:n], mean, color=COLORS[pol], lw=1.6)
             shown[pol] = NAMES[pol]
         _time_axes(ax, title)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("accepted load\n(phits/server/cycle)")
-    fig.suptitle("Valiant at offered load 1.0: accepted load per 1,000-cycle bin\n"
-                 "(thin: one line per seed; thick: mean of the seeds; dotted: Valiant's bound 0.5)", fontsize=10)
-    _legend(fig, shown, rows)
+    _finish(fig, axes, shown, rows, "Valiant at offered load 1.0: accepted load per 1,000-cycle bin\n"
+            "(thin: one line per seed; thick: mean of the seeds; dotted: Valiant's bound 0.5)")
     fig.savefig(png, dpi=80)
 
 
@@ -141,11 +141,8 @@ def load(png: Path, args: list[str]) -> None:
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 0.55)
         ax.grid(alpha=0.3)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("accepted load\n(phits/server/cycle)")
-    fig.suptitle("Valiant: accepted vs offered load (mean of the seeds; bar: lowest to highest seed;\n"
-                 "dashed: accepted = offered; dotted: Valiant's bound 0.5)", fontsize=10)
-    _legend(fig, shown, rows)
+    _finish(fig, axes, shown, rows, "Valiant: accepted vs offered load (mean of the seeds; bar: lowest to highest seed;\n"
+            "dashed: accepted = offered; dotted: Valiant's bound 0.5)")
     fig.savefig(png, dpi=80)
 
 
