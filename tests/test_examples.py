@@ -35,3 +35,19 @@ def test_vc_study_networks_are_table_one(name):
     t = t[0] if isinstance(t, list) else t
     assert (t["switches"], t["servers"], t["radix"], t["links"], t["diameter"]) == TABLE_I[name]
     assert t["wiring_ok"]
+
+
+def test_topology_text_says_wiring_once(tmp_path):
+    proc = run_cli("topology", REPO / "examples" / "vc-hyperx-2d.toml", check=0)
+    lines = [line.split()[0] for line in proc.stdout.splitlines() if line and not line.startswith(" ")]
+    assert lines.count("wiring_ok") == 1 and "wiring" not in lines
+
+
+def test_topology_fails_on_bad_wiring(monkeypatch, capsys):
+    from hopsim import api, cli
+
+    bad = {"kind": "torus", "switches": 4, "wiring_ok": False, "wiring": "switch 0 port 1 leads to switch 2 port 0, which leads back to switch 3"}
+    monkeypatch.setattr(api, "topology", lambda *a, **k: [bad])
+    assert cli.main(["topology", "x.toml"]) == 1
+    out = capsys.readouterr().out
+    assert "wiring_ok  NO" in out and "leads back to switch 3" in out

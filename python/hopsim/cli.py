@@ -160,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         "topology",
         help="describe the network of an experiment file",
         description="Print the topology of an experiment: kind, switches, servers, links,\n"
-        "radix, diameter, whether its wiring checks out, and a description.",
+        "radix, diameter, whether its wiring checks out (every link's two ends agree; the\n"
+        "command exits with status 1 when not, saying why), and a description.",
         epilog="example:\n  hopsim topology examples/torus-8x8-dor-uniform.toml --set 'topology.dims=[10, 10, 10]'",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -355,14 +356,18 @@ def cmd_topology(args) -> int:
     from . import api
 
     topos = api.topology(args.file, overrides=args.overrides)
+    # A checker: a wiring that does not check out fails the command.
+    status = 0 if all(t.get("wiring_ok", True) for t in topos) else 1
     if args.json:
         print(json.dumps(topos[0] if len(topos) == 1 else topos, indent=2))
-        return 0
+        return status
     order = ["kind", "switches", "servers", "links", "radix", "diameter", "wiring_ok", "description"]
     for i, t in enumerate(topos):
         if len(topos) > 1:
             print(f"{'' if i == 0 else chr(10)}topology {i + 1} of {len(topos)}")
-        keys = [k for k in order if k in t] + [k for k in t if k not in order]
+        # "wiring" repeats "wiring_ok" unless the check failed, when it says why.
+        hidden = {"wiring"} if t.get("wiring_ok", True) else set()
+        keys = [k for k in order if k in t] + [k for k in t if k not in order and k not in hidden]
         width = max(len(k) for k in keys) if keys else 0
         for k in keys:
             v = t[k]
@@ -372,7 +377,7 @@ def cmd_topology(args) -> int:
             if k == "description" and len(text) > 70:
                 text = textwrap.fill(text, 88, subsequent_indent=" " * (width + 2))
             print(f"{k.ljust(width)}  {text}")
-    return 0
+    return status
 
 
 def cmd_report(args) -> int:
