@@ -51,3 +51,13 @@ def test_topology_fails_on_bad_wiring(monkeypatch, capsys):
     assert cli.main(["topology", "x.toml"]) == 1
     out = capsys.readouterr().out
     assert "wiring_ok  NO" in out and "leads back to switch 3" in out
+
+
+def test_fat_tree_example_is_a_k_ary_n_tree():
+    proc = run_cli("topology", REPO / "examples" / "fat-tree-16ary-3tree.toml", "--json", check=0)
+    t = json.loads(proc.stdout)
+    k, n = 16, 3
+    # n levels of k^(n-1) switches, k^n servers, k^n links between each pair of levels,
+    # radix 2k, leaf to leaf through the top level: 2(n-1) hops.
+    assert (t["switches"], t["servers"], t["links"], t["radix"], t["diameter"]) == (n * k ** (n - 1), k**n, (n - 1) * k**n, 2 * k, 2 * (n - 1))
+    assert t["wiring_ok"]
