@@ -1,4 +1,5 @@
-//! Fixed-capacity ring queues of flits stored in one shared array.
+//! Fixed-capacity ring queues of flits stored in one shared array, each VC owning `slots`
+//! consecutive entries of it (VC `gv`'s start at `gv * slots`).
 
 /// A flit in a buffer: its packet, its index in the packet and the first cycle it may be
 /// served there (input: head arrival + pipeline delay; output: when the link may start it).
@@ -9,17 +10,17 @@ pub struct Entry {
     pub flit: u16,
 }
 
+/// The queue keeps a copy of its front flit: the allocators and the link read the front of
+/// every busy VC every cycle while it waits, and the copy sits in the VC's own cache line
+/// (which the engine loads ahead of the switch's step) instead of in the flit array.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Fifo {
-    base: u32,
     head: u16,
     len: u16,
+    front: Entry,
 }
 
 impl Fifo {
-    pub fn new(base: u32) -> Self {
-        Fifo { base, head: 0, len: 0 }
-    }
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
@@ -29,30 +30,34 @@ impl Fifo {
         self.len == 0
     }
     #[inline]
-    pub fn front<'a>(&self, store: &'a [Entry]) -> Option<&'a Entry> {
-        (self.len > 0).then(|| &store[(self.base + self.head as u32) as usize])
+    pub fn front(&self) -> Option<&Entry> {
+        (self.len > 0).then_some(&self.front)
     }
+    /// Queue `e`; `slots` is this queue's part of the flit array.
     #[inline]
-    pub fn push(&mut self, store: &mut [Entry], slots: u32, e: Entry) {
-        assert!((self.len as u32) < slots, "buffer overflow: credits were not respected");
-        let mut i = self.head as u32 + self.len as u32;
-        if i >= slots {
-            i -= slots;
+    pub fn push(&mut self, slots: &mut [Entry], e: Entry) {
+        let n = slots.len();
+        assert!((self.len as usize) < n, "buffer overflow: credits were not respected");
+        let mut i = self.head as usize + self.len as usize;
+        if i >= n {
+            i -= n;
         }
-        store[(self.base + i) as usize] = e;
+        slots[i] = e;
+        if self.len == 0 {
+            self.front = e;
+        }
         self.len += 1;
     }
     #[inline]
-    pub fn pop(&mut self, store: &[Entry], slots: u32) -> Entry {
+    pub fn pop(&mut self, slots: &[Entry]) -> Entry {
         debug_assert!(self.len > 0);
-        let e = store[(self.base + self.head as u32) as usize];
-        let next = self.head as u32 + 1;
-        self.head = if next == slots { 0 } else { next as u16 };
+        let e = self.front;
+        let next = self.head as usize + 1;
+        self.head = if next == slots.len() { 0 } else { next as u16 };
         self.len -= 1;
+        if self.len > 0 {
+            self.front = slots[self.head as usize];
+        }
         e
-    }
-    pub fn iter<'a>(&self, store: &'a [Entry], slots: u32) -> impl Iterator<Item = &'a Entry> + 'a {
-        let (base, head, len) = (self.base, self.head as u32, self.len as u32);
-        (0..len).map(move |i| &store[(base + (head + i) % slots) as usize])
     }
 }

@@ -132,8 +132,6 @@ impl Routers {
             for v in 0..vcs {
                 let q = &mut vc[gp * vcs + v];
                 q.credits = credits;
-                q.input = Fifo::new((gp * vcs + v) as u32 * in_slots);
-                q.output = Fifo::new((gp * vcs + v) as u32 * out_slots);
             }
         }
         Routers {
@@ -168,8 +166,9 @@ impl Routers {
     #[inline]
     pub fn push_input(&mut self, switch: usize, port: usize, vc: usize, e: Entry) {
         let gp = self.global_port(switch, port);
-        let q = &mut self.vc[gp * self.vcs + vc];
-        q.input.push(&mut self.in_store, self.in_slots, e);
+        let gv = gp * self.vcs + vc;
+        let n = self.in_slots as usize;
+        self.vc[gv].input.push(&mut self.in_store[gv * n..(gv + 1) * n], e);
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);

@@ -108,7 +108,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
         for k in 0..vcs {
             let v = wrap(rr_link_vc + k, vcs);
             let gv = gp * vcs + v;
-            let Some(e) = r.vc[gv].output.front(&r.out_store) else { continue };
+            let Some(e) = r.vc[gv].output.front() else { continue };
             if e.ready as u64 > now {
                 note(wake, e.ready as u64);
                 continue;
@@ -116,7 +116,8 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             if !is_server && r.vc[gv].credits < u as u32 {
                 continue; // a credit event will wake the switch
             }
-            let e = r.vc[gv].output.pop(&r.out_store, r.out_slots);
+            let n = r.out_slots as usize;
+            let e = r.vc[gv].output.pop(&r.out_store[gv * n..(gv + 1) * n]);
             r.vc[gv].credits -= u as u32;
             let p = &mut r.ports[gp];
             p.out_flits -= 1;
@@ -232,7 +233,7 @@ fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers,
     while unrouted != 0 {
         let v = unrouted.trailing_zeros() as usize;
         unrouted &= unrouted - 1;
-        let Some(e) = r.vc[gp * vcs + v].input.front(&r.in_store) else { continue };
+        let Some(e) = r.vc[gp * vcs + v].input.front() else { continue };
         if e.ready as u64 > now {
             note(wake, e.ready as u64);
             continue;
@@ -311,7 +312,7 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
             }
             let gv = gp * vcs + v;
             let q = &r.vc[gv];
-            let Some(e) = q.input.front(&r.in_store) else { continue };
+            let Some(e) = q.input.front() else { continue };
             if e.ready as u64 > now {
                 note(wake, e.ready as u64);
                 continue;
@@ -426,7 +427,8 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
     let u = prm.flit_phits as u64;
-    let e = r.vc[gvi].input.pop(&r.in_store, r.in_slots);
+    let (ni, no) = (r.in_slots as usize, r.out_slots as usize);
+    let e = r.vc[gvi].input.pop(&r.in_store[gvi * ni..(gvi + 1) * ni]);
     r.ports[gi].in_flits -= 1;
     if r.vc[gvi].input.is_empty() {
         r.ports[gi].in_vcs_nonempty &= !(1 << rq.in_vc);
@@ -444,7 +446,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     note(wake, now + xbar);
     note(wake, link_may_start);
 
-    r.vc[gvo].output.push(&mut r.out_store, r.out_slots, Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit });
+    r.vc[gvo].output.push(&mut r.out_store[gvo * no..(gvo + 1) * no], Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
 
