@@ -37,7 +37,7 @@ def test_vc_study_networks_are_table_one(name):
     assert t["wiring_ok"]
 
 
-def test_topology_text_says_wiring_once(tmp_path):
+def test_topology_text_says_wiring_once():
     proc = run_cli("topology", REPO / "examples" / "vc-hyperx-2d.toml", check=0)
     lines = [line.split()[0] for line in proc.stdout.splitlines() if line and not line.startswith(" ")]
     assert lines.count("wiring_ok") == 1 and "wiring" not in lines
