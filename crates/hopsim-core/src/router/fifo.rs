@@ -1,5 +1,12 @@
 //! Fixed-capacity ring queues of flits stored in one shared array, each VC owning `slots`
-//! consecutive entries of it (VC `gv`'s start at `gv * slots`).
+//! consecutive entries of it (`vc_slots`).
+
+/// Where VC `gv`'s `slots` entries sit in the shared flit array.
+#[inline(always)]
+pub fn vc_slots(gv: usize, slots: u32) -> std::ops::Range<usize> {
+    let n = slots as usize;
+    gv * n..(gv + 1) * n
+}
 
 /// A flit in a buffer: its packet, its index in the packet and the first cycle it may be
 /// served there (input: head arrival + pipeline delay; output: when the link may start it).

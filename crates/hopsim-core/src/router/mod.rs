@@ -5,7 +5,7 @@
 mod fifo;
 mod step;
 
-pub use fifo::{Entry, Fifo};
+pub use fifo::{vc_slots, Entry, Fifo};
 pub use step::{step, Scratch, StepCtx};
 
 use crate::topology::Topology;
@@ -167,8 +167,7 @@ impl Routers {
     pub fn push_input(&mut self, switch: usize, port: usize, vc: usize, e: Entry) {
         let gp = self.global_port(switch, port);
         let gv = gp * self.vcs + vc;
-        let n = self.in_slots as usize;
-        self.vc[gv].input.push(&mut self.in_store[gv * n..(gv + 1) * n], e);
+        self.vc[gv].input.push(&mut self.in_store[vc_slots(gv, self.in_slots)], e);
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);

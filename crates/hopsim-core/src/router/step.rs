@@ -5,7 +5,7 @@
 //! `a + pipeline_delay`; granted at `t`, it is in the output buffer at `t + 1` and the link may
 //! start it then; it reaches the next input buffer `link.latency` cycles after it starts.
 
-use super::{Entry, Peer, Routers};
+use super::{vc_slots, Entry, Peer, Routers};
 use crate::engine::calendar::{Calendar, Event, NEVER};
 use crate::engine::Params;
 use crate::packet::Arena;
@@ -116,8 +116,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             if !is_server && r.vc[gv].credits < u as u32 {
                 continue; // a credit event will wake the switch
             }
-            let n = r.out_slots as usize;
-            let e = r.vc[gv].output.pop(&r.out_store[gv * n..(gv + 1) * n]);
+            let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
             r.vc[gv].credits -= u as u32;
             let p = &mut r.ports[gp];
             p.out_flits -= 1;
@@ -427,8 +426,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
     let u = prm.flit_phits as u64;
-    let (ni, no) = (r.in_slots as usize, r.out_slots as usize);
-    let e = r.vc[gvi].input.pop(&r.in_store[gvi * ni..(gvi + 1) * ni]);
+    let e = r.vc[gvi].input.pop(&r.in_store[vc_slots(gvi, r.in_slots)]);
     r.ports[gi].in_flits -= 1;
     if r.vc[gvi].input.is_empty() {
         r.ports[gi].in_vcs_nonempty &= !(1 << rq.in_vc);
@@ -446,7 +444,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     note(wake, now + xbar);
     note(wake, link_may_start);
 
-    r.vc[gvo].output.push(&mut r.out_store[gvo * no..(gvo + 1) * no], Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit });
+    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
 
