@@ -6,7 +6,8 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
     python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
-Each DIR is one network's output directory (or several joined by commas); a DIR whose runs
+Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g. `@hx2d`,
+stands for the study's runs kept in docs/studies/data/vc-management/, see vc_runs.py); a DIR whose runs
 sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
 thick line for the mean of the seeds (averages hide collapses, so both are drawn). `seeds`
 draws one policy with a colour per seed, like the paper's Figure 5.
@@ -24,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from figures import read_runs  # noqa: E402  (the sibling script; run from any directory)
+from vc_runs import dirs as stored_dirs  # noqa: E402
 
 POLICIES = ["min_first", "min_last", "min_both", "ladder", "ladder_reuse"]
 NAMES = {"min_first": "2Phases MinFirst", "min_last": "2Phases MinLast", "min_both": "2Phases MinBoth",
@@ -40,6 +42,7 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
     panels = []
     for arg in args:
         label, _, dirs = arg.partition("=")
+        dirs = ",".join(stored_dirs(d[1:]) if d.startswith("@") else d for d in dirs.split(","))
         runs = read_runs(dirs, "traffic.load")
         runs["traffic.load"] = runs["traffic.load"].astype(float)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None

@@ -1,0 +1,59 @@
+"""The VC-management study's run keeper (docs/studies/vc_runs.py): which runs make the study,
+in what order, and that a kept run reads back as the page's figures need it."""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, run_cli
+
+sys.path.insert(0, str(REPO / "docs" / "studies"))
+import vc_runs  # noqa: E402
+from figures import read_runs  # noqa: E402
+
+
+def test_the_study_is_270_runs_seed_by_seed():
+    jobs = vc_runs.jobs(list(vc_runs.NETWORKS))
+    assert len(jobs) == len(set(jobs)) == 270  # 7 network-pattern pairs x 4 policies x 10 seeds, less 1D's ladder
+    assert [j.seed for j in jobs] == sorted(j.seed for j in jobs)
+    first = [j for j in jobs if j.seed == 1]
+    assert {j.net for j in first} == set(vc_runs.NETWORKS)
+    assert not any(j.net == "hx1d" and j.policy == "ladder" for j in jobs)
+
+
+def test_network_first_order_finishes_one_network_before_the_next():
+    jobs = vc_runs.jobs(["hx1d", "hx3d"], network_first=True)
+    nets = [j.net for j in jobs]
+    assert nets == ["hx1d"] * 30 + ["hx3d"] * 40
+    assert [j.seed for j in jobs[:30]] == sorted(j.seed for j in jobs[:30])
+
+
+def test_command_fixes_seed_policy_and_pattern():
+    cmd = vc_runs.Job("df-adv_random", "ladder", 7).command(REPO / "x")
+    text = " ".join(cmd)
+    assert "vc-dragonfly.toml" in text and "--threads 1" in text
+    assert "sweep.seeds=[7]" in cmd and 'sweep.routing.vc_policy=["ladder"]' in cmd
+    assert 'sweep.traffic.pattern=["adv_random"]' in cmd
+
+
+def test_kept_run_is_trimmed_and_reads_back(tmp_path, monkeypatch, small_spec):
+    out = tmp_path / "out"
+    run_cli("run", small_spec, "--out", out, "-q", "--no-plots", "--link-maps", "none",
+            "--set", "sweep.seeds=[3]", "--set", "run.cycles=400", "--set", "run.warmup=100", check=0)
+    monkeypatch.setattr(vc_runs, "DATA", tmp_path / "data")
+    for seed in (10, 2):
+        vc_runs.keep(out, tmp_path / "data" / "hx2d" / f"ladder-s{seed}")
+    kept = tmp_path / "data" / "hx2d" / "ladder-s2"
+    runs = pd.read_csv(kept / "runs.csv")
+    files = sorted(p.name for p in (kept / runs["run"].iloc[0]).iterdir())
+    assert files == ["spec.json", "temporal.csv"]
+    assert vc_runs.Job("hx2d", "ladder", 2).done() and not vc_runs.Job("hx2d", "ladder", 3).done()
+    listed = vc_runs.dirs("hx2d").split(",")
+    assert [p.rsplit("-s", 1)[1] for p in listed] == ["2", "10"]  # by seed number, not by text
+    back = read_runs(",".join(listed), "traffic.load")
+    assert len(back) == 2 * len(runs) and (back["accepted_load"] > 0).all()
+    with pytest.raises(SystemExit, match="no finished run"):
+        vc_runs.dirs("hx3d")
