@@ -15,9 +15,11 @@ import vc_runs  # noqa: E402
 from figures import read_runs  # noqa: E402
 
 
-def test_the_study_is_270_runs_seed_by_seed():
+def test_the_study_is_270_runs_seed_by_seed_and_a_load_sweep_per_network():
     jobs = vc_runs.jobs(list(vc_runs.NETWORKS))
-    assert len(jobs) == len(set(jobs)) == 270  # 7 network-pattern pairs x 4 policies x 10 seeds, less 1D's ladder
+    runs = [j for j in jobs if j.policy != vc_runs.LOADS]
+    assert len(runs) == len(set(runs)) == 270  # 7 network-pattern pairs x 4 policies x 10 seeds, less 1D's ladder
+    assert sorted(j.net for j in jobs if j.policy == vc_runs.LOADS) == sorted(vc_runs.NETWORKS)
     assert [j.seed for j in jobs] == sorted(j.seed for j in jobs)
     first = [j for j in jobs if j.seed == 1]
     assert {j.net for j in first} == set(vc_runs.NETWORKS)
@@ -27,8 +29,9 @@ def test_the_study_is_270_runs_seed_by_seed():
 def test_network_first_order_finishes_one_network_before_the_next():
     jobs = vc_runs.jobs(["hx1d", "hx3d"], network_first=True)
     nets = [j.net for j in jobs]
-    assert nets == ["hx1d"] * 30 + ["hx3d"] * 40
-    assert [j.seed for j in jobs[:30]] == sorted(j.seed for j in jobs[:30])
+    assert nets == ["hx1d"] * 31 + ["hx3d"] * 41
+    assert [j.seed for j in jobs[:31]] == sorted(j.seed for j in jobs[:31])
+    assert jobs[3].policy == vc_runs.LOADS  # right after seed 1's three policies
 
 
 def test_command_fixes_seed_policy_and_pattern():
@@ -37,6 +40,10 @@ def test_command_fixes_seed_policy_and_pattern():
     assert "vc-dragonfly.toml" in text and "--threads 1" in text
     assert "sweep.seeds=[7]" in cmd and 'sweep.routing.vc_policy=["ladder"]' in cmd
     assert 'sweep.traffic.pattern=["adv_random"]' in cmd
+    loads = vc_runs.Job("hx2d", vc_runs.LOADS, 1)
+    assert "sweep.traffic.load=[0.3, 0.45, 0.6]" in loads.command(REPO / "x")
+    assert not any("vc_policy" in c for c in loads.command(REPO / "x"))
+    assert loads.dir.name == "offered-loads"
 
 
 def test_kept_run_is_trimmed_and_reads_back(tmp_path, monkeypatch, small_spec):
@@ -57,3 +64,6 @@ def test_kept_run_is_trimmed_and_reads_back(tmp_path, monkeypatch, small_spec):
     assert len(back) == 2 * len(runs) and (back["accepted_load"] > 0).all()
     with pytest.raises(SystemExit, match="no finished run"):
         vc_runs.dirs("hx3d")
+    vc_runs.keep(out, vc_runs.Job("hx2d", vc_runs.LOADS, 1).dir)
+    assert vc_runs.dirs("hx2d").split(",") == listed  # the load sweep is not a 510k-cycle run
+    assert vc_runs.dirs("hx2d", loads=True).endswith("offered-loads")

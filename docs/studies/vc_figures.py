@@ -7,7 +7,8 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
 Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g. `@hx2d`,
-stands for the study's runs kept in docs/studies/data/vc-management/, see vc_runs.py); a DIR whose runs
+stands for the study's 510k-cycle runs kept in docs/studies/data/vc-management/ and
+`@NET:loads` for its accepted-vs-offered sweep, see vc_runs.py); a DIR whose runs
 sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
 thick line for the mean of the seeds (averages hide collapses, so both are drawn). `seeds`
 draws one policy with a colour per seed, like the paper's Figure 5.
@@ -42,7 +43,8 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
     panels = []
     for arg in args:
         label, _, dirs = arg.partition("=")
-        dirs = ",".join(stored_dirs(d[1:]) if d.startswith("@") else d for d in dirs.split(","))
+        dirs = ",".join(stored_dirs(d[1:].removesuffix(":loads"), d.endswith(":loads")) if d.startswith("@") else d
+                        for d in dirs.split(","))
         runs = read_runs(dirs, "traffic.load")
         runs["traffic.load"] = runs["traffic.load"].astype(float)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None

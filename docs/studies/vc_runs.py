@@ -4,11 +4,12 @@ tables can be made again from the repository alone. Usage:
 
     python docs/studies/vc_runs.py status                      # done / to do per network and policy
     python docs/studies/vc_runs.py run [--jobs 2] [--minutes M] [NET ...]
-    python docs/studies/vc_runs.py dirs NET                    # comma-joined dirs, for vc_figures.py
+    python docs/studies/vc_runs.py dirs NET [--loads]          # comma-joined dirs, for vc_figures.py
 
 NET is one of hx1d hx2d hx3d df-adv df-adv_random dfp-adv dfp-adv_random (default: all, in
 that order). `run` takes the missing runs seed by seed (seed 1 of every NET, then seed 2,
-...), runs `--jobs` of them at once, one core each, and starts none that would not end
+...; after seed 1 of a NET, its accepted-vs-offered sweep: offered 0.3, 0.45 and 0.6, every
+policy, seed 1, 10k + 30k cycles, kept in NET/offered-loads), runs `--jobs` of them at once, one core each, and starts none that would not end
 within `--minutes` (judged from the slowest finished run of the same network and policy).
 Each finished run is copied at once, trimmed to runs.csv, spec.json and temporal.csv
 (about 40 kB), so a run that is killed loses only itself. A file `STOP` in the scratch
@@ -45,6 +46,7 @@ NETWORKS = {
 # CPU minutes of one run before any of its kind has finished (measured, docs page).
 FIRST_GUESS = {"hx1d": 8, "hx2d": 12, "hx3d": 14, "df": 32, "dfp": 18}
 KEEP = ("spec.json", "temporal.csv")
+LOADS = "offered-loads"  # the `policy` of the job that sweeps the offered load
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class Job:
 
     @property
     def dir(self) -> Path:
-        return DATA / self.net / f"{self.policy}-s{self.seed}"
+        return DATA / self.net / (LOADS if self.policy == LOADS else f"{self.policy}-s{self.seed}")
 
     def done(self) -> bool:
         return (self.dir / "runs.csv").exists()
@@ -64,7 +66,11 @@ class Job:
         example, pattern = NETWORKS[self.net]
         cmd = [sys.executable, "-m", "hopsim", "run", str(REPO / "examples" / example), "--out", str(out),
                "--threads", "1", "-q", "--no-plots", "--link-maps", "none",
-               "--set", f"sweep.seeds=[{self.seed}]", "--set", f'sweep.routing.vc_policy=["{self.policy}"]']
+               "--set", f"sweep.seeds=[{self.seed}]"]
+        if self.policy == LOADS:
+            cmd += ["--set", "sweep.traffic.load=[0.3, 0.45, 0.6]", "--set", "run.cycles=30000"]
+        else:
+            cmd += ["--set", f'sweep.routing.vc_policy=["{self.policy}"]']
         if pattern:
             cmd += ["--set", f'sweep.traffic.pattern=["{pattern}"]']
         return cmd
@@ -77,14 +83,17 @@ def jobs(nets: list[str], network_first: bool = False) -> list[Job]:
         sweep = tomllib.loads((REPO / "examples" / NETWORKS[net][0]).read_text())["sweep"]
         per_net[net] = (sweep["routing.vc_policy"], sweep["seeds"])
     seeds = sorted({s for _, ss in per_net.values() for s in ss})
-    every = [Job(net, pol, s) for s in seeds for net in nets for pol in per_net[net][0] if s in per_net[net][1]]
+    every = [Job(net, pol, s) for s in seeds for net in nets
+             for pol in per_net[net][0] + ([LOADS] if s == 1 else []) if s in per_net[net][1]]
     return sorted(every, key=lambda j: nets.index(j.net)) if network_first else every
 
 
 def minutes_needed(job: Job) -> float:
     """The slowest finished run of the same network and policy, or the page's measured range."""
+    if job.policy == LOADS:
+        return 25.0  # 12 runs of 40k cycles, one after the other
     walls = [pd.read_csv(d / "runs.csv")["wall_seconds"].iloc[0] / 60
-             for d in (DATA / job.net).glob(f"{job.policy}-s*") if (d / "runs.csv").exists()]
+             for d in (DATA / job.net).glob(f"{job.policy}-s[0-9]*") if (d / "runs.csv").exists()]
     return max(walls) * 1.1 if walls else FIRST_GUESS[job.net.split("-")[0]]
 
 
@@ -159,9 +168,13 @@ def status(nets: list[str]) -> None:
           f"{sum(minutes_needed(j) for j in left) / 60:.0f} CPU-hours to go")
 
 
-def dirs(net: str) -> str:
-    """The finished runs of one network, by policy and seed."""
-    found = [d for d in (DATA / net).glob("*-s*") if (d / "runs.csv").exists()]
+def dirs(net: str, loads: bool = False) -> str:
+    """The finished 510k-cycle runs of one network, by policy and seed; or its load sweep."""
+    if loads:
+        if not (DATA / net / LOADS / "runs.csv").exists():
+            raise SystemExit(f"no load sweep of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
+        return str(DATA / net / LOADS)
+    found = [d for d in (DATA / net).glob("*-s[0-9]*") if (d / "runs.csv").exists()]
     if not found:
         raise SystemExit(f"no finished run of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
     found.sort(key=lambda d: (d.name.rsplit("-s", 1)[0], int(d.name.rsplit("-s", 1)[1])))
@@ -178,13 +191,14 @@ def main() -> None:
                        help="start no run that would not end within this many minutes")
     p_dirs = sub.add_parser("dirs", help="comma-joined run directories of one network")
     p_dirs.add_argument("net", choices=list(NETWORKS))
+    p_dirs.add_argument("--loads", action="store_true", help="the accepted-vs-offered sweep instead")
     p_run.add_argument("--network-first", action="store_true",
                        help="finish each NET's runs before the next NET's (default: seed by seed)")
     for p in (p_status, p_run):
         p.add_argument("nets", nargs="*", metavar="NET", help=f"one of {', '.join(NETWORKS)} (default: all)")
     args = parser.parse_args()
     if args.what == "dirs":
-        print(dirs(args.net))
+        print(dirs(args.net, args.loads))
         return
     unknown = [n for n in args.nets if n not in NETWORKS]
     if unknown:
