@@ -67,3 +67,32 @@ def test_kept_run_is_trimmed_and_reads_back(tmp_path, monkeypatch, small_spec):
     vc_runs.keep(out, vc_runs.Job("hx2d", vc_runs.LOADS, 1).dir)
     assert vc_runs.dirs("hx2d").split(",") == listed  # the load sweep is not a 510k-cycle run
     assert vc_runs.dirs("hx2d", loads=True).endswith("offered-loads")
+
+
+# The page's labels of its 510k-cycle tables, and the kept runs they stand for.
+PAGE_NETS = {"1D HyperX (510k cycles)": "hx1d", "2D HyperX (510k cycles)": "hx2d", "3D HyperX (510k cycles)": "hx3d",
+             "Dragonfly, ADV+h (510k cycles)": "df-adv", "Dragonfly, ADVr+h (510k cycles)": "df-adv_random",
+             "Dragonfly+, ADV+h (510k cycles)": "dfp-adv", "Dragonfly+, ADVr+h (510k cycles)": "dfp-adv_random"}
+
+
+def test_page_tables_agree_with_the_kept_runs(capsys):
+    """Each row of the page's category tables whose seeds (1 to N) are all kept in
+    docs/studies/data reads exactly as vc_figures.py makes it from them: the page says what
+    the kept runs show. Rows whose runs are not kept yet are skipped."""
+    import vc_figures
+
+    page = (REPO / "docs" / "studies" / "vc-management.md").read_text()
+    checked = 0
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != 7 or cells[0] not in PAGE_NETS:
+            continue
+        net, seeds = PAGE_NETS[cells[0]], int(cells[2])
+        policy = {v: k for k, v in vc_figures.NAMES.items()}[cells[1]]
+        wanted = [vc_runs.Job(net, policy, s).dir for s in range(1, seeds + 1)]
+        if not all((d / "runs.csv").exists() for d in wanted):
+            continue
+        vc_figures.table([f"{cells[0]}={','.join(map(str, wanted))}"])
+        assert line in capsys.readouterr().out.splitlines()
+        checked += 1
+    assert checked >= 3  # the 1D HyperX's rows at least
