@@ -1,4 +1,7 @@
 //! Run one experiment file and print its metrics: `cargo run --release --example run -- FILE.toml`.
+#[global_allocator]
+static ALLOC: hopsim_core::huge_pages::HugePageAlloc = hopsim_core::huge_pages::HugePageAlloc;
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run FILE.toml");
     let text = std::fs::read_to_string(&path).expect("readable file");

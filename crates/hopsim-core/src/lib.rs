@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod huge_pages;
 pub mod message;
 pub mod nic;
 pub mod packet;

@@ -11,6 +11,10 @@ use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+// Huge pages for the engine's large arrays (hopsim_core::huge_pages says why).
+#[global_allocator]
+static ALLOC: hopsim_core::huge_pages::HugePageAlloc = hopsim_core::huge_pages::HugePageAlloc;
+
 fn spec_error(e: hopsim_core::SpecError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
