@@ -2,18 +2,20 @@
 policy, seed), kept in docs/studies/data/vc-management/ so that the page's figures and
 tables can be made again from the repository alone. Usage:
 
-    python docs/studies/vc_runs.py status                      # done / to do per network and policy
-    python docs/studies/vc_runs.py run [--jobs 2] [--minutes M] [NET ...]
+    python docs/studies/vc_runs.py status [NET ...]            # done / to do per network and policy
+    python docs/studies/vc_runs.py run [--jobs 2] [--minutes M] [--network-first] [NET ...]
     python docs/studies/vc_runs.py dirs NET [--loads]          # comma-joined dirs, for vc_figures.py
 
 NET is one of hx1d hx2d hx3d df-adv df-adv_random dfp-adv dfp-adv_random (default: all, in
 that order). `run` takes the missing runs seed by seed (seed 1 of every NET, then seed 2,
-...; after seed 1 of a NET, its accepted-vs-offered sweep: offered 0.3, 0.45 and 0.6, every
-policy, seed 1, 10k + 30k cycles, kept in NET/offered-loads), runs `--jobs` of them at once, one core each, and starts none that would not end
-within `--minutes` (judged from the slowest finished run of the same network and policy).
-Each finished run is copied at once, trimmed to runs.csv, spec.json and temporal.csv
-(about 40 kB), so a run that is killed loses only itself. A file `STOP` in the scratch
-directory (printed at start) lets the running jobs finish and starts no more.
+...), or NET by NET with `--network-first`; after seed 1 of a NET comes its
+accepted-vs-offered sweep (offered 0.3, 0.45 and 0.6, every policy, seed 1, 10k + 30k
+cycles, kept as NET/offered-loads). It runs `--jobs` of them at once, one core each, and
+starts none that would not end within `--minutes` (judged from the slowest finished run
+of the same network and policy). Each finished run is copied at once, trimmed to
+runs.csv, spec.json and temporal.csv (about 40 kB), so a run that is killed loses only
+itself. A file `STOP` in the scratch directory (printed at start) lets the running jobs
+finish and starts no more.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
@@ -32,7 +35,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "docs" / "studies" / "data" / "vc-management"
-SCRATCH = Path("/tmp/hopsim-vc-runs")
+SCRATCH = Path(tempfile.gettempdir()) / "hopsim-vc-runs"
 # network -> (example file, traffic pattern or None when the file sweeps none)
 NETWORKS = {
     "hx1d": ("vc-hyperx-1d.toml", None),
