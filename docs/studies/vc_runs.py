@@ -129,10 +129,10 @@ def run(nets: list[str], n_jobs: int, minutes: float, network_first: bool) -> No
                 if (SCRATCH / "STOP").exists():
                     return
                 left = (deadline - time.time()) / 60
-                fits = [j for j in todo if minutes_needed(j) <= left]
-                if not fits:
+                # The first that fits: each estimate reads the kept runs of its kind.
+                job = next((j for j in todo if minutes_needed(j) <= left), None)
+                if job is None:
                     return
-                job = fits[0]
                 todo.remove(job)
             out = SCRATCH / f"{job.net}-{job.policy}-s{job.seed}"
             shutil.rmtree(out, ignore_errors=True)
