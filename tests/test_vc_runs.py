@@ -69,6 +69,14 @@ def test_kept_run_is_trimmed_and_reads_back(tmp_path, monkeypatch, small_spec):
     assert vc_runs.dirs("hx2d", loads=True).endswith("offered-loads")
 
 
+def test_a_stop_left_by_an_earlier_run_does_not_end_the_next(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(vc_runs, "SCRATCH", tmp_path)
+    (tmp_path / "STOP").touch()
+    vc_runs.run(["hx1d"], 1, minutes=0, network_first=False)  # hx1d is complete: nothing to start
+    assert not (tmp_path / "STOP").exists()
+    assert "to start no more" in capsys.readouterr().out
+
+
 # The page's labels of its 510k-cycle tables, and the kept runs they stand for.
 PAGE_NETS = {"1D HyperX (510k cycles)": "hx1d", "2D HyperX (510k cycles)": "hx2d", "3D HyperX (510k cycles)": "hx3d",
              "Dragonfly, ADV+h (510k cycles)": "df-adv", "Dragonfly, ADVr+h (510k cycles)": "df-adv_random",

@@ -15,7 +15,7 @@ starts none that would not end within `--minutes` (judged from the slowest finis
 of the same network and policy). Each finished run is copied at once, trimmed to
 runs.csv, spec.json and temporal.csv (about 40 kB), so a run that is killed loses only
 itself. A file `STOP` in the scratch directory (printed at start) lets the running jobs
-finish and starts no more.
+finish and starts no more; `run` removes it when it starts.
 """
 
 from __future__ import annotations
@@ -121,6 +121,8 @@ def run(nets: list[str], n_jobs: int, minutes: float, network_first: bool) -> No
     todo = [j for j in jobs(nets, network_first) if not j.done()]
     lock = threading.Lock()
     SCRATCH.mkdir(parents=True, exist_ok=True)
+    # A STOP left by an earlier `run` would otherwise end this one before it starts.
+    (SCRATCH / "STOP").unlink(missing_ok=True)
     print(f"{len(todo)} runs to do; `touch {SCRATCH / 'STOP'}` to start no more", flush=True)
 
     def worker() -> None:
