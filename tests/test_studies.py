@@ -153,3 +153,23 @@ def test_vc_policy_decides_stability(tmp_path_factory):
     figure("seeds", figs / "seeds.png", "min_last", f"8x8 HyperX={out}")
     for png in ("temporal.png", "seeds.png"):
         assert (figs / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# The study pages' figure scripts are run by hand: bad input gets one line naming the
+# argument and the value, exit code 2, never a traceback.
+@pytest.mark.parametrize("script, args, named", [
+    ("vc_figures.py", ["temporal", "x.png", "no-equals-sign"], "'no-equals-sign'"),
+    ("vc_figures.py", ["table", "A=@nonet"], "'nonet'"),
+    ("vc_figures.py", ["table", "A={tmp}"], "no runs.csv"),
+    ("vc_figures.py", ["seeds", "x.png", "min_lastt", "A=@hx2d"], "'min_lastt'"),
+    ("vc_figures.py", ["seeds", "{tmp}/no/x.png", "min_last", "A=@hx2d"], "does not exist"),
+    ("figures.py", ["sweep", "{tmp}", "topology.dims", "x.png"], "no runs.csv"),
+    ("figures.py", ["sweep", str(REPO / "docs/studies/data/vc-management/hx2d/min_last-s1"), "no.such.key", "x.png"],
+     "'no.such.key'"),
+])
+def test_figure_scripts_reject_bad_input(tmp_path, script, args, named):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    r = subprocess.run([sys.executable, REPO / "docs" / "studies" / script, *args], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert named in r.stderr and "Traceback" not in r.stderr

@@ -7,8 +7,8 @@ directories (samples.csv, runs.csv). Usage:
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -112,9 +112,34 @@ def sweep(out: str, key: str, png: Path) -> None:
     fig.savefig(png, dpi=80)
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="figures.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True, metavar="COMMAND")
+    p = sub.add_parser("pingpong", help="study 1: CDF of each sender's average round trip",
+                       description="Study 1: CDF of each sender's average round trip, DOR, RDR and both.")
+    p.add_argument("out", metavar="OUT_DIR", help="output directory of the ping-pong study")
+    p.add_argument("png", type=Path, metavar="PNG", help="the figure to write")
+    p = sub.add_parser("sweep", help="study 3: throughput per pair vs a swept key",
+                       description="Study 3: mean per-pair throughput vs a swept key, and its CDF per value.")
+    p.add_argument("out", metavar="OUT_DIR[,OUT_DIR...]", help="output directories, joined by commas")
+    p.add_argument("key", metavar="KEY", help="the swept experiment key, e.g. topology.dims")
+    p.add_argument("png", type=Path, metavar="PNG", help="the figure to write")
+    args = parser.parse_args()
+    for d in args.out.split(","):
+        if not (Path(d) / "runs.csv").is_file():
+            parser.error(f"OUT_DIR {d!r} is not a run directory (it has no runs.csv)")
+    if not args.png.parent.is_dir():
+        parser.error(f"PNG {str(args.png)!r}: folder {str(args.png.parent)!r} does not exist")
+    if args.what == "pingpong":
+        pingpong(Path(args.out), args.png)
+        return
+    try:
+        read_runs(args.out, args.key)
+    except KeyError:
+        parser.error(f"KEY {args.key!r} is neither a column of runs.csv nor a key of the runs' spec.json")
+    sweep(args.out, args.key, args.png)
+
+
 if __name__ == "__main__":
-    what = sys.argv[1]
-    if what == "pingpong":
-        pingpong(Path(sys.argv[2]), Path(sys.argv[3]))
-    else:
-        sweep(sys.argv[2], sys.argv[3], Path(sys.argv[4]))
+    main()

@@ -16,6 +16,7 @@ draws one policy with a colour per seed, like the paper's Figure 5.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from figures import read_runs  # noqa: E402  (the sibling script; run from any directory)
+from vc_runs import NETWORKS  # noqa: E402
 from vc_runs import dirs as stored_dirs  # noqa: E402
 
 POLICIES = ["min_first", "min_last", "min_both", "ladder", "ladder_reuse"]
@@ -174,7 +176,8 @@ def seeds(png: Path, policy: str, args: list[str]) -> None:
     panels = [(t, r[r["routing.vc_policy"] == policy]) for t, r in _panels(args)]
     panels = [(t, r) for t, r in panels if len(r)]
     if not panels:
-        sys.exit(f"no run with routing.vc_policy = {policy!r} in {args}")
+        print(f"vc_figures.py seeds: no run with routing.vc_policy = {policy!r} in {args}", file=sys.stderr)
+        sys.exit(2)
     fig, axes = plt.subplots(1, len(panels), figsize=(max(10.0, 6.4 * len(panels)), 4.2), squeeze=False, sharey=True)
     cmap = plt.get_cmap("tab10")
     for ax, (title, runs) in zip(axes.ravel(), panels):
@@ -191,15 +194,54 @@ def seeds(png: Path, policy: str, args: list[str]) -> None:
     fig.savefig(png, dpi=80)
 
 
-if __name__ == "__main__":
-    what, rest = sys.argv[1], sys.argv[2:]
-    if what == "temporal":
-        temporal(Path(rest[0]), rest[1:])
-    elif what == "load":
-        load(Path(rest[0]), rest[1:])
-    elif what == "table":
-        table(rest)
-    elif what == "seeds":
-        seeds(Path(rest[0]), rest[1], rest[2:])
+def _check_panels(parser: argparse.ArgumentParser, panels: list[str]) -> None:
+    """One clear error (exit 2) for a panel argument that names no runs."""
+    for arg in panels:
+        label, eq, dirs = arg.partition("=")
+        if not eq or not label or not dirs:
+            parser.error(f"panel {arg!r}: expected LABEL=DIR, e.g. \"2D HyperX=@hx2d\"")
+        for d in dirs.split(","):
+            if d.startswith("@"):
+                net = d[1:].removesuffix(":loads")
+                if net not in NETWORKS:
+                    parser.error(f"panel {arg!r}: unknown study network {net!r}; one of {', '.join(NETWORKS)}")
+                try:
+                    stored_dirs(net, d.endswith(":loads"))
+                except SystemExit as e:
+                    parser.error(f"panel {arg!r}: {e}")
+            elif not (Path(d) / "runs.csv").is_file():
+                parser.error(f"panel {arg!r}: {d!r} is not a run directory (it has no runs.csv)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="vc_figures.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True, metavar="COMMAND")
+    panel_help = ("a panel: its title, '=', and its runs (an output directory, several joined by commas, "
+                  "or @NET / @NET:loads for the kept study runs)")
+    for name, what in (("temporal", "accepted load over time: one thin line per seed, the mean thick"),
+                       ("load", "accepted vs offered load, a bar over the seeds"),
+                       ("table", "the category table, as markdown on stdout"),
+                       ("seeds", "one policy, a colour per seed (the paper's Figure 5)")):
+        p = sub.add_parser(name, help=what, description=what)
+        if name != "table":
+            p.add_argument("png", type=Path, metavar="PNG", help="the figure to write")
+        if name == "seeds":
+            p.add_argument("policy", choices=POLICIES, metavar="POLICY", help=f"one of {', '.join(POLICIES)}")
+        p.add_argument("panels", nargs="+", metavar="LABEL=DIR", help=panel_help)
+    args = parser.parse_args()
+    _check_panels(parser, args.panels)
+    if "png" in args and not args.png.parent.is_dir():
+        parser.error(f"PNG {str(args.png)!r}: folder {str(args.png.parent)!r} does not exist")
+    if args.what == "temporal":
+        temporal(args.png, args.panels)
+    elif args.what == "load":
+        load(args.png, args.panels)
+    elif args.what == "table":
+        table(args.panels)
     else:
-        sys.exit(__doc__)
+        seeds(args.png, args.policy, args.panels)
+
+
+if __name__ == "__main__":
+    main()
