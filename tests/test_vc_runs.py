@@ -104,3 +104,32 @@ def test_page_tables_agree_with_the_kept_runs(capsys):
         assert line in capsys.readouterr().out.splitlines()
         checked += 1
     assert checked >= 3  # the 1D HyperX's rows at least
+
+
+# The labels of the page's "In brief" table, and the kept runs they stand for.
+BRIEF_NETS = {"1D HyperX, X-32-shift": "hx1d", "2D HyperX, XY-7-shift": "hx2d", "3D HyperX, XYZ-4-shift": "hx3d",
+              "Dragonfly, ADV+h": "df-adv", "Dragonfly, ADVr+h": "df-adv_random",
+              "Dragonfly+, ADV+h": "dfp-adv", "Dragonfly+, ADVr+h": "dfp-adv_random"}
+
+
+def test_page_brief_agrees_with_the_kept_runs(capsys):
+    """Each row of the page's "In brief" table whose network has all its seeds kept reads
+    exactly as `vc_figures.py brief` makes it (all but the hand-written paper column)."""
+    import vc_figures
+
+    page = (REPO / "docs" / "studies" / "vc-management.md").read_text()
+    checked = 0
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != 7 or cells[0] not in BRIEF_NETS:
+            continue
+        net = BRIEF_NETS[cells[0]]
+        if not cells[1].isdigit():
+            continue  # rows from the lost runs, until the network is kept again
+        wanted = [j.dir for j in vc_runs.jobs([net]) if j.policy != vc_runs.LOADS and j.seed <= int(cells[1])]
+        assert all((d / "runs.csv").exists() for d in wanted), f"{cells[0]}: {cells[1]} seeds, not all kept"
+        vc_figures.brief([f"{cells[0]}={','.join(map(str, wanted))}"])
+        made = capsys.readouterr().out.splitlines()[-1]
+        assert line.startswith(made.removesuffix("|").rstrip()), (line, made)
+        checked += 1
+    assert checked >= 5  # the three HyperX networks and the Dragonfly+ under both patterns

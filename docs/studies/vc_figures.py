@@ -4,6 +4,7 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py temporal PNG LABEL=DIR [LABEL=DIR ...]
     python docs/studies/vc_figures.py load PNG LABEL=DIR [LABEL=DIR ...]
     python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
+    python docs/studies/vc_figures.py brief LABEL=DIR [LABEL=DIR ...]   # one row per network
     python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
 Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g. `@hx2d`,
@@ -153,11 +154,9 @@ def load(png: Path, args: list[str]) -> None:
     fig.savefig(png, dpi=80)
 
 
-def table(args: list[str]) -> None:
-    """Per network and policy: mean accepted load, its range over the seeds, the last fifth
-    of the run, and the categories of the seeds."""
-    print("| network | policy | seeds | accepted (mean) | last fifth of the run | worst drop | categories |")
-    print("|---|---|---|---|---|---|---|")
+def _summaries(args: list[str]):
+    """(panel title, policy, runs, mean of each run's last fifth, category summary) per
+    network and policy."""
     for title, runs in _panels(args):
         for pol in _policies(runs):
             sub = runs[runs["routing.vc_policy"] == pol]
@@ -166,9 +165,39 @@ def table(args: list[str]) -> None:
                 _, y = _measured_bins(row)
                 tails.append(y[-max(1, len(y) // 5):].mean())
             cats = sub["stability_category"].astype(int).tolist()
-            summary = ", ".join(f"{c}: {cats.count(c)}" for c in sorted(set(cats)))
-            print(f"| {title} | {NAMES[pol]} | {len(sub)} | {sub['accepted_load'].mean():.3f} | "
-                  f"{np.mean(tails):.3f} | {sub['stability_drop'].max():.0%} | {summary} |")
+            yield title, pol, sub, float(np.mean(tails)), cats
+
+
+def table(args: list[str]) -> None:
+    """Per network and policy: mean accepted load, its range over the seeds, the last fifth
+    of the run, and the categories of the seeds."""
+    print("| network | policy | seeds | accepted (mean) | last fifth of the run | worst drop | categories |")
+    print("|---|---|---|---|---|---|---|")
+    for title, pol, sub, tail, cats in _summaries(args):
+        summary = ", ".join(f"{c}: {cats.count(c)}" for c in sorted(set(cats)))
+        print(f"| {title} | {NAMES[pol]} | {len(sub)} | {sub['accepted_load'].mean():.3f} | "
+              f"{tail:.3f} | {sub['stability_drop'].max():.0%} | {summary} |")
+
+
+BRIEF = ["min_first", "min_last", "ladder", "ladder_reuse"]
+
+
+def brief(args: list[str]) -> None:
+    """One row per network: each policy's category (with how many seeds fell in each when
+    they differ) and mean accepted load; the page adds the paper's finding by hand."""
+    print(f"| network | seeds | {' | '.join(NAMES[p] for p in BRIEF)} | the paper |")
+    print("|---" * (len(BRIEF) + 3) + "|")
+    rows: dict[str, dict[str, str]] = {}
+    seeds_of: dict[str, set[int]] = {}
+    for title, pol, sub, _, cats in _summaries(args):
+        counts = sorted(set(cats), key=lambda c: (-cats.count(c), c))
+        cat = str(counts[0]) if len(counts) == 1 else ", ".join(f"{c} ({cats.count(c)})" for c in counts)
+        rows.setdefault(title, {})[pol] = f"{cat} · {sub['accepted_load'].mean():.3f}"
+        seeds_of.setdefault(title, set()).add(len(sub))
+    for title, cells in rows.items():
+        shown = [cells.get(p, "as MinFirst" if p == "ladder" else "-") for p in BRIEF]
+        n = "/".join(str(k) for k in sorted(seeds_of[title]))
+        print(f"| {title} | {n} | {' | '.join(shown)} | |")
 
 
 def seeds(png: Path, policy: str, args: list[str]) -> None:
@@ -222,9 +251,10 @@ def main() -> None:
     for name, what in (("temporal", "accepted load over time: one thin line per seed, the mean thick"),
                        ("load", "accepted vs offered load, a bar over the seeds"),
                        ("table", "the category table, as markdown on stdout"),
+                       ("brief", "one row per network: each policy's category and mean, markdown"),
                        ("seeds", "one policy, a colour per seed (the paper's Figure 5)")):
         p = sub.add_parser(name, help=what, description=what)
-        if name != "table":
+        if name not in ("table", "brief"):
             p.add_argument("png", type=Path, metavar="PNG", help="the figure to write")
         if name == "seeds":
             p.add_argument("policy", choices=POLICIES, metavar="POLICY", help=f"one of {', '.join(POLICIES)}")
@@ -239,6 +269,8 @@ def main() -> None:
         load(args.png, args.panels)
     elif args.what == "table":
         table(args.panels)
+    elif args.what == "brief":
+        brief(args.panels)
     else:
         seeds(args.png, args.policy, args.panels)
 
