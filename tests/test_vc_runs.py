@@ -83,18 +83,23 @@ PAGE_NETS = {"1D HyperX (510k cycles)": "hx1d", "2D HyperX (510k cycles)": "hx2d
              "Dragonfly+, ADV+h (510k cycles)": "dfp-adv", "Dragonfly+, ADVr+h (510k cycles)": "dfp-adv_random"}
 
 
+def _page_rows(labels: dict[str, str]):
+    """(line, cells) of each 7-cell table row of the study page whose first cell is a label."""
+    page = (REPO / "docs" / "studies" / "vc-management.md").read_text()
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in labels:
+            yield line, cells
+
+
 def test_page_tables_agree_with_the_kept_runs(capsys):
     """Each row of the page's category tables whose seeds (1 to N) are all kept in
     docs/studies/data reads exactly as vc_figures.py makes it from them: the page says what
     the kept runs show. Rows whose runs are not kept yet are skipped."""
     import vc_figures
 
-    page = (REPO / "docs" / "studies" / "vc-management.md").read_text()
     checked = 0
-    for line in page.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) != 7 or cells[0] not in PAGE_NETS:
-            continue
+    for line, cells in _page_rows(PAGE_NETS):
         net, seeds = PAGE_NETS[cells[0]], int(cells[2])
         policy = {v: k for k, v in vc_figures.NAMES.items()}[cells[1]]
         wanted = [vc_runs.Job(net, policy, s).dir for s in range(1, seeds + 1)]
@@ -117,12 +122,8 @@ def test_page_brief_agrees_with_the_kept_runs(capsys):
     exactly as `vc_figures.py brief` makes it (all but the hand-written paper column)."""
     import vc_figures
 
-    page = (REPO / "docs" / "studies" / "vc-management.md").read_text()
     checked = 0
-    for line in page.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) != 7 or cells[0] not in BRIEF_NETS:
-            continue
+    for line, cells in _page_rows(BRIEF_NETS):
         net = BRIEF_NETS[cells[0]]
         if not cells[1].isdigit():
             continue  # rows from the lost runs, until the network is kept again
