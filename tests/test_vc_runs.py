@@ -83,12 +83,13 @@ PAGE_NETS = {"1D HyperX (510k cycles)": "hx1d", "2D HyperX (510k cycles)": "hx2d
              "Dragonfly+, ADV+h (510k cycles)": "dfp-adv", "Dragonfly+, ADVr+h (510k cycles)": "dfp-adv_random"}
 
 
-def _page_rows(labels: dict[str, str]):
-    """(line, cells) of each 7-cell table row of the study page whose first cell is a label."""
+def _page_rows(labels: dict[str, str], width: int = 7):
+    """(line, cells) of each table row of the study page with `width` cells whose first cell
+    is one of `labels`."""
     page = (REPO / "docs" / "studies" / "vc-management.md").read_text()
     for line in page.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 7 and cells[0] in labels:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == width and cells[0] in labels:
             yield line, cells
 
 
@@ -134,3 +135,41 @@ def test_page_brief_agrees_with_the_kept_runs(capsys):
         assert line.startswith(made.removesuffix("|").rstrip()), (line, made)
         checked += 1
     assert checked >= 5  # the three HyperX networks and the Dragonfly+ under both patterns
+
+
+# The labels of the page's load table (accepted load at offered 0.45, 0.6 and 1.0).
+LOAD_NETS = {"1D HyperX": "hx1d", "2D HyperX": "hx2d", "3D HyperX": "hx3d", "Dragonfly, ADV+h": "df-adv",
+             "Dragonfly, ADVr+h": "df-adv_random", "Dragonfly+, ADV+h": "dfp-adv", "Dragonfly+, ADVr+h": "dfp-adv_random"}
+LOAD_POLICIES = {"MinFirst": "min_first", "MinLast": "min_last", "Ladder": "ladder", "with reuse": "ladder_reuse"}
+
+
+def _shown(values: list[float]) -> str:
+    """The page's way to give one policy's value, or all policies' range ("all three")."""
+    low, high = f"{min(values):.3f}", f"{max(values):.3f}"
+    return low if low == high else f"{low}-{high}"
+
+
+def test_page_load_table_agrees_with_the_kept_runs():
+    """The load table's 0.45 and 0.6 columns read as the kept load sweep of their network,
+    and its 1.0 column as the mean of the kept 510k-cycle runs where all ten seeds are kept."""
+    checked = 0
+    for line, cells in _page_rows(LOAD_NETS, width=5):
+        net = LOAD_NETS[cells[0]]
+        # "MinFirst / MinLast": one value each; "all three": the range over the policies.
+        groups = None if cells[1] == "all three" else [[LOAD_POLICIES[p.strip()]] for p in cells[1].split("/")]
+        sweep = vc_runs.Job(net, vc_runs.LOADS, 1).dir / "runs.csv"
+        if sweep.exists():
+            t = pd.read_csv(sweep).pivot_table(index="routing.vc_policy", columns="offered_load", values="accepted_load")
+            for col, load in ((2, 0.45), (3, 0.6)):
+                pols = groups or [list(t.index)]
+                assert cells[col] == " / ".join(_shown([t.loc[p, load] for p in g]) for g in pols), (line, load)
+            checked += 1
+        runs = [j for j in vc_runs.jobs([net]) if j.policy != vc_runs.LOADS]
+        if all(j.done() for j in runs):
+            means = {}
+            for j in runs:
+                means.setdefault(j.policy, []).append(pd.read_csv(j.dir / "runs.csv")["accepted_load"].iloc[0])
+            pols = groups or [list(means)]
+            assert cells[4] == " / ".join(_shown([sum(means[p]) / len(means[p]) for p in g]) for g in pols), line
+            checked += 1
+    assert checked >= 20  # 0.45 / 0.6 of 6 kept sweeps (11 rows) and 1.0 of 5 kept networks (9 rows)
