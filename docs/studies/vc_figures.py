@@ -155,8 +155,8 @@ def load(png: Path, args: list[str]) -> None:
 
 
 def _summaries(args: list[str]):
-    """(panel title, policy, runs, mean of each run's last fifth, category summary) per
-    network and policy."""
+    """(panel title, policy, its runs, mean of the runs' last fifths, the runs' categories)
+    per network and policy."""
     for title, runs in _panels(args):
         for pol in _policies(runs):
             sub = runs[runs["routing.vc_policy"] == pol]
@@ -169,8 +169,8 @@ def _summaries(args: list[str]):
 
 
 def table(args: list[str]) -> None:
-    """Per network and policy: mean accepted load, its range over the seeds, the last fifth
-    of the run, and the categories of the seeds."""
+    """Per network and policy: mean accepted load over the seeds, over the last fifth of the
+    run, the worst drop of any seed, and how many seeds fell in each category."""
     print("| network | policy | seeds | accepted (mean) | last fifth of the run | worst drop | categories |")
     print("|---|---|---|---|---|---|---|")
     for title, pol, sub, tail, cats in _summaries(args):
