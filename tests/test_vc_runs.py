@@ -138,8 +138,7 @@ def test_page_brief_agrees_with_the_kept_runs(capsys):
 
 
 # The labels of the page's load table (accepted load at offered 0.45, 0.6 and 1.0).
-LOAD_NETS = {"1D HyperX": "hx1d", "2D HyperX": "hx2d", "3D HyperX": "hx3d", "Dragonfly, ADV+h": "df-adv",
-             "Dragonfly, ADVr+h": "df-adv_random", "Dragonfly+, ADV+h": "dfp-adv", "Dragonfly+, ADVr+h": "dfp-adv_random"}
+LOAD_NETS = {label.removesuffix(" (510k cycles)"): net for label, net in PAGE_NETS.items()}
 LOAD_POLICIES = {"MinFirst": "min_first", "MinLast": "min_last", "Ladder": "ladder", "with reuse": "ladder_reuse"}
 
 

@@ -68,10 +68,9 @@ def read_runs(out: str, key: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def sweep(out: str, key: str, png: Path) -> None:
+def sweep(runs: pd.DataFrame, key: str, png: Path) -> None:
     """The benchmarking paper's Figs. 1, 3, 4, 8: mean per-pair throughput vs a swept key, and
-    the throughput CDF per value."""
-    runs = read_runs(out, key)
+    the throughput CDF per value, from `read_runs(out, key)`."""
     if key == "topology.dims":
         runs["x"] = runs[key].map(lambda s: int(np.prod([int(v) for v in s.strip("[]").split(",")])))
         xlabel = "nodes"
@@ -135,10 +134,10 @@ def main() -> None:
         pingpong(Path(args.out), args.png)
         return
     try:
-        read_runs(args.out, args.key)
+        runs = read_runs(args.out, args.key)
     except KeyError:
         parser.error(f"KEY {args.key!r} is neither a column of runs.csv nor a key of the runs' spec.json")
-    sweep(args.out, args.key, args.png)
+    sweep(runs, args.key, args.png)
 
 
 if __name__ == "__main__":

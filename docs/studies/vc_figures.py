@@ -155,17 +155,20 @@ def load(png: Path, args: list[str]) -> None:
 
 
 def _summaries(args: list[str]):
-    """(panel title, policy, its runs, mean of the runs' last fifths, the runs' categories)
-    per network and policy."""
+    """(panel title, policy, its runs, the runs' categories) per network and policy."""
     for title, runs in _panels(args):
         for pol in _policies(runs):
             sub = runs[runs["routing.vc_policy"] == pol]
-            tails = []
-            for _, row in sub.iterrows():
-                _, y = _measured_bins(row)
-                tails.append(y[-max(1, len(y) // 5):].mean())
-            cats = sub["stability_category"].astype(int).tolist()
-            yield title, pol, sub, float(np.mean(tails)), cats
+            yield title, pol, sub, sub["stability_category"].astype(int).tolist()
+
+
+def _last_fifth(sub: pd.DataFrame) -> float:
+    """Mean over the runs of each run's accepted load over the last fifth of its bins."""
+    tails = []
+    for _, row in sub.iterrows():
+        _, y = _measured_bins(row)
+        tails.append(y[-max(1, len(y) // 5):].mean())
+    return float(np.mean(tails))
 
 
 def table(args: list[str]) -> None:
@@ -173,10 +176,10 @@ def table(args: list[str]) -> None:
     run, the worst drop of any seed, and how many seeds fell in each category."""
     print("| network | policy | seeds | accepted (mean) | last fifth of the run | worst drop | categories |")
     print("|---|---|---|---|---|---|---|")
-    for title, pol, sub, tail, cats in _summaries(args):
+    for title, pol, sub, cats in _summaries(args):
         summary = ", ".join(f"{c}: {cats.count(c)}" for c in sorted(set(cats)))
         print(f"| {title} | {NAMES[pol]} | {len(sub)} | {sub['accepted_load'].mean():.3f} | "
-              f"{tail:.3f} | {sub['stability_drop'].max():.0%} | {summary} |")
+              f"{_last_fifth(sub):.3f} | {sub['stability_drop'].max():.0%} | {summary} |")
 
 
 BRIEF = ["min_first", "min_last", "ladder", "ladder_reuse"]
@@ -189,7 +192,7 @@ def brief(args: list[str]) -> None:
     print("|---" * (len(BRIEF) + 3) + "|")
     rows: dict[str, dict[str, str]] = {}
     seeds_of: dict[str, set[int]] = {}
-    for title, pol, sub, _, cats in _summaries(args):
+    for title, pol, sub, cats in _summaries(args):
         counts = sorted(set(cats), key=lambda c: (-cats.count(c), c))
         cat = str(counts[0]) if len(counts) == 1 else ", ".join(f"{c} ({cats.count(c)})" for c in counts)
         rows.setdefault(title, {})[pol] = f"{cat} · {sub['accepted_load'].mean():.3f}"
