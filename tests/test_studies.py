@@ -161,6 +161,7 @@ def test_vc_policy_decides_stability(tmp_path_factory):
     ("vc_figures.py", ["temporal", "x.png", "no-equals-sign"], "'no-equals-sign'"),
     ("vc_figures.py", ["table", "A=@nonet"], "'nonet'"),
     ("vc_figures.py", ["table", "A={tmp}"], "no runs.csv"),
+    ("vc_figures.py", ["table", "A=@hx2d:ten"], "'ten'"),
     ("vc_figures.py", ["seeds", "x.png", "min_lastt", "A=@hx2d"], "'min_lastt'"),
     ("vc_figures.py", ["seeds", "{tmp}/no/x.png", "min_last", "A=@hx2d"], "does not exist"),
     ("figures.py", ["sweep", "{tmp}", "topology.dims", "x.png"], "no runs.csv"),

@@ -77,6 +77,14 @@ def test_a_stop_left_by_an_earlier_run_does_not_end_the_next(tmp_path, monkeypat
     assert "to start no more" in capsys.readouterr().out
 
 
+def test_a_seed_count_keeps_only_those_seeds():
+    """`@NET:N` (vc_figures) draws seeds 1 to N, so a figure can show the seeds its table does."""
+    every = vc_runs.dirs("hx1d").split(",")
+    two = vc_runs.dirs("hx1d", seeds=2).split(",")
+    assert len(every) == 30 and len(two) == 6
+    assert sorted(d.rsplit("-s", 1)[1] for d in two) == ["1", "1", "1", "2", "2", "2"]
+
+
 # The page's labels of its 510k-cycle tables, and the kept runs they stand for.
 PAGE_NETS = {"1D HyperX (510k cycles)": "hx1d", "2D HyperX (510k cycles)": "hx2d", "3D HyperX (510k cycles)": "hx3d",
              "Dragonfly, ADV+h (510k cycles)": "df-adv", "Dragonfly, ADVr+h (510k cycles)": "df-adv_random",

@@ -8,9 +8,9 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
 Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g. `@hx2d`,
-stands for the study's 510k-cycle runs kept in docs/studies/data/vc-management/ and
-`@NET:loads` for its accepted-vs-offered sweep, see vc_runs.py); a DIR whose runs
-sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
+stands for the study's 510k-cycle runs kept in docs/studies/data/vc-management/, `@NET:N`
+for their seeds 1 to N and `@NET:loads` for its accepted-vs-offered sweep, see vc_runs.py);
+a DIR whose runs sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
 thick line for the mean of the seeds (averages hide collapses, so both are drawn). `seeds`
 draws one policy with a colour per seed, like the paper's Figure 5.
 """
@@ -46,8 +46,7 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
     panels = []
     for arg in args:
         label, _, dirs = arg.partition("=")
-        dirs = ",".join(stored_dirs(d[1:].removesuffix(":loads"), d.endswith(":loads")) if d.startswith("@") else d
-                        for d in dirs.split(","))
+        dirs = ",".join(_stored(d) if d.startswith("@") else d for d in dirs.split(","))
         runs = read_runs(dirs, "traffic.load")
         runs["traffic.load"] = runs["traffic.load"].astype(float)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
@@ -57,6 +56,12 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
         else:
             panels.append((label, runs))
     return panels
+
+
+def _stored(ref: str) -> str:
+    """The run directories that `@NET`, `@NET:loads` or `@NET:N` (seeds 1 to N) stand for."""
+    net, _, what = ref[1:].partition(":")
+    return stored_dirs(net, what == "loads", int(what) if what.isdigit() else None)
 
 
 def _policies(runs: pd.DataFrame) -> list[str]:
@@ -234,11 +239,14 @@ def _check_panels(parser: argparse.ArgumentParser, panels: list[str]) -> None:
             parser.error(f"panel {arg!r}: expected LABEL=DIR, e.g. \"2D HyperX=@hx2d\"")
         for d in dirs.split(","):
             if d.startswith("@"):
-                net = d[1:].removesuffix(":loads")
+                net, _, what = d[1:].partition(":")
                 if net not in NETWORKS:
                     parser.error(f"panel {arg!r}: unknown study network {net!r}; one of {', '.join(NETWORKS)}")
+                if what and what != "loads" and not (what.isdigit() and int(what) > 0):
+                    parser.error(f"panel {arg!r}: {d!r}: after ':' expected 'loads' or a seed count N >= 1 "
+                                 f"(seeds 1 to N), got {what!r}")
                 try:
-                    stored_dirs(net, d.endswith(":loads"))
+                    _stored(d)
                 except SystemExit as e:
                     parser.error(f"panel {arg!r}: {e}")
             elif not (Path(d) / "runs.csv").is_file():
@@ -250,7 +258,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True, metavar="COMMAND")
     panel_help = ("a panel: its title, '=', and its runs (an output directory, several joined by commas, "
-                  "or @NET / @NET:loads for the kept study runs)")
+                  "or @NET / @NET:N / @NET:loads for the kept study runs: all seeds, seeds 1 to N, the load sweep)")
     for name, what in (("temporal", "accepted load over time: one thin line per seed, the mean thick"),
                        ("load", "accepted vs offered load, a bar over the seeds"),
                        ("table", "the category table, as markdown on stdout"),

@@ -173,13 +173,15 @@ def status(nets: list[str]) -> None:
           f"{sum(minutes_needed(j) for j in left) / 60:.0f} CPU-hours to go")
 
 
-def dirs(net: str, loads: bool = False) -> str:
-    """The finished 510k-cycle runs of one network, by policy and seed; or its load sweep."""
+def dirs(net: str, loads: bool = False, seeds: int | None = None) -> str:
+    """The finished 510k-cycle runs of one network, by policy and seed (only seeds 1 to
+    `seeds` if given, so that a figure shows the seeds its table does); or its load sweep."""
     if loads:
         if not (DATA / net / LOADS / "runs.csv").exists():
             raise SystemExit(f"no load sweep of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
         return str(DATA / net / LOADS)
-    found = [d for d in (DATA / net).glob("*-s[0-9]*") if (d / "runs.csv").exists()]
+    found = [d for d in (DATA / net).glob("*-s[0-9]*")
+             if (d / "runs.csv").exists() and (seeds is None or int(d.name.rsplit("-s", 1)[1]) <= seeds)]
     if not found:
         raise SystemExit(f"no finished run of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
     found.sort(key=lambda d: (d.name.rsplit("-s", 1)[0], int(d.name.rsplit("-s", 1)[1])))
