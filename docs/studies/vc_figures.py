@@ -140,18 +140,21 @@ def load(png: Path, args: list[str]) -> None:
     fig, axes, rows = _grid(len(panels), (6.0, 4.4), 4.4, 3.5)
     shown: dict[str, str] = {}
     for ax, (title, runs) in zip(axes.ravel(), panels):
-        for pol in _policies(runs):
+        pols = _policies(runs)
+        for i, pol in enumerate(pols):
             by_load = runs[runs["routing.vc_policy"] == pol].groupby("traffic.load")["accepted_load"]
             mean, low, high = by_load.mean(), by_load.min(), by_load.max()
             ax.plot(mean.index, mean.values, "o-", ms=3, color=COLORS[pol])
             spread = high > low
-            ax.vlines(mean.index[spread], low[spread], high[spread], color=COLORS[pol], lw=1.2, alpha=0.6)
+            # Bars side by side, so that one policy's bar does not hide another's.
+            x = mean.index[spread] + (i - (len(pols) - 1) / 2) * 0.012
+            ax.vlines(x, low[spread], high[spread], color=COLORS[pol], lw=1.6, alpha=0.7)
             shown[pol] = NAMES[pol]
         ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
         ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("offered load (phits/server/cycle)")
-        ax.set_xlim(0, 1.02)
+        ax.set_xlim(0, 1.04)
         ax.set_ylim(0, 0.55)
         ax.grid(alpha=0.3)
     _finish(fig, axes, shown, rows, "Valiant: accepted vs offered load (mean of the seeds; bar: lowest to highest seed;\n"
