@@ -59,8 +59,13 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _stored(ref: str) -> str:
-    """The run directories that `@NET`, `@NET:loads` or `@NET:N` (seeds 1 to N) stand for."""
+    """The run directories that `@NET`, `@NET:loads` or `@NET:N` (seeds 1 to N) stand for;
+    SystemExit with what is wrong if there are none."""
     net, _, what = ref[1:].partition(":")
+    if net not in NETWORKS:
+        raise SystemExit(f"unknown study network {net!r}; one of {', '.join(NETWORKS)}")
+    if what and what != "loads" and not (what.isdigit() and int(what) > 0):
+        raise SystemExit(f"{ref!r}: after ':' expected 'loads' or a seed count N >= 1 (seeds 1 to N), got {what!r}")
     return stored_dirs(net, what == "loads", int(what) if what.isdigit() else None)
 
 
@@ -242,12 +247,6 @@ def _check_panels(parser: argparse.ArgumentParser, panels: list[str]) -> None:
             parser.error(f"panel {arg!r}: expected LABEL=DIR, e.g. \"2D HyperX=@hx2d\"")
         for d in dirs.split(","):
             if d.startswith("@"):
-                net, _, what = d[1:].partition(":")
-                if net not in NETWORKS:
-                    parser.error(f"panel {arg!r}: unknown study network {net!r}; one of {', '.join(NETWORKS)}")
-                if what and what != "loads" and not (what.isdigit() and int(what) > 0):
-                    parser.error(f"panel {arg!r}: {d!r}: after ':' expected 'loads' or a seed count N >= 1 "
-                                 f"(seeds 1 to N), got {what!r}")
                 try:
                     _stored(d)
                 except SystemExit as e:

@@ -180,16 +180,11 @@ def dirs(net: str, loads: bool = False, seeds: int | None = None) -> str:
         if not (DATA / net / LOADS / "runs.csv").exists():
             raise SystemExit(f"no load sweep of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
         return str(DATA / net / LOADS)
-    def policy_seed(d: Path) -> tuple[str, int]:
-        policy, _, seed = d.name.rpartition("-s")
-        return policy, int(seed)
-
-    found = [d for d in (DATA / net).glob("*-s[0-9]*")
-             if (d / "runs.csv").exists() and (seeds is None or policy_seed(d)[1] <= seeds)]
+    found = sorted((j for j in jobs([net]) if j.policy != LOADS and j.done() and (seeds is None or j.seed <= seeds)),
+                   key=lambda j: (j.policy, j.seed))
     if not found:
         raise SystemExit(f"no finished run of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
-    found.sort(key=policy_seed)
-    return ",".join(str(d) for d in found)
+    return ",".join(str(j.dir) for j in found)
 
 
 def main() -> None:
