@@ -174,3 +174,13 @@ def test_figure_scripts_reject_bad_input(tmp_path, script, args, named):
                        cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert named in r.stderr and "Traceback" not in r.stderr
+
+
+def test_table_piped_into_head_is_not_an_error():
+    """`vc_figures.py table ... | head -1`: the reader leaves; no traceback, exit 0."""
+    proc = subprocess.Popen([sys.executable, REPO / "docs" / "studies" / "vc_figures.py", "table", "A=@hx1d"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # nobody reads: the first write raises BrokenPipeError
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -18,6 +18,7 @@ draws one policy with a colour per seed, like the paper's Figure 5.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -289,4 +290,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+        sys.stdout.flush()  # inside the try: a reader that left early shows here, not at exit
+    except BrokenPipeError:
+        # `vc_figures.py table ... | head`: the reader left, which is not an error. Point stdout
+        # at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
