@@ -18,7 +18,6 @@ draws one policy with a colour per seed, like the paper's Figure 5.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from figures import read_runs  # noqa: E402  (the sibling script; run from any directory)
+from hopsim.cli import reader_left  # noqa: E402
 from vc_runs import NETWORKS  # noqa: E402
 from vc_runs import dirs as stored_dirs  # noqa: E402
 
@@ -293,7 +293,5 @@ if __name__ == "__main__":
     try:
         main()
         sys.stdout.flush()  # inside the try: a reader that left early shows here, not at exit
-    except BrokenPipeError:
-        # `vc_figures.py table ... | head`: the reader left, which is not an error. Point stdout
-        # at /dev/null so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # `vc_figures.py table ... | head`
+        sys.exit(reader_left())

@@ -401,6 +401,14 @@ def cmd_report(args) -> int:
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "topology": cmd_topology, "report": cmd_report}
 
 
+def reader_left() -> int:
+    """After a BrokenPipeError on stdout (`hopsim topology f.toml | head`): the reader went
+    away, which is not an error. Points stdout at /dev/null so the interpreter's final flush
+    does not raise again, and returns exit code 0. The study scripts use it too."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hopsim`` command."""
     from .spec import SpecError
@@ -419,10 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("\nhopsim: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`hopsim topology f.toml | head`): not an error. Point stdout
-        # at /dev/null so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return reader_left()
     except BaseException as e:  # a panic inside the engine is a bug, not a user error
         if type(e).__name__ != "PanicException":
             raise
