@@ -7,12 +7,13 @@ the run directories of `hopsim run examples/vc-*.toml`. Usage:
     python docs/studies/vc_figures.py brief LABEL=DIR [LABEL=DIR ...]   # one row per network
     python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
-Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g. `@hx2d`,
-stands for the study's 510k-cycle runs kept in docs/studies/data/vc-management/, `@NET:N`
-for their seeds 1 to N and `@NET:loads` for its accepted-vs-offered sweep, see vc_runs.py);
-a DIR whose runs sweep `traffic.pattern` gives one panel per pattern. In `temporal`, each policy has a colour: a thin line per seed and a
-thick line for the mean of the seeds (averages hide collapses, so both are drawn). `seeds`
-draws one policy with a colour per seed, like the paper's Figure 5.
+Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g.
+`@hx2d`, stands for the study's 510k-cycle runs kept in docs/studies/data/vc-management/,
+`@NET:N` for their seeds 1 to N and `@NET:loads` for its accepted-vs-offered sweep, see
+vc_runs.py); a DIR whose runs sweep `traffic.pattern` gives one panel per pattern. In
+`temporal`, each policy has a colour: a thin line per seed and a thick line for the mean
+of the seeds (averages hide collapses, so both are drawn). `seeds` draws one policy with a
+colour per seed, like the paper's Figure 5.
 """
 
 from __future__ import annotations
