@@ -48,7 +48,6 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
     panels = []
     for arg in args:
         label, _, dirs = arg.partition("=")
-        dirs = ",".join(_stored(d) if d.startswith("@") else d for d in dirs.split(","))
         runs = read_runs(dirs, "traffic.load")
         runs["traffic.load"] = runs["traffic.load"].astype(float)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
@@ -241,20 +240,27 @@ def seeds(png: Path, policy: str, args: list[str]) -> None:
     fig.savefig(png, dpi=80)
 
 
-def _check_panels(parser: argparse.ArgumentParser, panels: list[str]) -> None:
-    """One clear error (exit 2) for a panel argument that names no runs."""
+def _resolve_panels(parser: argparse.ArgumentParser, panels: list[str]) -> list[str]:
+    """The panels with each `@NET` reference replaced by its run directories; one clear
+    error (exit 2) for a panel argument that names no runs."""
+    resolved = []
     for arg in panels:
         label, eq, dirs = arg.partition("=")
         if not eq or not label or not dirs:
             parser.error(f"panel {arg!r}: expected LABEL=DIR, e.g. \"2D HyperX=@hx2d\"")
+        found = []
         for d in dirs.split(","):
             if d.startswith("@"):
                 try:
-                    _stored(d)
+                    found.append(_stored(d))
                 except SystemExit as e:
                     parser.error(f"panel {arg!r}: {e}")
             elif not (Path(d) / "runs.csv").is_file():
                 parser.error(f"panel {arg!r}: {d!r} is not a run directory (it has no runs.csv)")
+            else:
+                found.append(d)
+        resolved.append(f"{label}={','.join(found)}")
+    return resolved
 
 
 def main() -> None:
@@ -275,7 +281,7 @@ def main() -> None:
             p.add_argument("policy", choices=POLICIES, metavar="POLICY", help=f"one of {', '.join(POLICIES)}")
         p.add_argument("panels", nargs="+", metavar="LABEL=DIR", help=panel_help)
     args = parser.parse_args()
-    _check_panels(parser, args.panels)
+    args.panels = _resolve_panels(parser, args.panels)
     if "png" in args and not args.png.parent.is_dir():
         parser.error(f"PNG {str(args.png)!r}: folder {str(args.png.parent)!r} does not exist")
     if args.what == "temporal":
