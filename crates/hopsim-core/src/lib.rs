@@ -4,6 +4,7 @@
 //! wormhole, separable allocation) is described in `docs/model.md`. Entry points:
 //! [`simulate`] for a parsed [`Spec`], and the JSON functions used by the Python package.
 
+pub mod deadlock_freedom;
 pub mod engine;
 pub mod error;
 pub mod huge_pages;
@@ -12,6 +13,7 @@ pub mod nic;
 pub mod packet;
 pub mod prefetch;
 pub mod router;
+pub mod route;
 pub mod routing;
 pub mod slab;
 pub mod spec;

@@ -14,7 +14,8 @@ use crate::nic::Nics;
 use crate::message::Messages;
 use crate::packet::Arena;
 use crate::router::{self, Entry, Routers, StepCtx};
-use crate::routing::{Hop, Routing, Rng, NO_DIM};
+use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
+use crate::routing::Routing;
 use crate::workload::{Post, Sample, Workload};
 use crate::spec::{FlowControl, Spec};
 use crate::stats::{RunResult, Stats};
@@ -72,8 +73,7 @@ impl Parts {
         spec.validate()?;
         let topo = crate::topology::build(spec)?;
         let routing = crate::routing::build(spec, &topo)?;
-        let vc_policy = crate::vc::build(spec, &topo)?;
-        crate::routing::check_policy(spec, routing.as_ref())?;
+        let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
         let traffic = crate::traffic::build(spec, topo.as_ref(), &servers)?;
         let p = spec.packet.phits;
@@ -341,7 +341,8 @@ impl Simulation {
             let port = self.routers.network_ports[switch] as usize + self.servers.local_index(pkt.dst as usize);
             pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
         } else {
-            self.routing.route(switch, &mut pkt.state, &mut self.switch_rng[switch], &mut pkt.candidates);
+            let mut cx = RouteCtx { switch, rng: &mut self.switch_rng[switch], congestion: &self.routers };
+            self.routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
             assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", self.routing.name());
         }
         let all = self.vc_policy.all();

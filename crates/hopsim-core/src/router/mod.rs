@@ -68,6 +68,8 @@ pub struct Vc {
 
 pub struct Routers {
     pub vcs: usize,
+    /// Phits of an input buffer per VC (what a full set of credits covers).
+    pub in_cap: u32,
     pub port_base: Vec<u32>,
     pub ports: Vec<Port>,
     pub vc: Vec<Vc>,
@@ -136,6 +138,7 @@ impl Routers {
         }
         Routers {
             vcs,
+            in_cap,
             port_base,
             link_phits: vec![0; ports.len()],
             ports,
@@ -230,9 +233,25 @@ impl Routers {
         crate::prefetch::slice(&self.vc[a * self.vcs..b * self.vcs]);
     }
 
+    /// Phits queued behind output VC `gv` as its switch sees them: its output buffer plus what
+    /// the credits say the next input buffer holds (nothing for a server, which never pushes
+    /// back). Both the allocator's join-the-shortest-queue and adaptive routing read this.
+    #[inline]
+    pub fn vc_queue(&self, gv: usize) -> u32 {
+        let q = &self.vc[gv];
+        q.out_used + self.in_cap - q.credits.min(self.in_cap)
+    }
+
     /// The switch a global port belongs to (binary search; only for reports).
     pub fn switch_of_port(&self, gp: usize) -> usize {
         self.port_base.partition_point(|&b| b as usize <= gp) - 1
+    }
+}
+
+impl crate::route::Congestion for Routers {
+    fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        let gp = self.global_port(switch, port);
+        (gp * self.vcs..(gp + 1) * self.vcs).map(|gv| self.vc_queue(gv)).sum()
     }
 }
 

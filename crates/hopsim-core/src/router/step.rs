@@ -9,7 +9,7 @@ use super::{vc_slots, Entry, Peer, Routers};
 use crate::engine::calendar::{Calendar, Event, NEVER};
 use crate::engine::Params;
 use crate::packet::Arena;
-use crate::routing::Rng;
+use crate::route::Rng;
 use crate::vc::JsqTies;
 
 pub struct StepCtx<'a> {
@@ -367,7 +367,7 @@ fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
 /// The VCs a candidate hop may use at the next buffer, lowest first (a policy's mask may
 /// name more VCs than the switch has).
 #[inline]
-fn allowed_vcs(c: &crate::routing::Candidate, vcs: usize) -> impl Iterator<Item = usize> {
+fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = usize> {
     let mut mask = if vcs >= 32 { c.vcs } else { c.vcs & ((1u32 << vcs) - 1) };
     std::iter::from_fn(move || {
         (mask != 0).then(|| {
@@ -402,7 +402,7 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Pa
             if q.out_owned || prm.out_cap - q.out_used < u {
                 continue;
             }
-            let space = (prm.out_cap - q.out_used) as u64 + q.credits.min(prm.in_cap) as u64;
+            let space = (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
             let better = match best {
                 None => true,
                 Some((bp, bs, _, _)) if c.priority < bp || (c.priority == bp && space > bs) => {

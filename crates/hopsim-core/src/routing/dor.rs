@@ -1,6 +1,6 @@
 //! Dimension-order routing: correct dimension 0 first, then 1, ...; minimal in each ring.
 
-use super::{dor_hop, Candidates, RouteState, Routing, Rng};
+use super::{dor_hop, Candidates, RouteCtx, RouteState, Routing};
 use crate::topology::Topology;
 use std::sync::Arc;
 
@@ -20,15 +20,15 @@ impl Routing for Dor {
         "dor"
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
         let grid = self.topo.cartesian().expect("checked in new");
         if let Some(hop) = dor_hop(grid, switch, state.dst_switch as usize, state.tie_dirs) {
             out.push(hop, 0);
         }
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        // `phase_dateline` keeps a DOR packet in phase 0: the dateline classes of its lower half.
-        &["dateline", "dateline_partition", "phase_dateline"]
+    fn max_hops(&self) -> usize {
+        self.topo.diameter()
     }
 }

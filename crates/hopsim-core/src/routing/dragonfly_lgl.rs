@@ -36,8 +36,4 @@ impl MinimalStep for DragonflyLgl {
             local(out)
         }
     }
-
-    fn sound_policies(&self, _valiant: bool) -> &'static [&'static str] {
-        super::LOW_DIAMETER_POLICIES
-    }
 }

@@ -4,7 +4,7 @@
 //! Channels are used in the order up, global, down, so minimal routing is deadlock-free with
 //! one VC; Valiant (down then up again at the intermediate leaf) needs a class per phase.
 
-use super::{Hop, MinimalStep, Rng, LOW_DIAMETER_POLICIES};
+use super::{Hop, MinimalStep, Rng};
 use crate::topology::DragonflyPlus;
 use rand::Rng as _;
 
@@ -44,14 +44,6 @@ impl MinimalStep for DragonflyPlusUgd {
             Hop { port: port as u16, dim: 1, class: 1, ..Default::default() }
         } else {
             down(rng.gen_range(0..l))
-        }
-    }
-
-    fn sound_policies(&self, valiant: bool) -> &'static [&'static str] {
-        if valiant {
-            LOW_DIAMETER_POLICIES
-        } else {
-            &["ladder", "ladder_reuse", "min_first", "min_last", "min_both", "dateline"]
         }
     }
 }

@@ -30,8 +30,4 @@ impl MinimalStep for FatTreeUpDown {
             Hop { port: (t.down_ports(lc) + rng.gen_range(0..t.k)) as u16, dim: lc as u8, ..Default::default() }
         }
     }
-
-    fn sound_policies(&self, _valiant: bool) -> &'static [&'static str] {
-        &["ladder", "ladder_reuse", "min_first", "min_last", "min_both", "dateline"]
-    }
 }

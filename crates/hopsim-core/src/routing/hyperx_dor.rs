@@ -2,7 +2,7 @@
 //! dimension is a complete graph). Channel dependencies only go from lower to higher
 //! dimensions, so it is deadlock-free with a single VC.
 
-use super::{Hop, MinimalStep, Rng, LOW_DIAMETER_POLICIES};
+use super::{Hop, MinimalStep, Rng};
 use crate::topology::HyperX;
 
 pub struct HyperXDor {
@@ -21,14 +21,5 @@ impl MinimalStep for HyperXDor {
         let g = &self.hx.grid;
         let dim = (0..g.n()).find(|&d| g.coord(cur, d) != g.coord(target, d)).expect("cur != target");
         Hop { port: self.hx.port_to(cur, dim, g.coord(target, dim)) as u16, dim: dim as u8, ..Default::default() }
-    }
-
-    fn sound_policies(&self, valiant: bool) -> &'static [&'static str] {
-        if valiant {
-            LOW_DIAMETER_POLICIES
-        } else {
-            // Any VC assignment: DOR's dependencies are acyclic (the dateline never applies).
-            &["ladder", "ladder_reuse", "min_first", "min_last", "min_both", "dateline", "dateline_partition", "phase_dateline"]
-        }
     }
 }

@@ -5,7 +5,7 @@
 //! (`vc_policy = "escape"`) the escape sub-network, DOR with a dateline, is deadlock-free, so
 //! the whole routing is.
 
-use super::{dor_hop, grid_direction, grid_hop, Candidates, RouteState, Routing, Rng};
+use super::{dor_hop, grid_direction, grid_hop, Candidates, RouteCtx, RouteState, Routing};
 use crate::topology::Topology;
 use std::sync::Arc;
 
@@ -26,7 +26,8 @@ impl Routing for MinAdaptive {
         "min_adaptive"
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
         let grid = self.topo.cartesian().expect("checked in new");
         let dst = state.dst_switch as usize;
         for dim in 0..grid.n() {
@@ -41,7 +42,7 @@ impl Routing for MinAdaptive {
         }
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        &["escape"]
+    fn max_hops(&self) -> usize {
+        self.topo.diameter()
     }
 }

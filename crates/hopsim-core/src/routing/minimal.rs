@@ -3,17 +3,18 @@
 //! dimension), local-global-local on a dragonfly, up-global-down on a dragonfly+, up/down on
 //! a fat-tree.
 
-use super::{Candidates, MinimalStep, RouteState, Routing, Rng};
+use super::{Candidates, MinimalStep, RouteCtx, RouteState, Routing, Rng};
 use std::sync::Arc;
 
 pub struct Minimal {
     name: &'static str,
     step: Arc<dyn MinimalStep>,
+    diameter: usize,
 }
 
 impl Minimal {
-    pub fn new(name: &'static str, step: Arc<dyn MinimalStep>) -> Self {
-        Minimal { name, step }
+    pub fn new(name: &'static str, step: Arc<dyn MinimalStep>, diameter: usize) -> Self {
+        Minimal { name, step, diameter }
     }
 }
 
@@ -28,11 +29,13 @@ impl Routing for Minimal {
         state.intermediate = state.src_switch;
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
+        let rng = &mut *cx.rng;
         out.push(self.step.hop(switch, state.dst_switch as usize, rng), 0);
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        self.step.sound_policies(false)
+    fn max_hops(&self) -> usize {
+        self.diameter
     }
 }

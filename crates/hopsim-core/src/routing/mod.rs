@@ -1,8 +1,10 @@
 //! Routing algorithms: which output ports a packet may take at a switch.
 //!
-//! A routing algorithm fills a `Candidates` list when a packet's head arrives at a switch; the
-//! VC policy (`crate::vc`) then says which VCs each candidate may use, and the allocator picks
-//! among the feasible ones: lowest `priority` first, then the most free space.
+//! A routing algorithm fills a `Candidates` list when a packet's head arrives at a switch,
+//! reading the congestion the switch can see if it is adaptive; the VC policy (`crate::vc`)
+//! then says which VCs each candidate may use, and the allocator picks among the feasible
+//! ones: lowest `priority` first, then the most free space. Which VC policies make which
+//! algorithm deadlock-free is said once, in `crate::deadlock_freedom`.
 
 mod dor;
 mod dragonfly_lgl;
@@ -11,101 +13,68 @@ mod fat_tree_updown;
 mod hyperx_dor;
 mod min_adaptive;
 mod minimal;
+mod par;
 mod rdr;
 mod romm;
+mod ugal;
 mod valiant;
 mod valiant_low_diameter;
+
+pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 use crate::topology::Topology;
-use rand_pcg::Pcg64Mcg;
 use std::sync::Arc;
 
-pub type Rng = Pcg64Mcg;
-
-/// What travels with a packet for routing and VC decisions.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RouteState {
-    pub src_switch: u32,
-    pub dst_switch: u32,
-    /// Switch-to-switch hops taken so far.
-    pub hops: u16,
-    /// Hops taken over local / global links (topologies with link classes).
-    pub local_hops: u8,
-    pub global_hops: u8,
-    /// 0 on the way to a Valiant intermediate (or minimal), 1 after it.
-    pub phase: u8,
-    /// Global hops taken before the current phase began (set at the intermediate switch), so
-    /// VC policies can tell a phase's local hops before its global hop from those after.
-    pub phase_start_global: u8,
-    /// Whether the packet was routed through an intermediate switch. Valiant on low-diameter
-    /// networks leaves it false for a packet whose drawn intermediate is its source or
-    /// destination switch (routed minimally; `intermediate` still says which was drawn).
-    pub valiant: bool,
-    pub intermediate: u32,
-    /// Dimensions whose wrap-around (dateline) link this packet has crossed in this phase.
-    pub wrapped: u32,
-    /// Random per-packet choice for dimensions exactly half-way round a ring: bit set = go -.
-    pub tie_dirs: u32,
-    /// VC the packet occupies now.
-    pub vc: u8,
+/// The routing algorithms, as `routing.algorithm` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    Dor,
+    Minimal,
+    MinAdaptive,
+    Rdr,
+    Romm,
+    Valiant,
+    UgalL,
+    UgalG,
+    Par,
 }
 
-/// One hop a packet may take.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Hop {
-    pub port: u16,
-    /// Dimension moved along (cartesian topologies), `NO_DIM` otherwise.
-    pub dim: u8,
-    /// The hop crosses a dateline (the wrap-around link of a ring).
-    pub wraps: bool,
-    /// The minimal path along this dimension still has a wrap-around link ahead (this hop included).
-    pub wrap_ahead: bool,
-    /// Link class: 0 local, 1 global.
-    pub class: u8,
-    /// The hop goes to a server (ejection).
-    pub eject: bool,
-    /// The hop belongs to the escape sub-network (Duato): the DOR hop, offered on the escape
-    /// VCs; other hops of adaptive routings go on the adaptive VCs (`vc::escape`).
-    pub escape: bool,
-}
+impl Algorithm {
+    pub const ALL: [Algorithm; 9] = [
+        Algorithm::Dor,
+        Algorithm::Minimal,
+        Algorithm::MinAdaptive,
+        Algorithm::Rdr,
+        Algorithm::Romm,
+        Algorithm::Valiant,
+        Algorithm::UgalL,
+        Algorithm::UgalG,
+        Algorithm::Par,
+    ];
 
-pub const NO_DIM: u8 = u8::MAX;
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Candidate {
-    pub hop: Hop,
-    /// Allowed VCs at the next buffer, a bit per VC; filled by the VC policy.
-    pub vcs: u32,
-    /// Lower is preferred; equal priorities are chosen by free space (adaptive choice).
-    pub priority: u8,
-}
-
-pub const MAX_CANDIDATES: usize = 8;
-
-/// `len` first, so it sits next to the first candidates (see `Packet`).
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct Candidates {
-    pub len: u8,
-    pub list: [Candidate; MAX_CANDIDATES],
-}
-
-impl Candidates {
-    pub fn clear(&mut self) {
-        self.len = 0;
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Dor => "dor",
+            Algorithm::Minimal => "minimal",
+            Algorithm::MinAdaptive => "min_adaptive",
+            Algorithm::Rdr => "rdr",
+            Algorithm::Romm => "romm",
+            Algorithm::Valiant => "valiant",
+            Algorithm::UgalL => "ugal_l",
+            Algorithm::UgalG => "ugal_g",
+            Algorithm::Par => "par",
+        }
     }
-    pub fn push(&mut self, hop: Hop, priority: u8) {
-        debug_assert!((self.len as usize) < MAX_CANDIDATES);
-        self.list[self.len as usize] = Candidate { hop, vcs: 0, priority };
-        self.len += 1;
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
     }
-    pub fn as_slice(&self) -> &[Candidate] {
-        &self.list[..self.len as usize]
-    }
-    pub fn as_mut_slice(&mut self) -> &mut [Candidate] {
-        &mut self.list[..self.len as usize]
+
+    /// Every name, comma-separated, for error messages and `--help`.
+    pub fn names() -> String {
+        Self::ALL.map(Algorithm::name).join(", ")
     }
 }
 
@@ -115,29 +84,22 @@ pub trait Routing: Send + Sync {
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
         state.tie_dirs = rand::Rng::gen(rng);
     }
-    /// Candidate network hops at `switch` towards `state.dst_switch`; never called at the
+    /// Candidate network hops at `cx.switch` towards `state.dst_switch`; never called at the
     /// destination switch (the engine ejects there).
-    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates);
-    /// VC policies under which this routing is deadlock-free on every topology it accepts
-    /// (`none`, deliberately unsafe, is always accepted).
-    fn sound_policies(&self) -> &'static [&'static str];
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates);
+    /// Switch-to-switch hops of the longest path the routing may take: the number of steps a
+    /// hop-indexed VC ladder needs.
+    fn max_hops(&self) -> usize;
 }
-
-pub const ALGORITHMS: &str = "dor, minimal, min_adaptive, rdr, romm, valiant";
 
 /// The minimal next hop on a low-diameter topology: one implementation per topology
 /// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`), shared by the
-/// `minimal` routing and by each phase of `valiant` there.
+/// `minimal` routing, by each phase of `valiant` there, and by the adaptive routings that
+/// choose between the two.
 pub trait MinimalStep: Send + Sync {
     /// The next hop from `cur` towards `target` (`cur != target`) along a minimal path.
     fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop;
-    /// VC policies under which minimal routing (`valiant` = false) or Valiant with this step in
-    /// each phase (`valiant` = true) is deadlock-free.
-    fn sound_policies(&self, valiant: bool) -> &'static [&'static str];
 }
-
-/// The policies for Valiant on low-diameter networks: VC classes per phase or per hop.
-pub const LOW_DIAMETER_POLICIES: &[&str] = &["ladder", "ladder_reuse", "min_first", "min_last", "min_both"];
 
 /// The minimal step of a low-diameter topology, if it is one.
 pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
@@ -156,64 +118,50 @@ pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
     None
 }
 
-pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
+/// The algorithm `routing.algorithm` names.
+pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
     let name = spec.routing.algorithm.as_str();
-    let unknown = || SpecError::new("routing.algorithm", format!("{name:?}"), format!("unknown routing algorithm; allowed: {ALGORITHMS}"));
-    if spec.routing.valiant_redraw && !(name == "valiant" && minimal_step(topo.as_ref()).is_some()) {
+    Algorithm::from_name(name).ok_or_else(|| {
+        SpecError::new("routing.algorithm", format!("{name:?}"), format!("unknown routing algorithm; allowed: {}", Algorithm::names()))
+    })
+}
+
+pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
+    use Algorithm as A;
+    let algo = algorithm(spec)?;
+    let kind = topo.kind();
+    if spec.routing.valiant_redraw && !(algo == A::Valiant && minimal_step(topo.as_ref()).is_some()) {
         return Err(SpecError::new(
             "routing.valiant_redraw",
             "true",
             "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly and dragonfly_plus",
         ));
     }
-    if let Some(step) = minimal_step(topo.as_ref()) {
-        let ld = "hyperx, dragonfly, dragonfly_plus, fat_tree";
-        return match name {
-            "minimal" => Ok(Arc::new(minimal::Minimal::new("minimal", step))),
-            "dor" if topo.hyperx().is_some() => Ok(Arc::new(minimal::Minimal::new("dor", step))),
-            "valiant" if topo.fat_tree().is_none() => {
-                Ok(Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step, spec.routing.valiant_redraw)))
-            }
-            "valiant" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx, dragonfly, dragonfly_plus")),
-            "dor" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx")),
-            "rdr" | "romm" | "min_adaptive" => Err(not_for(name, topo.as_ref(), "torus, mesh")),
-            _ if ALGORITHMS.split(", ").any(|a| a == name) => Err(not_for(name, topo.as_ref(), ld)),
-            _ => Err(unknown()),
-        };
+    if crate::deadlock_freedom::row(algo, kind).is_none() {
+        return Err(SpecError::new(
+            "routing.algorithm",
+            format!("{:?}", algo.name()),
+            format!("not defined on topology.kind = {kind:?}; it needs one of: {}", crate::deadlock_freedom::kinds_of(algo).join(", ")),
+        ));
     }
-    match name {
-        "minimal" => Err(not_for(name, topo.as_ref(), "hyperx, dragonfly, dragonfly_plus, fat_tree")),
-        "dor" => Ok(Arc::new(dor::Dor::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
-        "rdr" => Ok(Arc::new(rdr::Rdr::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
-        "valiant" => Ok(Arc::new(valiant::Valiant::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
-        "romm" => Ok(Arc::new(romm::Romm::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
-        "min_adaptive" => {
-            Ok(Arc::new(min_adaptive::MinAdaptive::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?))
-        }
-        _ => Err(unknown()),
-    }
-}
-
-fn not_for(algorithm: &str, topo: &dyn Topology, allowed: &str) -> SpecError {
-    SpecError::new(
-        "routing.algorithm",
-        format!("{algorithm:?}"),
-        format!("not defined on topology.kind = {:?}; it needs one of: {allowed}", topo.kind()),
-    )
-}
-
-/// Reject a VC policy under which `routing` could deadlock.
-pub fn check_policy(spec: &Spec, routing: &dyn Routing) -> SpecResult<()> {
-    let policy = crate::vc::resolve(spec);
-    let sound = routing.sound_policies();
-    if policy == "none" || sound.contains(&policy) {
-        return Ok(());
-    }
-    Err(SpecError::new(
-        "routing.vc_policy",
-        format!("{policy:?}"),
-        format!("routing.algorithm = {:?} is not deadlock-free with it; use one of: {}", routing.name(), sound.join(", ")),
-    ))
+    // HyperX has a grid too, but its minimal step, not the torus's DOR.
+    let low_diameter = minimal_step(topo.as_ref());
+    let grid = || low_diameter.is_none();
+    let step = || low_diameter.clone().expect("the table lists only low-diameter kinds here");
+    let adaptive = || ugal::UgalParams::from_spec(spec);
+    Ok(match algo {
+        A::Dor if grid() => Arc::new(dor::Dor::new(topo.clone()).expect("cartesian")),
+        A::Rdr => Arc::new(rdr::Rdr::new(topo.clone()).expect("cartesian")),
+        A::Romm => Arc::new(romm::Romm::new(topo.clone()).expect("cartesian")),
+        A::MinAdaptive => Arc::new(min_adaptive::MinAdaptive::new(topo.clone()).ok_or_else(|| {
+            SpecError::new("routing.algorithm", "\"min_adaptive\"", format!("takes tori and meshes of at most {} dimensions", MAX_CANDIDATES - 1))
+        })?),
+        A::Valiant if grid() => Arc::new(valiant::Valiant::new(topo.clone()).expect("cartesian")),
+        A::Dor | A::Minimal => Arc::new(minimal::Minimal::new(algo.name(), step(), topo.diameter())),
+        A::Valiant => Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step(), spec.routing.valiant_redraw)),
+        A::UgalL | A::UgalG => Arc::new(ugal::Ugal::new(topo.clone(), step(), algo == A::UgalG, adaptive()?)),
+        A::Par => Arc::new(par::Par::new(topo.clone(), step(), adaptive()?)),
+    })
 }
 
 /// The DOR hop from `cur` towards `target` (lowest dimension not yet corrected), if any.

@@ -8,7 +8,7 @@
 //! VCs (priority 1), which form a deadlock-free DOR + dateline sub-network. A packet takes the
 //! escape hop only when no adaptive VC of its random hop can take it that cycle.
 
-use super::{dor_hop, grid_direction, grid_hop, Candidates, RouteState, Routing, Rng};
+use super::{dor_hop, grid_direction, grid_hop, Candidates, RouteCtx, RouteState, Routing};
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -29,7 +29,9 @@ impl Routing for Rdr {
         "rdr"
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
+        let rng = &mut *cx.rng;
         let grid = self.topo.cartesian().expect("checked in new");
         let dst = state.dst_switch as usize;
         let unfinished = (0..grid.n()).filter(|&d| grid.coord(switch, d) != grid.coord(dst, d)).count();
@@ -53,7 +55,7 @@ impl Routing for Rdr {
         out.push(escape, 1);
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        &["escape"]
+    fn max_hops(&self) -> usize {
+        self.topo.diameter()
     }
 }

@@ -4,7 +4,7 @@
 //! the destination. Both phases go the same way in every dimension, so the route is minimal.
 //! Deadlock-free under `vc_policy = "phase_dateline"`, as Valiant.
 
-use super::{grid_direction, start_two_phase, two_phase_dor, Candidates, RouteState, Routing, Rng};
+use super::{grid_direction, start_two_phase, two_phase_dor, Candidates, RouteCtx, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -43,11 +43,12 @@ impl Routing for Romm {
         start_two_phase(state, grid.switch_at(&coords));
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
         two_phase_dor(self.topo.cartesian().expect("checked in new"), switch, state, out);
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        &["phase_dateline"]
+    fn max_hops(&self) -> usize {
+        self.topo.diameter()
     }
 }

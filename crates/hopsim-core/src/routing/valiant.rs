@@ -4,7 +4,7 @@
 //! it deadlock-free: phase 0 channels only lead to phase 1 channels, and each phase is DOR with
 //! a dateline.
 
-use super::{start_two_phase, two_phase_dor, Candidates, RouteState, Routing, Rng};
+use super::{start_two_phase, two_phase_dor, Candidates, RouteCtx, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -30,11 +30,12 @@ impl Routing for Valiant {
         start_two_phase(state, rng.gen_range(0..self.topo.num_switches()));
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, _rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
         two_phase_dor(self.topo.cartesian().expect("checked in new"), switch, state, out);
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        &["phase_dateline"]
+    fn max_hops(&self) -> usize {
+        2 * self.topo.diameter()
     }
 }

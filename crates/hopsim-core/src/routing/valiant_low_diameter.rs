@@ -8,7 +8,7 @@
 //! (`min_first`, `min_last`, `min_both`), as in the VC-management paper; with
 //! `routing.valiant_redraw = true` the intermediate is drawn again instead.
 
-use super::{phase_target, Candidates, MinimalStep, RouteState, Routing, Rng};
+use super::{phase_target, Candidates, MinimalStep, RouteCtx, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
@@ -18,12 +18,13 @@ pub struct LowDiameterValiant {
     /// Switches an intermediate may be drawn from.
     pool: Vec<u32>,
     redraw: bool,
+    diameter: usize,
 }
 
 impl LowDiameterValiant {
     pub fn new(topo: &dyn Topology, step: Arc<dyn MinimalStep>, redraw: bool) -> Self {
         let pool = (0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect();
-        LowDiameterValiant { step, pool, redraw }
+        LowDiameterValiant { step, pool, redraw, diameter: topo.diameter() }
     }
 }
 
@@ -45,12 +46,14 @@ impl Routing for LowDiameterValiant {
         state.phase = 0;
     }
 
-    fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates) {
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        let switch = cx.switch;
+        let rng = &mut *cx.rng;
         let target = phase_target(switch, state);
         out.push(self.step.hop(switch, target, rng), 0);
     }
 
-    fn sound_policies(&self) -> &'static [&'static str] {
-        self.step.sound_policies(true)
+    fn max_hops(&self) -> usize {
+        2 * self.diameter
     }
 }

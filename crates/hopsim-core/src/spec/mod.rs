@@ -173,11 +173,22 @@ pub struct RoutingSpec {
     /// ladder with 2Phases on more VCs.
     #[serde(default)]
     pub ladder_vcs_per_step: usize,
+    /// `ugal_l`, `ugal_g`, `par`: phits by which a non-minimal path's estimate must beat the
+    /// minimal one's (default: one packet, `packet.phits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ugal_threshold: Option<u64>,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), valiant_redraw: false, injection_vcs: policy(), ladder_vcs_per_step: 0 }
+        RoutingSpec {
+            algorithm: "dor".into(),
+            vc_policy: "auto".into(),
+            valiant_redraw: false,
+            injection_vcs: policy(),
+            ladder_vcs_per_step: 0,
+            ugal_threshold: None,
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //!   takes the upper class for the whole dimension if its path there crosses the link.
 
 use super::{mask_all, mask_range, VcPolicy};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 
 pub struct Dateline {
     vcs: usize,

@@ -9,7 +9,7 @@
 //! every switch; so by Duato's theorem the routing is deadlock-free under VCT and wormhole.
 
 use super::{mask_all, mask_range, VcPolicy};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 
 pub struct Escape {
     vcs: usize,

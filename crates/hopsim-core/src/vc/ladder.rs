@@ -19,7 +19,7 @@
 //! global VC 0.
 
 use super::{mask_all, mask_range, VcPolicy};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 
 pub struct Ladder {
     name: &'static str,

@@ -3,7 +3,7 @@
 //! was its destination switch.
 
 use super::two_phases::TwoPhases;
-use crate::routing::RouteState;
+use crate::route::RouteState;
 
 pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
     TwoPhases::new("min_both", vcs, dragonfly, |st: &RouteState| usize::from(st.intermediate != st.src_switch))

@@ -2,7 +2,7 @@
 //! UGAL's minimal traffic on dragonflies; unstable under Valiant, per the paper).
 
 use super::two_phases::TwoPhases;
-use crate::routing::RouteState;
+use crate::route::RouteState;
 
 pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
     TwoPhases::new("min_last", vcs, dragonfly, |_: &RouteState| 1)

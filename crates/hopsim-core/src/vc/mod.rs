@@ -15,7 +15,7 @@ mod phase_dateline;
 mod two_phases;
 
 use crate::error::{SpecError, SpecResult};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 use crate::spec::Spec;
 use crate::topology::Topology;
 use std::sync::Arc;
@@ -40,7 +40,7 @@ impl JsqTies {
     }
     /// A VC as good as the best so far was found: whether it becomes the choice.
     #[inline]
-    pub fn tie_wins(&mut self, rng: &mut crate::routing::Rng) -> bool {
+    pub fn tie_wins(&mut self, rng: &mut crate::route::Rng) -> bool {
         use rand::Rng as _;
         if !self.random {
             return false;
@@ -61,22 +61,61 @@ pub trait VcPolicy: Send + Sync {
     fn all(&self) -> u32;
 }
 
-pub const POLICIES: &str =
-    "auto, dateline, dateline_partition, escape, ladder, ladder_reuse, min_both, min_first, min_last, none, phase_dateline";
+/// The VC policies, as `routing.vc_policy` names them (`auto` is resolved by
+/// `crate::deadlock_freedom` to one of these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Dateline,
+    DatelinePartition,
+    Escape,
+    Ladder,
+    LadderReuse,
+    MinBoth,
+    MinFirst,
+    MinLast,
+    None,
+    PhaseDateline,
+}
 
-/// The policy a spec asks for; `auto` picks the one that makes its routing deadlock-free.
-pub fn resolve(spec: &Spec) -> &str {
-    let low_diameter = matches!(spec.topology.kind.as_str(), "hyperx" | "dragonfly" | "dragonfly_plus" | "fat_tree");
-    match (spec.routing.vc_policy.as_str(), spec.routing.algorithm.as_str()) {
-        ("auto", "valiant") if low_diameter => "ladder",
-        // Minimal local-global-local needs ordered local VCs; ladder_reuse shares them best.
-        ("auto", _) if spec.topology.kind == "dragonfly" => "ladder_reuse",
-        // Minimal routing on HyperX (DOR), dragonfly+ and fat-trees is deadlock-free on any VC.
-        ("auto", _) if low_diameter => "none",
-        ("auto", "rdr" | "min_adaptive") => "escape",
-        ("auto", "valiant" | "romm") => "phase_dateline",
-        ("auto", _) => "dateline",
-        (name, _) => name,
+impl Policy {
+    pub const ALL: [Policy; 10] = [
+        Policy::Dateline,
+        Policy::DatelinePartition,
+        Policy::Escape,
+        Policy::Ladder,
+        Policy::LadderReuse,
+        Policy::MinBoth,
+        Policy::MinFirst,
+        Policy::MinLast,
+        Policy::None,
+        Policy::PhaseDateline,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Dateline => "dateline",
+            Policy::DatelinePartition => "dateline_partition",
+            Policy::Escape => "escape",
+            Policy::Ladder => "ladder",
+            Policy::LadderReuse => "ladder_reuse",
+            Policy::MinBoth => "min_both",
+            Policy::MinFirst => "min_first",
+            Policy::MinLast => "min_last",
+            Policy::None => "none",
+            Policy::PhaseDateline => "phase_dateline",
+        }
+    }
+
+    /// The policy `routing.vc_policy` names, or `None` for `auto`.
+    pub fn from_spec(spec: &Spec) -> SpecResult<Option<Policy>> {
+        let name = spec.routing.vc_policy.as_str();
+        if name == "auto" {
+            return Ok(None);
+        }
+        Self::ALL.into_iter().find(|p| p.name() == name).map(Some).ok_or_else(|| {
+            let all = Self::ALL.map(Policy::name).join(", ");
+            SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: auto, {all}"))
+        })
     }
 }
 
@@ -93,27 +132,27 @@ pub fn mask_range(lo: usize, hi: usize) -> u32 {
     mask_all(hi) & !mask_all(lo)
 }
 
-pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPolicy>> {
+/// The policy `policy` for a run whose routing takes paths of up to `max_hops` hops.
+pub fn build(spec: &Spec, policy: Policy, topo: &Arc<dyn Topology>, max_hops: usize) -> SpecResult<Arc<dyn VcPolicy>> {
     let vcs = spec.router.vcs;
-    let name = resolve(spec);
+    let name = policy.name();
     let wrap = topo.cartesian().is_some_and(|g| g.wrap);
     let kind = topo.kind();
-    match name {
-        "dateline" | "dateline_partition" => Ok(Arc::new(dateline::Dateline::new(vcs, name == "dateline_partition").ok_or_else(|| {
+    match policy {
+        Policy::Dateline | Policy::DatelinePartition => Ok(Arc::new(dateline::Dateline::new(vcs, policy == Policy::DatelinePartition).ok_or_else(|| {
             SpecError::new("router.vcs", vcs, format!("vc_policy = {name:?} needs at least 2 VCs (one class before the dateline, one after)"))
         })?)),
-        "none" => Ok(Arc::new(none::AnyVc::new(vcs))),
-        "escape" => Ok(Arc::new(escape::Escape::new(vcs, wrap).ok_or_else(|| {
+        Policy::None => Ok(Arc::new(none::AnyVc::new(vcs))),
+        Policy::Escape => Ok(Arc::new(escape::Escape::new(vcs, wrap).ok_or_else(|| {
             let need = if wrap { "3 VCs (2 escape with a dateline + 1 adaptive)" } else { "2 VCs (1 escape + 1 adaptive)" };
             SpecError::new("router.vcs", vcs, format!("vc_policy = \"escape\" needs at least {need} on a {kind}"))
         })?)),
-        "phase_dateline" => Ok(Arc::new(phase_dateline::PhaseDateline::new(vcs, wrap).ok_or_else(|| {
+        Policy::PhaseDateline => Ok(Arc::new(phase_dateline::PhaseDateline::new(vcs, wrap).ok_or_else(|| {
             let need = if wrap { "4 VCs (2 phases x 2 dateline classes)" } else { "2 VCs (one per phase)" };
             SpecError::new("router.vcs", vcs, format!("vc_policy = \"phase_dateline\" needs at least {need} on a {kind}"))
         })?)),
-        "ladder" | "ladder_reuse" => {
-            let valiant = spec.routing.algorithm == "valiant";
-            let steps = topo.diameter().max(1) * if valiant { 2 } else { 1 };
+        Policy::Ladder | Policy::LadderReuse => {
+            let steps = max_hops.max(1);
             let per_step = spec.routing.ladder_vcs_per_step;
             if per_step.saturating_mul(steps) > vcs {
                 return Err(SpecError::new(
@@ -123,31 +162,30 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn VcPoli
                 ));
             }
             let used = if per_step == 0 { vcs } else { per_step * steps };
-            let policy = if name == "ladder" { ladder::Ladder::new(used, steps, false) } else { ladder_reuse::build(used, steps) };
-            Ok(Arc::new(policy.ok_or_else(|| {
+            let ladder = if policy == Policy::Ladder { ladder::Ladder::new(used, steps, false) } else { ladder_reuse::build(used, steps) };
+            Ok(Arc::new(ladder.ok_or_else(|| {
                 SpecError::new(
                     "router.vcs",
                     vcs,
                     format!(
-                        "vc_policy = {name:?} needs at least {steps} VCs on this {kind} with routing.algorithm = {:?} (one per hop of the longest path)",
+                        "vc_policy = {name:?} needs at least {steps} VCs on this {kind} with routing.algorithm = {:?} (one per hop of its longest path)",
                         spec.routing.algorithm
                     ),
                 )
             })?))
         }
-        "min_first" | "min_last" | "min_both" => {
+        Policy::MinFirst | Policy::MinLast | Policy::MinBoth => {
             let dragonfly = topo.dragonfly().is_some();
-            let policy = match name {
-                "min_first" => min_first::build(vcs, dragonfly),
-                "min_last" => min_last::build(vcs, dragonfly),
+            let two_phases = match policy {
+                Policy::MinFirst => min_first::build(vcs, dragonfly),
+                Policy::MinLast => min_last::build(vcs, dragonfly),
                 _ => min_both::build(vcs, dragonfly),
             };
-            Ok(Arc::new(policy.ok_or_else(|| {
+            Ok(Arc::new(two_phases.ok_or_else(|| {
                 let need = two_phases::TwoPhases::needs(dragonfly);
                 let why = if dragonfly { "2 phases x local VCs before / after the global hop" } else { "one per Valiant phase" };
                 SpecError::new("router.vcs", vcs, format!("vc_policy = {name:?} needs at least {need} VCs on a {kind} ({why})"))
             })?))
         }
-        _ => Err(SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: {POLICIES}"))),
     }
 }

@@ -2,7 +2,7 @@
 //! that the watchdog catches the deadlock that a dateline prevents.
 
 use super::{mask_all, VcPolicy};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 
 pub struct AnyVc {
     all: u32,

@@ -7,7 +7,7 @@
 //! VCs on a torus, 2 on a mesh (no dateline).
 
 use super::{mask_all, mask_range, VcPolicy};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 
 pub struct PhaseDateline {
     vcs: usize,

@@ -15,7 +15,7 @@
 //! dependencies are acyclic, and classes are only ever entered in increasing order.
 
 use super::{mask_all, mask_range, VcPolicy};
-use crate::routing::{Hop, RouteState};
+use crate::route::{Hop, RouteState};
 
 /// Which phase's VCs a minimally routed packet uses.
 pub type MinimalPhase = fn(&RouteState) -> usize;

@@ -3,7 +3,7 @@
 //! within twice the diameter; every VC policy deadlock-free under saturated adverse traffic.
 use crate::common;
 
-use hopsim_core::routing::{self, Candidates, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::{spec, topology_json, vc};
 use rand::{Rng as _, SeedableRng};
@@ -93,8 +93,7 @@ fn parts(topo: &str, algo: &str, policy: &str, vcs: usize) -> (Arc<dyn Topology>
     let s = spec_of(topo, &format!("[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\""));
     let t = topology::build(&s).unwrap();
     let r = routing::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));
-    let v = vc::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));
-    routing::check_policy(&s, r.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    let v = hopsim_core::deadlock_freedom::build_vc_policy(&s, &t, r.as_ref()).unwrap_or_else(|e| panic!("{e}"));
     (t, r, v)
 }
 
@@ -109,7 +108,7 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
     let mut vcs = Vec::new();
     while cur != dst {
         out.clear();
-        r.route(cur, &mut st, rng, &mut out);
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
         assert!(out.len > 0);
         let target = if st.valiant && st.phase == 0 { st.intermediate as usize } else { dst };
         let c = out.as_slice()[rng.gen_range(0..out.len as usize)];

@@ -3,7 +3,7 @@
 //! saturated, and accepted load follows offered load below saturation.
 use crate::common;
 
-use hopsim_core::routing::{self, Candidates, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::{spec, vc};
 use rand::{Rng as _, SeedableRng};
@@ -20,7 +20,7 @@ fn parts(kind: &str, dims: &str, algo: &str, policy: &str, vcs: usize) -> (Arc<d
     let s = spec::from_toml_str(&toml).unwrap();
     let topo = topology::build(&s).unwrap();
     let r = routing::build(&s, &topo).unwrap();
-    let v = vc::build(&s, &topo).unwrap();
+    let v = hopsim_core::deadlock_freedom::build_vc_policy(&s, &topo, r.as_ref()).unwrap();
     (topo, r, v)
 }
 
@@ -34,7 +34,7 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
     let mut out = Candidates::default();
     while cur != dst {
         out.clear();
-        r.route(cur, &mut st, rng, &mut out);
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
         if st.valiant && st.phase == 1 && first.is_none() {
             first = Some(hops);
             assert_eq!(cur, st.intermediate as usize, "{}: phase 1 begins at the intermediate", r.name());
@@ -102,7 +102,7 @@ fn rdr_picks_uniformly_among_unfinished_dimensions() {
         let mut st = RouteState { src_switch: 0, dst_switch: dst as u32, ..Default::default() };
         r.on_inject(&mut st, &mut rng);
         out.clear();
-        r.route(0, &mut st, &mut rng, &mut out);
+        r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out);
         let first = out.as_slice()[0];
         assert_eq!(first.priority, 0);
         assert!(!first.hop.escape);

@@ -1,0 +1,122 @@
+//! What routing algorithms and VC policies share: the state a packet carries for routing
+//! decisions, the hops a routing offers, and the congestion a switch can see when it chooses.
+//! Both `routing` and `vc` build on this module; neither depends on the other.
+
+use rand_pcg::Pcg64Mcg;
+
+pub type Rng = Pcg64Mcg;
+
+/// What travels with a packet for routing and VC decisions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RouteState {
+    pub src_switch: u32,
+    pub dst_switch: u32,
+    /// Switch-to-switch hops taken so far.
+    pub hops: u16,
+    /// Hops taken over local / global links (topologies with link classes).
+    pub local_hops: u8,
+    pub global_hops: u8,
+    /// 0 on the way to a Valiant intermediate (or minimal), 1 after it.
+    pub phase: u8,
+    /// Global hops taken before the current phase began (set at the intermediate switch), so
+    /// VC policies can tell a phase's local hops before its global hop from those after.
+    pub phase_start_global: u8,
+    /// Whether the packet was routed through an intermediate switch. Valiant on low-diameter
+    /// networks leaves it false for a packet whose drawn intermediate is its source or
+    /// destination switch (routed minimally; `intermediate` still says which was drawn).
+    pub valiant: bool,
+    pub intermediate: u32,
+    /// Dimensions whose wrap-around (dateline) link this packet has crossed in this phase.
+    pub wrapped: u32,
+    /// Random per-packet choice for dimensions exactly half-way round a ring: bit set = go -.
+    pub tie_dirs: u32,
+    /// VC the packet occupies now.
+    pub vc: u8,
+    /// Routing mode of the packet's message (routings with modes, such as `aries`; 0
+    /// otherwise): the mode travels with the packet so each message may choose its own.
+    pub mode: u8,
+}
+
+/// One hop a packet may take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hop {
+    pub port: u16,
+    /// Dimension moved along (cartesian topologies), `NO_DIM` otherwise.
+    pub dim: u8,
+    /// The hop crosses a dateline (the wrap-around link of a ring).
+    pub wraps: bool,
+    /// The minimal path along this dimension still has a wrap-around link ahead (this hop included).
+    pub wrap_ahead: bool,
+    /// Link class: 0 local, 1 global.
+    pub class: u8,
+    /// The hop goes to a server (ejection).
+    pub eject: bool,
+    /// The hop belongs to the escape sub-network (Duato): the DOR hop, offered on the escape
+    /// VCs; other hops of adaptive routings go on the adaptive VCs (`vc::escape`).
+    pub escape: bool,
+}
+
+pub const NO_DIM: u8 = u8::MAX;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Candidate {
+    pub hop: Hop,
+    /// Allowed VCs at the next buffer, a bit per VC; filled by the VC policy.
+    pub vcs: u32,
+    /// Lower is preferred; equal priorities are chosen by free space (adaptive choice).
+    pub priority: u8,
+}
+
+pub const MAX_CANDIDATES: usize = 8;
+
+/// `len` first, so it sits next to the first candidates (see `Packet`).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct Candidates {
+    pub len: u8,
+    pub list: [Candidate; MAX_CANDIDATES],
+}
+
+impl Candidates {
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    pub fn push(&mut self, hop: Hop, priority: u8) {
+        debug_assert!((self.len as usize) < MAX_CANDIDATES);
+        self.list[self.len as usize] = Candidate { hop, vcs: 0, priority };
+        self.len += 1;
+    }
+    pub fn as_slice(&self) -> &[Candidate] {
+        &self.list[..self.len as usize]
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [Candidate] {
+        &mut self.list[..self.len as usize]
+    }
+}
+
+/// The congestion a routing decision can read. Each switch knows its own output buffers
+/// exactly and the input buffers of the next switches only through the credits it holds,
+/// which come back over the link with its latency: what it sees of a far buffer is that old.
+/// Reacting to congestion that has already cleared (phantom congestion) follows from this.
+pub trait Congestion {
+    /// Phits queued behind output `port` of `switch`, as `switch` sees them: its output
+    /// buffer plus the phits the credits say are in the next switch's input buffer, over all
+    /// VCs. Ejection ports count their output buffer only.
+    fn port_queue(&self, switch: usize, port: usize) -> u32;
+}
+
+/// An empty network: every queue is empty (for walking routes outside a simulation).
+pub struct IdleNetwork;
+
+impl Congestion for IdleNetwork {
+    fn port_queue(&self, _switch: usize, _port: usize) -> u32 {
+        0
+    }
+}
+
+/// Where a route is computed: the switch, its random generator, and what it can see.
+pub struct RouteCtx<'a> {
+    pub switch: usize,
+    pub rng: &'a mut Rng,
+    pub congestion: &'a dyn Congestion,
+}

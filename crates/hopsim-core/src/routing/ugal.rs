@@ -1,0 +1,169 @@
+//! UGAL (Universal Globally-Adaptive Load-balanced routing, Singh 2005; on the dragonfly, Kim
+//! et al. 2008): at its source switch each packet chooses between the minimal path and a
+//! Valiant path through an intermediate switch drawn at injection, by the congestion the
+//! switch can see, and then follows the chosen path (the phases of `valiant`).
+//!
+//! - `ugal_l` reads only its own switch: the queue behind the first hop of each path (its
+//!   output buffer plus the next input buffer as its credits say, so far buffers are seen late
+//!   by a link latency), weighted by the path's hop count. It goes non-minimally when
+//!   `q_nonmin * H_nonmin + threshold < q_min * H_min`.
+//! - `ugal_g` is the idealized reference no router can build: it reads the true queues of
+//!   every switch along both paths and compares their sums plus the zero-load time of the
+//!   path's hops, `sum(q) + H * hop_cycles`, with the same threshold.
+//!
+//! A packet whose drawn intermediate is its source or destination switch has no Valiant path
+//! and goes minimally. Its paths are those of `minimal` and `valiant`, so the VC policies that
+//! make Valiant deadlock-free make UGAL so (`crate::deadlock_freedom`).
+
+use super::{phase_target, Candidates, Congestion, Hop, MinimalStep, RouteCtx, RouteState, Routing, Rng};
+use crate::error::{SpecError, SpecResult};
+use crate::spec::Spec;
+use crate::topology::Topology;
+use rand::Rng as _;
+use std::sync::Arc;
+
+/// What the adaptive choices of `ugal_*` and `par` weigh.
+#[derive(Debug, Clone, Copy)]
+pub struct UgalParams {
+    /// Phits a non-minimal path must win by (`routing.ugal_threshold`).
+    pub threshold: u64,
+    /// Zero-load cycles one hop adds (link latency, routing and crossbar), for `ugal_g`.
+    pub hop_cycles: u64,
+}
+
+impl UgalParams {
+    pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
+        let threshold = spec.routing.ugal_threshold.unwrap_or(spec.packet.phits as u64);
+        if threshold > 1 << 30 {
+            return Err(SpecError::new("routing.ugal_threshold", threshold, "must be between 0 and 2^30 phits"));
+        }
+        let hop_cycles = spec.link.latency as u64 + spec.router.pipeline_delay as u64 + 1;
+        Ok(UgalParams { threshold, hop_cycles })
+    }
+}
+
+/// The intermediate switches Valiant paths may go through: every switch with servers.
+pub(super) fn intermediates(topo: &dyn Topology) -> Vec<u32> {
+    (0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect()
+}
+
+/// Draw the packet's intermediate; whether it goes through it is decided at its source.
+pub(super) fn draw_intermediate(pool: &[u32], state: &mut RouteState, rng: &mut Rng) {
+    state.intermediate = pool[rng.gen_range(0..pool.len())];
+    state.valiant = false;
+    state.phase = 0;
+}
+
+/// Commit the packet to the Valiant path through its intermediate (`nonminimal`) or to the
+/// minimal path, as `valiant` routes them.
+pub(super) fn commit(state: &mut RouteState, nonminimal: bool) {
+    state.valiant = nonminimal;
+    if !nonminimal {
+        // As `minimal`: 2Phases policies see traffic drawn at its source.
+        state.intermediate = state.src_switch;
+    }
+}
+
+/// UGAL-L's choice at switch `cur`: the first hops of the minimal path to the destination and
+/// of the Valiant path through `state.intermediate`, and whether the latter wins.
+pub(super) fn local_choice(
+    topo: &dyn Topology,
+    step: &dyn MinimalStep,
+    cx: &mut RouteCtx,
+    state: &RouteState,
+    threshold: u64,
+) -> (Hop, Option<Hop>) {
+    let (cur, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
+    let min_hop = step.hop(cur, dst, cx.rng);
+    if mid == cur || mid == dst {
+        return (min_hop, None);
+    }
+    let nm_hop = step.hop(cur, mid, cx.rng);
+    let q_min = cx.congestion.port_queue(cur, min_hop.port as usize) as u64 * topo.distance(cur, dst) as u64;
+    let h_nm = (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64;
+    let q_nm = cx.congestion.port_queue(cur, nm_hop.port as usize) as u64 * h_nm;
+    (min_hop, (q_nm + threshold < q_min).then_some(nm_hop))
+}
+
+/// The queues along the minimal path from `from` to `to` (first hop `first`), as a global
+/// observer reads them, plus `hop_cycles` per hop.
+#[allow(clippy::too_many_arguments)]
+fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
+    let mut hop = first;
+    let mut cur = from;
+    let mut delay = 0;
+    loop {
+        delay += view.port_queue(cur, hop.port as usize) as u64 + hop_cycles;
+        cur = topo.neighbour(cur, hop.port as usize).expect("a minimal hop leads to a switch").switch as usize;
+        if cur == to {
+            return delay;
+        }
+        hop = step.hop(cur, to, rng);
+    }
+}
+
+pub struct Ugal {
+    topo: Arc<dyn Topology>,
+    step: Arc<dyn MinimalStep>,
+    global: bool,
+    pool: Vec<u32>,
+    params: UgalParams,
+}
+
+impl Ugal {
+    pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, global: bool, params: UgalParams) -> Self {
+        let pool = intermediates(topo.as_ref());
+        Ugal { topo, step, global, pool, params }
+    }
+
+    /// UGAL-G's choice at the source switch.
+    fn global_choice(&self, cx: &mut RouteCtx, state: &RouteState) -> (Hop, Option<Hop>) {
+        let (src, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
+        let (topo, step) = (self.topo.as_ref(), self.step.as_ref());
+        let min_hop = step.hop(src, dst, cx.rng);
+        if mid == src || mid == dst {
+            return (min_hop, None);
+        }
+        let nm_hop = step.hop(src, mid, cx.rng);
+        let hc = self.params.hop_cycles;
+        let d_min = path_delay(topo, step, cx.congestion, cx.rng, src, dst, min_hop, hc);
+        let to_mid = path_delay(topo, step, cx.congestion, cx.rng, src, mid, nm_hop, hc);
+        let first_on = step.hop(mid, dst, cx.rng);
+        let d_nm = to_mid + path_delay(topo, step, cx.congestion, cx.rng, mid, dst, first_on, hc);
+        (min_hop, (d_nm + self.params.threshold < d_min).then_some(nm_hop))
+    }
+}
+
+impl Routing for Ugal {
+    fn name(&self) -> &'static str {
+        if self.global {
+            "ugal_g"
+        } else {
+            "ugal_l"
+        }
+    }
+
+    fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
+        draw_intermediate(&self.pool, state, rng);
+    }
+
+    fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
+        if state.hops == 0 {
+            // The source switch: the one decision of the packet.
+            let (min_hop, nonmin) = if self.global {
+                self.global_choice(cx, state)
+            } else {
+                local_choice(self.topo.as_ref(), self.step.as_ref(), cx, state, self.params.threshold)
+            };
+            commit(state, nonmin.is_some());
+            out.push(nonmin.unwrap_or(min_hop), 0);
+            return;
+        }
+        let target = phase_target(cx.switch, state);
+        out.push(self.step.hop(cx.switch, target, cx.rng), 0);
+    }
+
+    fn max_hops(&self) -> usize {
+        2 * self.topo.diameter()
+    }
+}
