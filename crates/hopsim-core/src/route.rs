@@ -103,6 +103,13 @@ pub trait Congestion {
     /// buffer plus the phits the credits say are in the next switch's input buffer, over all
     /// VCs. Ejection ports count their output buffer only.
     fn port_queue(&self, switch: usize, port: usize) -> u32;
+    /// As `port_queue`, over only the VCs the VC policy lets a packet in `state` use for
+    /// `hop`: the queue that packet would join (other VCs may hold traffic it never waits
+    /// behind).
+    fn hop_queue(&self, switch: usize, state: &RouteState, hop: &Hop) -> u32 {
+        let _ = state;
+        self.port_queue(switch, hop.port as usize)
+    }
 }
 
 /// An empty network: every queue is empty (for walking routes outside a simulation).

@@ -138,6 +138,9 @@ impl Simulation {
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
         self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.measured);
+        if p.measured && p.state.valiant {
+            self.stats.nonminimal_measured += 1;
+        }
         if self.stats.in_window(now) {
             let c = &mut self.nics.counters[p.src as usize];
             c.packets += 1;

@@ -341,7 +341,8 @@ impl Simulation {
             let port = self.routers.network_ports[switch] as usize + self.servers.local_index(pkt.dst as usize);
             pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
         } else {
-            let mut cx = RouteCtx { switch, rng: &mut self.switch_rng[switch], congestion: &self.routers };
+            let view = router::SwitchView { routers: &self.routers, vc_policy: self.vc_policy.as_ref() };
+            let mut cx = RouteCtx { switch, rng: &mut self.switch_rng[switch], congestion: &view };
             self.routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
             assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", self.routing.name());
         }

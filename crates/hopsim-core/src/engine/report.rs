@@ -39,6 +39,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         network_latency_mean: st.network_latency_sum as f64 / n,
         queueing_latency_mean: st.queueing_latency_sum as f64 / n,
         hops_mean,
+        nonminimal_fraction: st.nonminimal_measured as f64 / n,
         zero_load_latency: (hops_mean + 2.0) * l + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
         packets_injected: sim.nics.injected,

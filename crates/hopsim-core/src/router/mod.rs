@@ -250,8 +250,31 @@ impl Routers {
 
 impl crate::route::Congestion for Routers {
     fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        self.queue_on(switch, port, u32::MAX)
+    }
+}
+
+/// What a switch sees of the network while it routes: its buffers and credits, and the VC
+/// policy that says which of them a packet would use.
+pub struct SwitchView<'a> {
+    pub routers: &'a Routers,
+    pub vc_policy: &'a dyn crate::vc::VcPolicy,
+}
+
+impl crate::route::Congestion for SwitchView<'_> {
+    fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        self.routers.port_queue(switch, port)
+    }
+    fn hop_queue(&self, switch: usize, state: &crate::route::RouteState, hop: &crate::route::Hop) -> u32 {
+        self.routers.queue_on(switch, hop.port as usize, self.vc_policy.allowed(state, hop))
+    }
+}
+
+impl Routers {
+    /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
+    pub fn queue_on(&self, switch: usize, port: usize, mask: u32) -> u32 {
         let gp = self.global_port(switch, port);
-        (gp * self.vcs..(gp + 1) * self.vcs).map(|gv| self.vc_queue(gv)).sum()
+        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| self.vc_queue(gp * self.vcs + v)).sum()
     }
 }
 

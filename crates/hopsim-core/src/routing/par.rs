@@ -9,7 +9,7 @@
 //! 1 + 2 x 3 = 7 hops, two of them local hops in the source group before any global hop, which
 //! 2Phases classes do not order. The hop ladder (7 steps) does (`crate::deadlock_freedom`).
 
-use super::ugal::{commit, draw_intermediate, intermediates, local_choice, UgalParams};
+use super::ugal::{commit, local_choice, Intermediates, UgalParams};
 use super::{phase_target, Candidates, MinimalStep, RouteCtx, RouteState, Routing, Rng};
 use crate::topology::Topology;
 use std::sync::Arc;
@@ -17,14 +17,14 @@ use std::sync::Arc;
 pub struct Par {
     topo: Arc<dyn Topology>,
     step: Arc<dyn MinimalStep>,
-    pool: Vec<u32>,
+    intermediates: Intermediates,
     params: UgalParams,
 }
 
 impl Par {
     pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, params: UgalParams) -> Self {
-        let pool = intermediates(topo.as_ref());
-        Par { topo, step, pool, params }
+        let intermediates = Intermediates::new(topo.as_ref());
+        Par { topo, step, intermediates, params }
     }
 }
 
@@ -34,7 +34,7 @@ impl Routing for Par {
     }
 
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
-        draw_intermediate(&self.pool, state, rng);
+        self.intermediates.draw(state, rng);
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {

@@ -42,16 +42,44 @@ impl UgalParams {
     }
 }
 
-/// The intermediate switches Valiant paths may go through: every switch with servers.
-pub(super) fn intermediates(topo: &dyn Topology) -> Vec<u32> {
-    (0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect()
+/// Where a packet's Valiant path may go. On a dragonfly it is an intermediate group, as in
+/// Kim et al.'s UGAL: the path lands in that group and leaves it from its gateway to the
+/// destination group, so the intermediate switch is that gateway (at most 5 hops, against 6
+/// through a random switch, which makes detours cheaper to take). Elsewhere any switch with
+/// servers.
+pub(super) enum Intermediates {
+    Switches(Vec<u32>),
+    Groups(crate::topology::Dragonfly),
 }
 
-/// Draw the packet's intermediate; whether it goes through it is decided at its source.
-pub(super) fn draw_intermediate(pool: &[u32], state: &mut RouteState, rng: &mut Rng) {
-    state.intermediate = pool[rng.gen_range(0..pool.len())];
-    state.valiant = false;
-    state.phase = 0;
+impl Intermediates {
+    pub(super) fn new(topo: &dyn Topology) -> Self {
+        match topo.dragonfly() {
+            Some(df) if df.g > 2 => Intermediates::Groups(df.clone()),
+            _ => Intermediates::Switches((0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect()),
+        }
+    }
+
+    /// Draw the packet's intermediate; whether it goes through it is decided at its source.
+    pub(super) fn draw(&self, state: &mut RouteState, rng: &mut Rng) {
+        state.intermediate = match self {
+            Intermediates::Switches(pool) => pool[rng.gen_range(0..pool.len())],
+            Intermediates::Groups(df) => {
+                let (gs, gd) = (state.src_switch as usize / df.a, state.dst_switch as usize / df.a);
+                // Uniform over the groups other than the source's and the destination's.
+                let mut g = rng.gen_range(0..df.g - 1 - usize::from(gs != gd));
+                for skip in [gs.min(gd), gs.max(gd)] {
+                    if g >= skip && !(skip == gs.max(gd) && gs == gd) {
+                        g += 1;
+                    }
+                }
+                let (gateway, _) = df.gateway(g, gd);
+                (g * df.a + gateway) as u32
+            }
+        };
+        state.valiant = false;
+        state.phase = 0;
+    }
 }
 
 /// Commit the packet to the Valiant path through its intermediate (`nonminimal`) or to the
@@ -62,6 +90,15 @@ pub(super) fn commit(state: &mut RouteState, nonminimal: bool) {
         // As `minimal`: 2Phases policies see traffic drawn at its source.
         state.intermediate = state.src_switch;
     }
+}
+
+/// The packet's state as it would be committed to its minimal path and to its Valiant path:
+/// the VCs of its first hop, hence the queue it would join, depend on which.
+fn as_committed(state: &RouteState) -> (RouteState, RouteState) {
+    let (mut min, mut nm) = (*state, *state);
+    commit(&mut min, false);
+    commit(&mut nm, true);
+    (min, nm)
 }
 
 /// UGAL-L's choice at switch `cur`: the first hops of the minimal path to the destination and
@@ -79,19 +116,19 @@ pub(super) fn local_choice(
         return (min_hop, None);
     }
     let nm_hop = step.hop(cur, mid, cx.rng);
-    let q_min = cx.congestion.port_queue(cur, min_hop.port as usize) as u64 * topo.distance(cur, dst) as u64;
+    let (as_min, as_nm) = as_committed(state);
+    let q_min = cx.congestion.hop_queue(cur, &as_min, &min_hop) as u64 * topo.distance(cur, dst) as u64;
     let h_nm = (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64;
-    let q_nm = cx.congestion.port_queue(cur, nm_hop.port as usize) as u64 * h_nm;
+    let q_nm = cx.congestion.hop_queue(cur, &as_nm, &nm_hop) as u64 * h_nm;
     (min_hop, (q_nm + threshold < q_min).then_some(nm_hop))
 }
 
 /// The queues along the minimal path from `from` to `to` (first hop `first`), as a global
-/// observer reads them, plus `hop_cycles` per hop.
+/// observer reads them, plus `hop_cycles` per hop: the path's delay if every queued phit
+/// costs a cycle.
 #[allow(clippy::too_many_arguments)]
 fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
-    let mut hop = first;
-    let mut cur = from;
-    let mut delay = 0;
+    let (mut hop, mut cur, mut delay) = (first, from, 0);
     loop {
         delay += view.port_queue(cur, hop.port as usize) as u64 + hop_cycles;
         cur = topo.neighbour(cur, hop.port as usize).expect("a minimal hop leads to a switch").switch as usize;
@@ -106,14 +143,14 @@ pub struct Ugal {
     topo: Arc<dyn Topology>,
     step: Arc<dyn MinimalStep>,
     global: bool,
-    pool: Vec<u32>,
+    intermediates: Intermediates,
     params: UgalParams,
 }
 
 impl Ugal {
     pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, global: bool, params: UgalParams) -> Self {
-        let pool = intermediates(topo.as_ref());
-        Ugal { topo, step, global, pool, params }
+        let intermediates = Intermediates::new(topo.as_ref());
+        Ugal { topo, step, global, intermediates, params }
     }
 
     /// UGAL-G's choice at the source switch.
@@ -125,11 +162,10 @@ impl Ugal {
             return (min_hop, None);
         }
         let nm_hop = step.hop(src, mid, cx.rng);
-        let hc = self.params.hop_cycles;
-        let d_min = path_delay(topo, step, cx.congestion, cx.rng, src, dst, min_hop, hc);
-        let to_mid = path_delay(topo, step, cx.congestion, cx.rng, src, mid, nm_hop, hc);
+        let (view, hc) = (cx.congestion, self.params.hop_cycles);
+        let d_min = path_delay(topo, step, view, cx.rng, src, dst, min_hop, hc);
         let first_on = step.hop(mid, dst, cx.rng);
-        let d_nm = to_mid + path_delay(topo, step, cx.congestion, cx.rng, mid, dst, first_on, hc);
+        let d_nm = path_delay(topo, step, view, cx.rng, src, mid, nm_hop, hc) + path_delay(topo, step, view, cx.rng, mid, dst, first_on, hc);
         (min_hop, (d_nm + self.params.threshold < d_min).then_some(nm_hop))
     }
 }
@@ -144,7 +180,7 @@ impl Routing for Ugal {
     }
 
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
-        draw_intermediate(&self.pool, state, rng);
+        self.intermediates.draw(state, rng);
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {

@@ -22,6 +22,9 @@ pub struct Stats {
     pub network_latency_sum: u64,
     pub queueing_latency_sum: u64,
     pub hops_sum: u64,
+    /// Measured packets that went through an intermediate (Valiant, or an adaptive routing's
+    /// non-minimal choice).
+    pub nonminimal_measured: u64,
     /// Measured packets (generated in the window) that were delivered.
     pub delivered_measured: u64,
     pub generated_measured_phits: u64,
@@ -56,6 +59,7 @@ impl Stats {
             network_latency_sum: 0,
             queueing_latency_sum: 0,
             hops_sum: 0,
+            nonminimal_measured: 0,
             delivered_measured: 0,
             generated_measured_phits: 0,
             ejected_window_phits: 0,

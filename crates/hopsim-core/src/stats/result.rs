@@ -14,6 +14,8 @@ pub struct Metrics {
     pub network_latency_mean: f64,
     pub queueing_latency_mean: f64,
     pub hops_mean: f64,
+    /// Share of measured packets routed through an intermediate (non-minimally).
+    pub nonminimal_fraction: f64,
     /// Analytic zero-load latency for the mean distance of this traffic (docs/model.md).
     pub zero_load_latency: f64,
     pub packets_generated: u64,
