@@ -184,6 +184,7 @@ fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
                 t.port.push(p as u16);
                 t.to_switch.push(to);
                 t.dim.push(topo.port_dimension(s, p).map_or(-1, |d| d as i32));
+                t.class.push(topo.link_class(s, p).name());
                 t.direction.push(topo.port_direction(s, p));
                 t.phits.push(phits);
                 t.load.push(phits as f64 / measured_cycles);

@@ -4,6 +4,7 @@
 //! VC policy (`crate::vc`) then says which VCs each candidate may use, and the allocator picks
 //! among the feasible ones: lowest `priority` first, then the most free space.
 
+mod aries_minimal;
 mod dor;
 mod dragonfly_lgl;
 mod dragonfly_plus_ugd;
@@ -47,6 +48,7 @@ pub struct RouteState {
     /// Dimensions whose wrap-around (dateline) link this packet has crossed in this phase.
     pub wrapped: u32,
     /// Random per-packet choice for dimensions exactly half-way round a ring: bit set = go -.
+    /// On Aries the same bits pick the packet's link of the global bundle (`aries_minimal`).
     pub tie_dirs: u32,
     /// VC the packet occupies now.
     pub vc: u8,
@@ -129,8 +131,11 @@ pub const ALGORITHMS: &str = "dor, minimal, min_adaptive, rdr, romm, valiant";
 /// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`), shared by the
 /// `minimal` routing and by each phase of `valiant` there.
 pub trait MinimalStep: Send + Sync {
+    /// Draw the packet's own choices, if the step keeps any in its route state (so that
+    /// every hop of one packet follows the same minimal path, e.g. the global link on Aries).
+    fn on_inject(&self, _state: &mut RouteState, _rng: &mut Rng) {}
     /// The next hop from `cur` towards `target` (`cur != target`) along a minimal path.
-    fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop;
+    fn hop(&self, cur: usize, target: usize, state: &RouteState, rng: &mut Rng) -> Hop;
     /// VC policies under which minimal routing (`valiant` = false) or Valiant with this step in
     /// each phase (`valiant` = true) is deadlock-free.
     fn sound_policies(&self, valiant: bool) -> &'static [&'static str];
@@ -153,6 +158,9 @@ pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
     if let Some(t) = topo.fat_tree() {
         return Some(Arc::new(fat_tree_updown::FatTreeUpDown::new(t.clone())));
     }
+    if let Some(t) = topo.aries() {
+        return Some(Arc::new(aries_minimal::AriesMinimal::new(t.clone())));
+    }
     None
 }
 
@@ -163,18 +171,18 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
         return Err(SpecError::new(
             "routing.valiant_redraw",
             "true",
-            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly and dragonfly_plus",
+            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries",
         ));
     }
     if let Some(step) = minimal_step(topo.as_ref()) {
-        let ld = "hyperx, dragonfly, dragonfly_plus, fat_tree";
+        let ld = "hyperx, dragonfly, dragonfly_plus, fat_tree, aries";
         return match name {
             "minimal" => Ok(Arc::new(minimal::Minimal::new("minimal", step))),
             "dor" if topo.hyperx().is_some() => Ok(Arc::new(minimal::Minimal::new("dor", step))),
             "valiant" if topo.fat_tree().is_none() => {
                 Ok(Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step, spec.routing.valiant_redraw)))
             }
-            "valiant" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx, dragonfly, dragonfly_plus")),
+            "valiant" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx, dragonfly, dragonfly_plus, aries")),
             "dor" => Err(not_for(name, topo.as_ref(), "torus, mesh, hyperx")),
             "rdr" | "romm" | "min_adaptive" => Err(not_for(name, topo.as_ref(), "torus, mesh")),
             _ if ALGORITHMS.split(", ").any(|a| a == name) => Err(not_for(name, topo.as_ref(), ld)),
@@ -182,7 +190,7 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
         };
     }
     match name {
-        "minimal" => Err(not_for(name, topo.as_ref(), "hyperx, dragonfly, dragonfly_plus, fat_tree")),
+        "minimal" => Err(not_for(name, topo.as_ref(), "hyperx, dragonfly, dragonfly_plus, fat_tree, aries")),
         "dor" => Ok(Arc::new(dor::Dor::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
         "rdr" => Ok(Arc::new(rdr::Rdr::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),
         "valiant" => Ok(Arc::new(valiant::Valiant::new(topo.clone()).ok_or_else(|| not_for(name, topo.as_ref(), "torus, mesh"))?)),

@@ -43,11 +43,12 @@ impl Routing for LowDiameterValiant {
         state.intermediate = mid;
         state.valiant = mid != src && mid != dst;
         state.phase = 0;
+        self.step.on_inject(state, rng);
     }
 
     fn route(&self, switch: usize, state: &mut RouteState, rng: &mut Rng, out: &mut Candidates) {
         let target = phase_target(switch, state);
-        out.push(self.step.hop(switch, target, rng), 0);
+        out.push(self.step.hop(switch, target, state, rng), 0);
     }
 
     fn sound_policies(&self) -> &'static [&'static str] {

@@ -69,6 +69,13 @@ pub struct TopologySpec {
     pub k: Option<usize>,
     #[serde(default)]
     pub levels: Option<usize>,
+    /// aries: chassis per group, routers (blades) per chassis, parallel links per column pair.
+    #[serde(default)]
+    pub chassis: Option<usize>,
+    #[serde(default)]
+    pub blades: Option<usize>,
+    #[serde(default)]
+    pub column_links: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

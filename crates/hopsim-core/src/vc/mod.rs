@@ -66,11 +66,12 @@ pub const POLICIES: &str =
 
 /// The policy a spec asks for; `auto` picks the one that makes its routing deadlock-free.
 pub fn resolve(spec: &Spec) -> &str {
-    let low_diameter = matches!(spec.topology.kind.as_str(), "hyperx" | "dragonfly" | "dragonfly_plus" | "fat_tree");
+    let low_diameter = matches!(spec.topology.kind.as_str(), "hyperx" | "dragonfly" | "dragonfly_plus" | "fat_tree" | "aries");
     match (spec.routing.vc_policy.as_str(), spec.routing.algorithm.as_str()) {
         ("auto", "valiant") if low_diameter => "ladder",
         // Minimal local-global-local needs ordered local VCs; ladder_reuse shares them best.
-        ("auto", _) if spec.topology.kind == "dragonfly" => "ladder_reuse",
+        // Aries takes up to two local hops on each side of the global one, in either order.
+        ("auto", _) if matches!(spec.topology.kind.as_str(), "dragonfly" | "aries") => "ladder_reuse",
         // Minimal routing on HyperX (DOR), dragonfly+ and fat-trees is deadlock-free on any VC.
         ("auto", _) if low_diameter => "none",
         ("auto", "rdr" | "min_adaptive") => "escape",
