@@ -4,6 +4,7 @@
 
 mod common;
 
+mod aries;
 mod booksim2;
 mod deadlock;
 mod determinism;
