@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod error;
 pub mod huge_pages;
+pub mod link;
 pub mod message;
 pub mod nic;
 pub mod packet;

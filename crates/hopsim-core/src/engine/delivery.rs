@@ -71,6 +71,7 @@ impl Simulation {
                 next: NIL,
                 message,
                 seq,
+                extra_link_latency: 0,
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
@@ -138,6 +139,7 @@ impl Simulation {
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
         self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.measured);
+        self.stats.on_link_latency(p.extra_link_latency, p.measured);
         if self.stats.in_window(now) {
             let c = &mut self.nics.counters[p.src as usize];
             c.packets += 1;

@@ -39,7 +39,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         network_latency_mean: st.network_latency_sum as f64 / n,
         queueing_latency_mean: st.queueing_latency_sum as f64 / n,
         hops_mean,
-        zero_load_latency: (hops_mean + 2.0) * l + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
+        // Links of other latency than link.latency ([link.<class>]) add their difference.
+        zero_load_latency: (hops_mean + 2.0) * l + st.extra_link_latency_sum as f64 / n + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
         packets_injected: sim.nics.injected,
         packets_delivered: st.packets_delivered,
@@ -89,8 +90,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     if let Some(v) = &cons.first_violation {
         m.deadlock_where = if m.deadlock_where.is_empty() { format!("conservation violated: {v}") } else { format!("{}; conservation violated: {v}", m.deadlock_where) };
     }
-    if let (Some(gbs), Some(bytes)) = (spec.link.gbytes_per_s, spec.packet.bytes) {
-        // One cycle moves one phit: bytes per phit / (bytes per ns).
+    if let (Some(gbs), Some(bytes)) = (prm.fastest_gbytes_per_s, spec.packet.bytes) {
+        // One cycle moves one phit on the fastest link: bytes per phit / (bytes per ns).
         let cycle_ns = bytes / p / gbs;
         m.cycle_ns = Some(cycle_ns);
         m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
@@ -148,7 +149,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
 /// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
 fn sample_table(sim: &Simulation) -> SampleTable {
     let spec = &sim.spec;
-    let cycle_ns = match (spec.link.gbytes_per_s, spec.packet.bytes) {
+    let cycle_ns = match (sim.params.fastest_gbytes_per_s, spec.packet.bytes) {
         (Some(g), Some(b)) => Some(b / spec.packet.phits as f64 / g),
         _ => None,
     };

@@ -22,6 +22,8 @@ pub struct Stats {
     pub network_latency_sum: u64,
     pub queueing_latency_sum: u64,
     pub hops_sum: u64,
+    /// Over measured delivered packets: their links' latency beyond `link.latency`.
+    pub extra_link_latency_sum: i64,
     /// Measured packets (generated in the window) that were delivered.
     pub delivered_measured: u64,
     pub generated_measured_phits: u64,
@@ -56,6 +58,7 @@ impl Stats {
             network_latency_sum: 0,
             queueing_latency_sum: 0,
             hops_sum: 0,
+            extra_link_latency_sum: 0,
             delivered_measured: 0,
             generated_measured_phits: 0,
             ejected_window_phits: 0,
@@ -132,6 +135,13 @@ impl Stats {
             } else {
                 self.message_latency.add(now - created);
             }
+        }
+    }
+
+    /// A delivered packet's link latency beyond `link.latency` on every link (link classes).
+    pub fn on_link_latency(&mut self, extra: i32, measured: bool) {
+        if measured {
+            self.extra_link_latency_sum += extra as i64;
         }
     }
 
