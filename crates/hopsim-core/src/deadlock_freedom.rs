@@ -62,6 +62,10 @@ pub const TABLE: &[Row] = &[
     // Up-global-down and up/down use channels in a fixed order.
     Row { algorithm: A::Minimal, kinds: &["dragonfly_plus", "fat_tree"], auto: P::None, sound: ACYCLIC },
     Row { algorithm: A::Valiant, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },
+    // Aries: up to two local hops on each side of a global one, row and column in either
+    // order, so local hops close cycles inside a group; only the hop ladders order them.
+    Row { algorithm: A::Minimal, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
+    Row { algorithm: A::Valiant, kinds: &["aries"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // UGAL commits each packet at its source switch to a minimal or a Valiant path: the
     // paths of minimal routing and of Valiant, nothing else.
     Row { algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },

@@ -8,6 +8,7 @@ pub mod deadlock_freedom;
 pub mod engine;
 pub mod error;
 pub mod huge_pages;
+pub mod link;
 pub mod message;
 pub mod nic;
 pub mod packet;
@@ -71,6 +72,8 @@ pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
         Ok(n) => (n, "ok".to_string()),
         Err(e) => (0, e),
     };
+    let link_classes: serde_json::Map<String, serde_json::Value> =
+        topology::class_counts(topo.as_ref()).into_iter().map(|(c, n)| (c.name().to_string(), n.into())).collect();
     let radix = (0..topo.num_switches()).map(|s| topo.network_ports(s) + topo.servers_at(s)).max().unwrap_or(0);
     let v = serde_json::json!({
         "kind": topo.kind(),
@@ -83,6 +86,7 @@ pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
         "groups": topo.groups(),
         "wiring_ok": wiring == "ok",
         "wiring": wiring,
+        "link_classes": link_classes,
     });
     Ok(v.to_string())
 }

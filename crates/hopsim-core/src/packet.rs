@@ -28,6 +28,9 @@ pub struct Packet {
     /// for) and its place in it.
     pub message: u32,
     pub seq: u32,
+    /// Sum over the links crossed (injection, switch hops, ejection) of their latency minus
+    /// `link.latency`: 0 unless link classes have their own latency (zero-load formula).
+    pub extra_link_latency: i32,
 }
 
 /// Where packets live.

@@ -29,6 +29,7 @@ pub struct RouteState {
     /// Dimensions whose wrap-around (dateline) link this packet has crossed in this phase.
     pub wrapped: u32,
     /// Random per-packet choice for dimensions exactly half-way round a ring: bit set = go -.
+    /// On Aries the same bits pick the packet's link of the global bundle (`aries_minimal`).
     pub tie_dirs: u32,
     /// VC the packet occupies now.
     pub vc: u8,

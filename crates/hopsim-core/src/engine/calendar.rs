@@ -5,8 +5,9 @@
 /// Something that happens at a cycle.
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
-    /// The head phit of a flit reaches an input buffer.
-    FlitArrive { switch: u32, port: u16, vc: u8, packet: u32, flit: u16 },
+    /// The head phit of a flit reaches an input buffer; its tail `tail` cycles later than at
+    /// one phit per cycle (slow link classes).
+    FlitArrive { switch: u32, port: u16, vc: u8, packet: u32, flit: u16, tail: u16 },
     /// Credits (phits of buffer space) come back to a switch output.
     Credit { switch: u32, port: u16, vc: u8, phits: u16 },
     /// Credits come back to a NIC's injection channel.

@@ -71,6 +71,7 @@ impl Simulation {
                 next: NIL,
                 message,
                 seq,
+                extra_link_latency: 0,
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
@@ -141,6 +142,7 @@ impl Simulation {
         if p.measured && p.state.valiant {
             self.stats.nonminimal_measured += 1;
         }
+        self.stats.on_link_latency(p.extra_link_latency, p.measured);
         if self.stats.in_window(now) {
             let c = &mut self.nics.counters[p.src as usize];
             c.packets += 1;

@@ -39,7 +39,12 @@ pub struct Params {
     pub flits_per_packet: u16,
     pub in_cap: u32,
     pub out_cap: u32,
+    /// `link.latency`, the default of the link classes (channels have their own, `Routers::link`).
     pub latency: u32,
+    /// The servers' links to their switches (`[link.injection]`).
+    pub injection_link: crate::link::LinkTiming,
+    /// Bandwidth of the fastest link class, which moves one phit per cycle.
+    pub fastest_gbytes_per_s: Option<f64>,
     pub pipeline_delay: u32,
     pub speedup: u32,
     /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
@@ -66,6 +71,7 @@ struct Parts {
     servers: ServerMap,
     traffic: Traffic,
     params: Params,
+    timings: crate::link::ClassTimings,
 }
 
 impl Parts {
@@ -76,6 +82,7 @@ impl Parts {
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
         let traffic = crate::traffic::build(spec, topo.as_ref(), &servers)?;
+        let timings = crate::link::ClassTimings::build(spec, topo.as_ref())?;
         let p = spec.packet.phits;
         let wormhole = spec.flow_control() == FlowControl::Wormhole;
         let flit_phits = if wormhole { 1 } else { p };
@@ -96,13 +103,15 @@ impl Parts {
             in_cap: in_cap as u32,
             out_cap: out_cap as u32,
             latency: spec.link.latency,
+            injection_link: timings.of(crate::topology::LinkClass::Injection),
+            fastest_gbytes_per_s: timings.fastest_gbytes_per_s,
             pipeline_delay: spec.router.pipeline_delay,
             speedup: spec.router.speedup as u32,
             random_jsq_ties: spec.router.jsq_tie_break == "random",
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
         };
-        Ok(Parts { topo, routing, vc_policy, servers, traffic, params })
+        Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }
 }
 
@@ -150,12 +159,14 @@ impl Simulation {
     }
 
     pub fn new(spec: &Spec) -> SpecResult<Self> {
-        let Parts { topo, routing, vc_policy, servers, traffic, params } = Parts::build(spec)?;
+        let Parts { topo, routing, vc_policy, servers, traffic, params, timings } = Parts::build(spec)?;
         let (p, flit_phits) = (params.packet_phits as usize, params.flit_phits as usize);
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
-        let routers = Routers::new(topo.as_ref(), &servers, params.vcs, (in_cap / flit_phits) as u32, (out_cap / flit_phits) as u32, in_cap as u32);
-        let nics = Nics::new(&servers, &routers, params.vcs, in_cap as u32);
-        let horizon = params.latency as u64 + p as u64 + params.pipeline_delay as u64 + 4;
+        let routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, (in_cap / flit_phits) as u32, (out_cap / flit_phits) as u32, in_cap as u32);
+        let nics = Nics::new(&servers, &routers, params.injection_link, params.vcs, in_cap as u32);
+        // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
+        // flit at the far end of the longest link.
+        let horizon = timings.max_latency() as u64 + timings.max_cycles(p as u64) + params.pipeline_delay as u64 + 4;
         let cal = Calendar::new(horizon, topo.num_switches(), servers.num_servers());
         let stats = Stats::new(spec.run.warmup, spec.run.cycles, spec.run.temporal_bin);
         let seed = spec.run.seed;
@@ -301,13 +312,13 @@ impl Simulation {
 
     fn deliver(&mut self, now: u64, ev: Event) {
         match ev {
-            Event::FlitArrive { switch, port, vc, packet, flit } => {
+            Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
                 let sw = switch as usize;
                 if flit == 0 {
                     self.compute_route(sw, packet);
                 }
                 let ready = now + self.params.pipeline_delay as u64;
-                self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit });
+                self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, tail });
                 self.cal.wake_router(sw, ready);
                 self.last_progress = now;
             }

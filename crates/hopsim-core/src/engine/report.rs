@@ -40,7 +40,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         queueing_latency_mean: st.queueing_latency_sum as f64 / n,
         hops_mean,
         nonminimal_fraction: st.nonminimal_measured as f64 / n,
-        zero_load_latency: (hops_mean + 2.0) * l + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
+        // Links of other latency than link.latency ([link.<class>]) add their difference.
+        zero_load_latency: (hops_mean + 2.0) * l + st.extra_link_latency_sum as f64 / n + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
         packets_injected: sim.nics.injected,
         packets_delivered: st.packets_delivered,
@@ -90,8 +91,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     if let Some(v) = &cons.first_violation {
         m.deadlock_where = if m.deadlock_where.is_empty() { format!("conservation violated: {v}") } else { format!("{}; conservation violated: {v}", m.deadlock_where) };
     }
-    if let (Some(gbs), Some(bytes)) = (spec.link.gbytes_per_s, spec.packet.bytes) {
-        // One cycle moves one phit: bytes per phit / (bytes per ns).
+    if let (Some(gbs), Some(bytes)) = (prm.fastest_gbytes_per_s, spec.packet.bytes) {
+        // One cycle moves one phit on the fastest link: bytes per phit / (bytes per ns).
         let cycle_ns = bytes / p / gbs;
         m.cycle_ns = Some(cycle_ns);
         m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
@@ -149,7 +150,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
 /// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
 fn sample_table(sim: &Simulation) -> SampleTable {
     let spec = &sim.spec;
-    let cycle_ns = match (spec.link.gbytes_per_s, spec.packet.bytes) {
+    let cycle_ns = match (sim.params.fastest_gbytes_per_s, spec.packet.bytes) {
         (Some(g), Some(b)) => Some(b / spec.packet.phits as f64 / g),
         _ => None,
     };
@@ -185,6 +186,7 @@ fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
                 t.port.push(p as u16);
                 t.to_switch.push(to);
                 t.dim.push(topo.port_dimension(s, p).map_or(-1, |d| d as i32));
+                t.class.push(topo.link_class(s, p).name());
                 t.direction.push(topo.port_direction(s, p));
                 t.phits.push(phits);
                 t.load.push(phits as f64 / measured_cycles);

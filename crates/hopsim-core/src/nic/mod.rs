@@ -58,6 +58,8 @@ pub struct Nic {
     pub sending_vc: u8,
     pub channel_free: u64,
     pub stall_since: u64,
+    /// The injection link (`[link.injection]`).
+    pub link: crate::link::Channel,
 }
 
 /// The VC of the switch's input buffer a new packet is sent on: among the VCs of `mask` whose
@@ -101,7 +103,7 @@ pub struct Nics {
 }
 
 impl Nics {
-    pub fn new(servers: &crate::topology::ServerMap, routers: &crate::router::Routers, vcs: usize, in_cap: u32) -> Self {
+    pub fn new(servers: &crate::topology::ServerMap, routers: &crate::router::Routers, link: crate::link::LinkTiming, vcs: usize, in_cap: u32) -> Self {
         let n = servers.num_servers();
         let nics = (0..n)
             .map(|s| {
@@ -117,6 +119,7 @@ impl Nics {
                     sending_vc: 0,
                     channel_free: 0,
                     stall_since: NEVER,
+                    link: crate::link::Channel::new(link),
                 }
             })
             .collect();
@@ -185,7 +188,8 @@ impl Nics {
             self.injected += 1;
         }
         self.credits[server * vcs + v] -= u;
-        nic.channel_free = now + u as u64;
+        let busy = nic.link.send(u as u16);
+        nic.channel_free = now + busy;
         nic.sending_vc = v as u8;
         if flit + 1 == prm.flits_per_packet {
             nic.next_flit = 0;
@@ -200,13 +204,16 @@ impl Nics {
         if measuring {
             self.counters[server].request_phits += u as u64;
         }
+        if flit == 0 {
+            packets.get_mut(id).extra_link_latency += nic.link.latency as i32 - prm.latency as i32;
+        }
         cal.schedule(
-            now + prm.latency as u64,
+            now + nic.link.latency as u64,
             now,
-            Event::FlitArrive { switch: nic.switch, port: nic.port, vc: v as u8, packet: id, flit },
+            Event::FlitArrive { switch: nic.switch, port: nic.port, vc: v as u8, packet: id, flit, tail: (busy - u as u64) as u16 },
         );
         if nic.queue_head != NIL {
-            cal.wake_nic(server, now + u as u64);
+            cal.wake_nic(server, now + busy);
         }
     }
 

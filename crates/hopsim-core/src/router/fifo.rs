@@ -15,6 +15,9 @@ pub struct Entry {
     pub packet: u32,
     pub ready: u32,
     pub flit: u16,
+    /// Input buffers: cycles the flit's tail arrives later than at one phit per cycle (its
+    /// link was a slower class); 0 on the fastest links.
+    pub tail: u16,
 }
 
 /// The queue keeps a copy of its front flit: the allocators and the link read the front of

@@ -8,7 +8,8 @@ mod step;
 pub use fifo::{vc_slots, Entry, Fifo};
 pub use step::{step, Scratch, StepCtx};
 
-use crate::topology::Topology;
+use crate::link::{Channel, ClassTimings};
+use crate::topology::{LinkClass, Topology};
 
 /// What a port's channel leads to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,10 @@ pub struct Routers {
     pub out_slots: u32,
     /// Phits sent over each output channel during the measured window.
     pub link_phits: Vec<u64>,
+    /// The link each port's output channel drives (its class's latency and phit time); a
+    /// link's two channels share the class, so it also gives the latency of credits going
+    /// back from the port's input buffer.
+    pub link: Vec<Channel>,
     /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
     /// so at saturation VC allocation touches only the heads that may now succeed.
@@ -98,10 +103,11 @@ pub struct Routers {
 }
 
 impl Routers {
-    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32) -> Self {
+    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, timings: &ClassTimings, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32) -> Self {
         let n = topo.num_switches();
         let mut port_base = Vec::with_capacity(n + 1);
         let mut ports = Vec::new();
+        let mut link = Vec::new();
         let mut network_ports = Vec::with_capacity(n);
         for s in 0..n {
             port_base.push(ports.len() as u32);
@@ -113,9 +119,11 @@ impl Routers {
                     None => Peer::Unconnected,
                 };
                 ports.push(Port::new(peer));
+                link.push(Channel::new(timings.of(topo.link_class(s, p))));
             }
             for l in 0..servers.servers_at(s) {
                 ports.push(Port::new(Peer::Server(servers.server(s, l) as u32)));
+                link.push(Channel::new(timings.of(LinkClass::Injection)));
             }
         }
         port_base.push(ports.len() as u32);
@@ -141,6 +149,7 @@ impl Routers {
             in_cap,
             port_base,
             link_phits: vec![0; ports.len()],
+            link,
             ports,
             vc,
             network_ports,

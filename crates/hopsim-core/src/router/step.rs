@@ -118,32 +118,34 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
             }
             let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
             r.vc[gv].credits -= u as u32;
+            let busy = r.link[gp].send(u);
             let p = &mut r.ports[gp];
             p.out_flits -= 1;
-            p.link_free = now + u as u64;
+            p.link_free = now + busy;
             p.tx_pending = true;
             p.tx_vc = v as u8;
             p.tx_phits = u;
             p.rr_link_vc = wrap(v + 1, vcs) as u8;
-            note(wake, now + u as u64);
+            note(wake, now + busy);
             // Count the phits that cross the link inside the measured window.
-            let (lo, hi) = (now.max(cx.params.window.0), (now + u as u64).min(cx.params.window.1));
+            let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
             if hi > lo {
-                r.link_phits[gp] += hi - lo;
+                r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
             }
             *cx.last_progress = now;
-            let lat = cx.params.latency as u64;
+            let lat = r.link[gp].latency as u64;
+            let tail = busy - u as u64;
             match peer {
                 Peer::Switch { switch: to, port: to_port } => {
                     *cx.phit_hops += u as u64;
                     cx.cal.schedule(
                         now + lat,
                         now,
-                        Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit },
+                        Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 },
                     );
                 }
                 Peer::Server(server) => {
-                    cx.cal.schedule(now + lat + u as u64 - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
+                    cx.cal.schedule(now + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
                 }
                 Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
             }
@@ -435,7 +437,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     // The crossbar moves `speedup` phits per cycle but cannot run ahead of the phits arriving.
     let xbar = u.div_ceil(prm.speedup as u64);
     let head_arrival = e.ready as u64 - prm.pipeline_delay as u64;
-    let tail_leaves = (now + xbar - 1).max(head_arrival + u - 1);
+    let tail_leaves = (now + xbar - 1).max(head_arrival + u - 1 + e.tail as u64);
     let link_may_start = (now + 1).max((tail_leaves + 2).saturating_sub(u));
     r.ports[gi].xbar_in_free = now + xbar;
     r.ports[go].xbar_out_free = now + xbar;
@@ -444,12 +446,12 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     note(wake, now + xbar);
     note(wake, link_may_start);
 
-    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit });
+    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, tail: 0 });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
 
     // The space the flit held in the input buffer goes back upstream once its tail has left.
-    let credit_at = tail_leaves + prm.latency as u64;
+    let credit_at = tail_leaves + r.link[gi].latency as u64;
     match r.ports[gi].peer {
         Peer::Switch { switch: up, port: up_port } => {
             cal.schedule(credit_at, now, Event::Credit { switch: up, port: up_port, vc: rq.in_vc, phits: u as u16 })
@@ -481,6 +483,8 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
             }
         }
         st.vc = rq.out_vc;
+        // Zero-load latency: the links' latencies beyond the default (`[link.<class>]`).
+        pkt.extra_link_latency += r.link[go].latency as i32 - prm.latency as i32;
     }
     if last {
         // The tail has crossed: the output VC is free for the next packet.

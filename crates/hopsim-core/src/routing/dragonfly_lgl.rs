@@ -7,7 +7,7 @@
 //! even minimal routing needs two ordered local VC classes: `min_*` policies (which give each
 //! phase a local class before and after its global hop) or the ladders.
 
-use super::{Hop, MinimalStep, Rng};
+use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::Dragonfly;
 
 pub struct DragonflyLgl {
@@ -22,7 +22,7 @@ impl DragonflyLgl {
 
 impl MinimalStep for DragonflyLgl {
     #[inline]
-    fn hop(&self, cur: usize, target: usize, _rng: &mut Rng) -> Hop {
+    fn hop(&self, cur: usize, target: usize, _state: &RouteState, _rng: &mut Rng) -> Hop {
         let a = self.df.a;
         let (gc, i, gt, j) = (cur / a, cur % a, target / a, target % a);
         let local = |to: usize| Hop { port: Dragonfly::local_port(i, to) as u16, dim: 0, ..Default::default() };

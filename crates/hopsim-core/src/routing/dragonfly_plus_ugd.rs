@@ -4,7 +4,7 @@
 //! Channels are used in the order up, global, down, so minimal routing is deadlock-free with
 //! one VC; Valiant (down then up again at the intermediate leaf) needs a class per phase.
 
-use super::{Hop, MinimalStep, Rng};
+use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::DragonflyPlus;
 use rand::Rng as _;
 
@@ -20,7 +20,7 @@ impl DragonflyPlusUgd {
 
 impl MinimalStep for DragonflyPlusUgd {
     #[inline]
-    fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop {
+    fn hop(&self, cur: usize, target: usize, _state: &RouteState, rng: &mut Rng) -> Hop {
         let d = &self.df;
         let n = d.group_size();
         let (gc, i, gt, j) = (cur / n, cur % n, target / n, target % n);

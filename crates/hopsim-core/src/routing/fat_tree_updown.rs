@@ -3,7 +3,7 @@
 //! leaf's), then go down the unique path. Up channels only lead to up or down channels, down
 //! only to down: deadlock-free with one VC.
 
-use super::{Hop, MinimalStep, Rng};
+use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::FatTree;
 use rand::Rng as _;
 
@@ -19,7 +19,7 @@ impl FatTreeUpDown {
 
 impl MinimalStep for FatTreeUpDown {
     #[inline]
-    fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop {
+    fn hop(&self, cur: usize, target: usize, _state: &RouteState, rng: &mut Rng) -> Hop {
         let t = &self.ft;
         let (lc, lt) = (t.level(cur), t.level(target));
         let ancestor = lc > lt && (lc..t.levels - 1).all(|d| t.digit(cur, d) == t.digit(target, d));

@@ -2,7 +2,7 @@
 //! dimension is a complete graph). Channel dependencies only go from lower to higher
 //! dimensions, so it is deadlock-free with a single VC.
 
-use super::{Hop, MinimalStep, Rng};
+use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::HyperX;
 
 pub struct HyperXDor {
@@ -17,7 +17,7 @@ impl HyperXDor {
 
 impl MinimalStep for HyperXDor {
     #[inline]
-    fn hop(&self, cur: usize, target: usize, _rng: &mut Rng) -> Hop {
+    fn hop(&self, cur: usize, target: usize, _state: &RouteState, _rng: &mut Rng) -> Hop {
         let g = &self.hx.grid;
         let dim = (0..g.n()).find(|&d| g.coord(cur, d) != g.coord(target, d)).expect("cur != target");
         Hop { port: self.hx.port_to(cur, dim, g.coord(target, dim)) as u16, dim: dim as u8, ..Default::default() }

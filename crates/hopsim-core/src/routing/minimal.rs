@@ -25,14 +25,13 @@ impl Routing for Minimal {
 
     /// No intermediate: `intermediate` is the source, so 2Phases policies treat the packet as
     /// minimal traffic drawn at its source (`min_both` puts it in the first phase).
-    fn on_inject(&self, state: &mut RouteState, _rng: &mut Rng) {
+    fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
         state.intermediate = state.src_switch;
+        self.step.on_inject(state, rng);
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
-        let switch = cx.switch;
-        let rng = &mut *cx.rng;
-        out.push(self.step.hop(switch, state.dst_switch as usize, rng), 0);
+        out.push(self.step.hop(cx.switch, state.dst_switch as usize, state, cx.rng), 0);
     }
 
     fn max_hops(&self) -> usize {

@@ -6,6 +6,7 @@
 //! ones: lowest `priority` first, then the most free space. Which VC policies make which
 //! algorithm deadlock-free is said once, in `crate::deadlock_freedom`.
 
+mod aries_minimal;
 mod dor;
 mod dragonfly_lgl;
 mod dragonfly_plus_ugd;
@@ -93,12 +94,15 @@ pub trait Routing: Send + Sync {
 }
 
 /// The minimal next hop on a low-diameter topology: one implementation per topology
-/// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`), shared by the
+/// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`, `aries_minimal`), shared by the
 /// `minimal` routing, by each phase of `valiant` there, and by the adaptive routings that
 /// choose between the two.
 pub trait MinimalStep: Send + Sync {
+    /// Draw the packet's own choices, if the step keeps any in its route state (so that
+    /// every hop of one packet follows the same minimal path, e.g. the global link on Aries).
+    fn on_inject(&self, _state: &mut RouteState, _rng: &mut Rng) {}
     /// The next hop from `cur` towards `target` (`cur != target`) along a minimal path.
-    fn hop(&self, cur: usize, target: usize, rng: &mut Rng) -> Hop;
+    fn hop(&self, cur: usize, target: usize, state: &RouteState, rng: &mut Rng) -> Hop;
 }
 
 /// The minimal step of a low-diameter topology, if it is one.
@@ -114,6 +118,9 @@ pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
     }
     if let Some(t) = topo.fat_tree() {
         return Some(Arc::new(fat_tree_updown::FatTreeUpDown::new(t.clone())));
+    }
+    if let Some(t) = topo.aries() {
+        return Some(Arc::new(aries_minimal::AriesMinimal::new(t.clone())));
     }
     None
 }
@@ -134,7 +141,7 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
         return Err(SpecError::new(
             "routing.valiant_redraw",
             "true",
-            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly and dragonfly_plus",
+            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries",
         ));
     }
     if crate::deadlock_freedom::row(algo, kind).is_none() {

@@ -35,6 +35,7 @@ impl Routing for Par {
 
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
         self.intermediates.draw(state, rng);
+        self.step.on_inject(state, rng);
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
@@ -54,7 +55,7 @@ impl Routing for Par {
             return;
         }
         let target = phase_target(cx.switch, state);
-        out.push(self.step.hop(cx.switch, target, cx.rng), 0);
+        out.push(self.step.hop(cx.switch, target, state, cx.rng), 0);
     }
 
     fn max_hops(&self) -> usize {

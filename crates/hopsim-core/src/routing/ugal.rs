@@ -111,12 +111,12 @@ pub(super) fn local_choice(
     threshold: u64,
 ) -> (Hop, Option<Hop>) {
     let (cur, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
-    let min_hop = step.hop(cur, dst, cx.rng);
+    let (as_min, as_nm) = as_committed(state);
+    let min_hop = step.hop(cur, dst, &as_min, cx.rng);
     if mid == cur || mid == dst {
         return (min_hop, None);
     }
-    let nm_hop = step.hop(cur, mid, cx.rng);
-    let (as_min, as_nm) = as_committed(state);
+    let nm_hop = step.hop(cur, mid, &as_nm, cx.rng);
     let q_min = cx.congestion.hop_queue(cur, &as_min, &min_hop) as u64 * topo.distance(cur, dst) as u64;
     let h_nm = (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64;
     let q_nm = cx.congestion.hop_queue(cur, &as_nm, &nm_hop) as u64 * h_nm;
@@ -127,7 +127,7 @@ pub(super) fn local_choice(
 /// observer reads them, plus `hop_cycles` per hop: the path's delay if every queued phit
 /// costs a cycle.
 #[allow(clippy::too_many_arguments)]
-fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
+fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, state: &RouteState, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
     let (mut hop, mut cur, mut delay) = (first, from, 0);
     loop {
         delay += view.port_queue(cur, hop.port as usize) as u64 + hop_cycles;
@@ -135,7 +135,7 @@ fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion
         if cur == to {
             return delay;
         }
-        hop = step.hop(cur, to, rng);
+        hop = step.hop(cur, to, state, rng);
     }
 }
 
@@ -157,15 +157,19 @@ impl Ugal {
     fn global_choice(&self, cx: &mut RouteCtx, state: &RouteState) -> (Hop, Option<Hop>) {
         let (src, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
         let (topo, step) = (self.topo.as_ref(), self.step.as_ref());
-        let min_hop = step.hop(src, dst, cx.rng);
+        let (as_min, as_nm) = as_committed(state);
+        let min_hop = step.hop(src, dst, &as_min, cx.rng);
         if mid == src || mid == dst {
             return (min_hop, None);
         }
-        let nm_hop = step.hop(src, mid, cx.rng);
+        let nm_hop = step.hop(src, mid, &as_nm, cx.rng);
+        let mut second_phase = as_nm;
+        second_phase.phase = 1;
         let (view, hc) = (cx.congestion, self.params.hop_cycles);
-        let d_min = path_delay(topo, step, view, cx.rng, src, dst, min_hop, hc);
-        let first_on = step.hop(mid, dst, cx.rng);
-        let d_nm = path_delay(topo, step, view, cx.rng, src, mid, nm_hop, hc) + path_delay(topo, step, view, cx.rng, mid, dst, first_on, hc);
+        let d_min = path_delay(topo, step, view, &as_min, cx.rng, src, dst, min_hop, hc);
+        let first_on = step.hop(mid, dst, &second_phase, cx.rng);
+        let d_nm = path_delay(topo, step, view, &as_nm, cx.rng, src, mid, nm_hop, hc)
+            + path_delay(topo, step, view, &second_phase, cx.rng, mid, dst, first_on, hc);
         (min_hop, (d_nm + self.params.threshold < d_min).then_some(nm_hop))
     }
 }
@@ -181,6 +185,7 @@ impl Routing for Ugal {
 
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
         self.intermediates.draw(state, rng);
+        self.step.on_inject(state, rng);
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
@@ -196,7 +201,7 @@ impl Routing for Ugal {
             return;
         }
         let target = phase_target(cx.switch, state);
-        out.push(self.step.hop(cx.switch, target, cx.rng), 0);
+        out.push(self.step.hop(cx.switch, target, state, cx.rng), 0);
     }
 
     fn max_hops(&self) -> usize {

@@ -44,13 +44,14 @@ impl Routing for LowDiameterValiant {
         state.intermediate = mid;
         state.valiant = mid != src && mid != dst;
         state.phase = 0;
+        self.step.on_inject(state, rng);
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
         let switch = cx.switch;
         let rng = &mut *cx.rng;
         let target = phase_target(switch, state);
-        out.push(self.step.hop(switch, target, rng), 0);
+        out.push(self.step.hop(switch, target, state, rng), 0);
     }
 
     fn max_hops(&self) -> usize {

@@ -3,10 +3,12 @@
 //! Parsing goes through serde so that unknown keys and wrong types are caught with their
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
+mod link;
 mod parse;
 mod validate;
 mod workload;
 
+pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use parse::{from_json_str, from_toml_str};
 pub use workload::{MessageSpec, WorkloadSpec};
 
@@ -69,22 +71,34 @@ pub struct TopologySpec {
     pub k: Option<usize>,
     #[serde(default)]
     pub levels: Option<usize>,
+    /// aries: chassis per group, routers (blades) per chassis, parallel links per column pair.
+    #[serde(default)]
+    pub chassis: Option<usize>,
+    #[serde(default)]
+    pub blades: Option<usize>,
+    #[serde(default)]
+    pub column_links: Option<usize>,
 }
 
+/// Unknown keys are not refused by serde here: they land in `classes`, which `validate`
+/// checks (a `[link.<class>]` table per link class, nothing else).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    /// Cycles for a phit to cross a link (switch-switch and server-switch).
+    /// Cycles for a phit to cross a link (switch-switch and server-switch); the default of
+    /// every link class.
     #[serde(default = "one_u32")]
     pub latency: u32,
     /// Physical bandwidth of one channel; with `packet.bytes` turns cycles into seconds.
     #[serde(default)]
     pub gbytes_per_s: Option<f64>,
+    /// `[link.<class>]` tables (`link::LinkClassSpec`), as written; see `LinkSpec::class_specs`.
+    #[serde(flatten, default)]
+    pub classes: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for LinkSpec {
     fn default() -> Self {
-        LinkSpec { latency: 1, gbytes_per_s: None }
+        LinkSpec { latency: 1, gbytes_per_s: None, classes: Default::default() }
     }
 }
 

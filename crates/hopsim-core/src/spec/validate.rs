@@ -57,6 +57,7 @@ impl Spec {
                 return Err(SpecError::new("link.gbytes_per_s", g, "must be a positive bandwidth in GB/s"));
             }
         }
+        self.link.class_specs()?;
 
         let t = &self.traffic;
         match t.load {

@@ -25,6 +25,8 @@ pub struct Stats {
     /// Measured packets that went through an intermediate (Valiant, or an adaptive routing's
     /// non-minimal choice).
     pub nonminimal_measured: u64,
+    /// Over measured delivered packets: their links' latency beyond `link.latency`.
+    pub extra_link_latency_sum: i64,
     /// Measured packets (generated in the window) that were delivered.
     pub delivered_measured: u64,
     pub generated_measured_phits: u64,
@@ -60,6 +62,7 @@ impl Stats {
             queueing_latency_sum: 0,
             hops_sum: 0,
             nonminimal_measured: 0,
+            extra_link_latency_sum: 0,
             delivered_measured: 0,
             generated_measured_phits: 0,
             ejected_window_phits: 0,
@@ -136,6 +139,13 @@ impl Stats {
             } else {
                 self.message_latency.add(now - created);
             }
+        }
+    }
+
+    /// A delivered packet's link latency beyond `link.latency` on every link (link classes).
+    pub fn on_link_latency(&mut self, extra: i32, measured: bool) {
+        if measured {
+            self.extra_link_latency_sum += extra as i64;
         }
     }
 

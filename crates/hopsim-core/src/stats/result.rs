@@ -112,6 +112,8 @@ pub struct LinkTable {
     pub port: Vec<u16>,
     pub to_switch: Vec<u32>,
     pub dim: Vec<i32>,
+    /// The link's class (`LinkClass::name`: "dim0", "local", "global", "row", ...).
+    pub class: Vec<&'static str>,
     pub direction: Vec<i8>,
     pub phits: Vec<u64>,
     pub load: Vec<f64>,

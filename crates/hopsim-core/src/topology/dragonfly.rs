@@ -7,7 +7,7 @@
 //! the group if j < i, else j + 1), then h global ports; global port x of switch i is the
 //! group's global port i*h + x, wired by `global_arrangement` (palmtree by default).
 
-use super::{check_size, group_count, reject_unused, Arrangement, PortPeer, Topology};
+use super::{check_size, group_count, reject_unused, Arrangement, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -108,6 +108,13 @@ impl Topology for Dragonfly {
     /// Local ports are dimension 0, global ports dimension 1 (for link-load maps).
     fn port_dimension(&self, _switch: usize, port: usize) -> Option<usize> {
         Some(usize::from(port + 1 >= self.a))
+    }
+    fn link_class(&self, _switch: usize, port: usize) -> LinkClass {
+        if port + 1 >= self.a {
+            LinkClass::Global
+        } else {
+            LinkClass::Local
+        }
     }
     fn description(&self) -> String {
         format!(

@@ -8,7 +8,7 @@
 //! 0..S up to spine j. Spine ports: 0..L down to leaf l, then h global ports; global port x
 //! of spine j is the group's global port j*h + x, wired by `global_arrangement` (palmtree).
 
-use super::{check_size, group_count, reject_unused, Arrangement, PortPeer, Topology};
+use super::{check_size, group_count, reject_unused, Arrangement, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -133,6 +133,14 @@ impl Topology for DragonflyPlus {
     /// Leaf-spine ports are dimension 0, global ports dimension 1 (for link-load maps).
     fn port_dimension(&self, switch: usize, port: usize) -> Option<usize> {
         Some(usize::from(!self.is_leaf(switch) && port >= self.leaves))
+    }
+    /// Leaf-spine links are the group's local links.
+    fn link_class(&self, switch: usize, port: usize) -> LinkClass {
+        if !self.is_leaf(switch) && port >= self.leaves {
+            LinkClass::Global
+        } else {
+            LinkClass::Local
+        }
     }
     fn description(&self) -> String {
         format!(

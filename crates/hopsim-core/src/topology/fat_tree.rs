@@ -6,7 +6,7 @@
 //! first (levels > 0; port j leads to digit l-1 = j), then up ports (levels < n-1; up port u
 //! leads to digit l = u).
 
-use super::{check_size, reject_unused, PortPeer, Topology};
+use super::{check_size, reject_unused, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -118,6 +118,10 @@ impl Topology for FatTree {
     fn port_dimension(&self, switch: usize, port: usize) -> Option<usize> {
         let l = self.level(switch);
         Some(if port < self.down_ports(l) { l - 1 } else { l })
+    }
+    fn link_class(&self, switch: usize, port: usize) -> LinkClass {
+        let l = self.level(switch);
+        LinkClass::level(if port < self.down_ports(l) { l - 1 } else { l })
     }
     fn description(&self) -> String {
         format!("{}-ary {}-tree (fat-tree) with {} server(s) per leaf", self.k, self.levels, self.p)

@@ -4,7 +4,7 @@
 //! dimensions. Ports: for each dimension d in order, `s_d - 1` ports, port j of dimension d
 //! leading to coordinate j if j < own coordinate, else j + 1.
 
-use super::{check_size, reject_unused, Cartesian, PortPeer, Topology};
+use super::{check_size, reject_unused, Cartesian, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -90,6 +90,9 @@ impl Topology for HyperX {
     }
     fn port_dimension(&self, _switch: usize, port: usize) -> Option<usize> {
         (port < self.ports).then(|| self.dim_of(port))
+    }
+    fn link_class(&self, _switch: usize, port: usize) -> LinkClass {
+        LinkClass::dimension(self.dim_of(port))
     }
     fn coordinates(&self, switch: usize) -> Vec<usize> {
         self.grid.coords(switch)

@@ -4,21 +4,25 @@
 //! per attached server. A link is a pair of channels: port `p` of switch `s` sends to port
 //! `q` of switch `t` exactly when port `q` of `t` sends to port `p` of `s`.
 
+mod aries;
 mod cartesian;
 mod dragonfly;
 mod dragonfly_plus;
 mod fat_tree;
 mod global;
 mod hyperx;
+mod link_class;
 mod mesh;
 mod torus;
 
+pub use aries::Aries;
 pub use cartesian::Cartesian;
 pub use dragonfly::Dragonfly;
 pub use dragonfly_plus::DragonflyPlus;
 pub use fat_tree::FatTree;
 pub use global::Arrangement;
 pub use hyperx::HyperX;
+pub use link_class::{class_counts, LinkClass, LINK_CLASS_NAMES};
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
@@ -44,6 +48,9 @@ pub trait Topology: Send + Sync {
     fn distance(&self, a: usize, b: usize) -> usize;
     /// Largest distance between two switches that have servers (all switches on grids).
     fn diameter(&self) -> usize;
+    /// Class of network port `port` of `switch` (connected or not); server ports are
+    /// `LinkClass::Injection`, which the engine knows without asking.
+    fn link_class(&self, switch: usize, port: usize) -> LinkClass;
     /// Dimension of a network port, for link-load maps and dimension-aware policies.
     fn port_dimension(&self, _switch: usize, _port: usize) -> Option<usize> {
         None
@@ -88,12 +95,15 @@ pub trait Topology: Send + Sync {
     fn fat_tree(&self) -> Option<&FatTree> {
         None
     }
+    fn aries(&self) -> Option<&Aries> {
+        None
+    }
 }
 
 /// Refuse the `[topology]` keys that topology `kind` does not use (`used` lists those it does).
 pub fn reject_unused(spec: &Spec, used: &[&str]) -> SpecResult<()> {
     let t = &spec.topology;
-    let set: [(&str, Option<String>); 9] = [
+    let set: [(&str, Option<String>); 12] = [
         ("dims", (!t.dims.is_empty()).then(|| format!("{:?}", t.dims))),
         ("groups", t.groups.map(|v| v.to_string())),
         ("switches_per_group", t.switches_per_group.map(|v| v.to_string())),
@@ -103,6 +113,9 @@ pub fn reject_unused(spec: &Spec, used: &[&str]) -> SpecResult<()> {
         ("spines_per_group", t.spines_per_group.map(|v| v.to_string())),
         ("k", t.k.map(|v| v.to_string())),
         ("levels", t.levels.map(|v| v.to_string())),
+        ("chassis", t.chassis.map(|v| v.to_string())),
+        ("blades", t.blades.map(|v| v.to_string())),
+        ("column_links", t.column_links.map(|v| v.to_string())),
     ];
     for (key, value) in set {
         if let Some(v) = value {
@@ -180,7 +193,7 @@ impl ServerMap {
     }
 }
 
-pub const TOPOLOGIES: &str = "torus, mesh, hyperx, dragonfly, dragonfly_plus, fat_tree";
+pub const TOPOLOGIES: &str = "torus, mesh, hyperx, dragonfly, dragonfly_plus, fat_tree, aries";
 
 pub fn build(spec: &Spec) -> SpecResult<Arc<dyn Topology>> {
     let t = &spec.topology;
@@ -191,6 +204,7 @@ pub fn build(spec: &Spec) -> SpecResult<Arc<dyn Topology>> {
         "dragonfly" => Ok(Arc::new(dragonfly::build(spec)?)),
         "dragonfly_plus" => Ok(Arc::new(dragonfly_plus::build(spec)?)),
         "fat_tree" => Ok(Arc::new(fat_tree::build(spec)?)),
+        "aries" => Ok(Arc::new(aries::build(spec)?)),
         other => Err(SpecError::new("topology.kind", format!("{other:?}"), format!("unknown topology; allowed: {TOPOLOGIES}"))),
     }
 }

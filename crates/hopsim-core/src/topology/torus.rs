@@ -1,6 +1,6 @@
 //! k-ary n-dimensional torus: a ring in every dimension (any n, any k >= 2 per dimension).
 
-use super::{Cartesian, PortPeer, Topology};
+use super::{Cartesian, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -66,6 +66,9 @@ impl Topology for Grid {
     }
     fn port_dimension(&self, _switch: usize, port: usize) -> Option<usize> {
         Some(port / 2)
+    }
+    fn link_class(&self, _switch: usize, port: usize) -> LinkClass {
+        LinkClass::dimension(port / 2)
     }
     fn port_direction(&self, _switch: usize, port: usize) -> i8 {
         if port % 2 == 0 {

@@ -5,6 +5,7 @@
 mod common;
 
 mod adaptive;
+mod aries;
 mod booksim2;
 mod deadlock;
 mod determinism;

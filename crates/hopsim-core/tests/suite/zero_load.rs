@@ -71,3 +71,62 @@ fn mean_latency_at_low_uniform_load_is_close_to_formula() {
     let rel = (m.network_latency_mean - m.zero_load_latency) / m.zero_load_latency;
     assert!((0.0..0.03).contains(&rel), "network latency {} vs zero-load {}", m.network_latency_mean, m.zero_load_latency);
 }
+
+/// With link classes of their own latency the formula sums the links' latencies:
+/// T0 = sum of the latencies of the injection link, the H hops and the ejection link
+///      + (H + 1)(d + 1) + (P - 1).
+fn classes_flow(shift: &str, extra: &str) -> hopsim_core::RunResult {
+    common::run(&format!(
+        "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[link]\nlatency = 2\n{extra}\n[router]\npipeline_delay = 1\n[packet]\nphits = 8\n[traffic]\npattern = \"shift\"\nshift = {shift}\nload = 0.02\nactive_servers = 1\n[run]\nwarmup = 1000\ncycles = 20000\n"
+    ))
+}
+
+#[test]
+fn zero_load_latency_sums_the_latency_of_each_link_class() {
+    let (l, d, p) = (2, 1, 8);
+    for (shift, h0, h1) in [("[2, 1]", 2, 1), ("[0, 3]", 0, 3), ("[-1, 0]", 1, 0)] {
+        for (inj, l1) in [(1, 7), (5, 2), (3, 30)] {
+            let r = classes_flow(shift, &format!("[link.dim1]\nlatency = {l1}\n[link.injection]\nlatency = {inj}"));
+            let m = &r.metrics;
+            let h = h0 + h1;
+            let t0 = (2 * inj + h0 * l + h1 * l1 + (h + 1) * (d + 1) + p - 1) as f64;
+            assert_eq!(m.hops_mean, h as f64);
+            assert_eq!(m.packet_latency_p50, t0, "shift {shift} injection {inj} dim1 {l1}");
+            assert!((m.network_latency_mean - t0).abs() < 1e-9, "shift {shift}: {} != {t0}", m.network_latency_mean);
+            assert!((m.zero_load_latency - t0).abs() < 1e-9, "shift {shift}: zero-load {} != {t0}", m.zero_load_latency);
+        }
+    }
+    // Without [link.<class>] tables the latency is link.latency everywhere: the classic formula.
+    let r = classes_flow("[2, 1]", "");
+    assert_eq!(r.metrics.network_latency_mean, formula(3, l, d, p));
+}
+
+/// On Aries (row, column, global and injection links of four latencies) two servers that
+/// send only to each other never meet in a buffer: their minimal paths run in opposite
+/// directions, and with one global link per pair of groups (7 groups of 6 routers, h = 1)
+/// all paths of one flow are equally long, so a packet never catches up with the one before;
+/// input buffers of 32 packets cover the credit round trip of the long global links.
+/// Each packet takes exactly its path's zero-load latency: the time measured equals the
+/// formula summed over the links each packet crossed.
+#[test]
+fn aries_zero_load_latency_follows_the_link_classes() {
+    let run = |links: &str, seed: u64| {
+        common::run(&format!(
+            "[topology]\nkind = \"aries\"\nchassis = 2\nblades = 3\ncolumn_links = 2\nglobal_links_per_switch = 1\ngroups = 7\nservers_per_switch = 2\n[link]\nlatency = 2\n{links}\n[router]\nvcs = 5\ninput_buffer = 32\n[routing]\nalgorithm = \"minimal\"\n[traffic]\nload = 0.05\nactive_servers = 2\n[run]\nseed = {seed}\nwarmup = 1000\ncycles = 40000\n"
+        ))
+        .metrics
+    };
+    let mut longer = 0.0;
+    for seed in 1..=4 {
+        let same = run("", seed);
+        let classes = run("[link.global]\nlatency = 60\n[link.row]\nlatency = 3\n[link.column]\nlatency = 5\n[link.injection]\nlatency = 1", seed);
+        for m in [&same, &classes] {
+            assert!(m.packets_measured_delivered > 100);
+            assert!((m.network_latency_mean - m.zero_load_latency).abs() < 1e-9, "seed {seed}: {} != {}", m.network_latency_mean, m.zero_load_latency);
+        }
+        // Same packets, same paths: only the link latencies differ.
+        assert_eq!((same.packets_measured_delivered, same.hops_mean), (classes.packets_measured_delivered, classes.hops_mean));
+        longer += classes.zero_load_latency - same.zero_load_latency;
+    }
+    assert!(longer > 50.0, "the global links' 58 extra cycles show: {longer}");
+}

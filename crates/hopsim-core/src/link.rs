@@ -1,0 +1,131 @@
+//! Links as the engine drives them: each channel has its link class's latency and phit time.
+//!
+//! A cycle is one phit time on the fastest link class: that class moves one phit per cycle,
+//! and a class with a fraction b / b_fastest of its bandwidth takes b_fastest / b cycles per
+//! phit. The remainder of that fraction is carried from flit to flit (`Channel::frac`), so a
+//! slow link keeps its exact long-run rate instead of rounding every flit up.
+
+use crate::error::{SpecError, SpecResult};
+use crate::spec::Spec;
+use crate::topology::{class_counts, LinkClass, Topology};
+use std::collections::BTreeMap;
+
+/// A link class's latency and phit time (`num / den` cycles per phit, >= 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkTiming {
+    pub latency: u32,
+    pub num: u32,
+    pub den: u32,
+}
+
+impl LinkTiming {
+    /// Cycles a flit of `phits` holds the link, at most (the remainder rounds up once).
+    pub fn max_cycles(&self, phits: u64) -> u64 {
+        (phits * self.num as u64).div_ceil(self.den as u64)
+    }
+}
+
+/// The channel one port drives: its timing and the phit-time remainder carried over.
+#[derive(Debug, Clone, Copy)]
+pub struct Channel {
+    pub latency: u32,
+    num: u32,
+    den: u32,
+    frac: u32,
+}
+
+impl Channel {
+    pub fn new(t: LinkTiming) -> Self {
+        Channel { latency: t.latency, num: t.num, den: t.den, frac: 0 }
+    }
+
+    /// Start sending a flit of `phits`: the cycles the link is busy with it.
+    #[inline]
+    pub fn send(&mut self, phits: u16) -> u64 {
+        if self.num == self.den {
+            return phits as u64;
+        }
+        let total = phits as u64 * self.num as u64 + self.frac as u64;
+        self.frac = (total % self.den as u64) as u32;
+        total / self.den as u64
+    }
+}
+
+/// The timing of every link class of a network, from `[link]` and `[link.<class>]`.
+#[derive(Debug, Clone)]
+pub struct ClassTimings {
+    classes: BTreeMap<LinkClass, LinkTiming>,
+    /// `[link]` alone, for ports of a class no link of the network has (unconnected ports).
+    default: LinkTiming,
+    /// Bandwidth of the fastest class: one phit per cycle (None without `link.gbytes_per_s`).
+    pub fastest_gbytes_per_s: Option<f64>,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Bandwidths as whole kB/s, so decimal GB/s values give exact ratios.
+fn kbytes_per_s(g: f64) -> u64 {
+    (g * 1e6).round().max(1.0) as u64
+}
+
+impl ClassTimings {
+    pub fn build(spec: &Spec, topo: &dyn Topology) -> SpecResult<Self> {
+        let link = &spec.link;
+        let overrides: BTreeMap<LinkClass, crate::spec::LinkClassSpec> = link.class_specs()?.into_iter().collect();
+        let present: Vec<LinkClass> = class_counts(topo).into_iter().map(|(c, _)| c).collect();
+        if let Some(c) = overrides.keys().find(|c| !present.contains(c)) {
+            let names: Vec<&str> = present.iter().map(|c| c.name()).collect();
+            return Err(SpecError::new(
+                format!("link.{}", c.name()),
+                "",
+                format!("not a link class of topology.kind = {:?}; its classes are: {}", topo.kind(), names.join(", ")),
+            ));
+        }
+        let bandwidth = |c: &LinkClass| overrides.get(c).and_then(|o| o.gbytes_per_s).or(link.gbytes_per_s);
+        if !overrides.values().any(|o| o.gbytes_per_s.is_some()) {
+            // One bandwidth for every class: one phit per cycle everywhere, as before classes.
+            let classes = present.iter().map(|&c| (c, LinkTiming { latency: overrides.get(&c).and_then(|o| o.latency).unwrap_or(link.latency), num: 1, den: 1 })).collect();
+            let default = LinkTiming { latency: link.latency, num: 1, den: 1 };
+            return Ok(ClassTimings { classes, default, fastest_gbytes_per_s: link.gbytes_per_s });
+        }
+        if let Some(g) = link.gbytes_per_s {
+            crate::spec::link_check_bandwidth("link.gbytes_per_s", g)?;
+        }
+        let fastest = present.iter().filter_map(bandwidth).fold(0.0, f64::max);
+        let fast = kbytes_per_s(fastest);
+        let timing = |latency: u32, g: f64| {
+            let own = kbytes_per_s(g);
+            let d = gcd(fast, own);
+            // A class faster than all present ones cannot exist (fastest is their maximum);
+            // the default may be, on ports of no present class: never faster than a phit per cycle.
+            let (num, den) = ((fast / d).max(own / d), own / d);
+            LinkTiming { latency, num: num as u32, den: den as u32 }
+        };
+        let default_bandwidth = link.gbytes_per_s.expect("class bandwidths need link.gbytes_per_s");
+        let classes = present
+            .iter()
+            .map(|c| (*c, timing(overrides.get(c).and_then(|o| o.latency).unwrap_or(link.latency), bandwidth(c).unwrap_or(default_bandwidth))))
+            .collect();
+        Ok(ClassTimings { classes, default: timing(link.latency, default_bandwidth), fastest_gbytes_per_s: Some(fastest) })
+    }
+
+    /// The timing of a class of this network.
+    pub fn of(&self, class: LinkClass) -> LinkTiming {
+        self.classes.get(&class).copied().unwrap_or(self.default)
+    }
+
+    pub fn max_latency(&self) -> u32 {
+        self.classes.values().map(|t| t.latency).max().unwrap_or(1)
+    }
+
+    /// Most cycles a flit of `phits` may hold any link.
+    pub fn max_cycles(&self, phits: u64) -> u64 {
+        self.classes.values().map(|t| t.max_cycles(phits)).max().unwrap_or(phits)
+    }
+}
