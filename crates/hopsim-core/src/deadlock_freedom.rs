@@ -66,6 +66,8 @@ pub const TABLE: &[Row] = &[
     // order, so local hops close cycles inside a group; only the hop ladders order them.
     Row { algorithm: A::Minimal, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
     Row { algorithm: A::Valiant, kinds: &["aries"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    // The modes' paths are Aries's minimal and Valiant paths (through an intermediate group).
+    Row { algorithm: A::Aries, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
     // UGAL commits each packet at its source switch to a minimal or a Valiant path: the
     // paths of minimal routing and of Valiant, nothing else.
     Row { algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },

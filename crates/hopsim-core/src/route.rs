@@ -36,6 +36,12 @@ pub struct RouteState {
     /// Routing mode of the packet's message (routings with modes, such as `aries`; 0
     /// otherwise): the mode travels with the packet so each message may choose its own.
     pub mode: u8,
+    /// The packet must keep to one VC per hop (the lowest its policy allows) so that packets
+    /// of one flow on one path cannot overtake each other (Aries `in_order`).
+    pub in_order: bool,
+    /// The packet's number in its message: a header field routings may hash (Aries
+    /// `min_hash`).
+    pub header: u32,
 }
 
 /// One hop a packet may take.
@@ -92,6 +98,18 @@ impl Candidates {
     }
     pub fn as_mut_slice(&mut self) -> &mut [Candidate] {
         &mut self.list[..self.len as usize]
+    }
+}
+
+/// The highest VC of `mask` alone (none if `mask` is empty): the one VC an in-order packet
+/// may use (the highest, since under `ladder_reuse` the lowest would keep every hop in
+/// class 0).
+#[inline]
+pub fn highest_vc(mask: u32) -> u32 {
+    if mask == 0 {
+        0
+    } else {
+        1 << (31 - mask.leading_zeros())
     }
 }
 

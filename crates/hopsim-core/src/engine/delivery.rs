@@ -53,7 +53,7 @@ impl Simulation {
         while self.nics.nics[src].queued < 2 {
             let Some(q) = self.backlog[src].front() else { break };
             let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
-            let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, ..Default::default() };
+            let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, ..Default::default() };
             self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
             // Ties (half-way round a ring) are broken once per message, so a routing with one
             // path per pair, like DOR, keeps a message's packets in order.
@@ -139,8 +139,12 @@ impl Simulation {
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
         self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.measured);
-        if p.measured && p.state.valiant {
-            self.stats.nonminimal_measured += 1;
+        if p.measured {
+            let nonminimal = u64::from(p.state.valiant);
+            self.stats.nonminimal_measured += nonminimal;
+            let m = &mut self.stats.by_mode[(p.state.mode as usize).min(7)];
+            m.0 += 1;
+            m.1 += nonminimal;
         }
         self.stats.on_link_latency(p.extra_link_latency, p.measured);
         if self.stats.in_window(now) {

@@ -40,6 +40,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         queueing_latency_mean: st.queueing_latency_sum as f64 / n,
         hops_mean,
         nonminimal_fraction: st.nonminimal_measured as f64 / n,
+        per_mode: per_mode(st),
         // Links of other latency than link.latency ([link.<class>]) add their difference.
         zero_load_latency: (hops_mean + 2.0) * l + st.extra_link_latency_sum as f64 / n + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
@@ -206,4 +207,17 @@ fn load_summary(loads: &[f64]) -> (f64, f64, f64) {
     let var = loads.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
     let max = loads.iter().cloned().fold(0.0, f64::max);
     (max, mean, if mean > 0.0 { var.sqrt() / mean } else { 0.0 })
+}
+
+/// The per-mode packet counts and non-minimal fractions of the modes that carried packets.
+fn per_mode(st: &crate::stats::Stats) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for (code, &(packets, nonminimal)) in st.by_mode.iter().enumerate() {
+        let Some(mode) = crate::routing::AriesMode::from_code(code as u8) else { continue };
+        if packets > 0 {
+            out.insert(format!("packets_{}", mode.name()), packets as f64);
+            out.insert(format!("nonminimal_fraction_{}", mode.name()), nonminimal as f64 / packets as f64);
+        }
+    }
+    out
 }

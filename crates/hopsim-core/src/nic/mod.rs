@@ -161,8 +161,11 @@ impl Nics {
             let v = nic.sending_vc as usize;
             (self.credits[server * vcs + v] >= u).then_some(v)
         } else {
+            let state = &packets.get(id).state;
             let mask = match prm.injection {
-                InjectionRule::Policy => vc_policy.injection(&packets.get(id).state),
+                // One VC per flow keeps an in-order packet behind the one before it.
+                _ if state.in_order => crate::route::highest_vc(vc_policy.injection(state) & vc_policy.all()),
+                InjectionRule::Policy => vc_policy.injection(state),
                 InjectionRule::Any | InjectionRule::AnyFirst => vc_policy.all(),
             };
             let credits = &self.credits[server * vcs..(server + 1) * vcs];

@@ -34,10 +34,11 @@ impl AriesMinimal {
     }
 
     #[inline]
-    fn local(&self, i: usize, j: usize, rng: &mut Rng) -> Hop {
+    fn local(&self, i: usize, j: usize, state: &RouteState, rng: &mut Rng) -> Hop {
         let ar = &self.aries;
-        let column_first = ar.local_distance(i, j) == 2 && rng.gen::<bool>();
-        let lane = if ar.column_links > 1 { rng.gen_range(0..ar.column_links) } else { 0 };
+        // An in-order packet takes one fixed path: row first, the first lane.
+        let column_first = !state.in_order && ar.local_distance(i, j) == 2 && rng.gen::<bool>();
+        let lane = if ar.column_links > 1 && !state.in_order { rng.gen_range(0..ar.column_links) } else { 0 };
         let (port, class) = ar.local_hop(i, j, column_first, lane);
         debug_assert!(matches!(class, LinkClass::Row | LinkClass::Column));
         Hop { port: port as u16, dim: NO_DIM, ..Default::default() }
@@ -54,13 +55,13 @@ impl MinimalStep for AriesMinimal {
         let a = self.aries.group_size();
         let (gc, i, gt, j) = (cur / a, cur % a, target / a, target % a);
         if gc == gt {
-            return self.local(i, j, rng);
+            return self.local(i, j, state, rng);
         }
         let (out, port) = self.aries.gateways(gc, gt)[self.bundle_link(state)];
         if out as usize == i {
             Hop { port, dim: NO_DIM, class: 1, ..Default::default() }
         } else {
-            self.local(i, out as usize, rng)
+            self.local(i, out as usize, state, rng)
         }
     }
 }

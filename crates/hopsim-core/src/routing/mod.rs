@@ -6,6 +6,7 @@
 //! ones: lowest `priority` first, then the most free space. Which VC policies make which
 //! algorithm deadlock-free is said once, in `crate::deadlock_freedom`.
 
+mod aries;
 mod aries_minimal;
 mod dor;
 mod dragonfly_lgl;
@@ -21,6 +22,7 @@ mod ugal;
 mod valiant;
 mod valiant_low_diameter;
 
+pub use aries::Mode as AriesMode;
 pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
@@ -40,10 +42,11 @@ pub enum Algorithm {
     UgalL,
     UgalG,
     Par,
+    Aries,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 9] = [
+    pub const ALL: [Algorithm; 10] = [
         Algorithm::Dor,
         Algorithm::Minimal,
         Algorithm::MinAdaptive,
@@ -53,6 +56,7 @@ impl Algorithm {
         Algorithm::UgalL,
         Algorithm::UgalG,
         Algorithm::Par,
+        Algorithm::Aries,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +70,7 @@ impl Algorithm {
             Algorithm::UgalL => "ugal_l",
             Algorithm::UgalG => "ugal_g",
             Algorithm::Par => "par",
+            Algorithm::Aries => "aries",
         }
     }
 
@@ -168,6 +173,7 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
         A::Valiant => Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step(), spec.routing.valiant_redraw)),
         A::UgalL | A::UgalG => Arc::new(ugal::Ugal::new(topo.clone(), step(), algo == A::UgalG, adaptive()?)),
         A::Par => Arc::new(par::Par::new(topo.clone(), step(), adaptive()?)),
+        A::Aries => Arc::new(aries::AriesRouting::new(topo.as_ref(), step(), aries::AriesParams::from_spec(spec)?)),
     })
 }
 

@@ -191,6 +191,17 @@ pub struct RoutingSpec {
     /// minimal one's (default: one packet, `packet.phits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ugal_threshold: Option<u64>,
+    /// `aries`: the routing mode of messages that do not choose one (`adaptive`,
+    /// `adaptive_low_bias`, `adaptive_high_bias`, `increasingly_minimal`, `min_hash`,
+    /// `nmin_hash`, `in_order`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// `aries`: the bias added to non-minimal paths by the low- and high-bias modes, in phits
+    /// of queue per minimal hop (defaults: an eighth and a half of one VC's buffers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bias_low: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bias_high: Option<u64>,
 }
 
 impl Default for RoutingSpec {
@@ -202,6 +213,9 @@ impl Default for RoutingSpec {
             injection_vcs: policy(),
             ladder_vcs_per_step: 0,
             ugal_threshold: None,
+            mode: None,
+            bias_low: None,
+            bias_high: None,
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct Stats {
     /// Measured packets that went through an intermediate (Valiant, or an adaptive routing's
     /// non-minimal choice).
     pub nonminimal_measured: u64,
+    /// Per `RouteState::mode`: measured packets delivered, and those routed non-minimally.
+    pub by_mode: [(u64, u64); 8],
     /// Over measured delivered packets: their links' latency beyond `link.latency`.
     pub extra_link_latency_sum: i64,
     /// Measured packets (generated in the window) that were delivered.
@@ -62,6 +64,7 @@ impl Stats {
             queueing_latency_sum: 0,
             hops_sum: 0,
             nonminimal_measured: 0,
+            by_mode: [(0, 0); 8],
             extra_link_latency_sum: 0,
             delivered_measured: 0,
             generated_measured_phits: 0,

@@ -86,6 +86,10 @@ pub struct Metrics {
     pub packet_latency_mean_us: Option<f64>,
     pub packet_latency_p99_us: Option<f64>,
     pub accepted_gbytes_per_s: Option<f64>,
+    /// Per routing mode (`aries`): `packets_<mode>` measured packets delivered and
+    /// `nonminimal_fraction_<mode>`, for the modes that carried any.
+    #[serde(flatten)]
+    pub per_mode: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]

@@ -6,6 +6,7 @@ mod common;
 
 mod adaptive;
 mod aries;
+mod aries_modes;
 mod booksim2;
 mod deadlock;
 mod determinism;

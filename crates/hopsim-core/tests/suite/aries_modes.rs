@@ -1,0 +1,185 @@
+//! Aries routing modes (`routing.algorithm = "aries"`): which paths each mode takes, the bias
+//! at work, in-order delivery, and deadlock freedom at saturation with the `auto` VC policy.
+use crate::common;
+
+use hopsim_core::routing::{self, AriesMode, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
+use hopsim_core::topology::{self, Topology};
+use hopsim_core::spec;
+use rand::{Rng as _, SeedableRng};
+use std::sync::Arc;
+
+/// 4 groups of 2 chassis x 3 routers, 2 servers each, 2 global links per router (bundles of 4).
+const ARIES: &str = "kind = \"aries\"\ngroups = 4\nchassis = 2\nblades = 3\ncolumn_links = 2\nglobal_links_per_switch = 2\nservers_per_switch = 2";
+
+fn run(mode: &str, traffic: &str, load: f64, extra: &str) -> hopsim_core::RunResult {
+    common::run(&format!(
+        "[topology]\n{ARIES}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\nmode = \"{mode}\"\n{extra}\n[traffic]\n{traffic}\nload = {load}\n[run]\nwarmup = 2000\ncycles = 8000\nwatchdog = 3000\nseed = 5\n"
+    ))
+}
+
+fn build(mode: &str) -> (Arc<dyn Topology>, Arc<dyn Routing>) {
+    let s = spec::from_toml_str(&format!("[topology]\n{ARIES}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\nmode = \"{mode}\"\n[traffic]\nload = 0.1\n")).unwrap();
+    let t = topology::build(&s).unwrap();
+    let r = routing::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));
+    (t, r)
+}
+
+/// Walk a packet hop by hop on an idle network; returns the groups of the switches it passes
+/// through, in order (consecutive repeats merged), and its hops.
+fn walk(t: &dyn Topology, r: &dyn Routing, src: usize, dst: usize, rng: &mut Rng) -> (Vec<usize>, usize, RouteState) {
+    let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+    r.on_inject(&mut st, rng);
+    let (mut cur, mut hops, mut groups) = (src, 0, vec![t.group_of(src)]);
+    let mut out = Candidates::default();
+    let mut first = st;
+    while cur != dst {
+        out.clear();
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        if hops == 0 {
+            first = st;
+        }
+        let c = out.as_slice()[0];
+        cur = t.neighbour(cur, c.hop.port as usize).unwrap().switch as usize;
+        st.hops += 1;
+        st.global_hops += c.hop.class;
+        hops += 1;
+        if *groups.last().unwrap() != t.group_of(cur) {
+            groups.push(t.group_of(cur));
+        }
+        assert!(hops <= r.max_hops(), "a path longer than the routing's longest");
+    }
+    (groups, hops, first)
+}
+
+#[test]
+fn min_hash_is_minimal_nmin_hash_goes_through_one_intermediate_group() {
+    let mut rng = Rng::seed_from_u64(3);
+    for mode in ["min_hash", "nmin_hash", "in_order", "adaptive"] {
+        let (t, r) = build(mode);
+        let n = t.num_switches();
+        for _ in 0..2000 {
+            let (src, dst) = (rng.gen_range(0..n), rng.gen_range(0..n));
+            if src == dst {
+                continue;
+            }
+            let (groups, hops, st) = walk(t.as_ref(), r.as_ref(), src, dst, &mut rng);
+            let (gs, gd) = (t.group_of(src), t.group_of(dst));
+            match mode {
+                "nmin_hash" => {
+                    assert!(st.valiant, "nmin_hash routed {src} -> {dst} minimally");
+                    if gs != gd {
+                        assert_eq!(groups.len(), 3, "{src} -> {dst}: groups {groups:?}");
+                        assert!(groups[1] != gs && groups[1] != gd);
+                        assert!(hops <= 8);
+                    } else {
+                        assert_eq!(groups, vec![gs]);
+                        assert!(hops <= 4);
+                    }
+                }
+                _ => {
+                    // On an idle network the adaptive mode takes a minimal path too.
+                    assert!(!st.valiant, "{mode} routed {src} -> {dst} non-minimally");
+                    let expect = if gs == gd { vec![gs] } else { vec![gs, gd] };
+                    assert_eq!(groups, expect, "{mode}");
+                    assert!(hops <= if gs == gd { 2 } else { 5 }, "{mode}: {hops} hops");
+                }
+            }
+        }
+    }
+}
+
+/// Queues the test sets on the source router's ports.
+struct Ports(Vec<u32>);
+
+impl Congestion for Ports {
+    fn port_queue(&self, _switch: usize, port: usize) -> u32 {
+        self.0[port]
+    }
+}
+
+#[test]
+fn the_bias_keeps_packets_minimal_until_the_minimal_queue_outweighs_it() {
+    // Every port of the source router but one loaded: the adaptive modes go non-minimally
+    // exactly when a non-minimal first hop is emptier by more than the bias.
+    let (t, _) = build("adaptive");
+    let (src, dst) = (0, t.num_switches() - 1);
+    let ports = t.network_ports(src);
+    let mut rng = Rng::seed_from_u64(9);
+    let share = |mode: &str, load: &Ports, rng: &mut Rng| {
+        let (_, r) = build(mode);
+        let mut nonmin = 0;
+        for _ in 0..400 {
+            let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+            r.on_inject(&mut st, rng);
+            let mut out = Candidates::default();
+            r.route(&mut RouteCtx { switch: src, rng, congestion: load }, &mut st, &mut out);
+            nonmin += usize::from(st.valiant);
+        }
+        nonmin as f64 / 400.0
+    };
+    let idle = Ports(vec![0; ports]);
+    let busy = Ports(vec![40; ports]);
+    assert_eq!(share("adaptive", &idle, &mut rng), 0.0, "an idle network: ties go minimal");
+    assert_eq!(share("adaptive", &busy, &mut rng), 0.0, "equal queues: the shorter path");
+    // Minimal first hops full (every port a minimal path may start on), others empty.
+    let mut lopsided = vec![0; ports];
+    let (probe, r) = build("min_hash");
+    for _ in 0..200 {
+        let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, header: rng.gen(), ..Default::default() };
+        r.on_inject(&mut st, &mut rng);
+        let mut out = Candidates::default();
+        r.route(&mut RouteCtx { switch: src, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        let Hop { port, .. } = out.as_slice()[0].hop;
+        lopsided[port as usize] = 48;
+    }
+    let _ = probe;
+    let lopsided = Ports(lopsided);
+    let (adaptive, low, high) = (share("adaptive", &lopsided, &mut rng), share("adaptive_low_bias", &lopsided, &mut rng), share("adaptive_high_bias", &lopsided, &mut rng));
+    // 48 phits on the minimal hop, times its hops: more than the low bias (12: an eighth of a
+    // VC's 96 phits) plus nothing, not more than the high bias (48) plus nothing.
+    // (Non-minimal candidates whose first hop is a loaded minimal port stay behind.)
+    assert!(adaptive > 0.2, "adaptive {adaptive}");
+    assert!(low > 0.2 && low <= adaptive, "low bias {low}, adaptive {adaptive}");
+    assert_eq!(high, 0.0, "high bias {high}");
+}
+
+#[test]
+fn in_order_delivers_every_message_in_order() {
+    let msgs = "pattern = \"uniform\"";
+    let extra = "[message]\npackets = 8";
+    let r = common::run(&format!(
+        "[topology]\n{ARIES}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\nmode = \"in_order\"\n[traffic]\n{msgs}\nload = 0.5\n{extra}\n[run]\nwarmup = 1000\ncycles = 6000\nseed = 2\n"
+    ));
+    assert_eq!(r.metrics.packets_out_of_order, 0);
+    assert!(r.metrics.messages_measured_delivered > 100);
+    // The adaptive mode, with several paths and VCs per pair, does reorder: the check can fail.
+    let r = common::run(&format!(
+        "[topology]\n{ARIES}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\nmode = \"adaptive\"\n[traffic]\n{msgs}\nload = 0.5\n{extra}\n[run]\nwarmup = 1000\ncycles = 6000\nseed = 2\n"
+    ));
+    assert!(r.metrics.packets_out_of_order > 0);
+}
+
+#[test]
+fn every_mode_is_deadlock_free_at_saturation_and_high_bias_is_more_minimal() {
+    for traffic in ["pattern = \"uniform\"", "pattern = \"adv\"\nadv_offset = 1"] {
+        for mode in AriesMode::ALL {
+            let r = run(mode.name(), traffic, 1.0, "");
+            assert!(!r.metrics.deadlock, "{} {traffic}: {}", mode.name(), r.metrics.deadlock_where);
+            assert!(r.metrics.accepted_load > 0.05, "{} {traffic}: {}", mode.name(), r.metrics.accepted_load);
+            let f = r.metrics.per_mode[&format!("nonminimal_fraction_{}", mode.name())];
+            match mode {
+                AriesMode::MinHash | AriesMode::InOrder => assert_eq!(f, 0.0),
+                // Every packet between two routers (ADV has no pair on one router).
+                AriesMode::NminHash if traffic.contains("adv") => assert_eq!(f, 1.0),
+                AriesMode::NminHash => assert!(f > 0.95, "{f}"),
+                _ => {}
+            }
+        }
+    }
+    for load in [0.2, 0.4, 0.7] {
+        let (d, h) = (run("adaptive", "pattern = \"uniform\"", load, ""), run("adaptive_high_bias", "pattern = \"uniform\"", load, ""));
+        let (fd, fh) = (d.metrics.nonminimal_fraction, h.metrics.nonminimal_fraction);
+        eprintln!("uniform {load}: non-minimal adaptive {fd:.3}, high bias {fh:.3}");
+        assert!(fh < fd, "load {load}: high bias {fh} against adaptive {fd}");
+    }
+}
