@@ -2,7 +2,7 @@
 
 use super::{invariants, Simulation};
 use crate::router::Peer;
-use crate::stats::result::{CounterTable, HistogramTable, Metrics, SampleTable};
+use crate::stats::result::{CounterTable, HistogramTable, HopTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
 
 pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
@@ -84,6 +84,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         sample_cycles_p50: pick(0.5),
         sample_cycles_p99: pick(0.99),
         sample_phits_per_cycle_mean: if samples.cycles.is_empty() { f64::NAN } else { samples.phits_per_cycle.iter().sum::<f64>() / samples.cycles.len() as f64 },
+        hops_max: st.hops_count.len().saturating_sub(1) as u64,
         ..Default::default()
     };
     if let Some(v) = &cons.first_violation {
@@ -133,16 +134,42 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
 
     let topo = sim.topo.as_ref();
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
-    let mut counters = CounterTable::default();
-    for s in &sim.traffic.active {
-        let c = &sim.nics.counters[*s as usize];
-        counters.server.push(*s);
-        counters.request_flits.push(c.request_phits);
-        counters.stalled_cycles.push(c.stalled_cycles);
-        counters.packets.push(c.packets);
-        counters.cumulative_packet_latency.push(c.latency_sum);
+    let counters = counter_table(sim, &mut m);
+    let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
+    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram }
+}
+
+/// The NIC counters of the active servers, and their run-wide sums in `m`.
+fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
+    let mut t = CounterTable::default();
+    let mut sum = crate::nic::Counters::default();
+    for &s in &sim.traffic.active {
+        let c = &sim.nics.counters[s as usize];
+        t.server.push(s);
+        t.request_flits.push(c.request_flits);
+        t.stalled_cycles.push(c.stalled_cycles);
+        t.request_packets.push(c.request_packets);
+        t.responses_received.push(c.responses_received);
+        t.cumulative_request_latency.push(c.request_latency);
+        t.responses_sent.push(c.responses_sent);
+        t.packets.push(c.packets);
+        t.cumulative_packet_latency.push(c.latency_sum);
+        t.stalls_per_flit.push(c.stalls_per_flit());
+        t.request_latency_mean.push(c.request_latency_mean());
+        t.outstanding_max.push(sim.nics.nics[s as usize].outstanding_max);
+        sum.request_flits += c.request_flits;
+        sum.stalled_cycles += c.stalled_cycles;
+        sum.responses_received += c.responses_received;
+        sum.request_latency += c.request_latency;
     }
-    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples }
+    m.nic_stalls_per_flit = sum.stalls_per_flit();
+    m.nic_request_latency_mean = sum.request_latency_mean();
+    let totals = &sim.nics.totals;
+    m.requests_sent = totals.iter().map(|c| c.request_packets).sum();
+    m.responses_sent = totals.iter().map(|c| c.responses_sent).sum();
+    m.responses_received = totals.iter().map(|c| c.responses_received).sum();
+    m.outstanding_max = sim.nics.nics.iter().map(|n| n.outstanding_max as u64).max().unwrap_or(0);
+    t
 }
 
 /// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
@@ -162,6 +189,13 @@ fn sample_table(sim: &Simulation) -> SampleTable {
         t.cycles.push(s.cycles);
         t.phits.push(s.phits);
         t.phits_per_cycle.push(s.phits as f64 / s.cycles.max(1) as f64);
+        t.message_cycles.push(s.message_cycles);
+        let c = &s.counters;
+        t.request_packets.push(c.request_packets);
+        t.request_flits.push(c.request_flits);
+        t.stalls_per_flit.push(c.stalls_per_flit());
+        t.request_latency_mean.push(c.request_latency_mean());
+        t.model_cycles.push(c.model_cycles());
         if let (Some(ns), Some(bpp)) = (cycle_ns, bytes_per_phit) {
             t.us.push(s.cycles as f64 * ns / 1000.0);
             // bytes per ns = GB/s

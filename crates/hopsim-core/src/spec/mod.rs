@@ -3,10 +3,12 @@
 //! Parsing goes through serde so that unknown keys and wrong types are caught with their
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
+mod nic;
 mod parse;
 mod validate;
 mod workload;
 
+pub use nic::NicSpec;
 pub use parse::{from_json_str, from_toml_str};
 pub use workload::{MessageSpec, WorkloadSpec};
 
@@ -31,6 +33,8 @@ pub struct Spec {
     pub message: MessageSpec,
     #[serde(default)]
     pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub nic: NicSpec,
     #[serde(default)]
     pub run: RunSpec,
     /// Sweeps are expanded by the Python layer; a single run ignores the table.

@@ -22,6 +22,8 @@ pub struct Stats {
     pub network_latency_sum: u64,
     pub queueing_latency_sum: u64,
     pub hops_sum: u64,
+    /// Measured packets delivered, by switch-to-switch hops taken (index = hops).
+    pub hops_count: Vec<u64>,
     /// Measured packets (generated in the window) that were delivered.
     pub delivered_measured: u64,
     pub generated_measured_phits: u64,
@@ -56,6 +58,7 @@ impl Stats {
             network_latency_sum: 0,
             queueing_latency_sum: 0,
             hops_sum: 0,
+            hops_count: Vec::new(),
             delivered_measured: 0,
             generated_measured_phits: 0,
             ejected_window_phits: 0,
@@ -120,6 +123,11 @@ impl Stats {
             self.network_latency_sum += now - injected;
             self.queueing_latency_sum += injected - created;
             self.hops_sum += hops;
+            let h = hops as usize;
+            if h >= self.hops_count.len() {
+                self.hops_count.resize(h + 1, 0);
+            }
+            self.hops_count[h] += 1;
         }
     }
 }
