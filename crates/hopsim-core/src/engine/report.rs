@@ -17,7 +17,9 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     let h = &st.latency;
     let n = st.delivered_measured.max(1) as f64;
     let hops_mean = st.hops_sum as f64 / n;
-    let (l, d, p) = (prm.latency as f64, prm.pipeline_delay as f64, prm.packet_phits as f64);
+    // The mean length of the measured packets: their zero-load latency is linear in it.
+    let mean_phits = if st.delivered_measured > 0 { st.measured_packet_phits as f64 / n } else { prm.packet_phits as f64 };
+    let (l, d, p) = (prm.latency as f64, prm.pipeline_delay as f64, mean_phits);
 
     let links = link_table(sim, measured_cycles);
     let (lmax, lmean, lcv) = load_summary(&links.load);
@@ -90,9 +92,9 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     if let Some(v) = &cons.first_violation {
         m.deadlock_where = if m.deadlock_where.is_empty() { format!("conservation violated: {v}") } else { format!("{}; conservation violated: {v}", m.deadlock_where) };
     }
-    if let (Some(gbs), Some(bytes)) = (spec.link.gbytes_per_s, spec.packet.bytes) {
+    if let (Some(gbs), Some(bytes_per_phit)) = (spec.link.gbytes_per_s, spec.bytes_per_phit()) {
         // One cycle moves one phit: bytes per phit / (bytes per ns).
-        let cycle_ns = bytes / p / gbs;
+        let cycle_ns = bytes_per_phit / gbs;
         m.cycle_ns = Some(cycle_ns);
         m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
         m.packet_latency_p99_us = Some(m.packet_latency_p99 * cycle_ns / 1000.0);
@@ -175,11 +177,8 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
 /// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
 fn sample_table(sim: &Simulation) -> SampleTable {
     let spec = &sim.spec;
-    let cycle_ns = match (spec.link.gbytes_per_s, spec.packet.bytes) {
-        (Some(g), Some(b)) => Some(b / spec.packet.phits as f64 / g),
-        _ => None,
-    };
-    let bytes_per_phit = spec.packet.bytes.map(|b| b / spec.packet.phits as f64);
+    let bytes_per_phit = spec.bytes_per_phit();
+    let cycle_ns = spec.link.gbytes_per_s.zip(bytes_per_phit).map(|(g, b)| b / g);
     let mut t = SampleTable::default();
     for s in &sim.samples {
         t.src.push(s.src);

@@ -309,6 +309,16 @@ impl Spec {
         }
     }
 
+    /// Bytes a phit carries, if known: `nic.flit_bytes` under a NIC protocol (a flit is a
+    /// phit), else `packet.bytes / packet.phits`.
+    pub fn bytes_per_phit(&self) -> Option<f64> {
+        if self.nic.protocol != "none" {
+            Some(self.nic.flit_bytes as f64)
+        } else {
+            self.packet.bytes.map(|b| b / self.packet.phits as f64)
+        }
+    }
+
     pub fn input_buffer_phits(&self) -> usize {
         self.router.input_buffer_phits.unwrap_or(self.router.input_buffer * self.packet.phits)
     }

@@ -21,7 +21,7 @@ fn two_servers(topology: &str, protocol: &str, kind: &str, bytes: u64, extra: &s
 }
 
 const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [4, 4]";
-const DRAGONFLY: &str = "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n[routing]\nalgorithm = \"minimal\"";
+const DRAGONFLY: &str = "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n[routing]\nalgorithm = \"minimal\"\n[router]\nvcs = 3\n[link]\nlatency = 10";
 
 /// The hops every measured packet took (the run's packets must all have taken the same).
 fn only_hops(r: &RunResult) -> u64 {
@@ -175,6 +175,7 @@ fn cost_model_holds(topology: &str) {
         let s = &r.samples;
         let (model, simulated) = (s.model_cycles[0], s.message_cycles[0] as f64);
         let err = (model - simulated).abs() / simulated;
+        eprintln!("cost model {bytes} B: model {model:.1} simulated {simulated} ({:+.2} %), L {} s {}", 100.0 * (model - simulated) / simulated, s.request_latency_mean[0], s.stalls_per_flit[0]);
         assert!(err < 0.10, "{bytes} B: model {model} vs simulated {simulated} ({:.1} %)", 100.0 * err);
         assert_eq!(s.request_packets[0], bytes / 64);
         assert_eq!(s.request_flits[0], 5 * bytes / 64);
@@ -221,4 +222,18 @@ fn protocol_keys_are_checked() {
     assert!(bad("max_outstanding = 0", "").starts_with("nic.max_outstanding = 0"));
     assert!(bad("protocol = \"put\"", "phits = 4").starts_with("packet.phits = 4: with nic.protocol"));
     assert!(bad("protocol = \"put\"\npayload_bytes = 128", "phits = 8").starts_with("packet.phits = 8"));
+}
+
+/// Without a protocol the `[nic]` sizes and limit change nothing: the run is the one without
+/// the table, to the last number.
+#[test]
+fn nic_keys_without_a_protocol_change_nothing() {
+    let base = format!("{TORUS}\n[routing]\nalgorithm = \"rdr\"\n[router]\nvcs = 3\n[traffic]\nload = 0.6\n[run]\nwarmup = 500\ncycles = 3000\n");
+    let plain = common::run(&base);
+    let with = common::run(&format!("{base}[nic]\nprotocol = \"none\"\nmax_outstanding = 1\npayload_bytes = 8\nheader_flits = 3\n"));
+    let (a, b) = (serde_json::to_value(&plain.metrics).unwrap(), serde_json::to_value(&with.metrics).unwrap());
+    let differing: Vec<_> = a.as_object().unwrap().iter().filter(|(k, v)| !k.contains("wall") && !k.contains("per_second") && b[k.as_str()] != **v).map(|(k, _)| k.clone()).collect();
+    assert!(differing.is_empty(), "{differing:?}");
+    assert_eq!(plain.counters.stalled_cycles, with.counters.stalled_cycles);
+    assert_eq!(plain.hop_histogram.packets, with.hop_histogram.packets);
 }
