@@ -359,8 +359,7 @@ impl Simulation {
                 let complete = p.flits_ejected == flits;
                 self.stats.on_eject_phits(now, flit_phits as u64);
                 if complete {
-                    let p = self.packets.get(packet);
-                    debug_assert_eq!(p.dst, server);
+                    debug_assert_eq!(self.packets.get(packet).dst, server);
                     self.packet_arrived(now, packet);
                 }
             }
