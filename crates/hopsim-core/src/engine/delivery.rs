@@ -217,12 +217,10 @@ impl Simulation {
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
         self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.phits as u64, p.measured);
-        let measuring = self.stats.in_window(now);
-        let (totals, window) = (&mut self.nics.totals[p.src as usize], &mut self.nics.counters[p.src as usize]);
-        for c in [Some(totals), measuring.then_some(window)].into_iter().flatten() {
+        self.nics.count(p.src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
             c.latency_sum += now - p.created;
-        }
+        });
         self.packets.release(id);
     }
 }

@@ -221,10 +221,15 @@ impl Nics {
     /// A response to one of this NIC's requests is back: one fewer outstanding.
     pub fn response_back(&mut self, server: usize, request_latency: u64, measuring: bool) {
         self.nics[server].outstanding -= 1;
-        for c in [Some(&mut self.totals[server]), measuring.then_some(&mut self.counters[server])].into_iter().flatten() {
+        self.count(server, measuring, |c| {
             c.responses_received += 1;
             c.request_latency += request_latency;
-        }
+        });
+    }
+
+    /// Count something at `server`: over the whole run, and over the window when measuring.
+    pub fn count(&mut self, server: usize, measuring: bool, add: impl Fn(&mut Counters)) {
+        count(&mut self.totals[server], &mut self.counters[server], measuring, add);
     }
 
     pub fn credit(&mut self, server: usize, vc: usize, phits: u32) {
@@ -279,10 +284,7 @@ impl Nics {
         let nic = &mut self.nics[server];
         if nic.stall_since != NEVER {
             let stalled = now - nic.stall_since;
-            self.totals[server].stalled_cycles += stalled;
-            if measuring {
-                self.counters[server].stalled_cycles += stalled;
-            }
+            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.stalled_cycles += stalled);
             nic.stall_since = NEVER;
         }
         if flit == 0 {
@@ -296,13 +298,13 @@ impl Nics {
                 nic.outstanding += 1;
                 nic.outstanding_max = nic.outstanding_max.max(nic.outstanding);
             }
-            for c in [Some(&mut self.totals[server]), measuring.then_some(&mut self.counters[server])].into_iter().flatten() {
+            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| {
                 if response {
                     c.responses_sent += 1;
                 } else {
                     c.request_packets += 1;
                 }
-            }
+            });
         }
         self.credits[server * vcs + v] -= u;
         self.queued_phits -= u as u64;
@@ -326,10 +328,7 @@ impl Nics {
             nic.next_flit = flit + 1;
         }
         if !response {
-            self.totals[server].request_flits += u as u64;
-            if measuring {
-                self.counters[server].request_flits += u as u64;
-            }
+            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.request_flits += u as u64);
         }
         cal.schedule(
             now + prm.latency as u64,
@@ -344,6 +343,15 @@ impl Nics {
     /// Phits still in the NICs' queues (not yet on the injection channel).
     pub fn queued_phits(&self) -> u64 {
         self.queued_phits
+    }
+}
+
+/// Count something in a NIC's whole-run counters, and in its window counters when measuring.
+#[inline]
+fn count(totals: &mut Counters, window: &mut Counters, measuring: bool, add: impl Fn(&mut Counters)) {
+    add(totals);
+    if measuring {
+        add(window);
     }
 }
 
