@@ -25,6 +25,7 @@ RUN_FILES = [
     "temporal.csv",
     "links.csv",
     "counters.csv",
+    "hop_histogram.csv",
 ]
 
 SWEEP = """\

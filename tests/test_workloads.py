@@ -88,7 +88,9 @@ def test_closed_loop_samples_csv(closed_loop):
     for _, row in df.iterrows():
         s = pd.read_csv(out / row["run"] / "samples.csv")
         assert list(s.columns) == ["src", "dst", "iteration", "start", "cycles", "phits",
-                                   "phits_per_cycle", "us", "gbytes_per_s"]
+                                   "phits_per_cycle", "message_cycles", "request_packets",
+                                   "request_flits", "stalls_per_flit", "request_latency_mean",
+                                   "model_cycles", "us", "gbytes_per_s"]
         assert len(s) == row["samples"]
         assert sorted(s["iteration"].unique()) == [0, 1, 2]
         assert s["cycles"].mean() == pytest.approx(row["sample_cycles_mean"])

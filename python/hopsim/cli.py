@@ -71,7 +71,8 @@ output (DIR):
                            samples_cdf.png (ping_pong, bandwidth), messages.png
   experiment.toml          the experiment as run (re-runnable)
   <run>/                   spec.json, metrics.json, latency_histogram.csv,
-                           temporal.csv, links.csv, counters.csv, samples.csv
+                           temporal.csv, links.csv, counters.csv, samples.csv,
+                           hop_histogram.csv
 
 Each run is written to DIR/.tmp-<run> and renamed when complete, so an
 interrupted sweep loses no finished run.

@@ -10,11 +10,17 @@ Layout of an output directory ``DIR``::
     DIR/<run>/latency_histogram.csv  lower, upper, count (packet latency, cycles)
     DIR/<run>/temporal.csv     start, end, measured, offered_load, accepted_load, latency_mean
     DIR/<run>/links.csv        switch, port, to_switch, dim, direction, phits, load
-    DIR/<run>/counters.csv     server, request_flits, stalled_cycles, packets, cumulative_packet_latency
-    DIR/<run>/samples.csv      src, dst, iteration, start, cycles, phits, phits_per_cycle[, us,
-                               gbytes_per_s]: one row per ping-pong round trip or bandwidth
-                               window (closed-loop workloads only; the physical units only with
-                               link.gbytes_per_s and packet.bytes)
+    DIR/<run>/counters.csv     server, request_flits, stalled_cycles, request_packets,
+                               responses_received, cumulative_request_latency, responses_sent,
+                               packets, cumulative_packet_latency, stalls_per_flit,
+                               request_latency_mean, outstanding_max (NIC counters, per server)
+    DIR/<run>/samples.csv      src, dst, iteration, start, cycles, phits, phits_per_cycle,
+                               message_cycles, request_packets, request_flits, stalls_per_flit,
+                               request_latency_mean, model_cycles[, us, gbytes_per_s]: one row
+                               per ping-pong round trip or bandwidth window (closed-loop
+                               workloads only; the physical units only with link.gbytes_per_s
+                               and packet.bytes)
+    DIR/<run>/hop_histogram.csv  hops, packets (measured packets by switch-to-switch hops)
     DIR/<run>/topology.json    dims and switch coordinates (cartesian topologies)
 
 A run directory exists under its final name only once every file in it is written.
@@ -69,6 +75,7 @@ _TABLES = {
     "links": "links.csv",
     "counters": "counters.csv",
     "samples": "samples.csv",
+    "hop_histogram": "hop_histogram.csv",
 }
 
 #: Tables written only when they have rows.
@@ -242,7 +249,7 @@ def write_tables(frame: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
 
 def load_run_table(directory: Path, name: str) -> pd.DataFrame | None:
     """Read one per-run CSV (``latency_histogram``, ``temporal``, ``links``, ``counters``,
-    ``samples``); None if the run has no such table."""
+    ``samples``, ``hop_histogram``); None if the run has no such table."""
     import pandas as pd
 
     path = Path(directory) / _TABLES.get(name, name)

@@ -15,6 +15,8 @@ pub struct Message {
     /// Workload data (which pair, data or acknowledgement...).
     pub tag: u32,
     pub measured: bool,
+    /// Its size under a `nic.protocol` (which sets its requests' lengths).
+    pub bytes: u64,
 }
 
 /// Where messages live while their packets are on their way.

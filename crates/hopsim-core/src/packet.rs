@@ -20,6 +20,9 @@ pub struct Packet {
     /// Cycle its first phit left the NIC.
     pub injected: u64,
     pub flits_ejected: u16,
+    /// Its length: packets of one run may differ (requests and responses of `nic.protocol`).
+    pub phits: u16,
+    pub kind: PacketKind,
     /// Generated inside the measured window.
     pub measured: bool,
     /// Next packet in the NIC's source queue.
@@ -31,6 +34,49 @@ pub struct Packet {
     /// Sum over the links crossed (injection, switch hops, ejection) of their latency minus
     /// `link.latency`: 0 unless link classes have their own latency (zero-load formula).
     pub extra_link_latency: i32,
+    /// A response: the cycle the first flit of the request it answers left the requester's
+    /// NIC (the start of the request-to-response latency that NIC counts).
+    pub request_injected: u64,
+}
+
+/// What a packet is to the NICs (`nic.protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PacketKind {
+    /// No protocol: a packet of a message, nobody answers it.
+    #[default]
+    Data,
+    /// Asks the destination NIC for a response; counts against the sender's outstanding
+    /// requests until that response is back.
+    Request,
+    Response,
+}
+
+/// A flit's index in its packet, and whether it is the packet's last (bit 15; packets are
+/// at most 4096 phits), so buffers and links know a tail without reading the packet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flit(u16);
+
+impl Flit {
+    const TAIL: u16 = 1 << 15;
+
+    /// Flit `index` of a packet of `flits` flits.
+    #[inline]
+    pub fn new(index: u16, flits: u16) -> Self {
+        debug_assert!(index < flits && flits <= Self::TAIL);
+        Flit(if index + 1 == flits { index | Self::TAIL } else { index })
+    }
+    #[inline]
+    pub fn index(self) -> u16 {
+        self.0 & !Self::TAIL
+    }
+    #[inline]
+    pub fn is_head(self) -> bool {
+        self.index() == 0
+    }
+    #[inline]
+    pub fn is_tail(self) -> bool {
+        self.0 & Self::TAIL != 0
+    }
 }
 
 /// Where packets live.

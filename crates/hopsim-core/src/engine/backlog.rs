@@ -81,6 +81,22 @@ impl Backlog {
         self.0[2][1] = tie_dirs;
     }
 
+    /// The queued messages, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = Queued> + '_ {
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            let &[head, created] = self.0.get(i)?;
+            let dst = head & DST_MASK;
+            if head & EXTENDED == 0 {
+                i += 1;
+                return Some(Queued { dst, created, packets: 1, next_seq: 0, message: NIL, tie_dirs: None });
+            }
+            let ([packets, next_seq], [message, ties]) = (self.0[i + 1], self.0[i + 2]);
+            i += 3;
+            Some(Queued { dst, created, packets, next_seq, message, tie_dirs: (head & TIES_SET != 0).then_some(ties) })
+        })
+    }
+
     /// Packets of the queued messages not made yet.
     pub fn packets(&self) -> u64 {
         let mut total = 0;
@@ -127,6 +143,7 @@ mod tests {
         assert_eq!(b.0.len(), 7);
         assert_eq!(b.packets(), 5);
         assert_eq!(b.front(), Some(message(big, 5, 3, 42)));
+        assert_eq!(b.iter().map(|q| (q.dst, q.packets, q.message)).collect::<Vec<_>>(), vec![(big, 3, 42), (3, 1, NIL), (4, 1, 9)]);
         b.advance_front(u32::MAX);
         let q = b.front().unwrap();
         assert_eq!((q.dst, q.next_seq, q.message, q.tie_dirs), (big, 1, 42, Some(u32::MAX)));

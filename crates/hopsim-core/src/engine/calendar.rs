@@ -2,18 +2,20 @@
 //! back, routers and NICs that must look again at their queues. Work per cycle is proportional
 //! to what is scheduled, so idle switches cost nothing.
 
+use crate::packet::Flit;
+
 /// Something that happens at a cycle.
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
     /// The head phit of a flit reaches an input buffer; its tail `tail` cycles later than at
     /// one phit per cycle (slow link classes).
-    FlitArrive { switch: u32, port: u16, vc: u8, packet: u32, flit: u16, tail: u16 },
+    FlitArrive { switch: u32, port: u16, vc: u8, packet: u32, flit: Flit, tail: u16 },
     /// Credits (phits of buffer space) come back to a switch output.
     Credit { switch: u32, port: u16, vc: u8, phits: u16 },
     /// Credits come back to a NIC's injection channel.
     NicCredit { server: u32, vc: u8, phits: u16 },
     /// The last phit of a flit reaches its destination NIC.
-    Eject { server: u32, packet: u32, flit: u16 },
+    Eject { server: u32, packet: u32, flit: Flit },
 }
 
 pub const NEVER: u64 = u64::MAX;

@@ -1,11 +1,11 @@
-//! Between the workload and the network: messages are cut into packets and queued at their
-//! NIC; arriving packets are reassembled (in order if asked) and complete messages are
-//! handed back to the workload.
+//! Between the workload and the network: messages are cut into packets (or requests) and
+//! queued at their NIC; arriving requests are answered; arriving packets that carry data are
+//! reassembled (in order if asked) and complete messages are handed back to the workload.
 
 use super::calendar::NEVER;
 use super::Simulation;
 use crate::message::Message;
-use crate::packet::{Packet, NIL};
+use crate::packet::{Packet, PacketKind, NIL};
 use crate::routing::{Candidates, RouteState};
 use crate::workload::{Ctx, Delivered, Workload};
 use std::cmp::Reverse;
@@ -13,14 +13,21 @@ use std::cmp::Reverse;
 impl Simulation {
     /// Call the workload, then send the messages it posted and arm the timers it set.
     pub(super) fn with_workload(&mut self, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
-        let mut cx = Ctx { now, rng: &mut self.nic_rng, posts: &mut self.posts, timers: &mut self.new_timers, samples: &mut self.samples };
+        let mut cx = Ctx {
+            now,
+            rng: &mut self.nic_rng,
+            posts: &mut self.posts,
+            timers: &mut self.new_timers,
+            samples: &mut self.samples,
+            nic_totals: &self.nics.totals,
+        };
         f(self.workload.as_mut(), &mut cx);
         for (t, s) in self.new_timers.drain(..) {
             self.timers.push(Reverse((t, s)));
         }
         let posts = std::mem::take(&mut self.posts);
         for post in &posts {
-            self.send_message(now, post.src as usize, post.dst as usize, post.packets, post.tag);
+            self.send_message(now, post);
         }
         self.posts = posts;
         self.posts.clear();
@@ -29,16 +36,18 @@ impl Simulation {
     /// Queue a message at its source. Its packets are made only when the NIC is about to
     /// send them (`refill`), so a source queue that grows without bound at saturation costs
     /// a small record per message, not a packet per packet.
-    fn send_message(&mut self, now: u64, src: usize, dst: usize, packets: u32, tag: u32) {
+    fn send_message(&mut self, now: u64, post: &crate::workload::Post) {
+        let (src, dst, packets, bytes, tag) = (post.src as usize, post.dst as usize, post.packets, post.bytes, post.tag);
         let measured = self.stats.in_window(now);
-        let tracked = packets > 1 || self.workload.wants_delivery();
+        // Under a protocol the message's requests need its size, and its answers it.
+        let tracked = packets > 1 || self.workload.wants_delivery() || self.params.protocol.is_on();
         let message = if tracked {
-            self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, ..Default::default() })
+            self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, ..Default::default() })
         } else {
             NIL
         };
-        for _ in 0..packets {
-            self.stats.on_generate(now, self.params.packet_phits as u64);
+        for seq in 0..packets {
+            self.stats.on_generate(now, self.request_phits(bytes, seq) as u64);
         }
         self.backlog[src].push_back(dst as u32, now as u32, packets, message);
         self.refill(src, now);
@@ -53,6 +62,11 @@ impl Simulation {
         while self.nics.nics[src].queued < 2 {
             let Some(q) = self.backlog[src].front() else { break };
             let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
+            let (phits, kind) = if self.params.protocol.is_on() {
+                (self.request_phits(self.messages.get(message).bytes, seq), PacketKind::Request)
+            } else {
+                (self.params.packet_phits, PacketKind::Data)
+            };
             let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, ..Default::default() };
             self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
             // Ties (half-way round a ring) are broken once per message, so a routing with one
@@ -67,26 +81,94 @@ impl Simulation {
                 state,
                 candidates: Candidates::default(),
                 flits_ejected: 0,
+                phits,
+                kind,
                 measured: self.stats.in_window(created),
                 next: NIL,
                 message,
                 seq,
                 extra_link_latency: 0,
+                request_injected: NEVER,
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
         self.cal.wake_nic(src, wake_at);
     }
 
+    /// Phits of packet (or request) `seq` of a message of `bytes`.
+    fn request_phits(&self, bytes: u64, seq: u32) -> u16 {
+        if self.params.protocol.is_on() {
+            self.params.protocol.request_phits(bytes, seq)
+        } else {
+            self.params.packet_phits
+        }
+    }
+
     /// Phits of messages waiting in source queues that have no packet made yet.
     pub(super) fn backlog_phits(&self) -> u64 {
-        let p = self.params.packet_phits as u64;
-        self.backlog.iter().map(|b| b.packets() * p).sum()
+        if !self.params.protocol.is_on() {
+            let p = self.params.packet_phits as u64;
+            return self.backlog.iter().map(|b| b.packets() * p).sum();
+        }
+        let left = |q: super::backlog::Queued| {
+            let bytes = self.messages.get(q.message).bytes;
+            (q.next_seq..q.packets).map(|s| self.request_phits(bytes, s) as u64).sum::<u64>()
+        };
+        self.backlog.iter().flat_map(|b| b.iter()).map(left).sum()
+    }
+
+    /// A request has reached its destination NIC, which answers it: the response is queued
+    /// at that NIC's response queue, sent ahead of its own requests.
+    fn answer(&mut self, now: u64, req: &Packet) {
+        let protocol = self.params.protocol;
+        let (src, dst) = (req.dst as usize, req.src as usize);
+        let get = protocol.kind == crate::nic::protocol::ProtocolKind::Get;
+        // Only GET responses need the message (their length; they complete it).
+        let (bytes, message) = if get { (self.messages.get(req.message).bytes, req.message) } else { (0, NIL) };
+        // A response goes by its request's routing mode.
+        let (src_switch, dst_switch) = (self.servers.switch_of(src) as u32, self.servers.switch_of(dst) as u32);
+        let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
+        self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        let phits = protocol.response_phits(bytes, req.seq);
+        let id = self.packets.alloc(Packet {
+            src: src as u32,
+            dst: dst as u32,
+            created: now,
+            injected: NEVER,
+            state,
+            candidates: Candidates::default(),
+            flits_ejected: 0,
+            phits,
+            kind: PacketKind::Response,
+            measured: self.stats.in_window(now),
+            next: NIL,
+            message,
+            seq: req.seq,
+            extra_link_latency: 0,
+            request_injected: req.injected,
+        });
+        self.stats.on_generate(now, phits as u64);
+        self.nics.enqueue_response(src, id, &mut self.packets);
+        self.cal.wake_nic(src, now);
     }
 
     /// The last phit of a packet has reached its destination NIC.
     pub(super) fn packet_arrived(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
+        match p.kind {
+            PacketKind::Data => {}
+            PacketKind::Request => self.answer(now, &p),
+            PacketKind::Response => {
+                let requester = p.dst as usize;
+                self.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
+                // It may have waited for this response (`nic.max_outstanding`).
+                self.cal.wake_nic(requester, now);
+            }
+        }
+        if !self.params.protocol.carries_data(p.kind) {
+            self.packet_delivered(now, id);
+            return;
+        }
         if p.message == NIL {
             self.packet_delivered(now, id);
             self.stats.on_message(now, p.created, p.measured, false);
@@ -138,7 +220,7 @@ impl Simulation {
     /// The packet reaches the application (on arrival, or when in-order delivery lets it).
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
-        self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.measured);
+        self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.phits as u64, p.measured);
         if p.measured {
             let nonminimal = u64::from(p.state.valiant);
             self.stats.nonminimal_measured += nonminimal;
@@ -147,11 +229,10 @@ impl Simulation {
             m.1 += nonminimal;
         }
         self.stats.on_link_latency(p.extra_link_latency, p.measured);
-        if self.stats.in_window(now) {
-            let c = &mut self.nics.counters[p.src as usize];
+        self.nics.count(p.src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
             c.latency_sum += now - p.created;
-        }
+        });
         self.packets.release(id);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::calendar::Event;
 use super::Simulation;
-use crate::router::Peer;
+use crate::router::{vc_slots, Entry, Fifo, Peer};
 
 pub struct Conservation {
     pub phits_in_flight: u64,
@@ -16,22 +16,27 @@ pub struct Conservation {
 pub fn check(sim: &Simulation) -> Conservation {
     let r = &sim.routers;
     let vcs = r.vcs;
-    let u = sim.params.flit_phits as u64;
+    // A flit's phits, from the flit itself (buffers) or from its packet (events).
+    let flit_phits = |packet: u32| sim.params.flit_phits(sim.packets.get(packet).phits) as u64;
+    let phits_in = |q: &Fifo, store: &[Entry], slots: u32, gv: usize| q.iter(&store[vc_slots(gv, slots)]).map(|e| e.phits as u64).sum::<u64>();
     // Phits held for each input VC: in its buffer, on the link towards it, or as credits on
-    // their way back upstream.
+    // their way back upstream; and phits reserved in each output VC's buffer.
     let mut held = vec![0u64; r.vc.len()];
+    let mut out_held = vec![0u64; r.vc.len()];
     let mut in_flight = 0u64;
     for (gv, q) in r.vc.iter().enumerate() {
-        held[gv] += q.input.len() as u64 * u;
-        in_flight += (q.input.len() + q.output.len()) as u64 * u;
+        held[gv] += phits_in(&q.input, &r.in_store, r.in_slots, gv);
+        out_held[gv] = phits_in(&q.output, &r.out_store, r.out_slots, gv);
+        in_flight += held[gv] + out_held[gv];
     }
     for ev in sim.cal.pending_events() {
         match *ev {
-            Event::FlitArrive { switch, port, vc, .. } => {
+            Event::FlitArrive { switch, port, vc, packet, .. } => {
+                let u = flit_phits(packet);
                 held[r.global_port(switch as usize, port as usize) * vcs + vc as usize] += u;
                 in_flight += u;
             }
-            Event::Eject { .. } => in_flight += u,
+            Event::Eject { packet, .. } => in_flight += flit_phits(packet),
             Event::Credit { switch, port, vc, phits } => {
                 let gp = r.global_port(switch as usize, port as usize);
                 if let Peer::Switch { switch: down, port: down_port } = r.ports[gp].peer {
@@ -44,7 +49,7 @@ pub fn check(sim: &Simulation) -> Conservation {
             }
         }
     }
-    let queued = sim.nics.queued_phits(&sim.params) + sim.backlog_phits();
+    let queued = sim.nics.queued_phits() + sim.backlog_phits();
     let st = &sim.stats;
     let mut first_violation = None;
     let phits_conserved = st.phits_generated == st.phits_delivered + in_flight + queued;
@@ -68,7 +73,7 @@ pub fn check(sim: &Simulation) -> Conservation {
             // Output side: reserved space = queued flits + the flit on the link.
             let port = &r.ports[gp];
             let on_link = if port.tx_pending && port.tx_vc as usize == v { port.tx_phits as u64 } else { 0 };
-            let out_ok = r.vc[gv].out_used as u64 == r.vc[gv].output.len() as u64 * u + on_link;
+            let out_ok = r.vc[gv].out_used as u64 == out_held[gv] + on_link;
             if held[gv] + upstream_credits != cap || !out_ok {
                 credits_conserved = false;
                 if first_violation.is_none() {

@@ -33,10 +33,11 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Params {
     pub vcs: usize,
-    /// Phits per flit: a whole packet under virtual cut-through, one phit under wormhole.
-    pub flit_phits: u16,
+    /// A flit is a whole packet under virtual cut-through, one phit under wormhole.
+    pub wormhole: bool,
+    /// The longest packet (`packet.phits`, the unit of buffer sizes) and the shortest.
     pub packet_phits: u16,
-    pub flits_per_packet: u16,
+    pub min_packet_phits: u16,
     pub in_cap: u32,
     pub out_cap: u32,
     /// `link.latency`, the default of the link classes (channels have their own, `Routers::link`).
@@ -51,8 +52,31 @@ pub struct Params {
     pub random_jsq_ties: bool,
     /// Which VCs of their switch's input buffer servers inject into.
     pub injection: crate::nic::InjectionRule,
+    /// Whether and how NICs answer requests (`nic.protocol`).
+    pub protocol: crate::nic::protocol::Protocol,
     /// Measured window [warmup, warmup + cycles).
     pub window: (u64, u64),
+}
+
+impl Params {
+    /// Phits of each flit of a packet of `packet_phits`.
+    #[inline(always)]
+    pub fn flit_phits(&self, packet_phits: u16) -> u16 {
+        if self.wormhole {
+            1
+        } else {
+            packet_phits
+        }
+    }
+    /// Flits of a packet of `packet_phits`.
+    #[inline(always)]
+    pub fn flits(&self, packet_phits: u16) -> u16 {
+        if self.wormhole {
+            packet_phits
+        } else {
+            1
+        }
+    }
 }
 
 /// A deterministic seed for stream `stream`, item `index` of a run seeded with `seed`.
@@ -85,7 +109,8 @@ impl Parts {
         let timings = crate::link::ClassTimings::build(spec, topo.as_ref())?;
         let p = spec.packet.phits;
         let wormhole = spec.flow_control() == FlowControl::Wormhole;
-        let flit_phits = if wormhole { 1 } else { p };
+        let protocol = crate::nic::protocol::Protocol::from_spec(spec);
+        let (_, shortest) = protocol.packet_range(p as u16);
         let in_cap = spec.input_buffer_phits();
         let out_cap = spec.output_buffer_phits();
         if !wormhole && out_cap < p {
@@ -97,9 +122,9 @@ impl Parts {
         }
         let params = Params {
             vcs: spec.router.vcs,
-            flit_phits: flit_phits as u16,
+            wormhole,
             packet_phits: p as u16,
-            flits_per_packet: (p / flit_phits) as u16,
+            min_packet_phits: shortest,
             in_cap: in_cap as u32,
             out_cap: out_cap as u32,
             latency: spec.link.latency,
@@ -110,6 +135,7 @@ impl Parts {
             random_jsq_ties: spec.router.jsq_tie_break == "random",
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
+            protocol,
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }
@@ -160,9 +186,11 @@ impl Simulation {
 
     pub fn new(spec: &Spec) -> SpecResult<Self> {
         let Parts { topo, routing, vc_policy, servers, traffic, params, timings } = Parts::build(spec)?;
-        let (p, flit_phits) = (params.packet_phits as usize, params.flit_phits as usize);
+        let p = params.packet_phits as usize;
+        // A buffer holds as many flits as fit when all are the shortest.
+        let shortest_flit = params.flit_phits(params.min_packet_phits) as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
-        let routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, (in_cap / flit_phits) as u32, (out_cap / flit_phits) as u32, in_cap as u32);
+        let routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, (in_cap / shortest_flit) as u32, (out_cap / shortest_flit) as u32, in_cap as u32);
         let nics = Nics::new(&servers, &routers, params.injection_link, params.vcs, in_cap as u32);
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
         // flit at the far end of the longest link.
@@ -314,11 +342,14 @@ impl Simulation {
         match ev {
             Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
                 let sw = switch as usize;
-                if flit == 0 {
+                let phits = if flit.is_head() {
                     self.compute_route(sw, packet);
-                }
+                    self.params.flit_phits(self.packets.get(packet).phits)
+                } else {
+                    1 // only wormhole packets have more than one flit
+                };
                 let ready = now + self.params.pipeline_delay as u64;
-                self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, tail });
+                self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail });
                 self.cal.wake_router(sw, ready);
                 self.last_progress = now;
             }
@@ -333,11 +364,13 @@ impl Simulation {
             }
             Event::Eject { server, packet, flit: _ } => {
                 self.last_progress = now;
-                self.stats.on_eject_phits(now, self.params.flit_phits as u64);
                 let p = self.packets.get_mut(packet);
+                let (flit_phits, flits) = (self.params.flit_phits(p.phits), self.params.flits(p.phits));
                 p.flits_ejected += 1;
-                if p.flits_ejected == self.params.flits_per_packet {
-                    debug_assert_eq!(p.dst, server);
+                let complete = p.flits_ejected == flits;
+                self.stats.on_eject_phits(now, flit_phits as u64);
+                if complete {
+                    debug_assert_eq!(self.packets.get(packet).dst, server);
                     self.packet_arrived(now, packet);
                 }
             }

@@ -2,7 +2,7 @@
 
 use super::{invariants, Simulation};
 use crate::router::Peer;
-use crate::stats::result::{CounterTable, HistogramTable, Metrics, SampleTable};
+use crate::stats::result::{CounterTable, HistogramTable, HopTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
 
 pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
@@ -17,7 +17,9 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     let h = &st.latency;
     let n = st.delivered_measured.max(1) as f64;
     let hops_mean = st.hops_sum as f64 / n;
-    let (l, d, p) = (prm.latency as f64, prm.pipeline_delay as f64, prm.packet_phits as f64);
+    // The mean length of the measured packets: their zero-load latency is linear in it.
+    let mean_phits = if st.delivered_measured > 0 { st.measured_packet_phits as f64 / n } else { prm.packet_phits as f64 };
+    let (l, d, p) = (prm.latency as f64, prm.pipeline_delay as f64, mean_phits);
 
     let links = link_table(sim, measured_cycles);
     let (lmax, lmean, lcv) = load_summary(&links.load);
@@ -87,14 +89,15 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         sample_cycles_p50: pick(0.5),
         sample_cycles_p99: pick(0.99),
         sample_phits_per_cycle_mean: if samples.cycles.is_empty() { f64::NAN } else { samples.phits_per_cycle.iter().sum::<f64>() / samples.cycles.len() as f64 },
+        hops_max: st.hops_count.len().saturating_sub(1) as u64,
         ..Default::default()
     };
     if let Some(v) = &cons.first_violation {
         m.deadlock_where = if m.deadlock_where.is_empty() { format!("conservation violated: {v}") } else { format!("{}; conservation violated: {v}", m.deadlock_where) };
     }
-    if let (Some(gbs), Some(bytes)) = (prm.fastest_gbytes_per_s, spec.packet.bytes) {
+    if let (Some(gbs), Some(bytes_per_phit)) = (prm.fastest_gbytes_per_s, spec.bytes_per_phit()) {
         // One cycle moves one phit on the fastest link: bytes per phit / (bytes per ns).
-        let cycle_ns = bytes / p / gbs;
+        let cycle_ns = bytes_per_phit / gbs;
         m.cycle_ns = Some(cycle_ns);
         m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
         m.packet_latency_p99_us = Some(m.packet_latency_p99 * cycle_ns / 1000.0);
@@ -136,26 +139,49 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
 
     let topo = sim.topo.as_ref();
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
-    let mut counters = CounterTable::default();
-    for s in &sim.traffic.active {
-        let c = &sim.nics.counters[*s as usize];
-        counters.server.push(*s);
-        counters.request_flits.push(c.request_phits);
-        counters.stalled_cycles.push(c.stalled_cycles);
-        counters.packets.push(c.packets);
-        counters.cumulative_packet_latency.push(c.latency_sum);
+    let counters = counter_table(sim, &mut m);
+    let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
+    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram }
+}
+
+/// The NIC counters of the active servers, and their run-wide sums in `m`.
+fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
+    let mut t = CounterTable::default();
+    let mut sum = crate::nic::Counters::default();
+    for &s in &sim.traffic.active {
+        let c = &sim.nics.counters[s as usize];
+        t.server.push(s);
+        t.request_flits.push(c.request_flits);
+        t.stalled_cycles.push(c.stalled_cycles);
+        t.request_packets.push(c.request_packets);
+        t.responses_received.push(c.responses_received);
+        t.cumulative_request_latency.push(c.request_latency);
+        t.responses_sent.push(c.responses_sent);
+        t.packets.push(c.packets);
+        t.cumulative_packet_latency.push(c.latency_sum);
+        t.stalls_per_flit.push(c.stalls_per_flit());
+        t.request_latency_mean.push(c.request_latency_mean());
+        t.outstanding_max.push(sim.nics.nics[s as usize].outstanding_max);
+        sum.request_flits += c.request_flits;
+        sum.stalled_cycles += c.stalled_cycles;
+        sum.responses_received += c.responses_received;
+        sum.request_latency += c.request_latency;
     }
-    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples }
+    m.nic_stalls_per_flit = sum.stalls_per_flit();
+    m.nic_request_latency_mean = sum.request_latency_mean();
+    let totals = &sim.nics.totals;
+    m.requests_sent = totals.iter().map(|c| c.request_packets).sum();
+    m.responses_sent = totals.iter().map(|c| c.responses_sent).sum();
+    m.responses_received = totals.iter().map(|c| c.responses_received).sum();
+    m.outstanding_max = sim.nics.nics.iter().map(|n| n.outstanding_max as u64).max().unwrap_or(0);
+    t
 }
 
 /// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
 fn sample_table(sim: &Simulation) -> SampleTable {
     let spec = &sim.spec;
-    let cycle_ns = match (sim.params.fastest_gbytes_per_s, spec.packet.bytes) {
-        (Some(g), Some(b)) => Some(b / spec.packet.phits as f64 / g),
-        _ => None,
-    };
-    let bytes_per_phit = spec.packet.bytes.map(|b| b / spec.packet.phits as f64);
+    let bytes_per_phit = spec.bytes_per_phit();
+    let cycle_ns = sim.params.fastest_gbytes_per_s.zip(bytes_per_phit).map(|(g, b)| b / g);
     let mut t = SampleTable::default();
     for s in &sim.samples {
         t.src.push(s.src);
@@ -165,6 +191,13 @@ fn sample_table(sim: &Simulation) -> SampleTable {
         t.cycles.push(s.cycles);
         t.phits.push(s.phits);
         t.phits_per_cycle.push(s.phits as f64 / s.cycles.max(1) as f64);
+        t.message_cycles.push(s.message_cycles);
+        let c = &s.counters;
+        t.request_packets.push(c.request_packets);
+        t.request_flits.push(c.request_flits);
+        t.stalls_per_flit.push(c.stalls_per_flit());
+        t.request_latency_mean.push(c.request_latency_mean());
+        t.model_cycles.push(c.model_cycles());
         if let (Some(ns), Some(bpp)) = (cycle_ns, bytes_per_phit) {
             t.us.push(s.cycles as f64 * ns / 1000.0);
             // bytes per ns = GB/s

@@ -8,13 +8,17 @@ pub fn vc_slots(gv: usize, slots: u32) -> std::ops::Range<usize> {
     gv * n..(gv + 1) * n
 }
 
-/// A flit in a buffer: its packet, its index in the packet and the first cycle it may be
-/// served there (input: head arrival + pipeline delay; output: when the link may start it).
+use crate::packet::Flit;
+
+/// A flit in a buffer: its packet, its place in the packet, its phits (packets differ in
+/// length, and a buffer's space checks must not read the packet) and the first cycle it may
+/// be served there (input: head arrival + pipeline delay; output: when the link may start it).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Entry {
     pub packet: u32,
     pub ready: u32,
-    pub flit: u16,
+    pub flit: Flit,
+    pub phits: u16,
     /// Input buffers: cycles the flit's tail arrives later than at one phit per cycle (its
     /// link was a slower class); 0 on the fastest links.
     pub tail: u16,
@@ -57,6 +61,11 @@ impl Fifo {
             self.front = e;
         }
         self.len += 1;
+    }
+    /// The queued flits, front first (`slots`: this queue's part of the flit array).
+    pub fn iter<'a>(&self, slots: &'a [Entry]) -> impl Iterator<Item = &'a Entry> + 'a {
+        let (head, len, n) = (self.head as usize, self.len as usize, slots.len());
+        (0..len).map(move |k| &slots[(head + k) % n])
     }
     #[inline]
     pub fn pop(&mut self, slots: &[Entry]) -> Entry {

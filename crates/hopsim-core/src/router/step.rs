@@ -82,7 +82,6 @@ fn note(wake: &mut u64, t: u64) {
 fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
-    let u = cx.params.flit_phits;
     let base = r.port_base[switch] as usize;
     let end = r.port_base[switch + 1] as usize;
     for gp in base..end {
@@ -113,6 +112,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
                 note(wake, e.ready as u64);
                 continue;
             }
+            let u = e.phits;
             if !is_server && r.vc[gv].credits < u as u32 {
                 continue; // a credit event will wake the switch
             }
@@ -239,7 +239,7 @@ fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers,
             note(wake, e.ready as u64);
             continue;
         }
-        debug_assert_eq!(e.flit, 0, "a body flit at the front of an unrouted VC");
+        debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
         crate::prefetch::line(packets.get(e.packet));
         sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, packet: e.packet });
     }
@@ -285,7 +285,6 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let prm = cx.params;
-    let u = prm.flit_phits as u32;
     let base = r.port_base[switch] as usize;
     let nports = r.port_base[switch + 1] as usize - base;
     let sc = &mut *cx.scratch;
@@ -324,7 +323,7 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
                 note(wake, r.ports[go].xbar_out_free);
                 continue;
             }
-            if prm.out_cap - r.vc[go * vcs + ov].out_used < u {
+            if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
                 continue; // the link frees space when it finishes a flit, and wakes the switch
             }
             let idx = sc.requests.len() as u32;
@@ -361,7 +360,7 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
 #[inline]
 fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
     let q = &r.vc[gov];
-    if !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits as u32 {
+    if !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits(prm.min_packet_phits) as u32 {
         r.wake_waiters(switch, gov);
     }
 }
@@ -388,7 +387,7 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`).
 fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
     let vcs = r.vcs;
-    let u = prm.flit_phits as u32;
+    let u = prm.flit_phits(pkt.phits) as u32;
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(prm.random_jsq_ties);
     for c in pkt.candidates.as_slice() {
@@ -427,8 +426,8 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     let base = r.port_base[switch] as usize;
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
-    let u = prm.flit_phits as u64;
     let e = r.vc[gvi].input.pop(&r.in_store[vc_slots(gvi, r.in_slots)]);
+    let u = e.phits as u64;
     r.ports[gi].in_flits -= 1;
     if r.vc[gvi].input.is_empty() {
         r.ports[gi].in_vcs_nonempty &= !(1 << rq.in_vc);
@@ -446,7 +445,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     note(wake, now + xbar);
     note(wake, link_may_start);
 
-    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, tail: 0 });
+    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
 
@@ -460,8 +459,8 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
         Peer::Unconnected => unreachable!(),
     }
 
-    let last = e.flit + 1 == prm.flits_per_packet;
-    if e.flit == 0 {
+    let last = e.flit.is_tail();
+    if e.flit.is_head() {
         let pkt = packets.get_mut(e.packet);
         let hop = pkt
             .candidates

@@ -4,11 +4,13 @@
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
 mod link;
+mod nic;
 mod parse;
 mod validate;
 mod workload;
 
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
+pub use nic::NicSpec;
 pub use parse::{from_json_str, from_toml_str};
 pub use workload::{MessageSpec, WorkloadSpec};
 
@@ -33,6 +35,8 @@ pub struct Spec {
     pub message: MessageSpec,
     #[serde(default)]
     pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub nic: NicSpec,
     #[serde(default)]
     pub run: RunSpec,
     /// Sweeps are expanded by the Python layer; a single run ignores the table.
@@ -341,6 +345,16 @@ impl Spec {
             FlowControl::Wormhole
         } else {
             FlowControl::VirtualCutThrough
+        }
+    }
+
+    /// Bytes a phit carries, if known: `nic.flit_bytes` under a NIC protocol (a flit is a
+    /// phit), else `packet.bytes / packet.phits`.
+    pub fn bytes_per_phit(&self) -> Option<f64> {
+        if self.nic.protocol != "none" {
+            Some(self.nic.flit_bytes as f64)
+        } else {
+            self.packet.bytes.map(|b| b / self.packet.phits as f64)
         }
     }
 

@@ -69,6 +69,7 @@ impl Spec {
             }
             _ => {}
         }
+        self.nic.validate(p)?;
         self.validate_messages()?;
         if let Some(f) = t.active_fraction {
             if !(f > 0.0 && f <= 1.0) {
@@ -116,6 +117,22 @@ impl Spec {
         }
     }
 
+    /// Bytes of a message under a `nic.protocol`: `message.bytes`, or `message.packets` full
+    /// requests, or one full request.
+    pub fn message_bytes(&self) -> u64 {
+        match (self.message.bytes, self.message.packets) {
+            (Some(b), _) => b.ceil() as u64,
+            (None, Some(n)) => n as u64 * self.nic.payload_bytes as u64,
+            _ => self.nic.payload_bytes as u64,
+        }
+    }
+
+    /// Bytes of an acknowledgement under a `nic.protocol`: `workload.ack_bytes`, or one full
+    /// request.
+    pub fn ack_message_bytes(&self) -> u64 {
+        self.workload.ack_bytes.map_or(self.nic.payload_bytes as u64, |a| a.ceil() as u64)
+    }
+
     /// Packets per acknowledgement of the closed-loop workloads.
     pub fn packets_per_ack(&self) -> usize {
         match (self.workload.ack_bytes, self.packet.bytes) {
@@ -138,10 +155,10 @@ impl Spec {
             if !(b > 0.0 && b.is_finite()) {
                 return Err(SpecError::new("message.bytes", b, "must be a positive number of bytes"));
             }
-            if self.packet.bytes.is_none() {
+            if self.packet.bytes.is_none() && self.nic.protocol == "none" {
                 return Err(SpecError::new("message.bytes", b, "needs packet.bytes to cut messages into packets (or give message.packets)"));
             }
-            if self.packets_per_message() > 1 << 20 {
+            if self.packets_per_message() > 1 << 20 || b / self.nic.payload_bytes.max(1) as f64 > (1 << 20) as f64 {
                 return Err(SpecError::new("message.bytes", b, "makes more than 1048576 packets per message"));
             }
         }
@@ -156,8 +173,8 @@ impl Spec {
             return Err(SpecError::new("workload.window", 0, "must be at least 1 message"));
         }
         if let Some(a) = w.ack_bytes {
-            if !(a > 0.0 && a.is_finite()) || self.packet.bytes.is_none() {
-                return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given"));
+            if !(a > 0.0 && a.is_finite()) || (self.packet.bytes.is_none() && self.nic.protocol == "none") {
+                return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given (or a nic.protocol)"));
             }
         }
         Ok(())

@@ -29,6 +29,10 @@ pub struct Stats {
     pub by_mode: [(u64, u64); 8],
     /// Over measured delivered packets: their links' latency beyond `link.latency`.
     pub extra_link_latency_sum: i64,
+    /// Measured packets delivered, by switch-to-switch hops taken (index = hops).
+    pub hops_count: Vec<u64>,
+    /// Phits of the measured packets delivered (their lengths may differ).
+    pub measured_packet_phits: u64,
     /// Measured packets (generated in the window) that were delivered.
     pub delivered_measured: u64,
     pub generated_measured_phits: u64,
@@ -66,6 +70,8 @@ impl Stats {
             nonminimal_measured: 0,
             by_mode: [(0, 0); 8],
             extra_link_latency_sum: 0,
+            hops_count: Vec::new(),
+            measured_packet_phits: 0,
             delivered_measured: 0,
             generated_measured_phits: 0,
             ejected_window_phits: 0,
@@ -117,7 +123,7 @@ impl Stats {
         }
     }
 
-    pub fn on_deliver(&mut self, now: u64, created: u64, injected: u64, hops: u64, measured: bool) {
+    pub fn on_deliver(&mut self, now: u64, created: u64, injected: u64, hops: u64, phits: u64, measured: bool) {
         self.packets_delivered += 1;
         let latency = now - created;
         if let Some(b) = self.bin(now) {
@@ -130,6 +136,12 @@ impl Stats {
             self.network_latency_sum += now - injected;
             self.queueing_latency_sum += injected - created;
             self.hops_sum += hops;
+            self.measured_packet_phits += phits;
+            let h = hops as usize;
+            if h >= self.hops_count.len() {
+                self.hops_count.resize(h + 1, 0);
+            }
+            self.hops_count[h] += 1;
         }
     }
 }

@@ -77,6 +77,19 @@ pub struct Metrics {
     pub sample_cycles_p99: f64,
     /// Mean payload rate of the samples (bandwidth test: per-pair bandwidth).
     pub sample_phits_per_cycle_mean: f64,
+    /// Most switch-to-switch hops a measured packet took (the distribution: `hop_histogram`).
+    pub hops_max: u64,
+    /// NIC counters summed over the active servers (measured window): stalled cycles per
+    /// request flit (the paper's s) and mean request-to-response latency (its L; NaN without
+    /// a `nic.protocol`).
+    pub nic_stalls_per_flit: f64,
+    pub nic_request_latency_mean: f64,
+    /// Over the whole run, all servers: requests sent (every packet without a protocol),
+    /// responses sent and received, and the most requests one NIC had without a response.
+    pub requests_sent: u64,
+    pub responses_sent: u64,
+    pub responses_received: u64,
+    pub outstanding_max: u64,
     // Physical units, when link.gbytes_per_s and packet.bytes are given.
     pub message_latency_mean_us: Option<f64>,
     pub ack_latency_mean_us: Option<f64>,
@@ -123,13 +136,29 @@ pub struct LinkTable {
     pub load: Vec<f64>,
 }
 
+/// Per active server, over the measured window (`outstanding_max`: the whole run).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CounterTable {
     pub server: Vec<u32>,
     pub request_flits: Vec<u64>,
     pub stalled_cycles: Vec<u64>,
+    pub request_packets: Vec<u64>,
+    pub responses_received: Vec<u64>,
+    pub cumulative_request_latency: Vec<u64>,
+    pub responses_sent: Vec<u64>,
     pub packets: Vec<u64>,
     pub cumulative_packet_latency: Vec<u64>,
+    /// stalled_cycles / request_flits (s) and cumulative_request_latency / responses_received (L).
+    pub stalls_per_flit: Vec<f64>,
+    pub request_latency_mean: Vec<f64>,
+    pub outstanding_max: Vec<u32>,
+}
+
+/// Measured packets delivered by the hops they took.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct HopTable {
+    pub hops: Vec<u32>,
+    pub packets: Vec<u64>,
 }
 
 /// One row per round trip (ping_pong) or window (bandwidth).
@@ -142,6 +171,16 @@ pub struct SampleTable {
     pub cycles: Vec<u64>,
     pub phits: Vec<u64>,
     pub phits_per_cycle: Vec<f64>,
+    /// From the sample's start to its data complete (ping_pong: the message one way).
+    pub message_cycles: Vec<u64>,
+    /// The sender's counters over the sample: request packets (p), request flits (f), stalled
+    /// cycles per flit (s), mean request-to-response latency (L), and the paper's estimate of
+    /// the message time from them, (p + 512) / 1024 x L + f x (s + 1).
+    pub request_packets: Vec<u64>,
+    pub request_flits: Vec<u64>,
+    pub stalls_per_flit: Vec<f64>,
+    pub request_latency_mean: Vec<f64>,
+    pub model_cycles: Vec<f64>,
     pub us: Vec<f64>,
     pub gbytes_per_s: Vec<f64>,
 }
@@ -156,4 +195,5 @@ pub struct RunResult {
     pub dims: Vec<usize>,
     pub counters: CounterTable,
     pub samples: SampleTable,
+    pub hop_histogram: HopTable,
 }

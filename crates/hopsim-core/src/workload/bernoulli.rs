@@ -1,7 +1,7 @@
 //! Open loop: every active server starts a message with probability load / (phits per
 //! message) each cycle (geometric gaps), to a destination drawn from the traffic pattern.
 
-use super::{Ctx, Post, Workload};
+use super::{Ctx, MessageSize, Workload};
 use crate::spec::Spec;
 use crate::traffic::{Traffic, TrafficPattern};
 use rand_distr::{Distribution, Geometric};
@@ -11,18 +11,18 @@ pub struct Bernoulli {
     pattern: Arc<dyn TrafficPattern>,
     active: Vec<u32>,
     gap: Geometric,
-    packets: u32,
+    message: MessageSize,
 }
 
 impl Bernoulli {
-    pub fn new(spec: &Spec, traffic: &Traffic, packets: u32) -> Self {
+    pub fn new(spec: &Spec, traffic: &Traffic, message: MessageSize) -> Self {
         let load = spec.traffic.load.expect("validated: open loop needs a load");
-        let prob = (load / (spec.packet.phits as f64 * packets as f64)).min(1.0);
+        let prob = (load / message.data_phits as f64).min(1.0);
         Bernoulli {
             pattern: traffic.pattern.clone(),
             active: traffic.active.clone(),
             gap: Geometric::new(prob).expect("load validated in (0, 1]"),
-            packets,
+            message,
         }
     }
 }
@@ -40,7 +40,7 @@ impl Workload for Bernoulli {
     fn timer(&mut self, server: usize, cx: &mut Ctx) {
         let rng = &mut cx.rng[server];
         let dst = self.pattern.destination(server, rng);
-        cx.posts.push(Post { src: server as u32, dst: dst as u32, packets: self.packets, tag: 0 });
+        cx.posts.push(self.message.post(server as u32, dst as u32, 0));
         let next = cx.now + 1 + self.gap.sample(rng);
         cx.timers.push((next, server as u32));
     }

@@ -17,8 +17,44 @@ use rand::SeedableRng;
 pub struct Post {
     pub src: u32,
     pub dst: u32,
+    /// Packets, or requests under a `nic.protocol`.
     pub packets: u32,
+    /// Bytes, which set the requests' lengths under a `nic.protocol`.
+    pub bytes: u64,
     pub tag: u32,
+}
+
+/// The size of the messages a workload sends, as posts carry it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MessageSize {
+    pub packets: u32,
+    pub bytes: u64,
+    /// Phits of the packets that carry its data (what offered load counts).
+    pub data_phits: u64,
+    /// Its payload in phits (what a bandwidth sample counts as moved).
+    pub payload_phits: u64,
+}
+
+impl MessageSize {
+    /// A message of `bytes` (protocol on) or `packets` packets (protocol off).
+    fn new(spec: &Spec, packets: usize, bytes: u64) -> Self {
+        let protocol = crate::nic::protocol::Protocol::from_spec(spec);
+        if protocol.is_on() {
+            MessageSize {
+                packets: protocol.requests(bytes),
+                bytes,
+                data_phits: protocol.data_phits(bytes),
+                payload_phits: protocol.message_payload_flits(bytes),
+            }
+        } else {
+            let phits = (packets * spec.packet.phits) as u64;
+            MessageSize { packets: packets as u32, bytes: 0, data_phits: phits, payload_phits: phits }
+        }
+    }
+
+    fn post(&self, src: u32, dst: u32, tag: u32) -> Post {
+        Post { src, dst, packets: self.packets, bytes: self.bytes, tag }
+    }
 }
 
 /// One measurement of a closed-loop workload: a round trip or a window.
@@ -29,8 +65,12 @@ pub struct Sample {
     pub iteration: u32,
     pub start: u64,
     pub cycles: u64,
+    /// From `start` to the last data message complete (before the acknowledgement).
+    pub message_cycles: u64,
     /// Payload phits the sample moved from src to dst.
     pub phits: u64,
+    /// The sender's NIC counters over the sample (from `start` to its end).
+    pub counters: crate::nic::Counters,
 }
 
 /// A message complete at its destination.
@@ -49,6 +89,8 @@ pub struct Ctx<'a> {
     /// (cycle, server): call `timer` for that server then.
     pub timers: &'a mut Vec<(u64, u32)>,
     pub samples: &'a mut Vec<Sample>,
+    /// Each NIC's counters over the whole run so far.
+    pub nic_totals: &'a [crate::nic::Counters],
 }
 
 pub trait Workload: Send {
@@ -72,18 +114,13 @@ pub trait Workload: Send {
 }
 
 pub fn build(spec: &Spec, traffic: &Traffic) -> SpecResult<Box<dyn Workload>> {
-    let packets = spec.packets_per_message() as u32;
-    Ok(match spec.workload.kind.as_str() {
-        "bernoulli" => Box::new(bernoulli::Bernoulli::new(spec, traffic, packets)),
-        "ping_pong" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, packets, spec.packets_per_ack() as u32, 1, spec.workload.iterations, spec.packet.phits)),
-        "bandwidth" => Box::new(bandwidth::Bandwidth::new(
-            pairs(spec, traffic)?,
-            packets,
-            spec.packets_per_ack() as u32,
-            spec.workload.window,
-            spec.workload.iterations,
-            spec.packet.phits,
-        )),
+    let message = MessageSize::new(spec, spec.packets_per_message(), spec.message_bytes());
+    let ack = MessageSize::new(spec, spec.packets_per_ack(), spec.ack_message_bytes());
+    let w = &spec.workload;
+    Ok(match w.kind.as_str() {
+        "bernoulli" => Box::new(bernoulli::Bernoulli::new(spec, traffic, message)),
+        "ping_pong" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, 1, w.iterations)),
+        "bandwidth" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, w.window, w.iterations)),
         other => return Err(SpecError::new("workload.kind", format!("{other:?}"), "allowed: bernoulli, ping_pong, bandwidth")),
     })
 }

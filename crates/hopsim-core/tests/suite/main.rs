@@ -12,6 +12,7 @@ mod deadlock;
 mod determinism;
 mod low_diameter;
 mod messages;
+mod protocol;
 mod routing;
 mod spec_errors;
 mod throughput;

@@ -1,0 +1,85 @@
+//! `[nic]`: the request/response protocol of the NICs (Cray Aries).
+
+use crate::error::{SpecError, SpecResult};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NicSpec {
+    /// "none" (packets nobody answers), "put" (requests carry the data, one-flit responses)
+    /// or "get" (one-flit requests, responses carry the data).
+    #[serde(default = "none")]
+    pub protocol: String,
+    /// Requests a NIC may have sent without their response back.
+    #[serde(default = "default_outstanding")]
+    pub max_outstanding: u32,
+    /// Bytes per flit; one flit is one phit of the link.
+    #[serde(default = "sixteen")]
+    pub flit_bytes: u32,
+    /// Most payload bytes one request (PUT) or response (GET) carries.
+    #[serde(default = "sixty_four")]
+    pub payload_bytes: u32,
+    /// Header flits of every request and response.
+    #[serde(default = "one")]
+    pub header_flits: u32,
+}
+
+impl Default for NicSpec {
+    fn default() -> Self {
+        NicSpec { protocol: none(), max_outstanding: default_outstanding(), flit_bytes: 16, payload_bytes: 64, header_flits: 1 }
+    }
+}
+
+fn none() -> String {
+    "none".into()
+}
+fn default_outstanding() -> u32 {
+    1024
+}
+fn sixteen() -> u32 {
+    16
+}
+fn sixty_four() -> u32 {
+    64
+}
+fn one() -> u32 {
+    1
+}
+
+impl NicSpec {
+    pub fn validate(&self, packet_phits: usize) -> SpecResult<()> {
+        if !matches!(self.protocol.as_str(), "none" | "put" | "get") {
+            return Err(SpecError::new(
+                "nic.protocol",
+                format!("{:?}", self.protocol),
+                "allowed: \"none\" (no responses), \"put\" (requests carry the data), \"get\" (responses carry the data)",
+            ));
+        }
+        if self.max_outstanding == 0 || self.max_outstanding > 1 << 20 {
+            return Err(SpecError::new("nic.max_outstanding", self.max_outstanding, "must be between 1 and 1048576 requests"));
+        }
+        if self.flit_bytes == 0 || self.flit_bytes > 4096 {
+            return Err(SpecError::new("nic.flit_bytes", self.flit_bytes, "must be between 1 and 4096 bytes"));
+        }
+        if self.payload_bytes == 0 || self.payload_bytes > 1 << 20 {
+            return Err(SpecError::new("nic.payload_bytes", self.payload_bytes, "must be between 1 and 1048576 bytes"));
+        }
+        if self.header_flits == 0 || self.header_flits > 64 {
+            return Err(SpecError::new("nic.header_flits", self.header_flits, "must be between 1 and 64 flits"));
+        }
+        if self.protocol != "none" {
+            let longest = self.header_flits as usize + self.payload_bytes.div_ceil(self.flit_bytes) as usize;
+            if packet_phits < longest {
+                return Err(SpecError::new(
+                    "packet.phits",
+                    packet_phits,
+                    format!(
+                        "with nic.protocol = {:?} packet.phits is the longest packet and the unit of buffer sizes: at least nic.header_flits + nic.payload_bytes / nic.flit_bytes = {longest}",
+                        self.protocol
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
