@@ -221,6 +221,7 @@ impl Simulation {
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
         self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.phits as u64, p.measured);
+        self.stats.on_route_kind(p.injected, p.state.valiant);
         if p.measured {
             let nonminimal = u64::from(p.state.valiant);
             self.stats.nonminimal_measured += nonminimal;

@@ -127,6 +127,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         temporal.offered_load.push(b.generated_phits as f64 / denom);
         temporal.accepted_load.push(b.ejected_phits as f64 / denom);
         temporal.latency_mean.push(if b.delivered > 0 { b.latency_sum as f64 / b.delivered as f64 } else { f64::NAN });
+        let routed = b.injected_delivered as f64;
+        temporal.nonminimal_fraction.push(if routed > 0.0 { b.injected_nonminimal as f64 / routed } else { f64::NAN });
     }
 
     let measured: Vec<f64> = temporal.accepted_load.iter().zip(&temporal.measured).filter(|(_, &m)| m).map(|(&a, _)| a).collect();

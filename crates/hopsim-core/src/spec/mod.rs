@@ -248,6 +248,20 @@ pub struct TrafficSpec {
     pub hotspots: Option<Vec<usize>>,
     #[serde(default)]
     pub hotspot_fraction: Option<f64>,
+    /// A burst of other traffic: during `[start, start + cycles)` the open-loop workload
+    /// sends `pattern` at `load` instead (to watch a network react to a transient).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<BurstSpec>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BurstSpec {
+    pub pattern: String,
+    pub load: f64,
+    /// First cycle of the burst.
+    pub start: u64,
+    pub cycles: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -13,6 +13,9 @@ pub struct Bin {
     pub ejected_phits: u64,
     pub latency_sum: u64,
     pub delivered: u64,
+    /// Delivered packets injected in this bin, and those of them routed non-minimally.
+    pub injected_delivered: u64,
+    pub injected_nonminimal: u64,
 }
 
 pub struct Stats {
@@ -97,6 +100,14 @@ impl Stats {
     }
 
     #[inline]
+    /// A delivered packet that left its NIC at `injected`, routed non-minimally or not.
+    pub fn on_route_kind(&mut self, injected: u64, nonminimal: bool) {
+        if let Some(b) = self.bin(injected) {
+            b.injected_delivered += 1;
+            b.injected_nonminimal += u64::from(nonminimal);
+        }
+    }
+
     fn bin(&mut self, t: u64) -> Option<&mut Bin> {
         self.bins.get_mut((t / self.bin_cycles) as usize)
     }

@@ -120,6 +120,9 @@ pub struct Temporal {
     pub offered_load: Vec<f64>,
     pub accepted_load: Vec<f64>,
     pub latency_mean: Vec<f64>,
+    /// Of the packets that left their NIC in the bin (and were delivered), the share routed
+    /// non-minimally (NaN for a bin with none): what adaptive routing decided, when.
+    pub nonminimal_fraction: Vec<f64>,
 }
 
 /// Switch-to-switch channels and their load over the measured window.

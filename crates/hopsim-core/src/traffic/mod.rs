@@ -33,6 +33,15 @@ pub struct Traffic {
     pub pattern: Arc<dyn TrafficPattern>,
     /// Servers that generate packets, ascending.
     pub active: Vec<u32>,
+    /// `traffic.burst`: another pattern, its load and its cycles `[start, end)`.
+    pub burst: Option<Burst>,
+}
+
+pub struct Burst {
+    pub pattern: Arc<dyn TrafficPattern>,
+    pub load: f64,
+    pub start: u64,
+    pub end: u64,
 }
 
 /// What patterns are built from.
@@ -142,16 +151,41 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
         "random_permutation" => Arc::new(random_permutation::RandomPermutation::new(&mut ctx)?),
         _ => return Err(SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {PATTERNS}"))),
     };
-    if name != "shift" && t.shift.is_some() {
+    // The pattern keys serve the main pattern or the burst's.
+    let uses = |names: &[&str]| names.contains(&name) || t.burst.as_ref().is_some_and(|b| names.contains(&b.pattern.as_str()));
+    if !uses(&["shift"]) && t.shift.is_some() {
         return Err(SpecError::new("traffic.shift", format!("{:?}", t.shift.as_ref().unwrap()), "only used with traffic.pattern = \"shift\""));
     }
-    if !matches!(name, "adv" | "adv_random") && t.adv_offset.is_some() {
+    if !uses(&["adv", "adv_random"]) && t.adv_offset.is_some() {
         return Err(SpecError::new("traffic.adv_offset", t.adv_offset.unwrap(), "only used with traffic.pattern = \"adv\" or \"adv_random\""));
     }
-    if name != "hotspot" && (t.hotspots.is_some() || t.hotspot_fraction.is_some()) {
+    if !uses(&["hotspot"]) && (t.hotspots.is_some() || t.hotspot_fraction.is_some()) {
         return Err(SpecError::new("traffic.hotspots", "", "traffic.hotspots and traffic.hotspot_fraction are only used with traffic.pattern = \"hotspot\""));
     }
-    Ok(Traffic { pattern, active })
+    let burst = match &t.burst {
+        None => None,
+        Some(b) => Some(build_burst(spec, topo, servers, b)?),
+    };
+    Ok(Traffic { pattern, active, burst })
+}
+
+/// The burst's pattern, built as the main one with the burst's name (its other keys, such
+/// as `adv_offset`, from the `[traffic]` table), over the same servers.
+fn build_burst(spec: &Spec, topo: &dyn Topology, servers: &ServerMap, b: &crate::spec::BurstSpec) -> SpecResult<Burst> {
+    if !(b.load > 0.0 && b.load <= 1.0) {
+        return Err(SpecError::new("traffic.burst.load", b.load, "must be in (0, 1] phits per server per cycle"));
+    }
+    if b.cycles == 0 || b.start.checked_add(b.cycles).is_none() {
+        return Err(SpecError::new("traffic.burst.cycles", b.cycles, "must be at least 1 cycle, and start + cycles must fit in 64 bits"));
+    }
+    if !spec.workload.is_open_loop() {
+        return Err(SpecError::new("traffic.burst", "", "only used by the open-loop workload (workload.kind = \"bernoulli\")"));
+    }
+    let mut alone = spec.clone();
+    alone.traffic.pattern = b.pattern.clone();
+    alone.traffic.burst = None;
+    let t = build(&alone, topo, servers).map_err(|e| if e.key == "traffic.pattern" { SpecError::new("traffic.burst.pattern", format!("{:?}", b.pattern), e.allowed) } else { e })?;
+    Ok(Burst { pattern: t.pattern, load: b.load, start: b.start, end: b.start + b.cycles })
 }
 
 /// Destination drawn uniformly among `pool` without `src` (which may or may not be in it).

@@ -1,28 +1,61 @@
 //! Open loop: every active server starts a message with probability load / (phits per
 //! message) each cycle (geometric gaps), to a destination drawn from the traffic pattern.
+//! With `traffic.burst`, another pattern and load take over for the burst's cycles; gaps
+//! are memoryless, so a gap that would cross a phase boundary is drawn again from there.
 
 use super::{Ctx, MessageSize, Workload};
+use crate::routing::Rng;
 use crate::spec::Spec;
 use crate::traffic::{Traffic, TrafficPattern};
 use rand_distr::{Distribution, Geometric};
 use std::sync::Arc;
 
-pub struct Bernoulli {
+/// A pattern and its injection process.
+struct Phase {
     pattern: Arc<dyn TrafficPattern>,
-    active: Vec<u32>,
     gap: Geometric,
+}
+
+impl Phase {
+    fn new(pattern: Arc<dyn TrafficPattern>, load: f64, message: &MessageSize) -> Self {
+        let prob = (load / message.data_phits as f64).min(1.0);
+        Phase { pattern, gap: Geometric::new(prob).expect("load validated in (0, 1]") }
+    }
+}
+
+pub struct Bernoulli {
+    main: Phase,
+    /// The burst's phase and its cycles `[start, end)`.
+    burst: Option<(Phase, u64, u64)>,
+    active: Vec<u32>,
     message: MessageSize,
 }
 
 impl Bernoulli {
     pub fn new(spec: &Spec, traffic: &Traffic, message: MessageSize) -> Self {
         let load = spec.traffic.load.expect("validated: open loop needs a load");
-        let prob = (load / message.data_phits as f64).min(1.0);
-        Bernoulli {
-            pattern: traffic.pattern.clone(),
-            active: traffic.active.clone(),
-            gap: Geometric::new(prob).expect("load validated in (0, 1]"),
-            message,
+        let burst = traffic.burst.as_ref().map(|b| (Phase::new(b.pattern.clone(), b.load, &message), b.start, b.end));
+        Bernoulli { main: Phase::new(traffic.pattern.clone(), load, &message), burst, active: traffic.active.clone(), message }
+    }
+
+    /// The phase at cycle `t` and the first cycle after it where the phase changes.
+    fn phase_at(&self, t: u64) -> (&Phase, u64) {
+        match &self.burst {
+            Some((b, start, end)) if t >= *start && t < *end => (b, *end),
+            Some((_, start, _)) if t < *start => (&self.main, *start),
+            _ => (&self.main, u64::MAX),
+        }
+    }
+
+    /// The first cycle from `t` on at which the server starts a message.
+    fn next_send(&self, mut t: u64, rng: &mut Rng) -> u64 {
+        loop {
+            let (phase, until) = self.phase_at(t);
+            let next = t.saturating_add(phase.gap.sample(rng));
+            if next < until {
+                return next;
+            }
+            t = until;
         }
     }
 }
@@ -33,15 +66,15 @@ impl Workload for Bernoulli {
     }
     fn start(&mut self, cx: &mut Ctx) {
         for &s in &self.active {
-            let first = self.gap.sample(&mut cx.rng[s as usize]);
+            let first = self.next_send(0, &mut cx.rng[s as usize]);
             cx.timers.push((first, s));
         }
     }
     fn timer(&mut self, server: usize, cx: &mut Ctx) {
         let rng = &mut cx.rng[server];
-        let dst = self.pattern.destination(server, rng);
+        let dst = self.phase_at(cx.now).0.pattern.destination(server, rng);
         cx.posts.push(self.message.post(server as u32, dst as u32, 0));
-        let next = cx.now + 1 + self.gap.sample(rng);
+        let next = self.next_send(cx.now + 1, rng);
         cx.timers.push((next, server as u32));
     }
 }

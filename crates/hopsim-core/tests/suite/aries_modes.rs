@@ -183,3 +183,24 @@ fn every_mode_is_deadlock_free_at_saturation_and_high_bias_is_more_minimal() {
         assert!(fh < fd, "load {load}: high bias {fh} against adaptive {fd}");
     }
 }
+
+#[test]
+fn a_burst_replaces_the_traffic_for_its_cycles_and_adaptive_routing_follows_it() {
+    // Uniform at 0.1, then ADV+1 at 0.3 for 4,000 cycles, then uniform again: the offered
+    // load of each 500-cycle bin follows, and the adaptive mode sends a larger share of
+    // packets non-minimally during the burst, when ADV's minimal paths are congested.
+    let toml = format!(
+        "[topology]\n{ARIES}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\n[traffic]\npattern = \"uniform\"\nload = 0.1\nadv_offset = 1\n\
+         [traffic.burst]\npattern = \"adv\"\nload = 0.3\nstart = 4000\ncycles = 4000\n[run]\nwarmup = 0\ncycles = 12000\ntemporal_bin = 500\nseed = 4\n"
+    );
+    let r = common::run(&toml);
+    let t = &r.temporal;
+    let mean = |lo: u64, hi: u64, v: &[f64]| {
+        let x: Vec<f64> = t.start.iter().zip(v).filter(|(&s, _)| s >= lo && s < hi).map(|(_, &f)| f).collect();
+        x.iter().sum::<f64>() / x.len() as f64
+    };
+    let (before, during, after) = (mean(1000, 4000, &t.offered_load), mean(4000, 8000, &t.offered_load), mean(9000, 12000, &t.offered_load));
+    assert!((before - 0.1).abs() < 0.015 && (during - 0.3).abs() < 0.03 && (after - 0.1).abs() < 0.015, "offered {before:.3} {during:.3} {after:.3}");
+    let (nm_before, nm_during) = (mean(1000, 4000, &t.nonminimal_fraction), mean(5000, 8000, &t.nonminimal_fraction));
+    assert!(nm_during > nm_before + 0.1, "non-minimal share {nm_before:.3} before the burst, {nm_during:.3} during it");
+}
