@@ -153,6 +153,57 @@ BENCHES: list[Bench] = [
     ),
 ]
 
+def dragonfly33(algorithm: str) -> dict:
+    """The balanced canonical dragonfly of the UGAL studies: a = 8, h = 4, p = 4, 33 groups."""
+    return {
+        "name": f"bench-dragonfly-33g-{algorithm}",
+        "topology": {"kind": "dragonfly", "switches_per_group": 8, "global_links_per_switch": 4, "servers_per_switch": 4},
+        **_common(vcs=6),
+        "routing": {"algorithm": algorithm, "vc_policy": "ladder_reuse"},
+        "traffic": {"pattern": "uniform", "load": 0.5},
+        "run": {"seed": 1},
+    }
+
+
+def aries1k(algorithm: str) -> dict:
+    """Aries, 6 groups of 6 chassis x 8 routers, 4 servers each (1,152 servers)."""
+    return {
+        "name": f"bench-aries-1k-{algorithm}",
+        "topology": {"kind": "aries", "groups": 6, "chassis": 6, "blades": 8, "column_links": 3, "global_links_per_switch": 4, "servers_per_switch": 4},
+        **_common(vcs=8),
+        "routing": {"algorithm": algorithm, "vc_policy": "ladder_reuse"},
+        "traffic": {"pattern": "uniform", "load": 0.6},
+        "run": {"seed": 1},
+    }
+
+
+for _algo, _about in [("minimal", "minimal"), ("ugal_l", "UGAL-L")]:
+    BENCHES.append(
+        Bench(
+            name=f"dragonfly-33g-{_algo}",
+            about=f"dragonfly a=8 h=4 p=4, 33 groups, {_about}, ladder_reuse (6 VCs), uniform, load 0.5",
+            spec=dragonfly33(_algo),
+            switches=264,
+            hopsim=Cycles(warmup=3_000, extra=40_000),
+            caminos_cfg=None,
+            caminos=None,
+            issue=26,
+        )
+    )
+for _algo, _about in [("minimal", "minimal"), ("aries", "adaptive mode")]:
+    BENCHES.append(
+        Bench(
+            name=f"aries-1k-{_algo}",
+            about=f"Aries 6 groups x 6x8 routers x 4 servers (1,152), {_about}, ladder_reuse (8 VCs), uniform, load 0.6",
+            spec=aries1k(_algo),
+            switches=288,
+            hopsim=Cycles(warmup=3_000, extra=30_000),
+            caminos_cfg=None,
+            caminos=None,
+            issue=26,
+        )
+    )
+
 # Tiny networks whose peak RSS is the baseline subtracted from every measurement.
 HOPSIM_BASELINE_SPEC = {
     "name": "bench-baseline",
