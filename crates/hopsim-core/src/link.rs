@@ -129,3 +129,21 @@ impl ClassTimings {
         self.classes.values().map(|t| t.max_cycles(phits)).max().unwrap_or(phits)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_channel_keeps_its_exact_long_run_rate() {
+        // 5.25 / 4.7 GB/s = 105 / 94 cycles per phit: 94 flits of 16 phits take 16 x 105 cycles.
+        let mut c = Channel::new(LinkTiming { latency: 1, num: 105, den: 94 });
+        let busy: Vec<u64> = (0..94).map(|_| c.send(16)).collect();
+        assert_eq!(busy.iter().sum::<u64>(), 16 * 105);
+        assert!(busy.iter().all(|&b| b == 17 || b == 18), "{busy:?}");
+        // The fastest class: one phit per cycle, no remainder.
+        let mut f = Channel::new(LinkTiming { latency: 1, num: 1, den: 1 });
+        assert_eq!((0..10).map(|_| f.send(16)).sum::<u64>(), 160);
+        assert_eq!(LinkTiming { latency: 1, num: 105, den: 94 }.max_cycles(16), 18);
+    }
+}

@@ -130,3 +130,26 @@ fn aries_zero_load_latency_follows_the_link_classes() {
     }
     assert!(longer > 50.0, "the global links' 58 extra cycles show: {longer}");
 }
+
+/// A link class with 3/4 of the fastest class's bandwidth carries 0.75 phits per cycle: one
+/// server flooding its neighbour over such links gets exactly that, in the long run.
+#[test]
+fn a_slower_link_class_carries_its_share_of_a_phit_per_cycle() {
+    let run = |links: &str| {
+        common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [8]\n[link]\ngbytes_per_s = 10.0\n{links}\n[traffic]\npattern = \"shift\"\nshift = [1]\nload = 1.0\nactive_servers = 1\n[run]\nwarmup = 2000\ncycles = 48000\n"
+        ))
+        .metrics
+    };
+    let fast = run("");
+    let slow = run("[link.dim0]\ngbytes_per_s = 7.5");
+    // (The fastest links lose a little to the round trip of credits; the slow link is the
+    // bottleneck and runs at its full rate.)
+    assert!(fast.accepted_load > 0.95, "{}", fast.accepted_load);
+    assert!((slow.accepted_load - 0.75).abs() < 1e-3, "{}", slow.accepted_load);
+    assert!((slow.link_load_max - 0.75).abs() < 1e-3, "{}", slow.link_load_max);
+    // Faster injection links make the cycle (a phit time on the fastest link) half as long:
+    // the 10 GB/s network links carry half a phit per cycle.
+    let faster = run("[link.injection]\ngbytes_per_s = 20.0");
+    assert!((faster.accepted_load - 0.5).abs() < 1e-3, "{}", faster.accepted_load);
+}
