@@ -9,7 +9,7 @@ Layout of an output directory ``DIR``::
     DIR/<run>/metrics.json     the engine's metrics (one flat table of scalars)
     DIR/<run>/latency_histogram.csv  lower, upper, count (packet latency, cycles)
     DIR/<run>/temporal.csv     start, end, measured, offered_load, accepted_load, latency_mean
-    DIR/<run>/links.csv        switch, port, to_switch, dim, direction, phits, load
+    DIR/<run>/links.csv        switch, port, to_switch, dim, class, direction, phits, load
     DIR/<run>/counters.csv     server, request_flits, stalled_cycles, packets, cumulative_packet_latency
     DIR/<run>/samples.csv      src, dst, iteration, start, cycles, phits, phits_per_cycle[, us,
                                gbytes_per_s]: one row per ping-pong round trip or bandwidth
