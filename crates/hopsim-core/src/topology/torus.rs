@@ -1,6 +1,6 @@
 //! k-ary n-dimensional torus: a ring in every dimension (any n, any k >= 2 per dimension).
 
-use super::{Cartesian, LinkClass, PortPeer, Topology};
+use super::{reject_unused, Cartesian, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -16,6 +16,7 @@ pub fn build(spec: &Spec) -> SpecResult<Grid> {
 
 impl Grid {
     pub(super) fn from_spec(spec: &Spec, wrap: bool) -> SpecResult<Grid> {
+        reject_unused(spec, &["dims", "servers_per_switch"])?;
         let t = &spec.topology;
         let dims = &t.dims;
         let kind = if wrap { "torus" } else { "mesh" };

@@ -246,6 +246,7 @@ fn bad_aries_keys_are_named() {
     assert!(err("kind = \"aries\"\ngroups = 3\nglobal_links_per_switch = 11", "").contains("topology.global_links_per_switch"));
     assert!(err("kind = \"aries\"\ngroups = 3\nswitches_per_group = 4", "").contains("topology.switches_per_group"));
     assert!(err("kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nchassis = 2", "").contains("topology.chassis"));
+    assert!(err("kind = \"torus\"\ndims = [4, 4]\ncolumn_links = 2", "").contains("topology.column_links"));
     // Minimal routing on Aries needs a VC per hop of its 5-hop paths.
     let e = err("kind = \"aries\"\nchassis = 2\nblades = 2\ngroups = 3", "[router]\nvcs = 4\n[routing]\nalgorithm = \"minimal\"");
     assert!(e.contains("router.vcs") && e.contains("5"), "{e}");

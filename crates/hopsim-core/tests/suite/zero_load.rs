@@ -153,3 +153,21 @@ fn a_slower_link_class_carries_its_share_of_a_phit_per_cycle() {
     let faster = run("[link.injection]\ngbytes_per_s = 20.0");
     assert!((faster.accepted_load - 0.5).abs() < 1e-3, "{}", faster.accepted_load);
 }
+
+/// `[link.<class>]` tables that repeat `[link]` change nothing: the same run, bit for bit.
+#[test]
+fn class_tables_equal_to_the_defaults_change_nothing() {
+    let run = |links: &str| {
+        let r = common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[link]\nlatency = 2\ngbytes_per_s = 5.25\n{links}\n[routing]\nalgorithm = \"rdr\"\n[router]\nvcs = 3\n[traffic]\nload = 0.7\n[run]\nwarmup = 1000\ncycles = 5000\n"
+        ));
+        let mut m = serde_json::to_value(&r.metrics).unwrap();
+        for k in ["wall_seconds", "router_cycles_per_second", "phits_moved_per_second"] {
+            m.as_object_mut().unwrap().remove(k);
+        }
+        (m, serde_json::to_value(&r.links).unwrap())
+    };
+    let plain = run("");
+    assert_eq!(plain, run("[link.dim0]\nlatency = 2\n[link.injection]\ngbytes_per_s = 5.25\n[link.dim1]\nlatency = 2\ngbytes_per_s = 5.25"));
+    assert_ne!(plain, run("[link.dim1]\nlatency = 3"), "a different latency shows");
+}
