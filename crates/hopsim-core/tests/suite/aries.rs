@@ -93,22 +93,9 @@ fn distance_is_the_shortest_path_with_one_global_link() {
         let topo = topology::build(&spec_of(&aries(*size), "")).unwrap();
         let n = topo.num_switches();
         for src in 0..n {
-            let mut dist = vec![[usize::MAX; 2]; n];
-            dist[src][0] = 0;
-            let mut queue = std::collections::VecDeque::from([(src, 0usize)]);
-            while let Some((s, g)) = queue.pop_front() {
-                for q in 0..topo.network_ports(s) {
-                    let Some(peer) = topo.neighbour(s, q) else { continue };
-                    let ng = g + usize::from(topo.group_of(s) != topo.group_of(peer.switch as usize));
-                    let t = peer.switch as usize;
-                    if ng <= 1 && dist[t][ng] == usize::MAX {
-                        dist[t][ng] = dist[s][g] + 1;
-                        queue.push_back((t, ng));
-                    }
-                }
-            }
+            let dist = common::one_global_distances(topo.as_ref(), src);
             for dst in 0..n {
-                assert_eq!(topo.distance(src, dst), dist[dst][0].min(dist[dst][1]), "{size:?}: {src} -> {dst}");
+                assert_eq!(topo.distance(src, dst), dist[dst], "{size:?}: {src} -> {dst}");
             }
         }
     }
