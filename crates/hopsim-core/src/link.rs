@@ -61,6 +61,9 @@ pub struct ClassTimings {
     pub fastest_gbytes_per_s: Option<f64>,
 }
 
+/// How much slower than the fastest class a link class may be.
+pub const MAX_SLOWDOWN: f64 = 15.0;
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
@@ -108,6 +111,16 @@ impl ClassTimings {
             LinkTiming { latency, num: num as u32, den: den as u32 }
         };
         let default_bandwidth = link.gbytes_per_s.expect("class bandwidths need link.gbytes_per_s");
+        // A flit's extra tail time is kept in 16 bits (packets of up to 4096 phits), and the
+        // event calendar spans the slowest flit.
+        if let Some(c) = present.iter().find(|c| bandwidth(c).unwrap_or(default_bandwidth) * MAX_SLOWDOWN < fastest) {
+            let key = if overrides.get(c).and_then(|o| o.gbytes_per_s).is_some() { format!("link.{}.gbytes_per_s", c.name()) } else { "link.gbytes_per_s".into() };
+            return Err(SpecError::new(
+                key,
+                bandwidth(c).unwrap_or(default_bandwidth),
+                format!("the {} links would be more than {MAX_SLOWDOWN} times slower than the fastest class ({fastest} GB/s)", c.name()),
+            ));
+        }
         let classes = present
             .iter()
             .map(|c| (*c, timing(overrides.get(c).and_then(|o| o.latency).unwrap_or(link.latency), bandwidth(c).unwrap_or(default_bandwidth))))

@@ -80,4 +80,6 @@ fn link_class_tables_are_checked() {
     let e = err("gbytes_per_s = 5.25\n[link.dim1]\ngbytes_per_s = -1", torus);
     assert!(e.contains("link.dim1.gbytes_per_s"), "{e}");
     assert_eq!(err("gbytes_per_s = 5.25\n[link.dim1]\ngbytes_per_s = 4.7\nlatency = 20", torus), "");
+    let e = err("gbytes_per_s = 100\n[link.dim1]\ngbytes_per_s = 1", torus);
+    assert!(e.contains("link.dim1.gbytes_per_s") && e.contains("15 times slower"), "{e}");
 }
