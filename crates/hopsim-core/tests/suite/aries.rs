@@ -203,9 +203,9 @@ fn valiant_paths_are_two_minimal_phases_within_twice_the_diameter() {
     }
 }
 
-fn saturated(size: Size, algo: &str, vcs: usize, pattern: &str) -> hopsim_core::RunResult {
+fn saturated(size: Size, algo: &str, vcs: usize, pattern: &str, links: &str) -> hopsim_core::RunResult {
     common::run(&format!(
-        "[topology]\n{}\n[router]\nvcs = {vcs}\ninput_buffer = 1\noutput_buffer = 1\n[routing]\nalgorithm = \"{algo}\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 0\ncycles = 20000\nwatchdog = 2000\n",
+        "[topology]\n{}\n[link]\n{links}\n[router]\nvcs = {vcs}\ninput_buffer = 1\noutput_buffer = 1\n[routing]\nalgorithm = \"{algo}\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 0\ncycles = 20000\nwatchdog = 2000\n",
         aries(size)
     ))
 }
@@ -214,9 +214,12 @@ fn saturated(size: Size, algo: &str, vcs: usize, pattern: &str) -> hopsim_core::
 fn minimal_and_valiant_with_their_auto_policies_survive_saturation() {
     for (size, algo, vcs) in [(SIZES[0], "minimal", 5), (SIZES[2], "minimal", 5), ((2, 4, 3, 2, 2, 3), "minimal", 6), (SIZES[0], "valiant", 10)] {
         for pattern in ["uniform", "adv"] {
-            let m = saturated(size, algo, vcs, pattern).metrics;
-            assert!(!m.deadlock, "{size:?} {algo} {pattern}: {}", m.deadlock_where);
-            assert!(m.accepted_load > 0.05, "{size:?} {algo} {pattern}: accepted {}", m.accepted_load);
+            // Also with the paper's slower, longer optical global links.
+            for links in ["", "gbytes_per_s = 5.25\n[link.global]\nlatency = 30\ngbytes_per_s = 4.7"] {
+                let m = saturated(size, algo, vcs, pattern, links).metrics;
+                assert!(!m.deadlock, "{size:?} {algo} {pattern} {links}: {}", m.deadlock_where);
+                assert!(m.accepted_load > 0.05, "{size:?} {algo} {pattern} {links}: accepted {}", m.accepted_load);
+            }
         }
     }
 }

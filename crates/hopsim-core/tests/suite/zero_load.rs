@@ -135,9 +135,15 @@ fn aries_zero_load_latency_follows_the_link_classes() {
 /// server flooding its neighbour over such links gets exactly that, in the long run.
 #[test]
 fn a_slower_link_class_carries_its_share_of_a_phit_per_cycle() {
+    for fc in ["vct", "wormhole"] {
+        one_slow_class(fc);
+    }
+}
+
+fn one_slow_class(fc: &str) {
     let run = |links: &str| {
         common::run(&format!(
-            "[topology]\nkind = \"torus\"\ndims = [8]\n[link]\ngbytes_per_s = 10.0\n{links}\n[traffic]\npattern = \"shift\"\nshift = [1]\nload = 1.0\nactive_servers = 1\n[run]\nwarmup = 2000\ncycles = 48000\n"
+            "[topology]\nkind = \"torus\"\ndims = [8]\n[link]\ngbytes_per_s = 10.0\n{links}\n[router]\nflow_control = \"{fc}\"\n[traffic]\npattern = \"shift\"\nshift = [1]\nload = 1.0\nactive_servers = 1\n[run]\nwarmup = 2000\ncycles = 48000\n"
         ))
         .metrics
     };
@@ -145,13 +151,13 @@ fn a_slower_link_class_carries_its_share_of_a_phit_per_cycle() {
     let slow = run("[link.dim0]\ngbytes_per_s = 7.5");
     // (The fastest links lose a little to the round trip of credits; the slow link is the
     // bottleneck and runs at its full rate.)
-    assert!(fast.accepted_load > 0.95, "{}", fast.accepted_load);
-    assert!((slow.accepted_load - 0.75).abs() < 1e-3, "{}", slow.accepted_load);
-    assert!((slow.link_load_max - 0.75).abs() < 1e-3, "{}", slow.link_load_max);
+    assert!(fast.accepted_load > 0.95, "{fc}: {}", fast.accepted_load);
+    assert!((slow.accepted_load - 0.75).abs() < 1e-3, "{fc}: {}", slow.accepted_load);
+    assert!((slow.link_load_max - 0.75).abs() < 1e-3, "{fc}: {}", slow.link_load_max);
     // Faster injection links make the cycle (a phit time on the fastest link) half as long:
     // the 10 GB/s network links carry half a phit per cycle.
     let faster = run("[link.injection]\ngbytes_per_s = 20.0");
-    assert!((faster.accepted_load - 0.5).abs() < 1e-3, "{}", faster.accepted_load);
+    assert!((faster.accepted_load - 0.5).abs() < 1e-3, "{fc}: {}", faster.accepted_load);
 }
 
 /// `[link.<class>]` tables that repeat `[link]` change nothing: the same run, bit for bit.
