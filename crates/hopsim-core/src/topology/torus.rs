@@ -32,11 +32,12 @@ impl Grid {
             ));
         }
         let switches: u128 = dims.iter().map(|&k| k as u128).product();
-        let servers = switches * t.servers_per_switch as u128;
+        let servers_per_switch = t.servers_per_switch_or(1);
+        let servers = switches * servers_per_switch as u128;
         if servers > 1 << 28 {
             return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("{servers} servers is more than the 2^28 supported")));
         }
-        Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch: t.servers_per_switch, kind })
+        Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch, kind })
     }
 }
 

@@ -54,9 +54,13 @@ fn sizes_and_link_classes_match_the_formulas() {
         let unconnected: usize = (0..topo.num_switches()).map(|sw| (0..topo.network_ports(sw)).filter(|&q| topo.neighbour(sw, q).is_none()).count()).sum();
         assert_eq!(unconnected, g * (a * h - bundle * (g - 1)), "{size:?}");
     }
-    // The default group: 6 chassis x 16 blades, 3 column links, 10 global links per router.
-    let f = topology::build(&spec_of("kind = \"aries\"\ngroups = 7\nservers_per_switch = 4", "")).unwrap();
-    assert_eq!((f.num_switches(), f.network_ports(0), f.diameter()), (7 * 96, 15 + 15 + 10, 5));
+    // The default group: 6 chassis x 16 blades, 3 column links, 10 global links and 4
+    // servers per router.
+    let f = topology::build(&spec_of("kind = \"aries\"\ngroups = 7", "")).unwrap();
+    assert_eq!((f.num_switches(), f.network_ports(0), f.servers_at(0), f.diameter()), (7 * 96, 15 + 15 + 10, 4, 5));
+    // Other topologies keep one server per switch by default.
+    let d = topology::build(&spec_of("kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2", "")).unwrap();
+    assert_eq!(d.servers_at(0), 1);
 }
 
 #[test]
