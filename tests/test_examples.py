@@ -61,3 +61,19 @@ def test_fat_tree_example_is_a_k_ary_n_tree():
     # radix 2k, leaf to leaf through the top level: 2(n-1) hops.
     assert (t["switches"], t["servers"], t["links"], t["radix"], t["diameter"]) == (n * k ** (n - 1), k**n, (n - 1) * k**n, 2 * k, 2 * (n - 1))
     assert t["wiring_ok"]
+
+
+def test_aries_example_is_the_network_its_comment_says():
+    proc = run_cli("topology", REPO / "examples" / "aries-1k.toml", "--json", check=0)
+    t = json.loads(proc.stdout)
+    # 6 groups of 6 x 8 routers, 4 servers each; rows all-to-all in a chassis, columns of 6
+    # chassis x 3 links, bundles of 48 * 4 // 5 = 38 global links per pair of groups.
+    groups, chassis, blades, m, h, p = 6, 6, 8, 3, 4, 4
+    rows = groups * chassis * blades * (blades - 1) // 2
+    columns = groups * blades * chassis * (chassis - 1) // 2 * m
+    globals_ = groups * (groups - 1) // 2 * (chassis * blades * h // (groups - 1))
+    servers = groups * chassis * blades * p
+    assert (t["switches"], t["servers"], t["diameter"], t["links"]) == (groups * chassis * blades, servers, 5, rows + columns + globals_)
+    assert t["servers"] >= 1024 and t["groups"] >= 6
+    assert t["link_classes"] == {"row": rows, "column": columns, "global": globals_, "injection": servers}
+    assert t["wiring_ok"]

@@ -374,6 +374,8 @@ def cmd_topology(args) -> int:
             v = t[k]
             if isinstance(v, bool):
                 v = "yes" if v else "NO"
+            if isinstance(v, dict):  # link_classes: links per class
+                v = ", ".join(f"{name} {n}" for name, n in v.items())
             text = str(v)
             if k == "description" and len(text) > 70:
                 text = textwrap.fill(text, 88, subsequent_indent=" " * (width + 2))

@@ -61,6 +61,9 @@ pub struct ClassTimings {
     pub fastest_gbytes_per_s: Option<f64>,
 }
 
+/// How much slower than the fastest class a link class may be.
+pub const MAX_SLOWDOWN: f64 = 15.0;
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
@@ -108,6 +111,16 @@ impl ClassTimings {
             LinkTiming { latency, num: num as u32, den: den as u32 }
         };
         let default_bandwidth = link.gbytes_per_s.expect("class bandwidths need link.gbytes_per_s");
+        // A flit's extra tail time is kept in 16 bits (packets of up to 4096 phits), and the
+        // event calendar spans the slowest flit.
+        if let Some(c) = present.iter().find(|c| bandwidth(c).unwrap_or(default_bandwidth) * MAX_SLOWDOWN < fastest) {
+            let key = if overrides.get(c).and_then(|o| o.gbytes_per_s).is_some() { format!("link.{}.gbytes_per_s", c.name()) } else { "link.gbytes_per_s".into() };
+            return Err(SpecError::new(
+                key,
+                bandwidth(c).unwrap_or(default_bandwidth),
+                format!("the {} links would be more than {MAX_SLOWDOWN} times slower than the fastest class ({fastest} GB/s)", c.name()),
+            ));
+        }
         let classes = present
             .iter()
             .map(|c| (*c, timing(overrides.get(c).and_then(|o| o.latency).unwrap_or(link.latency), bandwidth(c).unwrap_or(default_bandwidth))))
@@ -127,5 +140,23 @@ impl ClassTimings {
     /// Most cycles a flit of `phits` may hold any link.
     pub fn max_cycles(&self, phits: u64) -> u64 {
         self.classes.values().map(|t| t.max_cycles(phits)).max().unwrap_or(phits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_channel_keeps_its_exact_long_run_rate() {
+        // 5.25 / 4.7 GB/s = 105 / 94 cycles per phit: 94 flits of 16 phits take 16 x 105 cycles.
+        let mut c = Channel::new(LinkTiming { latency: 1, num: 105, den: 94 });
+        let busy: Vec<u64> = (0..94).map(|_| c.send(16)).collect();
+        assert_eq!(busy.iter().sum::<u64>(), 16 * 105);
+        assert!(busy.iter().all(|&b| b == 17 || b == 18), "{busy:?}");
+        // The fastest class: one phit per cycle, no remainder.
+        let mut f = Channel::new(LinkTiming { latency: 1, num: 1, den: 1 });
+        assert_eq!((0..10).map(|_| f.send(16)).sum::<u64>(), 160);
+        assert_eq!(LinkTiming { latency: 1, num: 105, den: 94 }.max_cycles(16), 18);
     }
 }

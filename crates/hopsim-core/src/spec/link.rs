@@ -16,7 +16,7 @@ pub struct LinkClassSpec {
 pub const MAX_GBYTES_PER_S: f64 = 4000.0;
 
 pub fn check_bandwidth(key: &str, g: f64) -> SpecResult<()> {
-    if !(g >= 1e-6 && g <= MAX_GBYTES_PER_S) {
+    if !(1e-6..=MAX_GBYTES_PER_S).contains(&g) {
         return Err(SpecError::new(key, g, format!("must be a bandwidth in GB/s between 0.000001 and {MAX_GBYTES_PER_S}")));
     }
     Ok(())

@@ -55,8 +55,10 @@ pub struct TopologySpec {
     /// torus, mesh, hyperx: switches per dimension.
     #[serde(default)]
     pub dims: Vec<usize>,
-    #[serde(default = "one")]
-    pub servers_per_switch: usize,
+    /// Servers per switch: 1 unless the topology says otherwise (4 on Aries, as on a Cray XC
+    /// blade); read it with `servers_per_switch_or`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers_per_switch: Option<usize>,
     // Keys of the low-diameter topologies; each topology says which ones it uses.
     #[serde(default)]
     pub groups: Option<usize>,
@@ -342,6 +344,13 @@ fn default_watchdog() -> u64 {
 }
 fn default_bin() -> u64 {
     1_000
+}
+
+impl TopologySpec {
+    /// `servers_per_switch`, or the topology's default when the spec does not give it.
+    pub fn servers_per_switch_or(&self, default: usize) -> usize {
+        self.servers_per_switch.unwrap_or(default)
+    }
 }
 
 /// Flow control as the engine sees it.

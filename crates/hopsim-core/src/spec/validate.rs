@@ -102,7 +102,7 @@ impl Spec {
         if run.temporal_bin == 0 {
             return Err(SpecError::new("run.temporal_bin", run.temporal_bin, "must be at least 1 cycle"));
         }
-        if self.topology.servers_per_switch == 0 {
+        if self.topology.servers_per_switch == Some(0) {
             return Err(SpecError::new("topology.servers_per_switch", 0, "must be at least 1"));
         }
         Ok(())

@@ -67,7 +67,7 @@ pub fn build(spec: &Spec) -> SpecResult<Aries> {
     if g < 2 || g > max {
         return Err(SpecError::new("topology.groups", g, format!("must be between 2 and chassis * blades * global_links_per_switch + 1 = {max}")));
     }
-    let p = t.servers_per_switch;
+    let p = t.servers_per_switch_or(4);
     let switches = (g * a) as u128;
     let radix = (blades - 1 + (chassis - 1) * column_links + h + p) as u128;
     check_size("topology.groups", g.to_string(), switches, switches * p as u128, radix)?;

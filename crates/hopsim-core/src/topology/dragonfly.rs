@@ -33,7 +33,7 @@ pub fn build(spec: &Spec) -> SpecResult<Dragonfly> {
     }
     let g = group_count(t.groups, a * h + 1, "switches_per_group * global_links_per_switch")?;
     let arrangement = Arrangement::from_spec(&t.global_arrangement)?;
-    let p = t.servers_per_switch;
+    let p = t.servers_per_switch_or(1);
     let switches = (g * a) as u128;
     check_size("topology.groups", g.to_string(), switches, switches * p as u128, (a - 1 + h + p) as u128)?;
     Ok(Dragonfly { a, h, p, g, arrangement })

@@ -42,7 +42,7 @@ pub fn build(spec: &Spec) -> SpecResult<DragonflyPlus> {
     }
     let g = group_count(t.groups, spines * h + 1, "spines_per_group * global_links_per_switch")?;
     let arrangement = Arrangement::from_spec(&t.global_arrangement)?;
-    let p = t.servers_per_switch;
+    let p = t.servers_per_switch_or(1);
     let switches = (g * (leaves + spines)) as u128;
     let radix = (spines + p).max(leaves + h) as u128;
     check_size("topology.groups", g.to_string(), switches, (g * leaves) as u128 * p as u128, radix)?;

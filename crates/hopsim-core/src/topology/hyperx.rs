@@ -29,7 +29,7 @@ pub fn build(spec: &Spec) -> SpecResult<HyperX> {
     }
     let switches: u128 = dims.iter().map(|&s| s as u128).product();
     let ports: usize = dims.iter().map(|s| s - 1).sum();
-    let p = spec.topology.servers_per_switch;
+    let p = spec.topology.servers_per_switch_or(1);
     check_size("topology.dims", format!("{dims:?}"), switches, switches * p as u128, (ports + p) as u128)?;
     Ok(HyperX::new(dims, p))
 }

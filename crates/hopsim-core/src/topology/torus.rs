@@ -1,6 +1,6 @@
 //! k-ary n-dimensional torus: a ring in every dimension (any n, any k >= 2 per dimension).
 
-use super::{Cartesian, LinkClass, PortPeer, Topology};
+use super::{reject_unused, Cartesian, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -16,6 +16,7 @@ pub fn build(spec: &Spec) -> SpecResult<Grid> {
 
 impl Grid {
     pub(super) fn from_spec(spec: &Spec, wrap: bool) -> SpecResult<Grid> {
+        reject_unused(spec, &["dims", "servers_per_switch"])?;
         let t = &spec.topology;
         let dims = &t.dims;
         let kind = if wrap { "torus" } else { "mesh" };
@@ -31,11 +32,12 @@ impl Grid {
             ));
         }
         let switches: u128 = dims.iter().map(|&k| k as u128).product();
-        let servers = switches * t.servers_per_switch as u128;
+        let servers_per_switch = t.servers_per_switch_or(1);
+        let servers = switches * servers_per_switch as u128;
         if servers > 1 << 28 {
             return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("{servers} servers is more than the 2^28 supported")));
         }
-        Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch: t.servers_per_switch, kind })
+        Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch, kind })
     }
 }
 

@@ -54,9 +54,13 @@ fn sizes_and_link_classes_match_the_formulas() {
         let unconnected: usize = (0..topo.num_switches()).map(|sw| (0..topo.network_ports(sw)).filter(|&q| topo.neighbour(sw, q).is_none()).count()).sum();
         assert_eq!(unconnected, g * (a * h - bundle * (g - 1)), "{size:?}");
     }
-    // The default group: 6 chassis x 16 blades, 3 column links, 10 global links per router.
-    let f = topology::build(&spec_of("kind = \"aries\"\ngroups = 7\nservers_per_switch = 4", "")).unwrap();
-    assert_eq!((f.num_switches(), f.network_ports(0), f.diameter()), (7 * 96, 15 + 15 + 10, 5));
+    // The default group: 6 chassis x 16 blades, 3 column links, 10 global links and 4
+    // servers per router.
+    let f = topology::build(&spec_of("kind = \"aries\"\ngroups = 7", "")).unwrap();
+    assert_eq!((f.num_switches(), f.network_ports(0), f.servers_at(0), f.diameter()), (7 * 96, 15 + 15 + 10, 4, 5));
+    // Other topologies keep one server per switch by default.
+    let d = topology::build(&spec_of("kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2", "")).unwrap();
+    assert_eq!(d.servers_at(0), 1);
 }
 
 #[test]
@@ -93,22 +97,8 @@ fn distance_is_the_shortest_path_with_one_global_link() {
         let topo = topology::build(&spec_of(&aries(*size), "")).unwrap();
         let n = topo.num_switches();
         for src in 0..n {
-            let mut dist = vec![[usize::MAX; 2]; n];
-            dist[src][0] = 0;
-            let mut queue = std::collections::VecDeque::from([(src, 0usize)]);
-            while let Some((s, g)) = queue.pop_front() {
-                for q in 0..topo.network_ports(s) {
-                    let Some(peer) = topo.neighbour(s, q) else { continue };
-                    let ng = g + usize::from(topo.group_of(s) != topo.group_of(peer.switch as usize));
-                    let t = peer.switch as usize;
-                    if ng <= 1 && dist[t][ng] == usize::MAX {
-                        dist[t][ng] = dist[s][g] + 1;
-                        queue.push_back((t, ng));
-                    }
-                }
-            }
-            for dst in 0..n {
-                assert_eq!(topo.distance(src, dst), dist[dst][0].min(dist[dst][1]), "{size:?}: {src} -> {dst}");
+            for (dst, bfs) in common::one_global_distances(topo.as_ref(), src).into_iter().enumerate() {
+                assert_eq!(topo.distance(src, dst), bfs, "{size:?}: {src} -> {dst}");
             }
         }
     }
@@ -215,9 +205,9 @@ fn valiant_paths_are_two_minimal_phases_within_twice_the_diameter() {
     }
 }
 
-fn saturated(size: Size, algo: &str, vcs: usize, pattern: &str) -> hopsim_core::RunResult {
+fn saturated(size: Size, algo: &str, vcs: usize, pattern: &str, links: &str) -> hopsim_core::RunResult {
     common::run(&format!(
-        "[topology]\n{}\n[router]\nvcs = {vcs}\ninput_buffer = 1\noutput_buffer = 1\n[routing]\nalgorithm = \"{algo}\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 0\ncycles = 20000\nwatchdog = 2000\n",
+        "[topology]\n{}\n[link]\n{links}\n[router]\nvcs = {vcs}\ninput_buffer = 1\noutput_buffer = 1\n[routing]\nalgorithm = \"{algo}\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 0\ncycles = 20000\nwatchdog = 2000\n",
         aries(size)
     ))
 }
@@ -226,9 +216,12 @@ fn saturated(size: Size, algo: &str, vcs: usize, pattern: &str) -> hopsim_core::
 fn minimal_and_valiant_with_their_auto_policies_survive_saturation() {
     for (size, algo, vcs) in [(SIZES[0], "minimal", 5), (SIZES[2], "minimal", 5), ((2, 4, 3, 2, 2, 3), "minimal", 6), (SIZES[0], "valiant", 10)] {
         for pattern in ["uniform", "adv"] {
-            let m = saturated(size, algo, vcs, pattern).metrics;
-            assert!(!m.deadlock, "{size:?} {algo} {pattern}: {}", m.deadlock_where);
-            assert!(m.accepted_load > 0.05, "{size:?} {algo} {pattern}: accepted {}", m.accepted_load);
+            // Also with the paper's slower, longer optical global links.
+            for links in ["", "gbytes_per_s = 5.25\n[link.global]\nlatency = 30\ngbytes_per_s = 4.7"] {
+                let m = saturated(size, algo, vcs, pattern, links).metrics;
+                assert!(!m.deadlock, "{size:?} {algo} {pattern} {links}: {}", m.deadlock_where);
+                assert!(m.accepted_load > 0.05, "{size:?} {algo} {pattern} {links}: accepted {}", m.accepted_load);
+            }
         }
     }
 }
@@ -245,6 +238,7 @@ fn bad_aries_keys_are_named() {
     assert!(err("kind = \"aries\"\ngroups = 3\nglobal_links_per_switch = 11", "").contains("topology.global_links_per_switch"));
     assert!(err("kind = \"aries\"\ngroups = 3\nswitches_per_group = 4", "").contains("topology.switches_per_group"));
     assert!(err("kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nchassis = 2", "").contains("topology.chassis"));
+    assert!(err("kind = \"torus\"\ndims = [4, 4]\ncolumn_links = 2", "").contains("topology.column_links"));
     // Minimal routing on Aries needs a VC per hop of its 5-hop paths.
     let e = err("kind = \"aries\"\nchassis = 2\nblades = 2\ngroups = 3", "[router]\nvcs = 4\n[routing]\nalgorithm = \"minimal\"");
     assert!(e.contains("router.vcs") && e.contains("5"), "{e}");

@@ -57,28 +57,9 @@ fn distance_is_exact() {
         let n = topo.num_switches();
         let mut diameter = 0;
         for src in 0..n {
-            // State: (switch, global links used).
-            let mut dist = vec![[usize::MAX; 2]; n];
-            dist[src][0] = 0;
-            let mut queue = std::collections::VecDeque::from([(src, 0usize)]);
-            while let Some((s, g)) = queue.pop_front() {
-                for p in 0..topo.network_ports(s) {
-                    let Some(peer) = topo.neighbour(s, p) else { continue };
-                    let global = topo.groups() > 0 && topo.group_of(s) != topo.group_of(peer.switch as usize);
-                    let ng = g + usize::from(global);
-                    if ng > 1 && topo.groups() > 0 {
-                        continue;
-                    }
-                    let ng = ng.min(1);
-                    let t = peer.switch as usize;
-                    if dist[t][ng] == usize::MAX {
-                        dist[t][ng] = dist[s][g] + 1;
-                        queue.push_back((t, ng));
-                    }
-                }
-            }
+            let dist = common::one_global_distances(topo.as_ref(), src);
             for dst in 0..n {
-                let bfs = dist[dst][0].min(dist[dst][1]);
+                let bfs = dist[dst];
                 assert_eq!(topo.distance(src, dst), bfs, "{t}: {src} -> {dst}");
                 if topo.servers_at(src) > 0 && topo.servers_at(dst) > 0 {
                     diameter = diameter.max(bfs);

@@ -57,3 +57,29 @@ fn good_specs_pass_and_fill_defaults() {
     assert_eq!(s.packet.phits, 16);
     assert_eq!(s.run.temporal_bin, 1000);
 }
+
+#[test]
+fn link_class_tables_are_checked() {
+    let err = |links: &str, topo: &str| {
+        let text = format!("[topology]\n{topo}\n[link]\n{links}\n[traffic]\nload = 0.1\n");
+        hopsim_core::spec::from_toml_str(&text).and_then(|s| hopsim_core::simulate(&s).map(|_| ())).err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let torus = "kind = \"torus\"\ndims = [4, 4]";
+    let e = err("[link.rows]\nlatency = 3", torus);
+    assert!(e.contains("link.rows") && e.contains("row, column") && e.contains("dim0"), "{e}");
+    let e = err("latncy = 3", torus);
+    assert!(e.contains("link.latncy") && e.contains("latency"), "{e}");
+    let e = err("[link.global]\nlatency = 3", torus);
+    assert!(e.contains("link.global") && e.contains("dim0, dim1, injection"), "{e}");
+    let e = err("[link.dim0]\nlatency = 0", torus);
+    assert!(e.contains("link.dim0.latency") && e.contains("10000"), "{e}");
+    let e = err("[link.dim0]\nlatncy = 2", torus);
+    assert!(e.contains("link.dim0") && e.contains("latncy"), "{e}");
+    let e = err("[link.dim1]\ngbytes_per_s = 4.7", torus);
+    assert!(e.contains("link.dim1.gbytes_per_s") && e.contains("link.gbytes_per_s"), "{e}");
+    let e = err("gbytes_per_s = 5.25\n[link.dim1]\ngbytes_per_s = -1", torus);
+    assert!(e.contains("link.dim1.gbytes_per_s"), "{e}");
+    assert_eq!(err("gbytes_per_s = 5.25\n[link.dim1]\ngbytes_per_s = 4.7\nlatency = 20", torus), "");
+    let e = err("gbytes_per_s = 100\n[link.dim1]\ngbytes_per_s = 1", torus);
+    assert!(e.contains("link.dim1.gbytes_per_s") && e.contains("15 times slower"), "{e}");
+}

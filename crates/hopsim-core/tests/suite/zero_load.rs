@@ -130,3 +130,50 @@ fn aries_zero_load_latency_follows_the_link_classes() {
     }
     assert!(longer > 50.0, "the global links' 58 extra cycles show: {longer}");
 }
+
+/// A link class with 3/4 of the fastest class's bandwidth carries 0.75 phits per cycle: one
+/// server flooding its neighbour over such links gets exactly that, in the long run.
+#[test]
+fn a_slower_link_class_carries_its_share_of_a_phit_per_cycle() {
+    for fc in ["vct", "wormhole"] {
+        one_slow_class(fc);
+    }
+}
+
+fn one_slow_class(fc: &str) {
+    let run = |links: &str| {
+        common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [8]\n[link]\ngbytes_per_s = 10.0\n{links}\n[router]\nflow_control = \"{fc}\"\n[traffic]\npattern = \"shift\"\nshift = [1]\nload = 1.0\nactive_servers = 1\n[run]\nwarmup = 2000\ncycles = 48000\n"
+        ))
+        .metrics
+    };
+    let fast = run("");
+    let slow = run("[link.dim0]\ngbytes_per_s = 7.5");
+    // (The fastest links lose a little to the round trip of credits; the slow link is the
+    // bottleneck and runs at its full rate.)
+    assert!(fast.accepted_load > 0.95, "{fc}: {}", fast.accepted_load);
+    assert!((slow.accepted_load - 0.75).abs() < 1e-3, "{fc}: {}", slow.accepted_load);
+    assert!((slow.link_load_max - 0.75).abs() < 1e-3, "{fc}: {}", slow.link_load_max);
+    // Faster injection links make the cycle (a phit time on the fastest link) half as long:
+    // the 10 GB/s network links carry half a phit per cycle.
+    let faster = run("[link.injection]\ngbytes_per_s = 20.0");
+    assert!((faster.accepted_load - 0.5).abs() < 1e-3, "{fc}: {}", faster.accepted_load);
+}
+
+/// `[link.<class>]` tables that repeat `[link]` change nothing: the same run, bit for bit.
+#[test]
+fn class_tables_equal_to_the_defaults_change_nothing() {
+    let run = |links: &str| {
+        let r = common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[link]\nlatency = 2\ngbytes_per_s = 5.25\n{links}\n[routing]\nalgorithm = \"rdr\"\n[router]\nvcs = 3\n[traffic]\nload = 0.7\n[run]\nwarmup = 1000\ncycles = 5000\n"
+        ));
+        let mut m = serde_json::to_value(&r.metrics).unwrap();
+        for k in ["wall_seconds", "router_cycles_per_second", "phits_moved_per_second"] {
+            m.as_object_mut().unwrap().remove(k);
+        }
+        (m, serde_json::to_value(&r.links).unwrap())
+    };
+    let plain = run("");
+    assert_eq!(plain, run("[link.dim0]\nlatency = 2\n[link.injection]\ngbytes_per_s = 5.25\n[link.dim1]\nlatency = 2\ngbytes_per_s = 5.25"));
+    assert_ne!(plain, run("[link.dim1]\nlatency = 3"), "a different latency shows");
+}
