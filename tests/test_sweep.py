@@ -84,7 +84,7 @@ def test_run_directories(swept):
         hist = pd.read_csv(d / "latency_histogram.csv")
         assert list(hist.columns) == ["lower", "upper", "count"]
         assert len(pd.read_csv(d / "counters.csv")) == 16
-    assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
+    assert not [p for p in out.iterdir() if p.name.startswith(".hopsim-tmp-")]
     assert (out / "experiment.toml").is_file()
 
 
@@ -108,18 +108,21 @@ def test_resume_skips_finished_runs(tmp_path):
     assert "6 of 6 runs already complete, 0 to run" in proc.stderr
     assert mtimes(out) == before
 
-    # A lost run and a leftover temporary directory: only the lost run is redone.
+    # A lost run and a temporary folder a killed hopsim left: only the lost run is redone,
+    # and the leftover is removed (a folder of the user's is not: tests/test_output_safety.py).
     victim = sorted(before)[2]
     for f in (out / victim).iterdir():
         f.unlink()
     (out / victim).rmdir()
-    (out / ".tmp-junk").mkdir()
+    from hopsim import outdir
+
+    outdir.temporary_run_dir(out, "junk")
     proc = run_cli("run", path, "--out", out, "--resume", "--no-plots", check=0)
     assert "5 of 6 runs already complete, 1 to run" in proc.stderr
     after = mtimes(out)
     assert set(after) == set(before)
     assert [k for k in before if after[k] != before[k]] == [victim]
-    assert not (out / ".tmp-junk").exists()
+    assert not (out / ".hopsim-tmp-junk").exists()
     assert len(pd.read_csv(out / "runs.csv")) == 6
 
     # A longer sweep list: only the new points run.
@@ -190,7 +193,7 @@ def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
     resume_line = [l for l in proc.stderr.splitlines() if "resume:" in l]
     assert resume_line == [f"hopsim: resume: {len(done)} of 4 runs already complete, {4 - len(done)} to run"], proc.stderr[:500]
     assert len(pd.read_csv(out / "runs.csv")) == 4
-    assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
+    assert not [p for p in out.iterdir() if p.name.startswith(".hopsim-tmp-")]
 
 
 def test_same_results_with_one_and_two_threads(tmp_path):

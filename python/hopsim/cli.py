@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
+from .spec import SpecError
+
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -99,6 +101,29 @@ def _positive_int(text: str) -> int:
     return value
 
 
+_SLURM_OPTIONS = [
+    ("queue", "NAME", "Slurm partition (cluster.queue)"),
+    ("account", "NAME", "Slurm account (cluster.account)"),
+    ("cores", "N", "cores of each job, one run per core (cluster.cores, default 1)"),
+    ("memory", "SIZE", "memory of each job, e.g. 8GB (cluster.memory, default 4GB)"),
+    ("walltime", "HH:MM:SS", "time limit of each job (cluster.walltime, default 01:00:00)"),
+    ("jobs", "N", "Slurm jobs of workers to start (cluster.jobs, default 1)"),
+]
+
+
+def _positive_int_named(option: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{option} = {text}: must be a whole number >= 1")
+        return value
+
+    return parse
+
+
 def _add_set(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--set",
@@ -136,6 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", "-j", type=_positive_int, metavar="N", help="runs at once (default: all cores)")
     _add_set(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no summary table")
+    g = p.add_argument_group(
+        "cluster (Dask; needs pip install 'hopsim[cluster]')",
+        "Run each point of the sweep as a Dask task. The [cluster] table of the experiment\n"
+        "file gives the Slurm options too; these override it.",
+    )
+    g.add_argument(
+        "--cluster",
+        metavar="WHERE",
+        help="local (worker processes here, --threads of them), slurm (workers as Slurm jobs) "
+        "or the address of a running Dask scheduler (tcp://host:8786)",
+    )
+    for key, meta, what in _SLURM_OPTIONS:
+        g.add_argument(f"--slurm-{key.replace('_', '-')}", dest=f"slurm_{key}", metavar=meta, help=what,
+                       type=_positive_int_named(f"--slurm-{key}") if meta == "N" else str)
     p.add_argument("--no-plots", action="store_true", help="write the tables and the report without plots")
     p.add_argument(
         "--link-maps",
@@ -274,8 +313,27 @@ def _render_table(frame, cols, limit: int) -> str:
     return "\n".join(lines)
 
 
+def _cluster_client(args, exp):
+    """``(client, close)`` for ``--cluster``, or ``(None, None)`` without it."""
+    if not args.cluster:
+        if any(getattr(args, f"slurm_{k}") is not None for k, _m, _w in _SLURM_OPTIONS):
+            raise SpecError("--slurm-* options: only with --cluster slurm")
+        return None, None
+    from . import cluster
+
+    table = dict(exp.cluster)
+    for key, _meta, _what in _SLURM_OPTIONS:
+        value = getattr(args, f"slurm_{key}")
+        if value is not None:
+            table[key] = value
+    table = cluster.check_cluster_table(table)
+    if not args.quiet:
+        sys.stderr.write(f"hopsim: starting the Dask cluster ({args.cluster})\n")
+    return cluster.open_client(args.cluster, table, workers=args.threads)
+
+
 def cmd_run(args) -> int:
-    from . import api, sweep
+    from . import api, outdir, sweep
 
     source = args.file
     if source is None:
@@ -287,8 +345,24 @@ def cmd_run(args) -> int:
             )
     exp = sweep.plan(source, args.overrides)
     out = Path(args.out) if args.out else Path("hopsim-out") / api._safe_dirname(exp.name)
-    if not args.quiet:
-        sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+    if args.cluster:
+        from .cluster import ClusterKind
+
+        ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
+    with outdir.lock(sweep.prepare_out(out)):
+        if not args.quiet:
+            sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+        client, close = _cluster_client(args, exp)
+        try:
+            return _run_and_report(args, exp, out, client)
+        finally:
+            if close is not None:
+                close()
+
+
+def _run_and_report(args, exp, out: Path, client) -> int:
+    from . import api, sweep
+
     try:
         sweep.execute(
             exp,
@@ -297,6 +371,7 @@ def cmd_run(args) -> int:
             resume=args.resume,
             progress=not args.quiet,
             on_status=None if args.quiet else (lambda s: sys.stderr.write(f"hopsim: {s}\n")),
+            client=client,
         )
     except sweep.SweepInterrupted as e:
         try:
@@ -307,9 +382,7 @@ def cmd_run(args) -> int:
             f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
             f"'hopsim run {args.file or ''} --out {out} --resume' finishes the rest\n".replace("  ", " ")
         )
-        sys.stderr.flush()
-        sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)  # runs still inside the engine cannot be stopped cleanly
+        return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
         try:
             api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
@@ -381,7 +454,7 @@ def cmd_topology(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from . import api, sweep
+    from . import api, outdir, sweep
     from .spec import SpecError
 
     out = Path(args.dir)
@@ -391,7 +464,8 @@ def cmd_report(args) -> int:
     if not toml_path.is_file():
         raise SpecError(f"{args.dir}: not a hopsim results directory (no experiment.toml)")
     exp = sweep.plan(toml_path, validate=False)
-    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+    with outdir.lock(out):
+        frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
     print(f"{len(frame)} of {len(exp.runs)} runs complete")
     print(f"results: {out / 'runs.csv'}")
     print(f"report:  {out / 'report.html'}")
