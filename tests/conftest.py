@@ -1,5 +1,6 @@
 """Shared helpers for the pytest suite: the CLI in a subprocess, small experiment files,
-and the `slow` marker (skipped unless --runslow or HOPSIM_SLOW=1)."""
+the `slow` marker (skipped unless --runslow or HOPSIM_SLOW=1) and the `slurm` marker
+(a real Slurm; skipped unless --runslurm or HOPSIM_SLURM=1)."""
 
 from __future__ import annotations
 
@@ -48,15 +49,22 @@ seed = 1
 
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
+    parser.addoption("--runslurm", action="store_true", default=False, help="run tests marked slurm (a real Slurm)")
+
+
+def _opted_in(config, option: str, env: str) -> bool:
+    return config.getoption(option) or os.environ.get(env, "") not in ("", "0")
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--runslow") or os.environ.get("HOPSIM_SLOW", "") not in ("", "0"):
-        return
-    skip = pytest.mark.skip(reason="slow: use --runslow or HOPSIM_SLOW=1")
+    skips = {
+        "slow": None if _opted_in(config, "--runslow", "HOPSIM_SLOW") else pytest.mark.skip(reason="slow: use --runslow or HOPSIM_SLOW=1"),
+        "slurm": None if _opted_in(config, "--runslurm", "HOPSIM_SLURM") else pytest.mark.skip(reason="needs a real Slurm: use --runslurm or HOPSIM_SLURM=1"),
+    }
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if skip is not None and marker in item.keywords:
+                item.add_marker(skip)
 
 
 def run_cli(*args, cwd=None, timeout=300, check=None):

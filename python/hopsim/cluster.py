@@ -89,6 +89,8 @@ def check_cluster_table(table: Any) -> dict[str, Any]:
         spec = CLUSTER_KEYS.get(key)
         if spec is None:
             raise SpecError(f"cluster.{key}: unknown key; allowed: {', '.join(CLUSTER_KEYS)}")
+        if value is None:  # not set (a default of None: Slurm's own)
+            continue
         ok = isinstance(value, spec.kind) and not isinstance(value, bool)
         if ok and spec.kind is int:
             ok = value >= 1
