@@ -5,6 +5,7 @@ the `slow` marker (skipped unless --runslow or HOPSIM_SLOW=1) and the `slurm` ma
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -84,6 +85,19 @@ def run_cli(*args, cwd=None, timeout=300, check=None):
             f"exit {proc.returncode}, expected {check}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
         )
     return proc
+
+
+def start_cli(*args) -> subprocess.Popen:
+    """Start `python -m hopsim ARGS` in the background (text pipes), for a test to signal."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "hopsim", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A test runner started in the background inherits SIGINT ignored, and Python keeps
+        # it ignored; give the child the default so Ctrl-C reaches it as it would a user's.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def write_spec(directory: Path, text: str = SMALL, name: str = "exp.toml", sweep: str = "") -> Path:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, write_spec
+from conftest import SMALL, run_cli, start_cli, write_spec
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need pip install 'hopsim[cluster]'")
 
@@ -112,16 +112,6 @@ def _children(pid: int) -> list:
         return []
 
 
-def _start(path, out, *extra) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-
-
 def _wait_for_finished_run(proc, out: Path, timeout: float = 90) -> set[str]:
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None:
@@ -139,7 +129,7 @@ def test_client_stopped_mid_sweep_keeps_finished_runs(tmp_path, sig):
     # The longest runs start first: 0.5 and 0.3 on the two workers, then 0.1 when 0.3 ends.
     path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.1, 0.3, 0.5]\n')
     out = tmp_path / "out"
-    proc = _start(path, out, "--cluster", "local", "--threads", "2")
+    proc = start_cli("run", path, "--out", out, "--no-plots", "--cluster", "local", "--threads", "2")
     _wait_for_finished_run(proc, out)
     workers = _children(proc.pid)
     assert workers, "no worker processes"

@@ -5,7 +5,6 @@ errors instead of tracebacks; and Ctrl-C stops a long simulate() call."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, write_spec
+from conftest import SMALL, run_cli, start_cli, write_spec
 
 import hopsim
 from hopsim import cli, engine, outdir
@@ -109,20 +108,10 @@ def test_report_on_a_damaged_metrics_file_is_a_clear_error(swept, capsys):
         assert f"hopsim: error: {metrics}: {said}, not the metrics of a finished run" in err
 
 
-def _start_long(path, out) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots", "-q"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-
-
 def test_a_second_run_into_the_same_folder_is_refused(tmp_path):
     path = write_spec(tmp_path, LONG)
     out = tmp_path / "out"
-    first = _start_long(path, out)
+    first = start_cli("run", path, "--out", out, "--no-plots", "-q")
     try:
         deadline = time.time() + 30
         while time.time() < deadline and not (out / outdir.LOCK_NAME).is_file() or not (out / outdir.LOCK_NAME).read_text():

@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, write_spec
+from conftest import SMALL, run_cli, start_cli, write_spec
 from hopsim.results import FIRST_METRICS, VARIABLE_METRICS
 
 RUN_FILES = [
@@ -162,15 +160,7 @@ def test_progress_bar_moves_during_a_run(tmp_path):
 def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
     path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.2, 0.3, 0.4, 0.5]\n')
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--threads", "1", "--no-plots"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # A test runner started in the background inherits SIGINT ignored, and Python keeps
-        # it ignored; give the child the default so Ctrl-C reaches it as it would a user's.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    proc = start_cli("run", path, "--out", out, "--threads", "1", "--no-plots")
     deadline = time.time() + 120
     while time.time() < deadline and not finished(out) and proc.poll() is None:
         time.sleep(0.05)

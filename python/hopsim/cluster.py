@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -220,6 +219,8 @@ class DaskRuns:
     """The runs of a sweep as Dask tasks; results are written here, as they arrive."""
 
     def __init__(self, client: Any, out: Path, engine_version: str | None, store: Callable[..., str]):
+        import uuid
+
         from distributed import as_completed
 
         self.client, self.out, self.store = client, out, store

@@ -282,7 +282,15 @@ def execute(
         return _execute_locked(exp, out, threads, resume, progress, on_status, client)
 
 
-def _execute_locked(exp, out, threads, resume, progress, on_status, client) -> tuple[list[Run], list[Run]]:
+def _execute_locked(
+    exp: Experiment,
+    out: Path,
+    threads: int | None,
+    resume: bool,
+    progress: bool,
+    on_status: Callable[[str], None] | None,
+    client: Any,
+) -> tuple[list[Run], list[Run]]:
     skipped: list[Run] = []
     todo: list[Run] = []
     for run in exp.runs:
