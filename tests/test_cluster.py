@@ -103,6 +103,24 @@ def test_a_killed_worker_costs_nothing(tmp_path, client):
     client.wait_for_workers(2, timeout=60)  # the nanny has restarted the killed worker
 
 
+def test_a_run_failing_twice_is_reported_and_the_others_finish(tmp_path, client):
+    from hopsim import sweep
+
+    exp = sweep.plan(write_spec(tmp_path, sweep=SWEEP.replace("seeds = [1, 2]\n", "")))
+    exp.runs[1].spec["traffic"]["load"] = 7.0  # validated before, so only the engine sees it
+    with pytest.raises(sweep.RunFailed) as failed:
+        sweep.execute(exp, tmp_path / "out", client=client, progress=False)
+    assert str(failed.value) == (
+        "1 run(s) failed: load=0.3: SpecError: traffic.load = 7: must be in (0, 1] phits per server per cycle"
+    )
+    assert sorted(p.parent.name for p in (tmp_path / "out").glob("*/complete.json")) == ["load=0.1", "load=0.5"]
+    # Tried twice: two times processing, then erred.
+    log = client.run_on_scheduler(
+        lambda dask_scheduler: [t[2] for t in dask_scheduler.transition_log if str(t[0]).startswith("hopsim-load=0.3-")]
+    )
+    assert log.count("processing") == 2 and log[-1] == "erred"
+
+
 def _children(pid: int) -> list:
     import psutil
 
