@@ -61,6 +61,10 @@ examples:
   hopsim run study.toml --set traffic.pattern=shift --set 'traffic.shift=[4, 0]'
   hopsim run study.toml --set 'sweep.traffic.load=[0.1, 0.5, 0.9]'
   hopsim run study.toml --out out/s --resume  after Ctrl-C: only the missing runs
+  hopsim run study.toml --cluster local       worker processes of a Dask LocalCluster
+  hopsim run study.toml --cluster tcp://node0:8786   on a running Dask scheduler
+  hopsim run study.toml --cluster slurm --slurm-cores 32 --slurm-jobs 4
+                                              workers as Slurm jobs (docs/cluster.md)
 
 --set takes a dotted key and a TOML value: numbers (0.5), strings (dor or "dor"),
 lists ([8, 8]), booleans (true). A key that [sweep] varies is fixed by --set;
@@ -75,8 +79,9 @@ output (DIR):
   <run>/                   spec.json, metrics.json, latency_histogram.csv,
                            temporal.csv, links.csv, counters.csv, samples.csv
 
-Each run is written to DIR/.tmp-<run> and renamed when complete, so an
-interrupted sweep loses no finished run.
+Each run is written to DIR/.hopsim-tmp-<run>, marked complete (complete.json,
+written last) and renamed, so an interrupted sweep loses no finished run. One
+hopsim at a time writes into DIR; it deletes only the temporary folders it made.
 """
 
 
