@@ -121,6 +121,32 @@ def test_a_run_failing_twice_is_reported_and_the_others_finish(tmp_path, client)
     assert log.count("processing") == 2 and log[-1] == "erred"
 
 
+def _engine_threads() -> int:
+    """Threads running the engine in this process (the bindings name them hopsim-engine)."""
+    return sum(Path(f"/proc/self/task/{t}/comm").read_text().strip() == "hopsim-engine" for t in os.listdir("/proc/self/task"))
+
+
+def test_stopping_a_sweep_stops_the_runs_on_the_workers(tmp_path, client):
+    """What Ctrl-C does with a scheduler hopsim did not start: the runs inside the engine
+    on the workers stop, not only the pending ones."""
+    from hopsim import cluster, sweep
+
+    exp = sweep.plan(write_spec(tmp_path, LONG.replace("cycles = 120000", "cycles = 5000000"), sweep='"traffic.load" = [0.2, 0.4]\n'))
+    runs = cluster.DaskRuns(client, tmp_path, None, sweep.store_run)
+    runs.start(exp.runs)
+    deadline = time.time() + 30
+    while time.time() < deadline and sum(client.run(_engine_threads).values()) < 2:
+        time.sleep(0.05)
+    assert sum(client.run(_engine_threads).values()) == 2, "the runs did not start"
+    stopped = time.time()
+    runs.cancel()
+    while time.time() < stopped + 10 and sum(client.run(_engine_threads).values()):
+        time.sleep(0.05)
+    assert sum(client.run(_engine_threads).values()) == 0
+    assert time.time() - stopped < 3, "the runs went on after the sweep was stopped"
+    assert not list(tmp_path.glob("*/complete.json"))
+
+
 def _children(pid: int) -> list:
     import psutil
 
