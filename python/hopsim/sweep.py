@@ -274,9 +274,10 @@ def execute(
             on_status(f"{out}: taking over the lock of a hopsim that ended without releasing it ({held.stale.get('pid')})")
         outdir.clean(out)
         try:
-            (out / "experiment.toml").write_text(
-                f"# The experiment as run by hopsim (after --set overrides).\n{to_toml(exp.spec)}"
-            )
+            # By a rename: `hopsim report` and `--resume` read it back, so never half of it.
+            tmp = out / ".hopsim-experiment.toml.tmp"
+            tmp.write_text(f"# The experiment as run by hopsim (after --set overrides).\n{to_toml(exp.spec)}")
+            tmp.replace(out / "experiment.toml")
         except OSError as e:
             raise SpecError(f"{out}: cannot write in the output directory: {e.strerror or e}") from None
         return _execute_locked(exp, out, threads, resume, progress, on_status, client)
