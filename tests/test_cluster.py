@@ -256,7 +256,8 @@ def test_sweep_on_slurm(tmp_path):
     extra = ["--slurm-jobs", "1", "--slurm-cores", "2", "--slurm-memory", "2GB", "--slurm-walltime", "00:10:00"]
     if os.environ.get("HOPSIM_SLURM_QUEUE"):
         extra += ["--slurm-queue", os.environ["HOPSIM_SLURM_QUEUE"]]
-    proc = run_cli("run", path, "--out", out, "--no-plots", "--cluster", "slurm", *extra, timeout=600)
+    # cwd: where Slurm writes the jobs' logs (slurm-<job>.out)
+    proc = run_cli("run", path, "--out", out, "--no-plots", "--cluster", "slurm", *extra, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     print(proc.stdout)
     quiet(path, tmp_path / "threads", threads=2)
