@@ -151,18 +151,17 @@ def _slurm_cluster(table: Mapping[str, Any]) -> Any:
         import dask_jobqueue
     except ImportError:
         raise SpecError(f"--cluster slurm needs dask-jobqueue, which is not installed: {INSTALL}") from None
-    cores = int(table["cores"])
     cluster = dask_jobqueue.SLURMCluster(
         queue=table["queue"],
         account=table["account"],
-        cores=cores,
+        # The engine releases the GIL: one worker process with a thread per core runs
+        # `cores` runs at once, and shares the job's memory among them.
+        cores=int(table["cores"]),
         processes=1,
         memory=table["memory"],
         walltime=table["walltime"],
         job_extra_directives=list(table["job_extra"]),
         interface=table["interface"],
-        # The engine releases the GIL: one process with a thread per core runs `cores` runs.
-        worker_extra_args=["--nthreads", str(cores)],
     )
     cluster.scale(jobs=int(table["jobs"]))
     return cluster
