@@ -242,6 +242,18 @@ def test_without_cluster_dask_is_not_imported(tmp_path):
     assert proc.stdout.strip() == "[]"
 
 
+def test_ctrl_c_still_stops_a_sweep_once_dask_jobqueue_is_imported():
+    """dask_jobqueue turns SIGINT into a silent sys.exit() when imported; hopsim puts
+    Ctrl-C back (else `--cluster slurm` would end with exit code 0 and no message)."""
+    pytest.importorskip("dask_jobqueue")
+    code = (
+        "import signal; from hopsim import cluster; cluster._import_jobqueue(); "
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "True", proc.stderr
+
+
 @pytest.mark.slurm
 def test_sweep_on_slurm(tmp_path):
     """Opt-in (`pytest -m slurm --runslurm` or HOPSIM_SLURM=1): a sweep through a real
@@ -262,3 +274,31 @@ def test_sweep_on_slurm(tmp_path):
     print(proc.stdout)
     quiet(path, tmp_path / "threads", threads=2)
     same_results(pd.read_csv(tmp_path / "threads" / "runs.csv"), pd.read_csv(out / "runs.csv"))
+
+
+@pytest.mark.slurm
+def test_ctrl_c_on_slurm_keeps_finished_runs_and_cancels_the_jobs(tmp_path):
+    """Opt-in, as above: Ctrl-C on `--cluster slurm` exits 130, keeps the finished runs,
+    and leaves no job of ours in the queue; --resume on Slurm finishes the sweep."""
+    if not shutil.which("sbatch"):
+        pytest.skip("no sbatch on PATH")
+    path = write_spec(tmp_path, LONG.replace("cycles = 120000", "cycles = 400000"), sweep='"traffic.load" = [0.1, 0.2, 0.3, 0.4, 0.5]\n')
+    out = tmp_path / "out"
+    args = ["--no-plots", "--cluster", "slurm", "--slurm-cores", "2", "--slurm-memory", "2GB", "--slurm-walltime", "00:10:00"]
+    before = set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    _wait_for_finished_run(proc, out, timeout=300)
+    proc.send_signal(signal.SIGINT)
+    _stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "--resume" in stderr, stderr[-2000:]
+    done = {p.parent.name for p in out.glob("*/complete.json")}
+    assert 1 <= len(done) < 5
+    time.sleep(2)
+    after = set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split())
+    assert after <= before, f"jobs left: {after - before}"
+    proc = run_cli("run", path, "--out", out, "--resume", *args, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0 and f"resume: {len(done)} of 5 runs already complete" in proc.stderr

@@ -146,11 +146,24 @@ def open_client(where: str, table: Mapping[str, Any], workers: int | None = None
     return client, close
 
 
-def _slurm_cluster(table: Mapping[str, Any]) -> Any:
+def _import_jobqueue() -> Any:
+    import signal
+
+    ctrl_c = signal.getsignal(signal.SIGINT)
     try:
         import dask_jobqueue
     except ImportError:
         raise SpecError(f"--cluster slurm needs dask-jobqueue, which is not installed: {INSTALL}") from None
+    finally:
+        # Importing dask_jobqueue makes Ctrl-C a silent sys.exit() (its runner module does):
+        # put back the handler that stops the sweep and keeps its finished runs.
+        if signal.getsignal(signal.SIGINT) is not ctrl_c and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, ctrl_c)
+    return dask_jobqueue
+
+
+def _slurm_cluster(table: Mapping[str, Any]) -> Any:
+    dask_jobqueue = _import_jobqueue()
     cluster = dask_jobqueue.SLURMCluster(
         queue=table["queue"],
         account=table["account"],
