@@ -106,6 +106,14 @@ def test_report_on_a_damaged_metrics_file_is_a_clear_error(swept, capsys):
         code, err = hopsim_main(capsys, "report", out, "--no-plots")
         assert code == 2
         assert f"hopsim: error: {metrics}: {said}, not the metrics of a finished run" in err
+    # A folder without its marker (cut short, or from an older hopsim) is left out, and said so.
+    metrics.write_text("{\"accepted_load\": 0.1}")
+    (out / victim / "complete.json").unlink()
+    capsys.readouterr()
+    assert cli.main(["report", str(out), "--no-plots"]) == 0
+    said = capsys.readouterr().out
+    assert "2 of 3 runs complete" in said and "1 run folder(s) left out: no complete.json" in said
+    assert len(pd.read_csv(out / "runs.csv")) == 2
 
 
 def test_a_second_run_into_the_same_folder_is_refused(tmp_path):

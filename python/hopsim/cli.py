@@ -472,6 +472,12 @@ def cmd_report(args) -> int:
     with outdir.lock(out):
         frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
     print(f"{len(frame)} of {len(exp.runs)} runs complete")
+    unmarked = [r.name for r in exp.runs if (out / r.name).is_dir() and not (out / r.name / "complete.json").exists()]
+    if unmarked:
+        print(
+            f"{len(unmarked)} run folder(s) left out: no complete.json (cut short, or written by an older "
+            f"hopsim), for example {unmarked[0]}; 'hopsim run FILE --out {out} --resume' redoes them"
+        )
     print(f"results: {out / 'runs.csv'}")
     print(f"report:  {out / 'report.html'}")
     return 0
