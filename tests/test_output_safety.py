@@ -237,3 +237,23 @@ def test_nan_or_infinity_names_its_key(tmp_path, capsys, setting, said):
     assert code == 2 and f"hopsim: error: {said}" in err
     with pytest.raises(hopsim.SpecError, match="traffic.load = nan: must be a finite number"):
         hopsim.simulate(write_spec(tmp_path), overrides={"traffic.load": float("nan")})
+
+
+def test_another_thread_of_this_process_is_refused_too(tmp_path):
+    errors = []
+
+    def second():
+        try:
+            with outdir.lock(tmp_path):
+                pass
+        except hopsim.SpecError as e:
+            errors.append(str(e))
+
+    with outdir.lock(tmp_path):
+        with outdir.lock(tmp_path):  # the same thread, nested: shares it
+            t = threading.Thread(target=second)
+            t.start()
+            t.join()
+    assert errors == [f"{tmp_path}: another thread of this process is writing into this output directory; choose another out"]
+    with outdir.lock(tmp_path):  # released: free again
+        pass

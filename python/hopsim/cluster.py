@@ -22,6 +22,7 @@ costs nothing more.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -134,6 +135,9 @@ def open_client(where: str, table: Mapping[str, Any], workers: int | None = None
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            # A run's error is reported once, at the end, with the others: not as the
+            # workers' logs of each attempt, tracebacks included, in the middle of the bar.
+            silence_logs=logging.CRITICAL,
         )
     else:
         cluster = _slurm_cluster(table)

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ class OutputLock:
         self.path = out / LOCK_NAME
         self.fd: int | None = None
         self.depth = 0
+        self.thread = 0
         self.stale: dict[str, Any] | None = None
         """The holder named in a stale lock file that was taken over, if any."""
 
@@ -133,14 +135,17 @@ class OutputLock:
 
 def lock(out: Path) -> OutputLock:
     """Lock ``out`` (which must exist) for this process; use as ``with lock(out): ...``.
-    Nested calls in one process share the lock. Raises :class:`SpecError` if another
+    Nested calls in one thread share the lock. Raises :class:`SpecError` if another
     process holds it or the directory cannot be written."""
     key = str(Path(out).resolve())
     held = _held.get(key)
     if held is None:
         held = OutputLock(Path(out))
         held.acquire()
+        held.thread = threading.get_ident()
         _held[key] = held
+    elif held.thread != threading.get_ident():
+        raise SpecError(f"{out}: another thread of this process is writing into this output directory; choose another out")
     held.depth += 1
     return held
 
