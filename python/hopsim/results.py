@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -167,11 +166,10 @@ def mark_complete(directory: Path) -> None:
         for p in sorted(directory.iterdir())
         if p.is_file() and p.name != COMPLETE and not p.name.startswith(".")
     }
+    # No fsync: after a crash a file that lost its data, the marker included, no longer has
+    # the size written here (or is not JSON), and the run counts as unfinished.
     tmp = directory / f".{COMPLETE}.tmp"
-    with open(tmp, "w") as f:
-        f.write(json.dumps({"files": sizes}, indent=2) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    tmp.write_text(json.dumps({"files": sizes}, indent=2) + "\n")
     tmp.replace(directory / COMPLETE)
 
 
