@@ -100,6 +100,20 @@ def start_cli(*args) -> subprocess.Popen:
     )
 
 
+def stop_cli(proc: subprocess.Popen, sig: int, timeout: float = 120) -> str:
+    """Send `sig` (SIGINT: Ctrl-C, or SIGKILL) to a started `hopsim run`, wait for it and
+    check how it ended: no traceback; Ctrl-C exits 130 saying how to resume. Its stderr."""
+    proc.send_signal(sig)
+    _stdout, stderr = proc.communicate(timeout=timeout)
+    assert "Traceback" not in stderr
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, stderr[-2000:]
+        assert "--resume" in stderr
+    else:
+        assert proc.returncode == -sig
+    return stderr
+
+
 def write_spec(directory: Path, text: str = SMALL, name: str = "exp.toml", sweep: str = "") -> Path:
     path = Path(directory) / name
     body = textwrap.dedent(text)

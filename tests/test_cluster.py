@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, start_cli, write_spec
+from conftest import SMALL, run_cli, start_cli, stop_cli, write_spec
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need pip install 'hopsim[cluster]'")
 
@@ -181,12 +181,7 @@ def test_client_stopped_mid_sweep_keeps_finished_runs(tmp_path, sig):
     _wait_for_finished_run(proc, out)
     workers = _children(proc.pid)
     assert workers, "no worker processes"
-    proc.send_signal(sig)
-    _stdout, stderr = proc.communicate(timeout=60)
-    assert "Traceback" not in stderr
-    if sig == signal.SIGINT:
-        assert proc.returncode == 130, stderr
-        assert "--resume" in stderr
+    stop_cli(proc, sig, timeout=60)
     # The workers stop (those of a killed client when they lose their scheduler).
     deadline = time.time() + 45
     while time.time() < deadline and any(w.is_running() and w.status() != "zombie" for w in workers):
@@ -296,9 +291,7 @@ def test_ctrl_c_on_slurm_keeps_finished_runs_and_cancels_the_jobs(tmp_path):
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     _wait_for_finished_run(proc, out, timeout=300)
-    proc.send_signal(signal.SIGINT)
-    _stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "--resume" in stderr, stderr[-2000:]
+    stop_cli(proc, signal.SIGINT)
     done = {p.parent.name for p in out.glob("*/complete.json")}
     assert 1 <= len(done) < 5
     time.sleep(2)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, start_cli, write_spec
+from conftest import SMALL, run_cli, start_cli, stop_cli, write_spec
 from hopsim.results import FIRST_METRICS, VARIABLE_METRICS
 
 RUN_FILES = [
@@ -165,14 +165,7 @@ def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
     while time.time() < deadline and not finished(out) and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the sweep finished before it could be interrupted"
-    proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert "Traceback" not in stderr
-    if sig == signal.SIGINT:
-        assert proc.returncode == 130, stderr
-        assert "--resume" in stderr
-    else:
-        assert proc.returncode == -signal.SIGKILL
+    stop_cli(proc, sig)
     done = {p.parent.name for p in finished(out)}
     assert 1 <= len(done) < 4
     # Every directory under a run's name is complete.
