@@ -288,7 +288,7 @@ class DaskRuns:
         if future.status != "finished":
             try:
                 return future.exception() or RuntimeError(f"task {future.status}")
-            except BaseException as e:  # a cancelled future raises instead of returning
+            except Exception as e:  # a cancelled future raises instead of returning
                 return e
         try:
             result, wall, version = future.result()
