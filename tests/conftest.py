@@ -1,9 +1,11 @@
 """Shared helpers for the pytest suite: the CLI in a subprocess, small experiment files,
-and the `slow` marker (skipped unless --runslow or HOPSIM_SLOW=1)."""
+the `slow` marker (skipped unless --runslow or HOPSIM_SLOW=1) and the `slurm` marker
+(a real Slurm; skipped unless --runslurm or HOPSIM_SLURM=1)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,15 +50,22 @@ seed = 1
 
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
+    parser.addoption("--runslurm", action="store_true", default=False, help="run tests marked slurm (a real Slurm)")
+
+
+def _opted_in(config, option: str, env: str) -> bool:
+    return config.getoption(option) or os.environ.get(env, "") not in ("", "0")
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--runslow") or os.environ.get("HOPSIM_SLOW", "") not in ("", "0"):
-        return
-    skip = pytest.mark.skip(reason="slow: use --runslow or HOPSIM_SLOW=1")
+    skips = {
+        "slow": None if _opted_in(config, "--runslow", "HOPSIM_SLOW") else pytest.mark.skip(reason="slow: use --runslow or HOPSIM_SLOW=1"),
+        "slurm": None if _opted_in(config, "--runslurm", "HOPSIM_SLURM") else pytest.mark.skip(reason="needs a real Slurm: use --runslurm or HOPSIM_SLURM=1"),
+    }
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if skip is not None and marker in item.keywords:
+                item.add_marker(skip)
 
 
 def run_cli(*args, cwd=None, timeout=300, check=None):
@@ -76,6 +85,33 @@ def run_cli(*args, cwd=None, timeout=300, check=None):
             f"exit {proc.returncode}, expected {check}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
         )
     return proc
+
+
+def start_cli(*args) -> subprocess.Popen:
+    """Start `python -m hopsim ARGS` in the background (text pipes), for a test to signal."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "hopsim", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A test runner started in the background inherits SIGINT ignored, and Python keeps
+        # it ignored; give the child the default so Ctrl-C reaches it as it would a user's.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def stop_cli(proc: subprocess.Popen, sig: int, timeout: float = 120) -> str:
+    """Send `sig` (SIGINT: Ctrl-C, or SIGKILL) to a started `hopsim run`, wait for it and
+    check how it ended: no traceback; Ctrl-C exits 130 saying how to resume. Its stderr."""
+    proc.send_signal(sig)
+    _stdout, stderr = proc.communicate(timeout=timeout)
+    assert "Traceback" not in stderr
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, stderr[-2000:]
+        assert "--resume" in stderr
+    else:
+        assert proc.returncode == -sig
+    return stderr
 
 
 def write_spec(directory: Path, text: str = SMALL, name: str = "exp.toml", sweep: str = "") -> Path:

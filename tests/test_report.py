@@ -119,6 +119,7 @@ def fake_experiment(out: Path, dims, sweep_text: str) -> tuple[sweep.Experiment,
         d.mkdir()
         res = fake_result(dims=dims, load=r.params.get("traffic.load", 0.3), seed=r.seed or 1)
         results.write_run_dir(d, name=r.name, params=r.params, seed=r.seed or 1, spec=r.spec, result=res, wall_seconds=0.1)
+        results.mark_complete(d)
     frame = results.runs_table(sweep.complete_runs(exp, out), exp.swept_keys)
     return exp, frame
 

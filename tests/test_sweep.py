@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, write_spec
+from conftest import SMALL, run_cli, start_cli, stop_cli, write_spec
 from hopsim.results import FIRST_METRICS, VARIABLE_METRICS
 
 RUN_FILES = [
@@ -85,7 +83,7 @@ def test_run_directories(swept):
         hist = pd.read_csv(d / "latency_histogram.csv")
         assert list(hist.columns) == ["lower", "upper", "count"]
         assert len(pd.read_csv(d / "counters.csv")) == 16
-    assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
+    assert not [p for p in out.iterdir() if p.name.startswith(".hopsim-tmp-")]
     assert (out / "experiment.toml").is_file()
 
 
@@ -109,18 +107,21 @@ def test_resume_skips_finished_runs(tmp_path):
     assert "6 of 6 runs already complete, 0 to run" in proc.stderr
     assert mtimes(out) == before
 
-    # A lost run and a leftover temporary directory: only the lost run is redone.
+    # A lost run and a temporary folder a killed hopsim left: only the lost run is redone,
+    # and the leftover is removed (a folder of the user's is not: tests/test_output_safety.py).
     victim = sorted(before)[2]
     for f in (out / victim).iterdir():
         f.unlink()
     (out / victim).rmdir()
-    (out / ".tmp-junk").mkdir()
+    from hopsim import outdir
+
+    outdir.temporary_run_dir(out, "junk")
     proc = run_cli("run", path, "--out", out, "--resume", "--no-plots", check=0)
     assert "5 of 6 runs already complete, 1 to run" in proc.stderr
     after = mtimes(out)
     assert set(after) == set(before)
     assert [k for k in before if after[k] != before[k]] == [victim]
-    assert not (out / ".tmp-junk").exists()
+    assert not (out / ".hopsim-tmp-junk").exists()
     assert len(pd.read_csv(out / "runs.csv")) == 6
 
     # A longer sweep list: only the new points run.
@@ -160,27 +161,12 @@ def test_progress_bar_moves_during_a_run(tmp_path):
 def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
     path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.2, 0.3, 0.4, 0.5]\n')
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--threads", "1", "--no-plots"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # A test runner started in the background inherits SIGINT ignored, and Python keeps
-        # it ignored; give the child the default so Ctrl-C reaches it as it would a user's.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    proc = start_cli("run", path, "--out", out, "--threads", "1", "--no-plots")
     deadline = time.time() + 120
     while time.time() < deadline and not finished(out) and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the sweep finished before it could be interrupted"
-    proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert "Traceback" not in stderr
-    if sig == signal.SIGINT:
-        assert proc.returncode == 130, stderr
-        assert "--resume" in stderr
-    else:
-        assert proc.returncode == -signal.SIGKILL
+    stop_cli(proc, sig)
     done = {p.parent.name for p in finished(out)}
     assert 1 <= len(done) < 4
     # Every directory under a run's name is complete.
@@ -191,7 +177,7 @@ def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
     resume_line = [l for l in proc.stderr.splitlines() if "resume:" in l]
     assert resume_line == [f"hopsim: resume: {len(done)} of 4 runs already complete, {4 - len(done)} to run"], proc.stderr[:500]
     assert len(pd.read_csv(out / "runs.csv")) == 4
-    assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
+    assert not [p for p in out.iterdir() if p.name.startswith(".hopsim-tmp-")]
 
 
 def test_same_results_with_one_and_two_threads(tmp_path):

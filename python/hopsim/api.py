@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 if TYPE_CHECKING:
     import pandas as pd
 
-from . import engine, results, sweep
+from . import engine, outdir, results, sweep
 from .spec import SpecError, apply_overrides, load_file
 
 __all__ = ["simulate", "run_experiment", "validate", "topology", "build_outputs", "default_study_path"]
@@ -94,6 +94,7 @@ def simulate(
             "(or fix the swept keys with overrides)"
         )
     data.pop("sweep", None)
+    data.pop("cluster", None)  # where a sweep runs: nothing to do with one run
     normalized = engine.validate(data)
     result, wall = engine.simulate(data)
     result.setdefault("metrics", {}).setdefault("wall_seconds", wall)
@@ -162,6 +163,7 @@ def run_experiment(
     progress: bool = True,
     plots: bool = True,
     report: bool = True,
+    client: Any = None,
 ) -> pd.DataFrame:
     """Run every point of an experiment in parallel and write its results.
 
@@ -184,6 +186,10 @@ def run_experiment(
         Show a progress bar with an ETA on stderr.
     plots, report:
         Also draw the PNG plots and write ``report.html``.
+    client:
+        A ``dask.distributed.Client``: run each point as a task on its cluster instead of
+        this machine's threads (``threads`` is then not used). The results are the same,
+        written here as they arrive. See :mod:`hopsim.cluster`.
 
     Returns
     -------
@@ -200,7 +206,8 @@ def run_experiment(
     Raises
     ------
     hopsim.SpecError
-        For any mistake in the file, found before anything runs.
+        For any mistake in the file, found before anything runs; also when another
+        process is writing into ``out``, or ``out`` cannot be written.
     hopsim.sweep.SweepInterrupted
         On Ctrl-C; finished runs stay in ``out``, and ``resume=True`` continues.
 
@@ -213,21 +220,33 @@ def run_experiment(
     exp = sweep.plan(path, overrides)
     if out is None:
         out = Path("hopsim-out") / _safe_dirname(exp.name)
-    sweep.execute(
-        exp,
-        out,
-        threads=threads,
-        resume=resume,
-        progress=progress,
-        on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
-    )
-    frame = build_outputs(exp, out, plots=plots, report=report)
+    with outdir.lock(sweep.prepare_out(Path(out))):
+        sweep.execute(
+            exp,
+            out,
+            threads=threads,
+            resume=resume,
+            progress=progress,
+            on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
+            client=client,
+        )
+        frame = build_outputs(exp, out, plots=plots, report=report)
     frame.attrs["out"] = str(out)
     return frame
 
 
+#: Longest default output folder name: file systems allow 255 bytes in a name.
+_DIRNAME_MAX = 100
+
+
 def _safe_dirname(name: str) -> str:
+    """A folder name made of the experiment's name; a long one is cut, with a digest of the
+    whole name so that two long names stay apart."""
+    import hashlib
     import re
 
-    s = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.")
-    return s or "experiment"
+    s = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "experiment"
+    if len(s) > _DIRNAME_MAX:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:10]
+        s = s[: _DIRNAME_MAX - 11].rstrip("-.") + "-" + digest
+    return s

@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
+from .spec import SpecError
+
 EXIT_USER_ERROR = 2
 EXIT_RUN_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -59,6 +61,10 @@ examples:
   hopsim run study.toml --set traffic.pattern=shift --set 'traffic.shift=[4, 0]'
   hopsim run study.toml --set 'sweep.traffic.load=[0.1, 0.5, 0.9]'
   hopsim run study.toml --out out/s --resume  after Ctrl-C: only the missing runs
+  hopsim run study.toml --cluster local       worker processes of a Dask LocalCluster
+  hopsim run study.toml --cluster tcp://node0:8786   on a running Dask scheduler
+  hopsim run study.toml --cluster slurm --slurm-cores 32 --slurm-jobs 4
+                                              workers as Slurm jobs (docs/cluster.md)
 
 --set takes a dotted key and a TOML value: numbers (0.5), strings (dor or "dor"),
 lists ([8, 8]), booleans (true). A key that [sweep] varies is fixed by --set;
@@ -74,8 +80,9 @@ output (DIR):
                            temporal.csv, links.csv, counters.csv, samples.csv,
                            hop_histogram.csv
 
-Each run is written to DIR/.tmp-<run> and renamed when complete, so an
-interrupted sweep loses no finished run.
+Each run is written to DIR/.hopsim-tmp-<run>, marked complete (complete.json,
+written last) and renamed, so an interrupted sweep loses no finished run. One
+hopsim at a time writes into DIR; it deletes only the temporary folders it made.
 """
 
 
@@ -98,6 +105,29 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"--threads = {text}: must be a whole number >= 1")
     return value
+
+
+_SLURM_OPTIONS = [
+    ("queue", "NAME", "Slurm partition (cluster.queue)"),
+    ("account", "NAME", "Slurm account (cluster.account)"),
+    ("cores", "N", "cores of each job, one run per core (cluster.cores, default 1)"),
+    ("memory", "SIZE", "memory of each job, e.g. 8GB (cluster.memory, default 4GB)"),
+    ("walltime", "HH:MM:SS", "time limit of each job (cluster.walltime, default 01:00:00)"),
+    ("jobs", "N", "Slurm jobs of workers to start (cluster.jobs, default 1)"),
+]
+
+
+def _positive_int_named(option: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{option} = {text}: must be a whole number >= 1")
+        return value
+
+    return parse
 
 
 def _add_set(p: argparse.ArgumentParser) -> None:
@@ -137,6 +167,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", "-j", type=_positive_int, metavar="N", help="runs at once (default: all cores)")
     _add_set(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no summary table")
+    g = p.add_argument_group(
+        "cluster (Dask; needs pip install 'hopsim[cluster]')",
+        "Run each point of the sweep as a Dask task. The [cluster] table of the experiment\n"
+        "file gives the Slurm options too; these override it.",
+    )
+    g.add_argument(
+        "--cluster",
+        metavar="WHERE",
+        help="local (worker processes here, --threads of them), slurm (workers as Slurm jobs) "
+        "or the address of a running Dask scheduler (tcp://host:8786)",
+    )
+    for key, meta, what in _SLURM_OPTIONS:
+        g.add_argument(f"--slurm-{key.replace('_', '-')}", dest=f"slurm_{key}", metavar=meta, help=what,
+                       type=_positive_int_named(f"--slurm-{key}") if meta == "N" else str)
     p.add_argument("--no-plots", action="store_true", help="write the tables and the report without plots")
     p.add_argument(
         "--link-maps",
@@ -275,8 +319,27 @@ def _render_table(frame, cols, limit: int) -> str:
     return "\n".join(lines)
 
 
+def _cluster_client(args, exp):
+    """``(client, close)`` for ``--cluster``, or ``(None, None)`` without it."""
+    if not args.cluster:
+        if any(getattr(args, f"slurm_{k}") is not None for k, _m, _w in _SLURM_OPTIONS):
+            raise SpecError("--slurm-* options: only with --cluster slurm")
+        return None, None
+    from . import cluster
+
+    table = dict(exp.cluster)
+    for key, _meta, _what in _SLURM_OPTIONS:
+        value = getattr(args, f"slurm_{key}")
+        if value is not None:
+            table[key] = value
+    table = cluster.check_cluster_table(table)
+    if not args.quiet:
+        sys.stderr.write(f"hopsim: starting the Dask cluster ({args.cluster})\n")
+    return cluster.open_client(args.cluster, table, workers=args.threads)
+
+
 def cmd_run(args) -> int:
-    from . import api, sweep
+    from . import api, outdir, sweep
 
     source = args.file
     if source is None:
@@ -288,8 +351,24 @@ def cmd_run(args) -> int:
             )
     exp = sweep.plan(source, args.overrides)
     out = Path(args.out) if args.out else Path("hopsim-out") / api._safe_dirname(exp.name)
-    if not args.quiet:
-        sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+    if args.cluster:
+        from .cluster import ClusterKind
+
+        ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
+    with outdir.lock(sweep.prepare_out(out)):
+        if not args.quiet:
+            sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+        client, close = _cluster_client(args, exp)
+        try:
+            return _run_and_report(args, exp, out, client)
+        finally:
+            if close is not None:
+                close()
+
+
+def _run_and_report(args, exp, out: Path, client) -> int:
+    from . import api, sweep
+
     try:
         sweep.execute(
             exp,
@@ -298,6 +377,7 @@ def cmd_run(args) -> int:
             resume=args.resume,
             progress=not args.quiet,
             on_status=None if args.quiet else (lambda s: sys.stderr.write(f"hopsim: {s}\n")),
+            client=client,
         )
     except sweep.SweepInterrupted as e:
         try:
@@ -308,9 +388,7 @@ def cmd_run(args) -> int:
             f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
             f"'hopsim run {args.file or ''} --out {out} --resume' finishes the rest\n".replace("  ", " ")
         )
-        sys.stderr.flush()
-        sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)  # runs still inside the engine cannot be stopped cleanly
+        return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
         try:
             api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
@@ -384,7 +462,7 @@ def cmd_topology(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from . import api, sweep
+    from . import api, outdir, sweep
     from .spec import SpecError
 
     out = Path(args.dir)
@@ -394,8 +472,15 @@ def cmd_report(args) -> int:
     if not toml_path.is_file():
         raise SpecError(f"{args.dir}: not a hopsim results directory (no experiment.toml)")
     exp = sweep.plan(toml_path, validate=False)
-    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+    with outdir.lock(out):
+        frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
     print(f"{len(frame)} of {len(exp.runs)} runs complete")
+    unmarked = [r.name for r in exp.runs if (out / r.name).is_dir() and not (out / r.name / "complete.json").exists()]
+    if unmarked:
+        print(
+            f"{len(unmarked)} run folder(s) left out: no complete.json (cut short, or written by an older "
+            f"hopsim), for example {unmarked[0]}; 'hopsim run FILE --out {out} --resume' redoes them"
+        )
     print(f"results: {out / 'runs.csv'}")
     print(f"report:  {out / 'report.html'}")
     return 0

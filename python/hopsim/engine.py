@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import time
 from typing import Any, Mapping
 
@@ -34,13 +35,31 @@ def spec_to_json(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, default=_json_default, allow_nan=False)
 
 
+def _non_finite(value: Any, key: str) -> tuple[str, float] | None:
+    """The dotted key and value of the first NaN or infinity in ``value``, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if isinstance(value, Mapping):
+        items = ((f"{key}.{k}" if key else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((key, v) for v in value)
+    else:
+        return None
+    for sub_key, sub in items:
+        found = _non_finite(sub, sub_key)
+        if found:
+            return found
+    return None
+
+
 def _call(fn, spec: Mapping[str, Any]) -> str:
     try:
         text = spec_to_json(spec)
     except ValueError as e:  # NaN / inf
         if isinstance(e, SpecError):
             raise
-        raise SpecError(f"nan or inf: not allowed in an experiment file ({e})") from None
+        key, value = _non_finite(spec, "") or ("a value", math.nan)
+        raise SpecError(f"{key} = {format_value(value)}: must be a finite number (not nan or inf)") from None
     try:
         return fn(text)
     except ValueError as e:

@@ -23,7 +23,10 @@ Layout of an output directory ``DIR``::
     DIR/<run>/hop_histogram.csv  hops, packets (measured packets by switch-to-switch hops)
     DIR/<run>/topology.json    dims and switch coordinates (cartesian topologies)
 
-A run directory exists under its final name only once every file in it is written.
+    DIR/<run>/complete.json    written last: the size of every file above
+
+A run directory exists under its final name only once every file in it is written, and
+counts as finished only with a ``complete.json`` whose sizes match its files.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from .spec import SpecError
+
 if TYPE_CHECKING:  # pandas is imported when first needed: `hopsim validate` stays quick
     import pandas as pd
 
@@ -40,6 +45,9 @@ __all__ = [
     "FIRST_METRICS",
     "VARIABLE_METRICS",
     "write_run_dir",
+    "COMPLETE",
+    "mark_complete",
+    "check_run",
     "is_complete",
     "read_run",
     "runs_table",
@@ -68,6 +76,9 @@ FIRST_METRICS = [
 
 #: Metrics that measure the machine, not the network: they differ between identical runs.
 VARIABLE_METRICS = ["wall_seconds", "router_cycles_per_second", "phits_moved_per_second"]
+
+#: Written last into a run folder: the run finished (see :func:`mark_complete`).
+COMPLETE = "complete.json"
 
 _TABLES = {
     "latency_histogram": "latency_histogram.csv",
@@ -152,30 +163,96 @@ def write_run_dir(
         _json_dump(extra, directory / "extra.json")
 
 
-def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = None) -> bool:
-    """True if ``directory`` holds a finished run (and, if given, of this very spec)."""
+def mark_complete(directory: Path) -> None:
+    """Write ``complete.json`` into a run folder whose files are all written: the size of
+    each file. Written last, by a rename, so a folder with it is a finished run, and a file
+    cut short later (a full disk, a copy interrupted) shows as a size that differs."""
     directory = Path(directory)
-    if not (directory / "metrics.json").is_file() or not (directory / "run.json").is_file():
-        return False
+    sizes = {
+        p.name: p.stat().st_size
+        for p in sorted(directory.iterdir())
+        if p.is_file() and p.name != COMPLETE and not p.name.startswith(".")
+    }
+    # No fsync: after a crash a file that lost its data, the marker included, no longer has
+    # the size written here (or is not JSON), and the run counts as unfinished.
+    tmp = directory / f".{COMPLETE}.tmp"
+    tmp.write_text(json.dumps({"files": sizes}, indent=2) + "\n")
+    tmp.replace(directory / COMPLETE)
+
+
+def check_run(directory: Path, normalized_spec: Mapping[str, Any] | None = None) -> str | None:
+    """Why ``directory`` does not hold a finished run (of this very spec, if given), or
+    None if it does."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return "no such run folder"
+    try:
+        marker = json.loads((directory / COMPLETE).read_text())
+        sizes = dict(marker["files"])
+    except FileNotFoundError:
+        return f"no {COMPLETE}: the run did not finish"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{COMPLETE} is damaged"
+    for name in ("metrics.json", "run.json", "spec.json"):
+        if name not in sizes:
+            return f"{COMPLETE} does not list {name}"
+    for name, size in sizes.items():
+        try:
+            actual = (directory / name).stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if actual != size:
+            return f"{name} is {actual} bytes, {size} when the run finished (damaged since)"
+    try:
+        _metrics(directory)
+    except SpecError as e:
+        return str(e)
     if normalized_spec is None:
-        return True
+        return None
     try:
         stored = json.loads((directory / "spec.json").read_text())
     except (OSError, ValueError):
-        return False
-    return _canon(stored) == _canon(normalized_spec)
+        return "spec.json is not readable"
+    return None if _canon(stored) == _canon(normalized_spec) else "it was run with a different spec"
+
+
+def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = None) -> bool:
+    """True if ``directory`` holds a finished run (and, if given, of this very spec)."""
+    return check_run(directory, normalized_spec) is None
 
 
 def _canon(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
 
 
+def _metrics(directory: Path) -> dict[str, Any]:
+    path = Path(directory) / "metrics.json"
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        metrics = json.loads(text)
+    except ValueError:
+        what = "empty" if not text.strip() else "truncated or not JSON"
+        raise SpecError(f"{path}: {what}, not the metrics of a finished run") from None
+    if not isinstance(metrics, dict) or not metrics:
+        raise SpecError(f"{path}: holds {text.strip()[:40]}, not the metrics of a finished run")
+    return metrics
+
+
 def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(run_info, metrics)`` of a finished run directory."""
+    """``(run_info, metrics)`` of a finished run directory. Raises :class:`SpecError` naming
+    the file if ``metrics.json`` or ``run.json`` is empty, cut short or not a table."""
     directory = Path(directory)
-    info = json.loads((directory / "run.json").read_text())
-    metrics = json.loads((directory / "metrics.json").read_text())
-    return info, metrics
+    path = directory / "run.json"
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise SpecError(f"{path}: missing, truncated or not JSON, not the record of a finished run") from None
+    if not isinstance(info, dict):
+        raise SpecError(f"{path}: not a table, not the record of a finished run")
+    return info, _metrics(directory)
 
 
 def _cell(value: Any) -> Any:

@@ -1,25 +1,26 @@
 """Plan and run an experiment: expand the sweep, validate every run, run them in parallel.
 
 Runs go to a pool of threads (``os.cpu_count()`` by default) that each call the engine,
-which releases the GIL, so the runs really execute in parallel. Each finished run is
-written to ``DIR/.tmp-<name>`` and renamed to ``DIR/<name>`` only when all of its files are
-written: a sweep that is interrupted (Ctrl-C, kill) loses no finished run, and
-``resume=True`` skips the runs already in ``DIR`` with the same spec.
+which releases the GIL, so the runs really execute in parallel; or, given a Dask client, to
+its cluster (:mod:`hopsim.cluster`). Each finished run is written to
+``DIR/.hopsim-tmp-<name>``, marked complete (``complete.json``, written last) and renamed
+to ``DIR/<name>`` (:mod:`hopsim.outdir`): a sweep that is interrupted (Ctrl-C, kill) loses
+no finished run, and ``resume=True`` skips the runs already complete in ``DIR`` with the
+same spec.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import engine, results
+from . import engine, outdir, results
+from .cluster import check_cluster_table
 from .spec import (
     Run,
     SpecError,
@@ -64,6 +65,8 @@ class Experiment:
     source: Path | None = None
     validated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    cluster: dict[str, Any] = field(default_factory=dict)
+    """The ``[cluster]`` table (where ``--cluster slurm`` starts workers); not the engine's."""
 
     def describe(self) -> str:
         """One line: how many runs and what varies."""
@@ -100,8 +103,9 @@ def plan(
     if not isinstance(name, str) or not name.strip():
         raise SpecError(f"name = {json.dumps(name, default=str)}: must be a non-empty string")
     keys, _values, seeds = sweep_axes(spec)
+    cluster = check_cluster_table(spec.get("cluster"))
     runs = expand(spec)
-    exp = Experiment(name=name, spec=spec, runs=runs, swept_keys=keys, seeds=seeds, source=path)
+    exp = Experiment(name=name, spec=spec, runs=runs, swept_keys=keys, seeds=seeds, source=path, cluster=cluster)
     if validate:
         validate_runs(exp)
     return exp
@@ -171,18 +175,10 @@ def _estimated_costs(runs: list[Run]) -> dict[str, float]:
     return costs
 
 
-def _clean_temporaries(out: Path) -> None:
-    for p in out.iterdir():
-        if p.name.startswith(".tmp-") or p.name.startswith(".old-"):
-            shutil.rmtree(p, ignore_errors=True)
-
-
-def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None) -> str:
-    result, wall = engine.simulate(run.spec, progress)
-    tmp = out / f".tmp-{run.name}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engine_version: str | None) -> str:
+    """Write a finished run's files into a temporary folder of ``out``, mark it complete
+    and rename it to ``out/<run>``: a folder under a run's name is always complete."""
+    tmp = outdir.temporary_run_dir(out, run.name)
     results.write_run_dir(
         tmp,
         name=run.name,
@@ -193,17 +189,14 @@ def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = No
         wall_seconds=wall,
         engine_version=engine_version,
     )
-    final = out / run.name
-    if final.exists():
-        old = out / f".old-{run.name}"
-        if old.exists():
-            shutil.rmtree(old)
-        final.rename(old)
-        tmp.rename(final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(final)
+    results.mark_complete(tmp)
+    outdir.install_run_dir(tmp, out, run.name)
     return run.name
+
+
+def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None) -> str:
+    result, wall = engine.simulate(run.spec, progress)
+    return store_run(run, out, result, wall, engine_version)
 
 
 def prepare_out(out: Path) -> Path:
@@ -217,6 +210,42 @@ def prepare_out(out: Path) -> Path:
     return out
 
 
+class _ThreadRuns:
+    """Runs in a pool of threads of this process, each writing its own run folder."""
+
+    def __init__(self, workers: int, out: Path, engine_version: str | None):
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hopsim-run")
+        self.out, self.engine_version = out, engine_version
+        self.futures: dict[Future, Run] = {}
+        self.counters: dict[str, Any] = {}
+
+    def start(self, todo: list[Run]) -> None:
+        for run in todo:
+            counter = self.counters[run.name] = engine.progress_counter()
+            self.futures[self.pool.submit(_run_one, run, self.out, self.engine_version, counter)] = run
+        self.pending = set(self.futures)
+
+    def wait(self, timeout: float) -> list[tuple[Run, BaseException | None]]:
+        finished, self.pending = wait(self.pending, timeout=timeout, return_when=FIRST_COMPLETED)
+        return [(self.futures[f], f.exception()) for f in finished]
+
+    def live_cycles(self) -> int:
+        # Only the runs inside the engine now have moving counters.
+        return sum(self.counters[self.futures[f].name].cycles for f in self.pending if f.running())
+
+    def cancel(self) -> None:
+        """Stop every run: the pending ones never start, those inside the engine stop within
+        a cycle and write nothing; a run already writing its folder finishes it."""
+        for fut in self.futures:
+            fut.cancel()
+        for counter in self.counters.values():
+            counter.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
 def execute(
     exp: Experiment,
     out: str | Path,
@@ -225,21 +254,44 @@ def execute(
     resume: bool = False,
     progress: bool = True,
     on_status: Callable[[str], None] | None = None,
+    client: Any = None,
 ) -> tuple[list[Run], list[Run]]:
     """Run the experiment's runs into ``out``; return ``(ran, skipped)``.
 
-    Raises :class:`SweepInterrupted` on Ctrl-C (pending runs are cancelled; runs already
-    inside the engine finish in the background and are kept if the process lives on) and
-    :class:`RunFailed` if the engine failed on some runs (the others are kept).
+    The runs go to a pool of ``threads`` threads, or, given a ``dask.distributed.Client``,
+    to its cluster (one task a run; see :mod:`hopsim.cluster`). ``out`` is locked for the
+    whole call: a second process writing into it is refused.
+
+    Raises :class:`SweepInterrupted` on Ctrl-C (runs in progress are stopped and write
+    nothing; finished runs are on disk) and :class:`RunFailed` if the engine failed on
+    some runs (the others are kept).
     """
     if not exp.validated:
         validate_runs(exp)
     out = prepare_out(Path(out))
-    _clean_temporaries(out)
-    (out / "experiment.toml").write_text(
-        f"# The experiment as run by hopsim (after --set overrides).\n{to_toml(exp.spec)}"
-    )
+    with outdir.lock(out) as held:
+        if held.stale and on_status:
+            on_status(f"{out}: taking over the lock of a hopsim that ended without releasing it ({held.stale.get('pid')})")
+        outdir.clean(out)
+        try:
+            # By a rename: `hopsim report` and `--resume` read it back, so never half of it.
+            tmp = out / ".hopsim-experiment.toml.tmp"
+            tmp.write_text(f"# The experiment as run by hopsim (after --set overrides).\n{to_toml(exp.spec)}")
+            tmp.replace(out / "experiment.toml")
+        except OSError as e:
+            raise SpecError(f"{out}: cannot write in the output directory: {e.strerror or e}") from None
+        return _execute_locked(exp, out, threads, resume, progress, on_status, client)
 
+
+def _execute_locked(
+    exp: Experiment,
+    out: Path,
+    threads: int | None,
+    resume: bool,
+    progress: bool,
+    on_status: Callable[[str], None] | None,
+    client: Any,
+) -> tuple[list[Run], list[Run]]:
     skipped: list[Run] = []
     todo: list[Run] = []
     for run in exp.runs:
@@ -254,68 +306,41 @@ def execute(
 
     costs = _estimated_costs(todo)
     todo.sort(key=lambda run: costs[run.name], reverse=True)
-    workers = max(1, min(threads or os.cpu_count() or 1, len(todo)))
     try:
         engine_version = engine.version()
     except Exception:  # pragma: no cover - the extension always has version()
         engine_version = None
+    if client is None:
+        runner: Any = _ThreadRuns(max(1, min(threads or os.cpu_count() or 1, len(todo))), out, engine_version)
+    else:
+        from .cluster import DaskRuns
 
-    # The bar counts simulated cycles, summed over the runs, so a sweep of a few long runs
-    # (510,000 cycles of a large network take many minutes each) moves and has an ETA.
-    bar = None
-    counters: dict[str, Any] = {}
-    if progress:
-        from tqdm.auto import tqdm
+        runner = DaskRuns(client, out, engine_version, store_run)
 
-        counters = {run.name: engine.progress_counter() for run in todo}
-        bar = tqdm(
-            total=sum(_run_cycles(r) for r in todo),
-            unit=" cycles",
-            unit_scale=True,
-            desc=exp.name if len(exp.name) <= 30 else exp.name[:27] + "...",
-            file=sys.stderr,
-            dynamic_ncols=True,
-            smoothing=0.1,
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}, {rate_fmt}]{postfix}",
-        )
-        bar.set_postfix_str(f"0/{len(todo)} runs")
-
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hopsim-run")
-    futures: dict[Future, Run] = {}
+    bar = _ProgressBar(exp.name, todo) if progress else None
     done_runs: list[Run] = []
     failures: list[tuple[str, BaseException]] = []
     ended_cycles = 0  # of the runs that have ended, whether they finished or failed
-    lock = threading.Lock()
     try:
-        for run in todo:
-            futures[pool.submit(_run_one, run, out, engine_version, counters.get(run.name))] = run
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                run = futures[fut]
-                exc = fut.exception()
-                with lock:
-                    if exc is None:
-                        done_runs.append(run)
-                    else:
-                        failures.append((run.name, exc))
+        runner.start(todo)
+        remaining = len(todo)
+        while remaining:
+            finished = runner.wait(0.5)
+            remaining -= len(finished)
+            for run, exc in finished:
+                if exc is None:
+                    done_runs.append(run)
+                else:
+                    failures.append((run.name, exc))
+                ended_cycles += _run_cycles(run)
             if bar is not None:
-                ended_cycles += sum(_run_cycles(futures[f]) for f in finished)
-                # Only the runs inside the engine now have moving counters.
-                cycles = ended_cycles + sum(counters[futures[f].name].cycles for f in pending if f.running())
-                bar.update(cycles - bar.n)
-                ended = len(done_runs) + len(failures)
-                status = f"{ended}/{len(todo)} runs" + (f", {len(failures)} failed" if failures else "")
-                bar.set_postfix_str(status, refresh=False)
+                bar.show(ended_cycles + runner.live_cycles(), len(done_runs) + len(failures), len(failures))
     except KeyboardInterrupt:
-        for fut in futures:
-            fut.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
+        runner.cancel()
         if bar is not None:
             bar.close()
         raise SweepInterrupted(len(done_runs) + len(skipped), len(exp.runs), out) from None
-    pool.shutdown(wait=True)
+    runner.close()
     if bar is not None:
         bar.close()
     if failures:
@@ -325,12 +350,46 @@ def execute(
     return ran, skipped
 
 
+class _ProgressBar:
+    """The bar counts simulated cycles, summed over the runs, so a sweep of a few long runs
+    (510,000 cycles of a large network take many minutes each) moves and has an ETA."""
+
+    def __init__(self, name: str, todo: list[Run]):
+        from tqdm.auto import tqdm
+
+        self.runs = len(todo)
+        self.bar = tqdm(
+            total=sum(_run_cycles(r) for r in todo),
+            unit=" cycles",
+            unit_scale=True,
+            desc=name if len(name) <= 30 else name[:27] + "...",
+            file=sys.stderr,
+            dynamic_ncols=True,
+            smoothing=0.1,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}, {rate_fmt}]{postfix}",
+        )
+        self.bar.set_postfix_str(f"0/{self.runs} runs")
+
+    def show(self, cycles: int, ended: int, failed: int) -> None:
+        self.bar.update(min(cycles, self.bar.total) - self.bar.n)
+        status = f"{ended}/{self.runs} runs" + (f", {failed} failed" if failed else "")
+        self.bar.set_postfix_str(status, refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def complete_runs(exp: Experiment, out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(run_info, metrics)`` of the experiment's runs that are complete in ``out``, in
-    sweep order."""
+    sweep order.
+
+    Raises :class:`SpecError` naming the file if a run's folder has a ``metrics.json`` or
+    ``run.json`` that is empty or cut short: a damaged result is never a blank row."""
     rows = []
     for run in exp.runs:
         d = Path(out) / run.name
         if results.is_complete(d):
             rows.append(results.read_run(d))
+        elif (d / "metrics.json").exists():
+            results.read_run(d)  # raises if damaged; an unmarked, readable run is left out
     return rows

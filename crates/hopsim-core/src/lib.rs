@@ -28,7 +28,7 @@ pub use error::SpecError;
 pub use spec::Spec;
 pub use stats::RunResult;
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -40,11 +40,18 @@ pub fn simulate(spec: &Spec) -> Result<RunResult, SpecError> {
 
 /// `simulate`, publishing the cycles simulated so far in `cycles` (if given) as it goes.
 pub fn simulate_with_progress(spec: &Spec, cycles: Option<Arc<AtomicU64>>) -> Result<RunResult, SpecError> {
+    Ok(start(spec, cycles, None)?.run())
+}
+
+fn start(spec: &Spec, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicBool>>) -> Result<engine::Simulation, SpecError> {
     let mut sim = engine::Simulation::new(spec)?;
     if let Some(c) = cycles {
         sim.report_progress(c);
     }
-    Ok(sim.run())
+    if let Some(c) = cancel {
+        sim.cancel_on(c);
+    }
+    Ok(sim)
 }
 
 /// One run: spec as JSON in, result as JSON out (docs/engine-contract.md); `cycles`, if
@@ -53,6 +60,17 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
     let spec = spec::from_json_str(spec_json)?;
     let result = simulate_with_progress(&spec, cycles)?;
     Ok(serde_json::to_string(&result).expect("results serialise"))
+}
+
+/// `simulate_json` that stops soon after `cancel` is set (from another thread); a stopped
+/// run returns `Ok(None)`: its partial result is dropped, never returned as if complete.
+pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>, cancel: Arc<AtomicBool>) -> Result<Option<String>, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    let result = start(&spec, cycles, Some(cancel.clone()))?.run();
+    if cancel.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    Ok(Some(serde_json::to_string(&result).expect("results serialise")))
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it

@@ -6,10 +6,11 @@
 //! `ValueError` whose message is the engine's one-line message, starting with
 //! the dotted key.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 // Huge pages for the engine's large arrays (hopsim_core::huge_pages says why).
 #[global_allocator]
@@ -19,33 +20,90 @@ fn spec_error(e: hopsim_core::SpecError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// The cycles a run has simulated so far, readable from any thread while it runs.
+/// The cycles a run has simulated so far, readable from any thread while it runs; `cancel()`
+/// stops the run from any thread.
 #[pyclass(frozen)]
 struct Progress {
     cycles: Arc<AtomicU64>,
+    cancel: Arc<AtomicBool>,
 }
 
 #[pymethods]
 impl Progress {
     #[new]
     fn new() -> Self {
-        Progress { cycles: Arc::new(AtomicU64::new(0)) }
+        Progress { cycles: Arc::new(AtomicU64::new(0)), cancel: Arc::new(AtomicBool::new(false)) }
     }
 
     #[getter]
     fn cycles(&self) -> u64 {
         self.cycles.load(Ordering::Relaxed)
     }
+
+    /// Stop the run soon (within a cycle); its `simulate_json` raises KeyboardInterrupt.
+    fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How often the calling thread wakes up to let Python handle a signal (Ctrl-C).
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+/// The engine thread gets the stack a process's main thread has.
+const ENGINE_STACK: usize = 8 << 20;
+
+/// Set when the engine thread ends, even by a panic.
+struct Done<'a>(&'a (Mutex<bool>, Condvar));
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        *self.0 .0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.0 .1.notify_all();
+    }
 }
 
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
 /// (a `Progress`) follows the cycles simulated.
+///
+/// The engine runs on its own thread while this one waits without the GIL, waking up to
+/// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
+/// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress=None))]
 fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
-    py.detach(|| hopsim_core::simulate_json(spec_json, cycles))
-        .map_err(spec_error)
+    let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
+    let done = (Mutex::new(false), Condvar::new());
+    let outcome = std::thread::scope(|s| {
+        let engine_cancel = cancel.clone();
+        let runner = std::thread::Builder::new()
+            .name("hopsim-engine".into())
+            .stack_size(ENGINE_STACK)
+            .spawn_scoped(s, || {
+                let _done = Done(&done);
+                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel)
+            })
+            .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = done.1.wait_timeout_while(guard, SIGNAL_POLL, |d| !*d).unwrap_or_else(|e| e.into_inner());
+                *guard
+            });
+            if finished {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                cancel.store(true, Ordering::Relaxed);
+                let _ = py.detach(|| runner.join());
+                return Err(e);
+            }
+        }
+        match runner.join() {
+            Ok(result) => result.map_err(spec_error),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })?;
+    outcome.ok_or_else(|| PyKeyboardInterrupt::new_err("the run was cancelled"))
 }
 
 /// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.

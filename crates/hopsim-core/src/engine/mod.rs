@@ -26,7 +26,7 @@ use calendar::{Calendar, Event};
 use rand::SeedableRng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Numbers the router and NIC models need on every step.
@@ -176,6 +176,8 @@ pub struct Simulation {
     now: u64,
     /// Where `run` publishes the cycles simulated so far, for a progress bar.
     progress: Option<Arc<AtomicU64>>,
+    /// Set by another thread to stop `run` early (Ctrl-C in Python).
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Simulation {
@@ -232,6 +234,7 @@ impl Simulation {
             finished_early: false,
             now: 0,
             progress: None,
+            cancel: None,
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
@@ -243,6 +246,12 @@ impl Simulation {
         self.progress = Some(cycles);
     }
 
+    /// Stop `run` at the next cycle once `flag` is set. The result of a stopped run covers
+    /// only the cycles simulated, so the caller must discard it.
+    pub fn cancel_on(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = Some(flag);
+    }
+
     /// Run to the end (or to a detected deadlock) and summarise.
     pub fn run(mut self) -> RunResult {
         let started = std::time::Instant::now();
@@ -251,6 +260,10 @@ impl Simulation {
         let mut visit = Vec::new();
         let mut next_report = 0;
         while self.now < end {
+            // One relaxed load a cycle: negligible beside stepping the switches.
+            if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                break;
+            }
             let now = self.now;
             if now >= next_report {
                 if let Some(p) = &self.progress {

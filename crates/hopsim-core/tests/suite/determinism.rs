@@ -58,3 +58,22 @@ fn progress_reaches_the_last_cycle_and_changes_nothing() {
     assert_eq!(cycles.load(Ordering::Relaxed), 1000 + 20000);
     assert_eq!(fingerprint(&followed), fingerprint(&common::run(&text)));
 }
+
+/// A run whose cancel flag is set stops at once and returns nothing; a flag that stays
+/// clear changes nothing in what the run computes.
+#[test]
+fn a_cancelled_run_returns_nothing_and_a_clear_flag_changes_nothing() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let text = spec(5, "uniform");
+    let s = hopsim_core::spec::from_toml_str(&text).unwrap();
+    let json = serde_json::to_string(&s).unwrap();
+    let cycles = Arc::new(AtomicU64::new(0));
+    let stopped = hopsim_core::simulate_json_cancellable(&json, Some(cycles.clone()), Arc::new(AtomicBool::new(true)));
+    assert_eq!(stopped.unwrap(), None);
+    assert_eq!(cycles.load(Ordering::Relaxed), 0);
+
+    let mut sim = hopsim_core::engine::Simulation::new(&s).unwrap();
+    sim.cancel_on(Arc::new(AtomicBool::new(false)));
+    assert_eq!(fingerprint(&sim.run()), fingerprint(&common::run(&text)));
+}
