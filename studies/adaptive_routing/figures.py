@@ -1,9 +1,11 @@
 """Figures of the adaptive-routing study (docs/studies/adaptive-routing.md) from its kept runs.
 
-    python studies/adaptive_routing/figures.py            # from studies/adaptive_routing/data/runs.csv
-    python studies/adaptive_routing/figures.py OUT_DIR    # from a fresh `hopsim run` of the study
+    python studies/adaptive_routing/figures.py                     # both figures, from data/
+    python studies/adaptive_routing/figures.py OUT_DIR             # the UGAL figure from a new run
+    python studies/adaptive_routing/figures.py --phantom OUT_DIR   # the phantom-congestion one
 
-The runs come from ``hopsim run examples/dragonfly-ugal.toml --out OUT_DIR``.
+The runs come from ``hopsim run examples/dragonfly-ugal.toml --out OUT_DIR`` and
+``hopsim run examples/aries-phantom-congestion.toml --out OUT_DIR``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ import pandas as pd  # noqa: E402
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DATA = HERE / "data" / "runs.csv"
+PHANTOM = HERE / "data" / "phantom.csv"
+#: The phantom-congestion burst: cycles [BURST_START, BURST_END).
+BURST_START, BURST_END = 4000, 7000
 IMG = REPO / "docs" / "studies" / "img"
 
 #: Drawing order and labels of the routings.
@@ -66,9 +71,53 @@ def draw(runs: pd.DataFrame, out: Path) -> Path:
     return path
 
 
+def phantom_table(out_dir: Path) -> pd.DataFrame:
+    """Mean non-minimal share per bin and global-link latency over the seeds of a run of
+    examples/aries-phantom-congestion.toml."""
+    from hopsim.results import read_run
+
+    rows = []
+    for run_dir in sorted(p for p in out_dir.iterdir() if (p / "complete.json").exists()):
+        info, _ = read_run(run_dir)
+        t = pd.read_csv(run_dir / "temporal.csv")
+        latency = info["params"]["link.global.latency"]
+        rows.append(pd.DataFrame({"latency": latency, "start": t["start"], "nonminimal_fraction": t["nonminimal_fraction"]}))
+    both = pd.concat(rows)
+    return both.groupby(["latency", "start"], as_index=False)["nonminimal_fraction"].mean()
+
+
+def draw_phantom(table: pd.DataFrame, out: Path) -> Path:
+    """The non-minimal share around the burst, one line per global-link latency."""
+    fig, ax = plt.subplots(figsize=(10, 5.2))
+    ax.axvspan(BURST_START, BURST_END, color="0.92", label="ADV+1 burst at 0.25")
+    for latency, d in table.groupby("latency"):
+        d = d[(d["start"] >= 3000) & (d["start"] < 8500)]
+        smooth = d["nonminimal_fraction"].rolling(3, center=True, min_periods=1).mean()
+        ax.plot(d["start"], smooth, label=f"global links {latency} cycles (credit round trip {2 * latency})")
+    ax.set_xlabel("cycle (25-cycle bins, by injection; mean of 8 seeds, 3-bin moving average)")
+    ax.set_ylabel("packets routed non-minimally")
+    ax.set_title("Aries, adaptive mode: detours outlast a burst by about a credit round trip")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    fig.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "aries-phantom-congestion.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main(argv: list[str]) -> int:
-    source = Path(argv[0]) if argv else DATA
-    print(draw(load(source), IMG))
+    if argv[:1] == ["--phantom"]:
+        table = phantom_table(Path(argv[1]))
+        table.to_csv(PHANTOM, index=False)
+        print(draw_phantom(table, IMG))
+        return 0
+    if argv:
+        print(draw(load(Path(argv[0])), IMG))
+        return 0
+    print(draw(load(DATA), IMG))
+    print(draw_phantom(pd.read_csv(PHANTOM), IMG))
     return 0
 
 

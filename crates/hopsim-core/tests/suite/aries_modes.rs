@@ -204,3 +204,49 @@ fn a_burst_replaces_the_traffic_for_its_cycles_and_adaptive_routing_follows_it()
     let (nm_before, nm_during) = (mean(1000, 4000, &t.nonminimal_fraction), mean(5000, 8000, &t.nonminimal_fraction));
     assert!(nm_during > nm_before + 0.1, "non-minimal share {nm_before:.3} before the burst, {nm_during:.3} during it");
 }
+
+/// The share of packets routed non-minimally per 25-cycle bin (by the cycle they left their
+/// NIC), averaged over 8 seeds: uniform traffic at 0.05, a burst of ADV+1 at 0.25 over cycles
+/// 4,000-7,000, uniform again. 5 groups of 4 routers, every router holding a link to every
+/// other group, global links of `latency` cycles.
+fn nonminimal_share_around_a_burst(latency: u32) -> Vec<f64> {
+    let mut sum = vec![(0.0, 0u32); 400];
+    for seed in 1..=8 {
+        let r = common::run(&format!(
+            "[topology]\nkind = \"aries\"\ngroups = 5\nchassis = 1\nblades = 4\ncolumn_links = 1\nglobal_links_per_switch = 4\nservers_per_switch = 4\n\
+             [link.global]\nlatency = {latency}\n[router]\nvcs = 8\ninput_buffer_phits = 840\noutput_buffer = 2\n[packet]\nphits = 5\n\
+             [routing]\nalgorithm = \"aries\"\n[traffic]\npattern = \"uniform\"\nload = 0.05\nadv_offset = 1\n\
+             [traffic.burst]\npattern = \"adv\"\nload = 0.25\nstart = 4000\ncycles = 3000\n[run]\nwarmup = 0\ncycles = 10000\ntemporal_bin = 25\nseed = {seed}\n"
+        ));
+        for (i, &f) in r.temporal.nonminimal_fraction.iter().enumerate() {
+            if !f.is_nan() {
+                sum[i].0 += f;
+                sum[i].1 += 1;
+            }
+        }
+    }
+    sum.iter().map(|&(s, n)| if n > 0 { s / n as f64 } else { f64::NAN }).collect()
+}
+
+#[test]
+fn phantom_congestion_outlasts_a_burst_longer_on_longer_global_links() {
+    // After the burst (bin 280 = cycle 7,000) the real congestion is gone within a few
+    // hundred cycles, but a router sees its global links' far buffers only through credits,
+    // which come back a link latency later: the share of detours stays high for about a
+    // credit round trip of the global links (2 x latency), longer on longer links.
+    let mut settled = Vec::new();
+    for latency in [20u32, 100, 400] {
+        let m = nonminimal_share_around_a_burst(latency);
+        let mean = |lo: usize, hi: usize| m[lo..hi].iter().sum::<f64>() / (hi - lo) as f64;
+        let (before, during) = (mean(100, 160), mean(240, 280));
+        assert!(during > before + 0.1, "latency {latency}: {before:.3} before the burst, {during:.3} during it");
+        let threshold = before + 0.25 * (during - before);
+        let smooth = |i: usize| (m[i - 1] + m[i] + m[i + 1]) / 3.0;
+        let cycles = (280..398).find(|&i| smooth(i) <= threshold).map(|i| (i - 280) as u32 * 25).unwrap_or(u32::MAX);
+        eprintln!("global latency {latency}: non-minimal {before:.3} before, {during:.3} during; back within a quarter of the rise {cycles} cycles after the burst");
+        settled.push(cycles);
+    }
+    // Measured: 50, 150 and 450 cycles for credit round trips of 40, 200 and 800.
+    assert!(settled[0] <= 100 && settled[0] < settled[1] && settled[1] < settled[2], "{settled:?}");
+    assert!(settled[2] >= 250 && settled[2] <= 1000, "{settled:?}");
+}
