@@ -43,6 +43,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         hops_mean,
         nonminimal_fraction: st.nonminimal_measured as f64 / n,
         per_mode: per_mode(st),
+        per_link_class: per_link_class(&links),
         // Links of other latency than link.latency ([link.<class>]) add their difference.
         zero_load_latency: (hops_mean + 2.0) * l + st.extra_link_latency_sum as f64 / n + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
@@ -242,6 +243,21 @@ fn load_summary(loads: &[f64]) -> (f64, f64, f64) {
     let var = loads.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
     let max = loads.iter().cloned().fold(0.0, f64::max);
     (max, mean, if mean > 0.0 { var.sqrt() / mean } else { 0.0 })
+}
+
+/// Mean and largest load of each link class's channels.
+fn per_link_class(links: &LinkTable) -> std::collections::BTreeMap<String, f64> {
+    let mut by_class: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();
+    for (class, &load) in links.class.iter().zip(&links.load) {
+        by_class.entry(class).or_default().push(load);
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (class, loads) in by_class {
+        let (max, mean, _) = load_summary(&loads);
+        out.insert(format!("link_load_mean_{class}"), mean);
+        out.insert(format!("link_load_max_{class}"), max);
+    }
+    out
 }
 
 /// The per-mode packet counts and non-minimal fractions of the modes that carried packets.

@@ -103,6 +103,10 @@ pub struct Metrics {
     /// `nonminimal_fraction_<mode>`, for the modes that carried any.
     #[serde(flatten)]
     pub per_mode: std::collections::BTreeMap<String, f64>,
+    /// Per link class of the topology (`row`, `column`, `global`, `dim0`, ...):
+    /// `link_load_mean_<class>` and `link_load_max_<class>` over the measured window.
+    #[serde(flatten)]
+    pub per_link_class: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]

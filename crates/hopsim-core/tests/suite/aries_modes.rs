@@ -250,3 +250,21 @@ fn phantom_congestion_outlasts_a_burst_longer_on_longer_global_links() {
     assert!(settled[0] <= 100 && settled[0] < settled[1] && settled[1] < settled[2], "{settled:?}");
     assert!(settled[2] >= 250 && settled[2] <= 1000, "{settled:?}");
 }
+
+#[test]
+fn link_loads_per_class_add_up_and_detours_double_the_global_load() {
+    let (min, nmin) = (run("min_hash", "pattern = \"adv\"\nadv_offset = 1", 0.1, ""), run("nmin_hash", "pattern = \"adv\"\nadv_offset = 1", 0.1, ""));
+    for r in [&min, &nmin] {
+        let m = &r.metrics;
+        let mut weighted = 0.0;
+        for class in ["row", "column", "global"] {
+            let n = r.links.class.iter().filter(|&&c| c == class).count() as f64;
+            weighted += n * m.per_link_class[&format!("link_load_mean_{class}")];
+        }
+        assert!((weighted / r.links.class.len() as f64 - m.link_load_mean).abs() < 1e-9);
+    }
+    // Same accepted load; every detour crosses two global links instead of one.
+    assert!((min.metrics.accepted_load - nmin.metrics.accepted_load).abs() < 0.01);
+    let ratio = nmin.metrics.per_link_class["link_load_mean_global"] / min.metrics.per_link_class["link_load_mean_global"];
+    assert!((ratio - 2.0).abs() < 0.1, "global load ratio {ratio}");
+}
