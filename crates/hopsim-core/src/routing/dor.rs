@@ -21,9 +21,8 @@ impl Routing for Dor {
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
-        let switch = cx.switch;
         let grid = self.topo.cartesian().expect("checked in new");
-        if let Some(hop) = dor_hop(grid, switch, state.dst_switch as usize, state.tie_dirs) {
+        if let Some(hop) = dor_hop(grid, cx.switch, state.dst_switch as usize, state.tie_dirs) {
             out.push(hop, 0);
         }
     }

@@ -31,8 +31,7 @@ impl Routing for Valiant {
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
-        let switch = cx.switch;
-        two_phase_dor(self.topo.cartesian().expect("checked in new"), switch, state, out);
+        two_phase_dor(self.topo.cartesian().expect("checked in new"), cx.switch, state, out);
     }
 
     fn max_hops(&self) -> usize {

@@ -48,10 +48,8 @@ impl Routing for LowDiameterValiant {
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
-        let switch = cx.switch;
-        let rng = &mut *cx.rng;
-        let target = phase_target(switch, state);
-        out.push(self.step.hop(switch, target, state, rng), 0);
+        let target = phase_target(cx.switch, state);
+        out.push(self.step.hop(cx.switch, target, state, cx.rng), 0);
     }
 
     fn max_hops(&self) -> usize {
