@@ -177,32 +177,25 @@ def aries1k(algorithm: str) -> dict:
     }
 
 
-for _algo, _about in [("minimal", "minimal"), ("ugal_l", "UGAL-L")]:
-    BENCHES.append(
-        Bench(
-            name=f"dragonfly-33g-{_algo}",
-            about=f"dragonfly a=8 h=4 p=4, 33 groups, {_about}, ladder_reuse (6 VCs), uniform, load 0.5",
-            spec=dragonfly33(_algo),
-            switches=264,
-            hopsim=Cycles(warmup=3_000, extra=40_000),
-            caminos_cfg=None,
-            caminos=None,
-            issue=26,
+# Each adaptive routing next to minimal routing on the same network and load (issue 26:
+# adaptive routing may cost at most 30 % more CPU per router-cycle).
+for _net, _about, _spec, _switches, _extra, _pairs in [
+    ("dragonfly-33g", "dragonfly a=8 h=4 p=4, 33 groups, {}, ladder_reuse (6 VCs), uniform, load 0.5", dragonfly33, 264, 40_000, [("minimal", "minimal"), ("ugal_l", "UGAL-L")]),
+    ("aries-1k", "Aries 6 groups x 6x8 routers x 4 servers (1,152), {}, ladder_reuse (8 VCs), uniform, load 0.6", aries1k, 288, 30_000, [("minimal", "minimal"), ("aries", "adaptive mode")]),
+]:
+    for _algo, _name in _pairs:
+        BENCHES.append(
+            Bench(
+                name=f"{_net}-{_algo}",
+                about=_about.format(_name),
+                spec=_spec(_algo),
+                switches=_switches,
+                hopsim=Cycles(warmup=3_000, extra=_extra),
+                caminos_cfg=None,
+                caminos=None,
+                issue=26,
+            )
         )
-    )
-for _algo, _about in [("minimal", "minimal"), ("aries", "adaptive mode")]:
-    BENCHES.append(
-        Bench(
-            name=f"aries-1k-{_algo}",
-            about=f"Aries 6 groups x 6x8 routers x 4 servers (1,152), {_about}, ladder_reuse (8 VCs), uniform, load 0.6",
-            spec=aries1k(_algo),
-            switches=288,
-            hopsim=Cycles(warmup=3_000, extra=30_000),
-            caminos_cfg=None,
-            caminos=None,
-            issue=26,
-        )
-    )
 
 # Tiny networks whose peak RSS is the baseline subtracted from every measurement.
 HOPSIM_BASELINE_SPEC = {

@@ -32,6 +32,14 @@ ROUTINGS = {"minimal": "minimal", "valiant": "Valiant", "ugal_l": "UGAL-L", "uga
 PATTERNS = {"uniform": "uniform", "adv": "ADV+h"}
 
 
+def save(fig: plt.Figure, path: Path) -> Path:
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def load(source: Path) -> pd.DataFrame:
     """The study's runs: a runs.csv, or an output directory holding one."""
     path = source / "runs.csv" if source.is_dir() else source
@@ -63,12 +71,7 @@ def draw(runs: pd.DataFrame, out: Path) -> Path:
                 ax.set_xlabel("offered load (phits/server/cycle)")
     axes[0][0].legend()
     fig.suptitle("Dragonfly a=8, h=4, p=4, 33 groups (1,056 servers): adaptive routing")
-    fig.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "adaptive-routing-dragonfly.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, out / "adaptive-routing-dragonfly.png")
 
 
 def phantom_table(out_dir: Path) -> pd.DataFrame:
@@ -99,12 +102,7 @@ def draw_phantom(table: pd.DataFrame, out: Path) -> Path:
     ax.set_title("Aries, adaptive mode: detours outlast a burst by about a credit round trip")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
-    fig.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "aries-phantom-congestion.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, out / "aries-phantom-congestion.png")
 
 
 def main(argv: list[str]) -> int:
