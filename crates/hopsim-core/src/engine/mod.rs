@@ -282,7 +282,7 @@ impl Simulation {
         }
         let mut next = self.timers.peek().map_or(end, |r| r.0 .0).min(end);
         if in_network > 0 {
-            next = next.min(self.last_progress + watchdog);
+            next = next.min(self.last_progress.saturating_add(watchdog));
         }
         next.max(now + 1)
     }

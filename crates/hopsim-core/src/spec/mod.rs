@@ -33,6 +33,8 @@ pub struct Spec {
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub run: RunSpec,
+    #[serde(default)]
+    pub nic: NicSpec,
     /// Sweeps are expanded by the Python layer; a single run ignores the table.
     #[serde(default, skip_serializing)]
     pub sweep: Option<serde_json::Value>,
@@ -285,6 +287,27 @@ fn default_watchdog() -> u64 {
 }
 fn default_bin() -> u64 {
     1_000
+}
+
+/// `[nic]`: the network interfaces.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NicSpec {
+    /// Packets a server's source queue holds (made or not); a message that would exceed it
+    /// is dropped at the source and counted (`packets_dropped_at_source`). Large enough that
+    /// only runs far above saturation for a long time reach it; it bounds their memory.
+    #[serde(default = "default_source_queue_limit")]
+    pub source_queue_limit: u64,
+}
+
+impl Default for NicSpec {
+    fn default() -> Self {
+        NicSpec { source_queue_limit: default_source_queue_limit() }
+    }
+}
+
+fn default_source_queue_limit() -> u64 {
+    1_000_000
 }
 
 /// Flow control as the engine sees it.
