@@ -5,6 +5,7 @@
 
 mod backlog;
 pub mod calendar;
+mod deadlock;
 mod delivery;
 mod invariants;
 mod report;
@@ -211,6 +212,7 @@ impl Simulation {
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
         let mut next_report = 0;
+        let mut detector = deadlock::Detector::new(&self);
         while self.now < end {
             let now = self.now;
             if now >= next_report {
@@ -261,10 +263,20 @@ impl Simulation {
                 break;
             }
             if in_network > 0 && now - self.last_progress >= watchdog {
-                let place = self.describe_blocked();
+                let place = match detector.cycle_now(&self, now) {
+                    Some(found) => deadlock::describe(&self, &found),
+                    None => self.describe_blocked(),
+                };
                 self.deadlock = Some((now, place));
                 self.now = now + 1;
                 break;
+            }
+            if in_network > 0 && now >= detector.next_at {
+                if let Some(found) = detector.check(&self, now) {
+                    self.deadlock = Some((found.formed, deadlock::describe(&self, &found)));
+                    self.now = now + 1;
+                    break;
+                }
             }
             self.now = self.next_cycle(now, in_network, watchdog, end);
         }
