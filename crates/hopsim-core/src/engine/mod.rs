@@ -8,6 +8,7 @@ pub mod calendar;
 mod deadlock;
 mod delivery;
 mod invariants;
+pub mod memory;
 mod report;
 
 use crate::error::SpecResult;
@@ -72,6 +73,7 @@ impl Parts {
     fn build(spec: &Spec) -> SpecResult<Parts> {
         spec.validate()?;
         let topo = crate::topology::build(spec)?;
+        memory::check_fits(spec, topo.as_ref(), memory::available())?;
         let routing = crate::routing::build(spec, &topo)?;
         let vc_policy = crate::vc::build(spec, &topo)?;
         crate::routing::check_policy(spec, routing.as_ref())?;
@@ -164,6 +166,8 @@ impl Simulation {
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
         let workload = crate::workload::build(spec, &traffic)?;
         let n_servers = servers.num_servers();
+        // At most a packet per buffer slot (and one partly in each VC under wormhole).
+        let nvc_total = routers.vc.len();
         let mut sim = Simulation {
             spec: spec.clone(),
             topo,
@@ -174,7 +178,7 @@ impl Simulation {
             params,
             routers,
             nics,
-            packets: Arena::default(),
+            packets: Arena::with_capacity((in_cap / p + out_cap / p + 1) * nvc_total + 2 * n_servers),
             cal,
             stats,
             workload,
