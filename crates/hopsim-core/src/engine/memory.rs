@@ -11,7 +11,7 @@ use std::mem::size_of;
 /// One part of the estimate, and the key that sets its size.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
-    pub what: &'static str,
+    pub what: String,
     pub key: &'static str,
     pub bytes: u64,
 }
@@ -75,20 +75,20 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let rng = size_of::<crate::routing::Rng>() as u64;
 
     let mut parts = vec![
-        Part { what: "program", key: "run", bytes: BASELINE },
+        Part { what: "program".into(), key: "run", bytes: BASELINE },
         // Ports, VCs (with the deadlock detector's two indices per VC), link counters.
         Part {
-            what: "switch, port and VC state",
+            what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
             bytes: times(n, 4 + 2 + 8 + 16 * words(max_ports) + rng)
                 + times(ports, size_of::<Port>() as u64 + 8)
                 + times(nvc, size_of::<Vc>() as u64 + 8),
         },
-        Part { what: "input buffers", key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots), size_of::<Entry>() as u64) },
-        Part { what: "output buffers", key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots), size_of::<Entry>() as u64) },
+        Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots), size_of::<Entry>() as u64) },
+        Part { what: "output buffers".into(), key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots), size_of::<Entry>() as u64) },
         // A bit per input VC of the switch for every output VC: quadratic in the radix.
         Part {
-            what: "VC-allocation waiter bits",
+            what: format!("VC-allocation waiter bits ({max_ports} ports x {vcs} VCs per switch, squared)"),
             key: if server_ports_dominate { "topology.servers_per_switch" } else { "router.vcs" },
             bytes: times(times(nvc, words(max_ports * vcs)), 8),
         },
@@ -100,14 +100,19 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // reserved up front, so only the packets alive take memory.
     let packet_slots = times(times(net_ports, vcs), spec.input_buffer_phits() as u64 / p);
     let live = packet_slots / 5 * 2 + 2 * servers;
-    parts.push(Part { what: "packets in flight", key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
+    parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
 
     // NICs, their credits, counters, generators, source-queue headers, traffic tables.
     let per_server = size_of::<crate::nic::Nic>() + size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
-    parts.push(Part { what: "NICs", key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
 
-    let (queue, key) = source_queue(spec);
-    parts.push(Part { what: "source queues", key, bytes: times(servers, queue) });
+    let (queue, packets, limited) = source_queue(spec);
+    let key = match (limited, server_ports_dominate) {
+        (true, _) => "nic.source_queue_limit",
+        (false, true) => "topology.servers_per_switch",
+        (false, false) => "run.cycles",
+    };
+    parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: times(servers, queue) });
 
     // Calendar: per slot of the wheel, the events of a cycle (a flit and a credit per port
     // every flit time) and the switches and NICs to visit; each list keeps the capacity it
@@ -115,13 +120,13 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
     let wheel = (horizon + 2).next_power_of_two().max(64);
     let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<super::calendar::Event>() as u64) + 4 * (grown(n) + grown(servers));
-    parts.push(Part { what: "event calendar", key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 8) });
+    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 8) });
 
     let end = spec.run.warmup.saturating_add(spec.run.cycles);
     let bins = end.div_ceil(spec.run.temporal_bin.max(1));
     // Per bin: the counters, then the result's five columns and their JSON.
     parts.push(Part {
-        what: "load-over-time bins",
+        what: format!("{bins} load-over-time bins"),
         key: "run.temporal_bin",
         bytes: times(bins, size_of::<crate::stats::Bin>() as u64 + 33 + 5 * JSON_PER_NUMBER),
     });
@@ -131,7 +136,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // And the three latency histograms, exact to 65536 cycles.
     let result = times(3 * end.min(1 << 16), 8)
         + times(net_ports, 40 + 7 * JSON_PER_NUMBER) + times(servers, 40 + 5 * JSON_PER_NUMBER) + times(n, 24 + dims * (8 + JSON_PER_NUMBER));
-    parts.push(Part { what: "result tables", key: "run", bytes: result });
+    parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
     Estimate { parts }
 }
 
@@ -145,10 +150,10 @@ fn buffer_key(spec: &Spec, which: &str) -> &'static str {
 }
 
 /// Bytes of one server's source queue at its largest: every message the run may generate
-/// there still waiting (nothing sent), capped by `nic.source_queue_limit`, and the key that
-/// bounds it. One-packet messages nobody tracks take an 8-byte slot; others take three and
-/// a message record.
-fn source_queue(spec: &Spec) -> (u64, &'static str) {
+/// there still waiting (nothing sent), capped by `nic.source_queue_limit`; with the packets
+/// that makes and whether the cap bounds it. One-packet messages nobody tracks take an
+/// 8-byte slot; others take three and a message record.
+fn source_queue(spec: &Spec) -> (u64, u64, bool) {
     let end = spec.run.warmup.saturating_add(spec.run.cycles);
     let packets_per_message = spec.packets_per_message().max(1) as u64;
     let generated = if spec.workload.is_open_loop() {
@@ -157,7 +162,7 @@ fn source_queue(spec: &Spec) -> (u64, &'static str) {
         spec.workload.window as u64 * packets_per_message + spec.packets_per_ack() as u64
     };
     let limit = spec.nic.source_queue_limit;
-    let (queued, key) = if generated > limit { (limit, "nic.source_queue_limit") } else { (generated, "run.cycles") };
+    let queued = generated.min(limit);
     let tracked = packets_per_message > 1 || !spec.workload.is_open_loop();
     let bytes = if tracked {
         let messages = queued.div_ceil(packets_per_message);
@@ -165,7 +170,7 @@ fn source_queue(spec: &Spec) -> (u64, &'static str) {
     } else {
         times(grown(queued), 8)
     };
-    (bytes, key)
+    (bytes, queued, generated > limit)
 }
 
 /// Memory the process may still take: the smallest of the system's available memory, the
@@ -229,7 +234,7 @@ pub fn check_fits(spec: &Spec, topo: &dyn Topology, available: Option<u64>) -> S
         big.key,
         value_of(spec, big.key),
         format!(
-            "the run needs about {} of memory, more than the {} available (largest part: {}, {}; docs/model.md gives the estimate)",
+            "the run needs about {} of memory, more than the {} available; largest part: {}, {} (docs/model.md gives the estimate)",
             human(total),
             human(avail),
             big.what,
