@@ -30,6 +30,13 @@ impl Simulation {
     /// send them (`refill`), so a source queue that grows without bound at saturation costs
     /// a small record per message, not a packet per packet.
     fn send_message(&mut self, now: u64, src: usize, dst: usize, packets: u32, tag: u32) {
+        // Above saturation the queue would grow without bound: a message that does not fit
+        // under `nic.source_queue_limit` is refused at the source and counted.
+        let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
+        if waiting + packets as u64 > self.spec.nic.source_queue_limit {
+            self.stats.packets_dropped_at_source += packets as u64;
+            return;
+        }
         let measured = self.stats.in_window(now);
         let tracked = packets > 1 || self.workload.wants_delivery();
         let message = if tracked {
