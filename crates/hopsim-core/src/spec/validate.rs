@@ -12,6 +12,8 @@ pub const MAX_BUFFER_FLITS: usize = u16::MAX as usize;
 /// Servers per switch: a switch's ports (network and server) are numbered in 16 bits and
 /// the topologies allow radix up to 60000.
 pub const MAX_SERVERS_PER_SWITCH: usize = 60_000;
+/// Smallest rate of messages per server per cycle of the open-loop workload.
+pub const MIN_MESSAGE_RATE: f64 = 1e-13;
 /// Largest `nic.source_queue_limit`, in packets per server.
 pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
 
@@ -80,6 +82,18 @@ impl Spec {
             _ => {}
         }
         self.validate_messages()?;
+        if let (Some(l), true) = (t.load, self.workload.is_open_loop()) {
+            // The geometric gaps between messages cannot be drawn in reasonable time below
+            // this rate, and such a run would generate nothing anyway.
+            let per_cycle = l / (self.packet.phits as f64 * self.packets_per_message() as f64);
+            if per_cycle < MIN_MESSAGE_RATE {
+                return Err(SpecError::new(
+                    "traffic.load",
+                    l,
+                    format!("too small: {per_cycle:e} messages per server per cycle (with packet.phits = {} and {} packets per message); at least {MIN_MESSAGE_RATE:e}", self.packet.phits, self.packets_per_message()),
+                ));
+            }
+        }
         if let Some(f) = t.active_fraction {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(SpecError::new("traffic.active_fraction", f, "must be in (0, 1]"));

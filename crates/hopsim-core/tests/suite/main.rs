@@ -7,6 +7,8 @@ mod common;
 mod booksim2;
 mod deadlock;
 mod determinism;
+mod fuzz;
+mod limits;
 mod low_diameter;
 mod messages;
 mod routing;
