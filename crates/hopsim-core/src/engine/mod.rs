@@ -166,8 +166,10 @@ impl Simulation {
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
         let workload = crate::workload::build(spec, &traffic)?;
         let n_servers = servers.num_servers();
-        // At most a packet per buffer slot (and one partly in each VC under wormhole).
-        let nvc_total = routers.vc.len();
+        // At most a packet per buffer slot (and one partly in each VC under wormhole); the
+        // reservation is address space only, but kept within a quarter of the free memory.
+        let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
+        let room = memory::available().map_or(usize::MAX, |b| (b / 4) as usize / std::mem::size_of::<crate::packet::Packet>());
         let mut sim = Simulation {
             spec: spec.clone(),
             topo,
@@ -178,7 +180,7 @@ impl Simulation {
             params,
             routers,
             nics,
-            packets: Arena::with_capacity((in_cap / p + out_cap / p + 1) * nvc_total + 2 * n_servers),
+            packets: Arena::with_capacity(most_packets.min(room)),
             cal,
             stats,
             workload,
