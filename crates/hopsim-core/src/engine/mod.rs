@@ -73,6 +73,7 @@ impl Parts {
     fn build(spec: &Spec) -> SpecResult<Parts> {
         spec.validate()?;
         let topo = crate::topology::build(spec)?;
+        spec.check_network_widths(topo.as_ref())?;
         memory::check_fits(spec, topo.as_ref(), memory::available())?;
         let routing = crate::routing::build(spec, &topo)?;
         let vc_policy = crate::vc::build(spec, &topo)?;

@@ -93,6 +93,11 @@ fn too_many_servers_per_switch_names_that_key() {
         let e = error_of(from_toml_str(&format!("[topology]\nkind = \"torus\"\ndims = {dims}\nservers_per_switch = {sps}\n[traffic]\nload = 0.1\n")));
         assert_eq!(e.key, "topology.servers_per_switch", "{e}");
     }
+    // Round-robin pointers over a switch's input VCs and hop counts are 16-bit.
+    let e = error_of(from_toml_str("[topology]\nkind = \"torus\"\ndims = [2, 2]\nservers_per_switch = 3000\n[router]\nvcs = 32\n[traffic]\nload = 0.1\n"));
+    assert_eq!(e.key, "topology.servers_per_switch", "{e}");
+    let e = error_of(from_toml_str("[topology]\nkind = \"torus\"\ndims = [65536]\n[traffic]\nload = 0.1\n"));
+    assert_eq!(e.key, "topology.dims", "{e}");
     let e = error_of(from_toml_str("[topology]\nkind = \"hyperx\"\ndims = [65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536, 65536]\n[traffic]\nload = 0.1\n"));
     assert_eq!(e.key, "topology.dims", "{e}");
 }
