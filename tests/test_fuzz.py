@@ -139,3 +139,12 @@ def test_a_sweep_too_large_is_refused_before_it_is_expanded(monkeypatch) -> None
     doc["sweep"]["seeds"] = list(range(21))
     with pytest.raises(SpecError, match=r"^sweep: 63 runs"):
         expand(doc)
+
+
+def test_a_run_that_does_not_fit_in_memory_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "big.toml"
+    path.write_text('[topology]\nkind = "torus"\ndims = [2048, 2048]\n[traffic]\nload = 1.0\n')
+    for command in (["validate", str(path)], ["run", str(path), "--out", str(tmp_path / "o"), "--quiet", "--no-plots"]):
+        p = _cli(tmp_path, *command)
+        _check(p, " ".join(command))
+        assert p.returncode == 2 and "of memory, more than the" in p.stderr and "largest part" in p.stderr, p.stderr
