@@ -28,8 +28,9 @@ use std::collections::HashMap;
 /// check costs well under 1 % of a saturated run (docs/model.md).
 const INTERVAL: u64 = 1024;
 
-/// What the front flit of an input VC looked like at a check: packet, flit, hops taken.
-type Front = (u32, u16, u16);
+/// What the front flit of an input VC looked like at a check: packet slot, flit, hops taken
+/// and creation cycle (a slot is reused by later packets; a packet may pass a VC twice).
+type Front = (u32, u16, u16, u64);
 
 /// A deadlock found: the cycle by which it had formed and the channels of one cycle of it.
 pub struct Found {
@@ -85,6 +86,10 @@ impl Detector {
 
     /// The periodic check: a deadlock confirmed over two checks, if any.
     pub fn check(&mut self, sim: &Simulation, now: u64) -> Option<Found> {
+        // Checks are skipped while the network is empty: confirm only against the last one.
+        if now >= self.next_at + self.interval {
+            self.prev.clear();
+        }
         self.next_at = now + self.interval;
         self.build(sim, now);
         let blocked = self.closed_set(vec![true; self.nodes.len()]);
@@ -298,7 +303,8 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
 /// The front of a blocked input VC, to tell at the next check whether it moved.
 fn front(sim: &Simulation, gv: u32) -> Front {
     let e = sim.routers.vc[gv as usize].input.front().expect("a blocked input VC holds a flit");
-    (e.packet, e.flit, sim.packets.get(e.packet).state.hops)
+    let p = sim.packets.get(e.packet);
+    (e.packet, e.flit, p.state.hops, p.created)
 }
 
 /// `deadlock_where`: when it formed and the channels of the cycle, each `upstream switch ->
