@@ -88,16 +88,20 @@ fn partial_deadlocks_are_found_with_their_cycle_of_channels() {
     // Rings and tori under DOR with one VC and no dateline: every one of these wedges part of
     // the network while other flows still move (the default watchdog of 20000 cycles
     // without any movement never fires in these 30000 cycles).
-    let cases = [
+    let mut cases = vec![
         ("[8]", "vct", 1.0, 1),
-        ("[8]", "vct", 1.0, 2),
         ("[8]", "wormhole", 1.0, 1),
         ("[8, 8]", "vct", 0.5, 1),
-        ("[8, 8]", "vct", 1.0, 2),
         ("[8, 8]", "wormhole", 1.0, 2),
+        ("[6, 6]", "vct", 0.8, 2),
         ("[4, 4, 4]", "vct", 1.0, 1),
         ("[4, 4, 4]", "wormhole", 1.0, 2),
     ];
+    for seed in 1..=3 {
+        for load in [0.6, 0.8] {
+            cases.extend([("[8]", "vct", load, seed), ("[10]", "vct", load, seed), ("[8, 8]", "vct", load, seed)]);
+        }
+    }
     for (dims, fc, load, seed) in cases {
         let what = format!("{dims} {fc} load {load} seed {seed}");
         let m = one_vc_none(dims, fc, load, seed).metrics;
