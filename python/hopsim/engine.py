@@ -31,8 +31,9 @@ def _json_default(value: Any) -> Any:
 
 
 def spec_to_json(spec: Mapping[str, Any]) -> str:
-    """Serialize a spec for the engine."""
-    return json.dumps(spec, default=_json_default, allow_nan=False)
+    """Serialize a spec for the engine. NaN and infinities are written as bare ``NaN`` and
+    ``Infinity``, which the engine refuses naming their key."""
+    return json.dumps(spec, default=_json_default, allow_nan=True)
 
 
 def _non_finite(value: Any, key: str) -> tuple[str, float] | None:
@@ -53,13 +54,7 @@ def _non_finite(value: Any, key: str) -> tuple[str, float] | None:
 
 
 def _call(fn, spec: Mapping[str, Any]) -> str:
-    try:
-        text = spec_to_json(spec)
-    except ValueError as e:  # NaN / inf
-        if isinstance(e, SpecError):
-            raise
-        key, value = _non_finite(spec, "") or ("a value", math.nan)
-        raise SpecError(f"{key} = {format_value(value)}: must be a finite number (not nan or inf)") from None
+    text = spec_to_json(spec)
     try:
         return fn(text)
     except ValueError as e:

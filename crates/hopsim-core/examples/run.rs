@@ -1,11 +1,22 @@
 //! Run one experiment file and print its metrics: `cargo run --release --example run -- FILE.toml`.
+//! The memory estimate of the run (docs/model.md) goes to stderr, to compare with the peak.
 #[global_allocator]
 static ALLOC: hopsim_core::huge_pages::HugePageAlloc = hopsim_core::huge_pages::HugePageAlloc;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: run FILE.toml");
     let text = std::fs::read_to_string(&path).expect("readable file");
-    match hopsim_core::spec::from_toml_str(&text).and_then(|s| hopsim_core::simulate(&s)) {
+    let spec = hopsim_core::spec::from_toml_str(&text);
+    if let Ok(s) = &spec {
+        if let Ok(topo) = hopsim_core::topology::build(s) {
+            let est = hopsim_core::engine::memory::estimate(s, topo.as_ref());
+            eprintln!("memory estimate: {} bytes", est.total());
+            for part in &est.parts {
+                eprintln!("  {}: {} bytes ({})", part.what, part.bytes, part.key);
+            }
+        }
+    }
+    match spec.and_then(|s| hopsim_core::simulate(&s)) {
         Ok(r) => println!("{}", serde_json::to_string_pretty(&r.metrics).unwrap()),
         Err(e) => {
             eprintln!("error: {e}");

@@ -14,6 +14,12 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    /// Room for `n` items reserved up front: growing by doubling copies the items (the
+    /// packet arena is cache-line aligned, so the allocator cannot remap it), and at that
+    /// moment both blocks are held. Untouched reserved pages cost no memory.
+    pub fn with_capacity(n: usize) -> Self {
+        Slab { slots: Vec::with_capacity(n), free: Vec::new(), live: 0 }
+    }
     pub fn alloc(&mut self, item: T) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {

@@ -31,7 +31,7 @@ const DST_MASK: u32 = TIES_SET - 1;
 
 /// One source queue, oldest message first.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Backlog(VecDeque<[u32; 2]>);
+pub(super) struct Backlog(VecDeque<[u32; 2]>, u64);
 
 impl Backlog {
     pub fn is_empty(&self) -> bool {
@@ -41,6 +41,7 @@ impl Backlog {
     /// Queue a new message (none of its packets made yet).
     pub fn push_back(&mut self, dst: u32, created: u32, packets: u32, message: u32) {
         debug_assert!(dst <= DST_MASK, "server index {dst} does not fit a backlog slot");
+        self.1 += packets as u64;
         if packets == 1 && message == NIL {
             self.0.push_back([dst, created]);
         } else {
@@ -67,6 +68,7 @@ impl Backlog {
     /// directions; the message leaves the queue with its last packet.
     pub fn advance_front(&mut self, tie_dirs: u32) {
         let Some(&[head, _]) = self.0.front() else { return };
+        self.1 -= 1;
         if head & EXTENDED == 0 {
             self.0.pop_front();
             return;
@@ -97,21 +99,10 @@ impl Backlog {
         })
     }
 
-    /// Packets of the queued messages not made yet.
+    /// Packets of the queued messages not made yet (counted as they come and go: the
+    /// source-queue cap looks at it for every message).
     pub fn packets(&self) -> u64 {
-        let mut total = 0;
-        let mut i = 0;
-        while i < self.0.len() {
-            if self.0[i][0] & EXTENDED == 0 {
-                total += 1;
-                i += 1;
-            } else {
-                let [packets, next_seq] = self.0[i + 1];
-                total += (packets - next_seq) as u64;
-                i += 3;
-            }
-        }
-        total
+        self.1
     }
 }
 

@@ -38,6 +38,13 @@ impl Simulation {
     /// a small record per message, not a packet per packet.
     fn send_message(&mut self, now: u64, post: &crate::workload::Post) {
         let (src, dst, packets, bytes, tag) = (post.src as usize, post.dst as usize, post.packets, post.bytes, post.tag);
+        // Above saturation the queue would grow without bound: a message that does not fit
+        // under `nic.source_queue_limit` is refused at the source and counted.
+        let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
+        if waiting + packets as u64 > self.spec.nic.source_queue_limit {
+            self.stats.packets_dropped_at_source += packets as u64;
+            return;
+        }
         let measured = self.stats.in_window(now);
         // Under a protocol the message's requests need its size, and its answers it.
         let tracked = packets > 1 || self.workload.wants_delivery() || self.params.protocol.is_on();

@@ -5,8 +5,10 @@
 
 mod backlog;
 pub mod calendar;
+mod deadlock;
 mod delivery;
 mod invariants;
+pub mod memory;
 mod report;
 
 use crate::error::SpecResult;
@@ -102,6 +104,8 @@ impl Parts {
     fn build(spec: &Spec) -> SpecResult<Parts> {
         spec.validate()?;
         let topo = crate::topology::build(spec)?;
+        spec.check_network_widths(topo.as_ref())?;
+        memory::check_fits(spec, topo.as_ref(), memory::available())?;
         let routing = crate::routing::build(spec, &topo)?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
@@ -204,6 +208,10 @@ impl Simulation {
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
         let workload = crate::workload::build(spec, &traffic)?;
         let n_servers = servers.num_servers();
+        // At most a packet per buffer slot (and one partly in each VC under wormhole); the
+        // reservation is address space only, but kept within a quarter of the free memory.
+        let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
+        let room = memory::available().map_or(usize::MAX, |b| (b / 4) as usize / std::mem::size_of::<crate::packet::Packet>());
         let mut sim = Simulation {
             spec: spec.clone(),
             topo,
@@ -214,7 +222,7 @@ impl Simulation {
             params,
             routers,
             nics,
-            packets: Arena::default(),
+            packets: Arena::with_capacity(most_packets.min(room)),
             cal,
             stats,
             workload,
@@ -259,6 +267,7 @@ impl Simulation {
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
         let mut next_report = 0;
+        let mut detector = deadlock::Detector::new(&self);
         while self.now < end {
             // One relaxed load a cycle: negligible beside stepping the switches.
             if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -313,10 +322,20 @@ impl Simulation {
                 break;
             }
             if in_network > 0 && now - self.last_progress >= watchdog {
-                let place = self.describe_blocked();
+                let place = match detector.cycle_now(&self, now) {
+                    Some(found) => deadlock::describe(&self, &found),
+                    None => self.describe_blocked(),
+                };
                 self.deadlock = Some((now, place));
                 self.now = now + 1;
                 break;
+            }
+            if in_network > 0 && now >= detector.next_at {
+                if let Some(found) = detector.check(&self, now) {
+                    self.deadlock = Some((found.formed, deadlock::describe(&self, &found)));
+                    self.now = now + 1;
+                    break;
+                }
             }
             self.now = self.next_cycle(now, in_network, watchdog, end);
         }
@@ -334,7 +353,7 @@ impl Simulation {
         }
         let mut next = self.timers.peek().map_or(end, |r| r.0 .0).min(end);
         if in_network > 0 {
-            next = next.min(self.last_progress + watchdog);
+            next = next.min(self.last_progress.saturating_add(watchdog));
         }
         next.max(now + 1)
     }

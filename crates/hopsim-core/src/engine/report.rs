@@ -52,6 +52,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         packets_measured_delivered: st.delivered_measured,
         packets_in_flight_end: sim.nics.injected - st.packets_delivered,
         packets_queued_end: st.packets_generated - sim.nics.injected,
+        packets_dropped_at_source: st.packets_dropped_at_source,
         phits_generated: st.phits_generated,
         phits_delivered: st.phits_delivered,
         phits_in_flight_end: cons.phits_in_flight,

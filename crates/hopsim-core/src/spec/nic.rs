@@ -22,11 +22,23 @@ pub struct NicSpec {
     /// Header flits of every request and response.
     #[serde(default = "one")]
     pub header_flits: u32,
+    /// Packets a server's source queue holds (made or not); a message that would exceed it
+    /// is dropped at the source and counted (`packets_dropped_at_source`). Large enough that
+    /// only runs far above saturation for a long time reach it; it bounds their memory.
+    #[serde(default = "default_source_queue_limit")]
+    pub source_queue_limit: u64,
 }
 
 impl Default for NicSpec {
     fn default() -> Self {
-        NicSpec { protocol: none(), max_outstanding: default_outstanding(), flit_bytes: 16, payload_bytes: 64, header_flits: 1 }
+        NicSpec {
+            protocol: none(),
+            max_outstanding: default_outstanding(),
+            flit_bytes: 16,
+            payload_bytes: 64,
+            header_flits: 1,
+            source_queue_limit: default_source_queue_limit(),
+        }
     }
 }
 
@@ -44,6 +56,9 @@ fn sixty_four() -> u32 {
 }
 fn one() -> u32 {
     1
+}
+fn default_source_queue_limit() -> u64 {
+    1_000_000
 }
 
 impl NicSpec {

@@ -7,6 +7,10 @@ use crate::error::{SpecError, SpecResult};
 pub fn from_json_str(text: &str) -> SpecResult<Spec> {
     let mut de = serde_json::Deserializer::from_str(text);
     let spec: Spec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        // Python writes NaN and infinities as bare `NaN` / `Infinity`, which JSON has not.
+        if let Some(err) = non_finite_in_json(text) {
+            return err;
+        }
         let path = e.path().to_string();
         let found = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| value_at(&v, &path));
         serde_error(&path, &e.inner().to_string(), found)
@@ -18,10 +22,87 @@ pub fn from_json_str(text: &str) -> SpecResult<Spec> {
 /// Parse and validate a spec given as TOML (for users of the Rust crate).
 pub fn from_toml_str(text: &str) -> SpecResult<Spec> {
     let value: toml::Value = toml::from_str(text).map_err(|e| {
-        SpecError::new("file", "", format!("malformed TOML: {}", e.message().replace('\n', " ")))
+        let message = format!("malformed TOML: {}", e.message().replace('\n', " "));
+        match e.span().and_then(|span| key_at(text, span.start)) {
+            Some((key, value)) => SpecError::new(key, value, message),
+            None => SpecError::new("file", "", message),
+        }
     })?;
+    // JSON has no NaN or infinity: serde_json would write them as null, a missing key.
+    if let Some((key, x)) = non_finite_in_toml(&value, "") {
+        return Err(non_finite(&key, &x));
+    }
     let json = serde_json::to_string(&value).expect("TOML values are JSON-representable");
     from_json_str(&json)
+}
+
+fn non_finite(key: &str, value: &str) -> SpecError {
+    SpecError::new(key, value, "must be a finite number (not NaN or infinity)")
+}
+
+/// The dotted key and text of the first NaN or infinity in a TOML document.
+fn non_finite_in_toml(v: &toml::Value, path: &str) -> Option<(String, String)> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Some((path.to_string(), x.to_string())),
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| non_finite_in_toml(v, &join(path, k))),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| non_finite_in_toml(v, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// The first bare `NaN`, `Infinity` or `-Infinity` of a JSON text, as an error naming its key:
+/// the tokens are replaced by marked strings so that the document parses and the marker can
+/// be found with its path.
+fn non_finite_in_json(text: &str) -> Option<SpecError> {
+    const MARK: &str = "\\u0000non-finite:";
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped, mut found) = (false, false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(token) = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| rest.starts_with(t)) {
+            out.push_str(&format!("\"{MARK}{token}\""));
+            rest = &rest[token.len()..];
+            found = true;
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    if !found {
+        return None;
+    }
+    let doc: serde_json::Value = serde_json::from_str(&out).ok()?;
+    fn find(v: &serde_json::Value, path: &str) -> Option<(String, String)> {
+        match v {
+            serde_json::Value::String(s) => s.strip_prefix("\u{0}non-finite:").map(|t| (path.to_string(), t.to_string())),
+            serde_json::Value::Object(m) => m.iter().find_map(|(k, v)| find(v, &join(path, k))),
+            serde_json::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| find(v, &format!("{path}[{i}]"))),
+            _ => None,
+        }
+    }
+    find(&doc, "").map(|(key, token)| non_finite(&key, &token))
+}
+
+/// The dotted key and value written on the line of `offset` of a TOML text (the table from
+/// the last `[header]` above it), so that a value TOML cannot read (an integer beyond 64
+/// bits) is reported under its key.
+fn key_at(text: &str, offset: usize) -> Option<(String, String)> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, value) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') || key.contains(char::is_whitespace) {
+        return None;
+    }
+    let table = text[..start].lines().rev().map(str::trim).find(|l| l.starts_with('[') && !l.starts_with("[["));
+    let table = table.map(|t| t.trim_matches(|c| c == '[' || c == ']').trim().to_string()).unwrap_or_default();
+    Some((join(&table, key), value.trim().to_string()))
 }
 
 /// The value at a dotted path of the document, as the user wrote it.

@@ -4,6 +4,19 @@
 use super::Spec;
 use crate::error::{SpecError, SpecResult};
 
+/// Simulated cycles (warmup + measured) are stored in 32 bits (flit timestamps, creation
+/// cycles of queued messages), with headroom for the cycles a flit is scheduled ahead.
+pub const MAX_CYCLES: u64 = u32::MAX as u64 / 2;
+/// Flits one VC buffer holds: buffer positions are 16-bit (router/fifo.rs).
+pub const MAX_BUFFER_FLITS: usize = u16::MAX as usize;
+/// Servers per switch: a switch's ports (network and server) are numbered in 16 bits and
+/// the topologies allow radix up to 60000.
+pub const MAX_SERVERS_PER_SWITCH: usize = 60_000;
+/// Smallest rate of messages per server per cycle of the open-loop workload.
+pub const MIN_MESSAGE_RATE: f64 = 1e-13;
+/// Largest `nic.source_queue_limit`, in packets per server.
+pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
+
 impl Spec {
     pub fn validate(&self) -> SpecResult<()> {
         let r = &self.router;
@@ -71,6 +84,18 @@ impl Spec {
         }
         self.nic.validate(p)?;
         self.validate_messages()?;
+        if let (Some(l), true) = (t.load, self.workload.is_open_loop()) {
+            // The geometric gaps between messages cannot be drawn in reasonable time below
+            // this rate, and such a run would generate nothing anyway.
+            let per_cycle = l / (self.packet.phits as f64 * self.packets_per_message() as f64);
+            if per_cycle < MIN_MESSAGE_RATE {
+                return Err(SpecError::new(
+                    "traffic.load",
+                    l,
+                    format!("too small: {per_cycle:e} messages per server per cycle (with packet.phits = {} and {} packets per message); at least {MIN_MESSAGE_RATE:e}", self.packet.phits, self.packets_per_message()),
+                ));
+            }
+        }
         if let Some(f) = t.active_fraction {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(SpecError::new("traffic.active_fraction", f, "must be in (0, 1]"));
@@ -93,8 +118,16 @@ impl Spec {
         if run.cycles == 0 {
             return Err(SpecError::new("run.cycles", run.cycles, "must be at least 1 measured cycle"));
         }
-        if run.warmup + run.cycles > u32::MAX as u64 / 2 {
-            return Err(SpecError::new("run.cycles", run.cycles, "warmup + cycles must stay below 2^31"));
+        // Cycles are stored in 32 bits where memory counts (flit timestamps, source queues).
+        if run.warmup > MAX_CYCLES {
+            return Err(SpecError::new("run.warmup", run.warmup, format!("must be between 0 and {MAX_CYCLES} cycles (warmup + cycles must stay below 2^31)")));
+        }
+        if run.warmup.saturating_add(run.cycles) > MAX_CYCLES {
+            return Err(SpecError::new(
+                "run.cycles",
+                run.cycles,
+                format!("warmup + cycles must stay below 2^31: at most {} measured cycles after run.warmup = {}", MAX_CYCLES - run.warmup, run.warmup),
+            ));
         }
         if run.watchdog < 100 {
             return Err(SpecError::new("run.watchdog", run.watchdog, "must be at least 100 cycles"));
@@ -102,8 +135,58 @@ impl Spec {
         if run.temporal_bin == 0 {
             return Err(SpecError::new("run.temporal_bin", run.temporal_bin, "must be at least 1 cycle"));
         }
-        if self.topology.servers_per_switch == Some(0) {
-            return Err(SpecError::new("topology.servers_per_switch", 0, "must be at least 1"));
+        if let Some(sps) = self.topology.servers_per_switch {
+            if sps == 0 || sps > MAX_SERVERS_PER_SWITCH {
+                return Err(SpecError::new("topology.servers_per_switch", sps, format!("must be between 1 and {MAX_SERVERS_PER_SWITCH} (ports of a switch are numbered in 16 bits)")));
+            }
+        }
+        self.validate_nic()?;
+        Ok(())
+    }
+
+    /// Widths that depend on the network built: a switch's input VCs (ports x VCs) are
+    /// numbered in 16 bits by the VC allocator's round-robin pointers, and a packet's hops
+    /// are counted in 16 bits (twice the diameter for two-phase routings).
+    pub fn check_network_widths(&self, topo: &dyn crate::topology::Topology) -> SpecResult<()> {
+        let vcs = self.router.vcs;
+        let (radix, servers) = (0..topo.num_switches())
+            .map(|s| (topo.network_ports(s) + topo.servers_at(s), topo.servers_at(s)))
+            .max()
+            .unwrap_or((0, 0));
+        if radix * vcs > 1 << 16 {
+            let (key, value) = if servers * 2 > radix {
+                ("topology.servers_per_switch", servers)
+            } else {
+                ("router.vcs", vcs)
+            };
+            return Err(SpecError::new(key, value, format!("a switch of {radix} ports x {vcs} VCs has more than the 65536 input VCs a switch may have")));
+        }
+        if topo.diameter() * 2 > u16::MAX as usize {
+            return Err(SpecError::new(
+                "topology.dims",
+                format!("{:?}", self.topology.dims),
+                format!("diameter {} is too long: paths of up to twice the diameter are counted in 16 bits (at most 32767)", topo.diameter()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `[nic]`: the source queue's cap, and closed-loop windows that must fit in it (a
+    /// closed-loop workload whose message is dropped would wait for its answer forever).
+    fn validate_nic(&self) -> SpecResult<()> {
+        let limit = self.nic.source_queue_limit;
+        if limit == 0 || limit > MAX_SOURCE_QUEUE {
+            return Err(SpecError::new("nic.source_queue_limit", limit, format!("must be between 1 and {MAX_SOURCE_QUEUE} packets per server")));
+        }
+        if !self.workload.is_open_loop() {
+            let burst = self.workload.window as u64 * self.packets_per_message() as u64;
+            if burst > limit {
+                return Err(SpecError::new(
+                    "workload.window",
+                    self.workload.window,
+                    format!("{burst} packets sent at once do not fit nic.source_queue_limit = {limit} (closed-loop messages are never dropped)"),
+                ));
+            }
         }
         Ok(())
     }
@@ -176,17 +259,28 @@ impl Spec {
             if !(a > 0.0 && a.is_finite()) || (self.packet.bytes.is_none() && self.nic.protocol == "none") {
                 return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given (or a nic.protocol)"));
             }
+            if self.packets_per_ack() > 1 << 20 {
+                return Err(SpecError::new("workload.ack_bytes", a, "makes more than 1048576 packets per acknowledgement"));
+            }
         }
         Ok(())
     }
 
     fn check_buffer(&self, name: &str, packets: usize, phits: Option<usize>) -> SpecResult<()> {
         let p = self.packet.phits;
+        // A VC's buffer is a ring of at most 65535 flits (16-bit positions); a flit is a
+        // packet under virtual cut-through and a phit under wormhole.
+        let wormhole = self.flow_control() == crate::spec::FlowControl::Wormhole;
+        let flit = if wormhole { 1 } else { p };
+        let what = if wormhole { "phits (a wormhole buffer holds at most 65535 flits of one phit)" } else { "flits of a whole packet each" };
         match phits {
             Some(ph) => {
                 let key = format!("router.{name}_phits");
                 if ph == 0 {
                     return Err(SpecError::new(key, ph, "must be at least 1 phit"));
+                }
+                if ph / flit > MAX_BUFFER_FLITS {
+                    return Err(SpecError::new(key, ph, format!("must be at most {} phits: a VC buffer holds at most {MAX_BUFFER_FLITS} {what}", MAX_BUFFER_FLITS * flit + flit - 1)));
                 }
                 if self.flow_control() == crate::spec::FlowControl::VirtualCutThrough && ph < p {
                     return Err(SpecError::new(
@@ -202,6 +296,14 @@ impl Spec {
                         format!("router.{name}"),
                         packets,
                         "must be at least 1 packet per VC (virtual cut-through needs room for a whole packet)",
+                    ));
+                }
+                let most = MAX_BUFFER_FLITS / (p / flit);
+                if packets > most {
+                    return Err(SpecError::new(
+                        format!("router.{name}"),
+                        packets,
+                        format!("must be between 1 and {most} packets of {p} phits: a VC buffer holds at most {MAX_BUFFER_FLITS} {what}"),
                     ));
                 }
             }

@@ -58,6 +58,8 @@ pub struct Stats {
     pub reorder_delay_sum: u64,
     pub reorder_released: u64,
     pub reorder_buffer_max: u64,
+    /// Packets of messages refused because their source queue was full.
+    pub packets_dropped_at_source: u64,
 }
 
 impl Stats {
@@ -91,6 +93,7 @@ impl Stats {
             reorder_delay_sum: 0,
             reorder_released: 0,
             reorder_buffer_max: 0,
+            packets_dropped_at_source: 0,
         }
     }
 

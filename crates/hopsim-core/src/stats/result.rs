@@ -24,6 +24,8 @@ pub struct Metrics {
     pub packets_measured_delivered: u64,
     pub packets_in_flight_end: u64,
     pub packets_queued_end: u64,
+    /// Packets refused at their source because its queue held `nic.source_queue_limit`.
+    pub packets_dropped_at_source: u64,
     pub phits_generated: u64,
     pub phits_delivered: u64,
     pub phits_in_flight_end: u64,

@@ -32,7 +32,7 @@ pub fn build(spec: &Spec) -> SpecResult<FatTree> {
     if !(1..=16).contains(&levels) {
         return Err(SpecError::new("topology.levels", levels, "must be between 1 and 16"));
     }
-    let per_level = (k as u128).pow(levels as u32 - 1);
+    let per_level = (k as u128).saturating_pow(levels as u32 - 1);
     let p = t.servers_per_switch_or(1);
     check_size("topology.levels", levels.to_string(), per_level * levels as u128, per_level * p as u128, (2 * k + p) as u128)?;
     Ok(FatTree::new(k, levels, p))

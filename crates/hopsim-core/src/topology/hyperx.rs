@@ -27,7 +27,7 @@ pub fn build(spec: &Spec) -> SpecResult<HyperX> {
     if let Some(&bad) = dims.iter().find(|&&s| !(2..=1 << 16).contains(&s)) {
         return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("every side of a hyperx needs 2 to 65536 switches (found {bad})")));
     }
-    let switches: u128 = dims.iter().map(|&s| s as u128).product();
+    let switches: u128 = dims.iter().fold(1u128, |n, &s| n.saturating_mul(s as u128));
     let ports: usize = dims.iter().map(|s| s - 1).sum();
     let p = spec.topology.servers_per_switch_or(1);
     check_size("topology.dims", format!("{dims:?}"), switches, switches * p as u128, (ports + p) as u128)?;

@@ -31,11 +31,19 @@ impl Grid {
                 format!("every dimension of a {kind} needs between {min} and 1048576 switches (found {bad})"),
             ));
         }
-        let switches: u128 = dims.iter().map(|&k| k as u128).product();
+        // Saturating: 16 dimensions of 2^20 switches overflow even 128 bits.
+        let switches: u128 = dims.iter().fold(1u128, |n, &k| n.saturating_mul(k as u128));
         let servers_per_switch = t.servers_per_switch_or(1);
-        let servers = switches * servers_per_switch as u128;
+        let servers = switches.saturating_mul(servers_per_switch as u128);
+        if switches > 1 << 28 {
+            return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("{switches} switches is more than the 2^28 supported")));
+        }
         if servers > 1 << 28 {
-            return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("{servers} servers is more than the 2^28 supported")));
+            return Err(SpecError::new(
+                "topology.servers_per_switch",
+                servers_per_switch,
+                format!("{servers} servers ({switches} switches) is more than the 2^28 supported: at most {} per switch", (1u128 << 28) / switches),
+            ));
         }
         Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch, kind })
     }

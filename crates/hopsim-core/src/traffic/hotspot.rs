@@ -16,13 +16,14 @@ impl Hotspot {
     pub fn new(ctx: &PatternCtx) -> SpecResult<Self> {
         let t = &ctx.spec.traffic;
         let n = ctx.servers.num_servers();
-        let hot: Vec<u32> = t.hotspots.clone().unwrap_or_else(|| vec![0]).into_iter().map(|s| s as u32).collect();
+        let hot = t.hotspots.clone().unwrap_or_else(|| vec![0]);
         if hot.is_empty() {
             return Err(SpecError::new("traffic.hotspots", "[]", "give at least one hot server"));
         }
-        if let Some(&bad) = hot.iter().find(|&&s| s as usize >= n) {
+        if let Some(&bad) = hot.iter().find(|&&s| s >= n) {
             return Err(SpecError::new("traffic.hotspots", bad, format!("servers are numbered 0 to {}", n - 1)));
         }
+        let hot: Vec<u32> = hot.into_iter().map(|s| s as u32).collect();
         if ctx.active.len() < 2 {
             return Err(SpecError::new("traffic.active_servers", ctx.active.len(), "hotspot traffic needs at least 2 communicating servers"));
         }

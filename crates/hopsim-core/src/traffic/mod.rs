@@ -100,7 +100,7 @@ impl GroupServers {
             position[s] = members[gr].len() as u32;
             members[gr].push(s as u32);
         }
-        Ok(GroupServers { members, group, position, offset })
+        Ok(GroupServers { members, group, position, offset: offset % g })
     }
     #[inline]
     pub fn target_group(&self, src: usize) -> usize {

@@ -13,6 +13,7 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
         return Err(SpecError::new("traffic.shift", format!("{offsets:?}"), format!("needs {n} offsets, one per dimension")));
     }
     SwitchPermutation::from_coords(ctx, "shift", |grid, c| {
-        (0..n).map(|d| (c[d] as i64 + offsets[d]).rem_euclid(grid.dims[d] as i64) as usize).collect()
+        // Offsets are reduced first so that any i64 offset is a shift round the ring.
+        (0..n).map(|d| (c[d] as i64 + offsets[d].rem_euclid(grid.dims[d] as i64)).rem_euclid(grid.dims[d] as i64) as usize).collect()
     })
 }

@@ -10,6 +10,8 @@ mod aries_modes;
 mod booksim2;
 mod deadlock;
 mod determinism;
+mod fuzz;
+mod limits;
 mod low_diameter;
 mod messages;
 mod protocol;

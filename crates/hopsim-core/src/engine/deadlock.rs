@@ -1,0 +1,348 @@
+//! Deadlock detection on the wait-for graph of blocked input VCs.
+//!
+//! A deadlock is a set of input VCs whose front flits can never move because each waits only
+//! for VCs of the same set: a cycle of full buffers each waiting for the next. The watchdog
+//! (nothing moved for `run.watchdog` cycles) sees it only when the whole network stops; a
+//! deadlock that wedges part of a torus while other flows still move is found here.
+//!
+//! Every `interval` cycles the detector builds the graph. An input VC whose front flit is
+//! ready waits, if it is a head without an output VC, for every output VC its candidates
+//! allow: one owned by another packet waits for the input VC holding that packet, one whose
+//! buffer is full waits for the downstream input VC its credits come from. A routed front
+//! waits for its own output VC the same way. Any option with room, credits, a link to a
+//! server or a packet still arriving means the VC may move: it is not blocked. The blocked
+//! VCs all of whose successors are blocked, repeatedly (the largest such set), can never
+//! move if the state is settled; the set is non-empty only if it holds a cycle.
+//!
+//! Credits and flits in flight can make a VC look blocked for a few cycles, so a VC counts
+//! only if it was in the set at the previous check too, more than the calendar's horizon
+//! earlier, with the same flit at its front: it has not moved since, no credit for it is
+//! still on its way, and the set of such VCs is closed under waiting. Slow progress under
+//! heavy load never qualifies: some VC of every chain of waits moves.
+
+use super::Simulation;
+use crate::router::Peer;
+use std::collections::HashMap;
+
+/// Cycles between checks (at least twice the calendar horizon, see above). At 1024 the
+/// check costs well under 1 % of a saturated run (docs/model.md).
+const INTERVAL: u64 = 1024;
+
+/// What the front flit of an input VC looked like at a check: packet slot, flit, hops taken
+/// and creation cycle (a slot is reused by later packets; a packet may pass a VC twice).
+type Front = (u32, u16, u16, u64);
+
+/// A deadlock found: the cycle by which it had formed and the channels of one cycle of it.
+pub struct Found {
+    pub formed: u64,
+    pub detected: u64,
+    /// Input VCs (global index) of one cycle of the wait-for graph, each waiting for the next.
+    pub cycle: Vec<u32>,
+    /// Input VCs that can never move (the cycle and those waiting on it).
+    pub stuck: usize,
+}
+
+pub struct Detector {
+    interval: u64,
+    pub next_at: u64,
+    /// Input VCs blocked at the last check, with their front then and the first check that
+    /// saw them blocked with that front.
+    /// In input-VC order.
+    prev: Vec<(u32, Front, u64)>,
+    /// Per output VC, the input VC whose front packet owns it (NONE if none or not looked at).
+    owner: Vec<u32>,
+    owned: Vec<u32>,
+    /// Blocked input VCs, and per input VC its place among them (NONE if not blocked).
+    nodes: Vec<u32>,
+    index: Vec<u32>,
+    /// Successors of node i: `succ[succ_start[i]..succ_start[i + 1]]` (input VCs).
+    succ_start: Vec<u32>,
+    succ: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Whether an input VC's front may move, or is blocked (its successors then pushed).
+enum Wait {
+    MayMove,
+    Blocked,
+}
+
+impl Detector {
+    pub fn new(sim: &Simulation) -> Self {
+        let interval = INTERVAL.max(2 * sim.cal.horizon());
+        Detector {
+            interval,
+            next_at: interval,
+            prev: Vec::new(),
+            owner: vec![NONE; sim.routers.vc.len()],
+            owned: Vec::new(),
+            nodes: Vec::new(),
+            index: vec![NONE; sim.routers.vc.len()],
+            succ_start: Vec::new(),
+            succ: Vec::new(),
+        }
+    }
+
+    /// The periodic check: a deadlock confirmed over two checks, if any.
+    pub fn check(&mut self, sim: &Simulation, now: u64) -> Option<Found> {
+        // Checks are skipped while the network is empty: confirm only against the last one.
+        if now >= self.next_at + self.interval {
+            self.prev.clear();
+        }
+        self.next_at = now + self.interval;
+        self.build(sim, now);
+        let blocked = self.closed_set(vec![true; self.nodes.len()]);
+        // Nodes come in input-VC order, as `prev` does: merge the two lists.
+        let mut seen = Vec::new();
+        let mut confirmed = vec![false; self.nodes.len()];
+        let mut k = 0;
+        for (i, &gv) in self.nodes.iter().enumerate() {
+            if !blocked[i] {
+                continue;
+            }
+            let front = front(sim, gv);
+            while k < self.prev.len() && self.prev[k].0 < gv {
+                k += 1;
+            }
+            let since = match self.prev.get(k) {
+                Some(&(g, f, since)) if g == gv && f == front => since,
+                _ => now,
+            };
+            confirmed[i] = since < now;
+            seen.push((gv, front, since));
+        }
+        self.prev = seen;
+        let stuck = self.closed_set(confirmed);
+        let cycle = self.cycle_in(&stuck)?;
+        let since = |gv: &u32| self.prev.binary_search_by_key(gv, |p| p.0).map_or(now, |k| self.prev[k].2);
+        let formed = cycle.iter().map(since).max().unwrap_or(now);
+        Some(Found { formed, detected: now, cycle, stuck: stuck.iter().filter(|&&s| s).count() })
+    }
+
+    /// A cycle of the wait-for graph now, unconfirmed (when the watchdog has seen nothing
+    /// move for `run.watchdog` cycles the state is settled anyway).
+    pub fn cycle_now(&mut self, sim: &Simulation, now: u64) -> Option<Found> {
+        self.build(sim, now);
+        let stuck = self.closed_set(vec![true; self.nodes.len()]);
+        let cycle = self.cycle_in(&stuck)?;
+        Some(Found { formed: now, detected: now, cycle, stuck: stuck.iter().filter(|&&s| s).count() })
+    }
+
+    /// The blocked input VCs and what each waits for.
+    fn build(&mut self, sim: &Simulation, now: u64) {
+        let r = &sim.routers;
+        let vcs = r.vcs;
+        for &gov in &self.owned {
+            self.owner[gov as usize] = NONE;
+        }
+        self.owned.clear();
+        for &gv in &self.nodes {
+            self.index[gv as usize] = NONE;
+        }
+        self.nodes.clear();
+        self.succ_start.clear();
+        self.succ.clear();
+        for s in 0..sim.topo.num_switches() {
+            let base = r.port_base[s] as usize;
+            for gp in base..r.port_base[s + 1] as usize {
+                let mut routed = r.ports[gp].in_vcs_nonempty & r.ports[gp].routed_vcs;
+                while routed != 0 {
+                    let v = routed.trailing_zeros() as usize;
+                    routed &= routed - 1;
+                    let q = &r.vc[gp * vcs + v];
+                    let gov = (base + q.route_port as usize) * vcs + q.route_vc as usize;
+                    self.owner[gov] = (gp * vcs + v) as u32;
+                    self.owned.push(gov as u32);
+                }
+            }
+        }
+        for s in 0..sim.topo.num_switches() {
+            for gp in r.port_base[s] as usize..r.port_base[s + 1] as usize {
+                let mut nonempty = r.ports[gp].in_vcs_nonempty;
+                while nonempty != 0 {
+                    let v = nonempty.trailing_zeros() as usize;
+                    nonempty &= nonempty - 1;
+                    let start = self.succ.len();
+                    match self.waits(sim, s, gp, v, now) {
+                        Wait::Blocked => {
+                            self.index[gp * vcs + v] = self.nodes.len() as u32;
+                            self.nodes.push((gp * vcs + v) as u32);
+                            self.succ_start.push(start as u32);
+                        }
+                        Wait::MayMove => self.succ.truncate(start),
+                    }
+                }
+            }
+        }
+        self.succ_start.push(self.succ.len() as u32);
+    }
+
+    /// Whether the front of input VC `v` of global port `gp` (of `switch`) is blocked;
+    /// if so its successors are pushed onto `succ`.
+    fn waits(&mut self, sim: &Simulation, switch: usize, gp: usize, v: usize, now: u64) -> Wait {
+        let r = &sim.routers;
+        let vcs = r.vcs;
+        let base = r.port_base[switch] as usize;
+        let q = &r.vc[gp * vcs + v];
+        let Some(e) = q.input.front() else { return Wait::MayMove };
+        if e.ready as u64 > now {
+            return Wait::MayMove;
+        }
+        if r.ports[gp].routed_vcs >> v & 1 == 1 {
+            let gov = (base + q.route_port as usize) * vcs + q.route_vc as usize;
+            return match drain_of(sim, gov) {
+                Some(d) => {
+                    self.succ.push(d);
+                    Wait::Blocked
+                }
+                None => Wait::MayMove,
+            };
+        }
+        let mask = if vcs >= 32 { u32::MAX } else { (1u32 << vcs) - 1 };
+        for c in sim.packets.get(e.packet).candidates.as_slice() {
+            let mut allowed = c.vcs & mask;
+            while allowed != 0 {
+                let ov = allowed.trailing_zeros() as usize;
+                allowed &= allowed - 1;
+                let gov = (base + c.hop.port as usize) * vcs + ov;
+                let next = if r.vc[gov].out_owned { Some(self.owner[gov]).filter(|&o| o != NONE) } else { drain_of(sim, gov) };
+                match next {
+                    Some(n) => self.succ.push(n),
+                    None => return Wait::MayMove,
+                }
+            }
+        }
+        Wait::Blocked
+    }
+
+    /// The largest set of nodes, among those `inside` admits, whose successors are all in
+    /// the set (a node with one successor outside may move once that one does).
+    fn closed_set(&self, mut inside: Vec<bool>) -> Vec<bool> {
+        let n = self.nodes.len();
+        let edges = |i: usize| &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize];
+        // Predecessors in compressed rows: count, prefix sums, fill.
+        let mut pred_start = vec![0u32; n + 1];
+        let mut out = Vec::new();
+        for i in 0..n {
+            for &to in edges(i) {
+                match self.index[to as usize] {
+                    NONE => out.push(i as u32),
+                    j => pred_start[j as usize + 1] += 1,
+                }
+            }
+        }
+        for j in 0..n {
+            pred_start[j + 1] += pred_start[j];
+        }
+        let mut fill = pred_start.clone();
+        let mut preds = vec![0u32; pred_start[n] as usize];
+        for i in 0..n {
+            for &to in edges(i) {
+                let j = self.index[to as usize];
+                if j != NONE {
+                    preds[fill[j as usize] as usize] = i as u32;
+                    fill[j as usize] += 1;
+                }
+            }
+        }
+        out.extend((0..n as u32).filter(|&i| !inside[i as usize]));
+        for &i in &out {
+            inside[i as usize] = false;
+        }
+        while let Some(j) = out.pop() {
+            for &i in &preds[pred_start[j as usize] as usize..pred_start[j as usize + 1] as usize] {
+                if inside[i as usize] {
+                    inside[i as usize] = false;
+                    out.push(i);
+                }
+            }
+        }
+        inside
+    }
+
+    /// One cycle inside a closed set: every node there has a successor there, so following
+    /// successors must come back to a node already visited.
+    fn cycle_in(&self, inside: &[bool]) -> Option<Vec<u32>> {
+        let start = inside.iter().position(|&b| b)?;
+        let mut order: Vec<u32> = Vec::new();
+        let mut at: HashMap<u32, usize> = HashMap::new();
+        let mut i = start as u32;
+        loop {
+            if let Some(&k) = at.get(&i) {
+                return Some(order[k..].iter().map(|&j| self.nodes[j as usize]).collect());
+            }
+            at.insert(i, order.len());
+            order.push(i);
+            let succ = &self.succ[self.succ_start[i as usize] as usize..self.succ_start[i as usize + 1] as usize];
+            i = succ.iter().map(|&to| self.index[to as usize]).find(|&j| j != NONE && inside[j as usize])?;
+        }
+    }
+}
+
+/// The downstream input VC a full output VC `gov` waits for, or `None` if it has room for a
+/// flit (counting the flit its link is finishing) or can send one (credits, or a server).
+fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
+    let r = &sim.routers;
+    let prm = &sim.params;
+    let vcs = r.vcs;
+    let (gp, ov) = (gov / vcs, gov % vcs);
+    let port = &r.ports[gp];
+    let q = &r.vc[gov];
+    let leaving = if port.tx_pending && port.tx_vc as usize == ov { port.tx_phits as u32 } else { 0 };
+    // Room for the shortest flit, or credits for the flit at the front.
+    let Some(next) = q.output.front() else { return None };
+    if prm.out_cap - (q.out_used - leaving) >= prm.flit_phits(prm.min_packet_phits) as u32 || q.credits >= next.phits as u32 {
+        return None;
+    }
+    match port.peer {
+        Peer::Switch { switch, port } => Some(((r.port_base[switch as usize] as usize + port as usize) * vcs + ov) as u32),
+        Peer::Server(_) | Peer::Unconnected => None,
+    }
+}
+
+/// The front of a blocked input VC, to tell at the next check whether it moved.
+fn front(sim: &Simulation, gv: u32) -> Front {
+    let e = sim.routers.vc[gv as usize].input.front().expect("a blocked input VC holds a flit");
+    let p = sim.packets.get(e.packet);
+    (e.packet, e.flit.index(), p.state.hops, p.created)
+}
+
+/// `deadlock_where`: when it formed and the channels of the cycle, each `upstream switch ->
+/// switch vc v`, each waiting for the next and the last for the first.
+pub fn describe(sim: &Simulation, f: &Found) -> String {
+    let r = &sim.routers;
+    let vcs = r.vcs;
+    let name = |s: usize| {
+        let c = sim.topo.coordinates(s);
+        if c.is_empty() {
+            format!("switch {s}")
+        } else {
+            format!("switch {s} {c:?}")
+        }
+    };
+    let shown: Vec<String> = f
+        .cycle
+        .iter()
+        .take(64)
+        .map(|&gv| {
+            let gp = gv as usize / vcs;
+            let s = r.switch_of_port(gp);
+            let from = match r.ports[gp].peer {
+                Peer::Switch { switch, .. } => name(switch as usize),
+                Peer::Server(server) => format!("server {server}"),
+                Peer::Unconnected => "?".into(),
+            };
+            format!("{from} -> {} vc {}", name(s), gv as usize % vcs)
+        })
+        .collect();
+    let more = if f.cycle.len() > shown.len() { format!("; ... {} more", f.cycle.len() - shown.len()) } else { String::new() };
+    format!(
+        "wait-for cycle formed by cycle {} (detected at {}; {} input VCs can never move): {} channels, each full and waiting for the next: {}{more}",
+        f.formed,
+        f.detected,
+        f.stuck,
+        f.cycle.len(),
+        shown.join("; ")
+    )
+}

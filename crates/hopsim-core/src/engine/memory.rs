@@ -1,0 +1,268 @@
+//! The memory a run needs, estimated before anything large is allocated, so that a run that
+//! cannot fit is refused with a clear error instead of the allocator aborting the process
+//! (and with it a Python session). The formula is in docs/model.md, with how close it comes
+//! to the measured peak; every size is taken from the engine's own types.
+
+use crate::error::{SpecError, SpecResult};
+use crate::spec::{FlowControl, Spec};
+use crate::topology::Topology;
+use std::mem::size_of;
+
+/// One part of the estimate, and the key that sets its size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub what: String,
+    pub key: &'static str,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub parts: Vec<Part>,
+}
+
+impl Estimate {
+    pub fn total(&self) -> u64 {
+        self.parts.iter().map(|p| p.bytes).fold(0u64, u64::saturating_add)
+    }
+
+    pub fn largest(&self) -> &Part {
+        self.parts.iter().max_by_key(|p| p.bytes).expect("an estimate has parts")
+    }
+}
+
+/// The program, its libraries and stack, before the run allocates anything.
+const BASELINE: u64 = 4 << 20;
+/// Bytes per row of the result tables once written as JSON (numbers as text).
+const JSON_PER_NUMBER: u64 = 12;
+
+/// Capacity a growing vector reaches for `n` items (it doubles).
+fn grown(n: u64) -> u64 {
+    n.max(1).checked_next_power_of_two().unwrap_or(u64::MAX)
+}
+
+fn times(a: u64, b: u64) -> u64 {
+    a.saturating_mul(b)
+}
+
+/// What the run described by `spec` on `topo` needs, in bytes, part by part.
+pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
+    use crate::router::{Entry, Port, Vc};
+    let n = topo.num_switches() as u64;
+    let (mut net_ports, mut servers, mut max_ports) = (0u64, 0u64, 0u64);
+    let mut server_ports_dominate = false;
+    for s in 0..topo.num_switches() {
+        let (np, sp) = (topo.network_ports(s) as u64, topo.servers_at(s) as u64);
+        net_ports += np;
+        servers += sp;
+        max_ports = max_ports.max(np + sp);
+        server_ports_dominate |= sp > np;
+    }
+    let ports = net_ports + servers;
+    let vcs = spec.router.vcs as u64;
+    let nvc = times(ports, vcs);
+    let p = spec.packet.phits as u64;
+    let flit = if spec.flow_control() == FlowControl::Wormhole { 1 } else { p };
+    let in_slots = spec.input_buffer_phits() as u64 / flit;
+    let out_slots = spec.output_buffer_phits() as u64 / flit;
+    let size_key = match topo.kind() {
+        "dragonfly" | "dragonfly_plus" => "topology.groups",
+        "fat_tree" => "topology.levels",
+        _ => "topology.dims",
+    };
+    let port_key = if server_ports_dominate { "topology.servers_per_switch" } else { size_key };
+    let words = |bits: u64| bits.div_ceil(64).max(1);
+    let rng = size_of::<crate::routing::Rng>() as u64;
+
+    let mut parts = vec![
+        Part { what: "program".into(), key: "run", bytes: BASELINE },
+        // Ports (with their link's timing and phit counter), VCs (with the deadlock
+        // detector's two indices per VC).
+        Part {
+            what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
+            key: port_key,
+            bytes: times(n, 4 + 2 + 8 + 16 * words(max_ports) + rng)
+                + times(ports, (size_of::<Port>() + size_of::<crate::link::Channel>()) as u64 + 8)
+                + times(nvc, size_of::<Vc>() as u64 + 8),
+        },
+        Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots), size_of::<Entry>() as u64) },
+        Part { what: "output buffers".into(), key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots), size_of::<Entry>() as u64) },
+        // A bit per input VC of the switch for every output VC: quadratic in the radix.
+        Part {
+            what: format!("VC-allocation waiter bits ({max_ports} ports x {vcs} VCs per switch, squared)"),
+            key: if server_ports_dominate { "topology.servers_per_switch" } else { "router.vcs" },
+            bytes: times(times(nvc, words(max_ports * vcs)), 8),
+        },
+    ];
+
+    // Packets alive at saturation: 40 % of the packets the input buffers of the network
+    // ports hold (measured on saturated tori: 36 % to 53 %; dragonflies and HyperX, whose VC
+    // policies leave VCs unused, fill fewer), plus the two made at each NIC. The arena is
+    // reserved up front, so only the packets alive take memory.
+    let packet_slots = times(times(net_ports, vcs), spec.input_buffer_phits() as u64 / p);
+    let live = packet_slots / 5 * 2 + 2 * servers;
+    parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
+
+    // NICs, their credits, counters, generators, source-queue headers, traffic tables.
+    let per_server = size_of::<crate::nic::Nic>() + size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
+
+    let (queue, packets, limited) = source_queue(spec);
+    let key = match (limited, server_ports_dominate) {
+        (true, _) => "nic.source_queue_limit",
+        (false, true) => "topology.servers_per_switch",
+        (false, false) => "run.cycles",
+    };
+    parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: times(servers, queue) });
+
+    // Calendar: per slot of the wheel, the events of a cycle (a flit and a credit per port
+    // every flit time) and the switches and NICs to visit; each list keeps the capacity it
+    // once needed.
+    let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
+    let wheel = (horizon + 2).next_power_of_two().max(64);
+    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<super::calendar::Event>() as u64) + 4 * (grown(n) + grown(servers));
+    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 8) });
+
+    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+    let bins = end.div_ceil(spec.run.temporal_bin.max(1));
+    // Per bin: the counters, then the result's five columns and their JSON.
+    parts.push(Part {
+        what: format!("{bins} load-over-time bins"),
+        key: "run.temporal_bin",
+        bytes: times(bins, size_of::<crate::stats::Bin>() as u64 + 33 + 5 * JSON_PER_NUMBER),
+    });
+    // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
+    // counters), per switch (its coordinates), each in memory and as JSON.
+    let dims = topo.dims().len() as u64;
+    // And the three latency histograms, exact to 65536 cycles.
+    let result = times(3 * end.min(1 << 16), 8)
+        + times(net_ports, 40 + 7 * JSON_PER_NUMBER) + times(servers, 40 + 5 * JSON_PER_NUMBER) + times(n, 24 + dims * (8 + JSON_PER_NUMBER));
+    parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
+    Estimate { parts }
+}
+
+fn buffer_key(spec: &Spec, which: &str) -> &'static str {
+    match (which, spec.router.input_buffer_phits.is_some(), spec.router.output_buffer_phits.is_some()) {
+        ("input", true, _) => "router.input_buffer_phits",
+        ("input", false, _) => "router.input_buffer",
+        (_, _, true) => "router.output_buffer_phits",
+        _ => "router.output_buffer",
+    }
+}
+
+/// Bytes of one server's source queue at its largest: every message the run may generate
+/// there still waiting (nothing sent), capped by `nic.source_queue_limit`; with the packets
+/// that makes and whether the cap bounds it. One-packet messages nobody tracks take an
+/// 8-byte slot; others take three and a message record.
+fn source_queue(spec: &Spec) -> (u64, u64, bool) {
+    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+    let packets_per_message = spec.packets_per_message().max(1) as u64;
+    let generated = if spec.workload.is_open_loop() {
+        (spec.traffic.load.unwrap_or(1.0) * end as f64 / spec.packet.phits as f64).ceil() as u64
+    } else {
+        spec.workload.window as u64 * packets_per_message + spec.packets_per_ack() as u64
+    };
+    let limit = spec.nic.source_queue_limit;
+    let queued = generated.min(limit);
+    let tracked = packets_per_message > 1 || !spec.workload.is_open_loop();
+    let bytes = if tracked {
+        let messages = queued.div_ceil(packets_per_message);
+        times(grown(times(messages, 3)), 8) + times(messages, size_of::<crate::message::Message>() as u64 + 4)
+    } else {
+        times(grown(queued), 8)
+    };
+    (bytes, queued, generated > limit)
+}
+
+/// Memory the process may still take: the smallest of the system's available memory, the
+/// cgroup's limit less its usage, and `HOPSIM_MAX_MEMORY` (bytes, or with K, M, G) if set.
+/// `None` when none of them can be read.
+pub fn available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    });
+    let read = |path: &str| std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let cgroup = match (read("/sys/fs/cgroup/memory.max"), read("/sys/fs/cgroup/memory.current")) {
+        (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
+        _ => match (read("/sys/fs/cgroup/memory/memory.limit_in_bytes"), read("/sys/fs/cgroup/memory/memory.usage_in_bytes")) {
+            (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
+            _ => None,
+        },
+    };
+    let user = std::env::var("HOPSIM_MAX_MEMORY").ok().and_then(|v| parse_bytes(&v));
+    [meminfo, cgroup, user].into_iter().flatten().min()
+}
+
+/// `1500000`, `512M`, `2G`, `64K` (powers of 1024).
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, shift) = match t.chars().last()?.to_ascii_uppercase() {
+        'K' => (&t[..t.len() - 1], 10),
+        'M' => (&t[..t.len() - 1], 20),
+        'G' => (&t[..t.len() - 1], 30),
+        'T' => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+pub fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut x = bytes as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
+}
+
+/// Refuse a run whose estimate exceeds `available` bytes, naming the key of its largest part.
+pub fn check_fits(spec: &Spec, topo: &dyn Topology, available: Option<u64>) -> SpecResult<()> {
+    let Some(avail) = available else { return Ok(()) };
+    let est = estimate(spec, topo);
+    let total = est.total();
+    if total <= avail {
+        return Ok(());
+    }
+    let big = est.largest();
+    Err(SpecError::new(
+        big.key,
+        value_of(spec, big.key),
+        format!(
+            "the run needs about {} of memory, more than the {} available; largest part: {}, {} (docs/model.md gives the estimate)",
+            human(total),
+            human(avail),
+            big.what,
+            human(big.bytes)
+        ),
+    ))
+}
+
+/// The value of one of the keys an estimate names, as the experiment file gives it.
+fn value_of(spec: &Spec, key: &str) -> String {
+    let r = &spec.router;
+    let t = &spec.topology;
+    let opt = |v: Option<usize>| v.map(|x| x.to_string()).unwrap_or_default();
+    match key {
+        "topology.dims" => format!("{:?}", t.dims),
+        "topology.groups" => opt(t.groups),
+        "topology.levels" => opt(t.levels),
+        "topology.servers_per_switch" => opt(t.servers_per_switch),
+        "router.input_buffer" => r.input_buffer.to_string(),
+        "router.output_buffer" => r.output_buffer.to_string(),
+        "router.input_buffer_phits" => opt(r.input_buffer_phits),
+        "router.output_buffer_phits" => opt(r.output_buffer_phits),
+        "router.vcs" => r.vcs.to_string(),
+        "nic.source_queue_limit" => spec.nic.source_queue_limit.to_string(),
+        "run.cycles" => spec.run.cycles.to_string(),
+        "run.temporal_bin" => spec.run.temporal_bin.to_string(),
+        "link.latency" => spec.link.latency.to_string(),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,228 @@
+//! Experiment specs drawn from the schema, with numbers at the edges of every integer width,
+//! NaN and infinities: each ends in a result or a one-line error naming a key, never a
+//! panic, in bounded time and memory. Runs that pass validation are shortened and capped in
+//! memory through the engine's own estimate before they are simulated.
+//!
+//! `HOPSIM_FUZZ_CASES=5000 cargo test --release -p hopsim-core --test suite fuzz` fuzzes longer.
+use hopsim_core::engine::memory;
+use hopsim_core::spec::from_json_str;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+/// Numbers as JSON tokens (bare NaN and Infinity, as Python writes them): the edges of 8,
+/// 16, 32 and 64 bits, negatives, non-finite and ordinary values.
+const EDGES: &[&str] = &[
+    "0", "1", "2", "3", "4", "7", "8", "16", "255", "256", "65535", "65536", "65537", "2147483647", "2147483648", "4294967295",
+    "4294967296", "4294967297", "9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616",
+    "1e300", "-1", "-2147483649", "-9223372036854775808", "NaN", "Infinity", "-Infinity", "0.5", "0.25", "1.0", "1e-300", "-0.5",
+    "\"4\"", "true", "[]", "null",
+];
+
+/// An ordinary value for a key, so that most drawn specs get past validation and run.
+fn small() -> impl Strategy<Value = String> {
+    prop_oneof![(1u32..6).prop_map(|v| v.to_string()), Just("2".to_string())]
+}
+
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![4 => small(), 1 => prop::sample::select(EDGES).prop_map(str::to_string)]
+}
+
+fn load() -> impl Strategy<Value = String> {
+    prop_oneof![8 => (1u32..=10).prop_map(|v| format!("{}", v as f64 / 10.0)), 1 => number()]
+}
+
+/// A buffer in phits: room for a packet or two of the default 16 phits, or an edge.
+fn phits() -> impl Strategy<Value = String> {
+    prop_oneof![4 => (16u32..80).prop_map(|v| v.to_string()), 1 => number()]
+}
+
+fn word(choices: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop::sample::select(choices).prop_map(|w| format!("{w:?}"))
+}
+
+/// A key and its value, or nothing (the default).
+fn maybe(key: &'static str, value: impl Strategy<Value = String>) -> impl Strategy<Value = Option<(&'static str, String)>> {
+    prop::option::weighted(0.15, value.prop_map(move |v| (key, v)))
+}
+
+fn table(name: &'static str, fields: Vec<Option<(&'static str, String)>>) -> String {
+    let body: Vec<String> = fields.into_iter().flatten().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+    format!("\"{name}\": {{{}}}", body.join(", "))
+}
+
+fn dims() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::collection::vec(2u32..6, 1..=3).prop_map(|d| format!("{d:?}")),
+        1 => prop::collection::vec(number(), 0..=3).prop_map(|d| format!("[{}]", d.join(", "))),
+    ]
+}
+
+fn topology() -> impl Strategy<Value = String> {
+    let kind = word(&["torus", "torus", "mesh", "hyperx", "dragonfly", "dragonfly_plus", "fat_tree"]);
+    (
+        kind,
+        dims(),
+        maybe("servers_per_switch", number()),
+        maybe("groups", number()),
+        maybe("switches_per_group", number()),
+        maybe("global_links_per_switch", number()),
+        (maybe("leaves_per_group", number()), maybe("spines_per_group", number()), maybe("k", number()), maybe("levels", number())),
+    )
+        .prop_map(|(kind, dims, sps, g, a, h, (l, s, k, n))| {
+            let or = |v: Option<(&'static str, String)>, key: &'static str, d: &str| Some(v.unwrap_or((key, d.to_string())));
+            let mut fields = vec![Some(("kind", kind.clone())), sps];
+            match kind.as_str() {
+                "\"torus\"" | "\"mesh\"" | "\"hyperx\"" | "\"ring\"" => fields.push(Some(("dims", dims))),
+                "\"dragonfly\"" => fields.extend([g, or(a, "switches_per_group", "4"), or(h, "global_links_per_switch", "2")]),
+                "\"dragonfly_plus\"" => fields.extend([g, or(l, "leaves_per_group", "2"), or(s, "spines_per_group", "2"), h]),
+                _ => fields.extend([or(k, "k", "2"), or(n, "levels", "2")]),
+            }
+            table("topology", fields)
+        })
+}
+
+fn spec() -> impl Strategy<Value = String> {
+    let router = (
+        maybe("vcs", number()),
+        maybe("input_buffer", number()),
+        maybe("output_buffer", number()),
+        maybe("input_buffer_phits", phits()),
+        maybe("output_buffer_phits", phits()),
+        maybe("speedup", number()),
+        maybe("pipeline_delay", number()),
+        maybe("flow_control", word(&["vct", "wormhole"])),
+    )
+        .prop_map(|(a, b, c, d, e, f, g, h)| table("router", vec![a, b, c, d, e, f, g, h]));
+    let link = (maybe("latency", number()), maybe("gbytes_per_s", number())).prop_map(|(a, b)| table("link", vec![a, b]));
+    let packet = (maybe("phits", number()), maybe("bytes", number())).prop_map(|(a, b)| table("packet", vec![a, b]));
+    let routing = (
+        maybe("algorithm", word(&["dor", "rdr", "valiant", "romm", "min_adaptive", "minimal"])),
+        maybe("vc_policy", word(&["auto", "dateline", "escape", "phase_dateline", "none", "ladder", "ladder_reuse", "min_first"])),
+        maybe("ladder_vcs_per_step", number()),
+        maybe("injection_vcs", word(&["policy", "any", "any_first"])),
+    )
+        .prop_map(|(a, b, c, d)| table("routing", vec![a, b, c, d]));
+    let traffic = (
+        maybe("pattern", word(&["uniform", "random_pairs", "random_permutation", "shift", "transpose", "bit_complement", "tornado", "hotspot", "adv", "adv_random"])),
+        prop::option::weighted(0.9, load().prop_map(|v| ("load", v))),
+        maybe("shift", prop::collection::vec(number(), 0..3).prop_map(|v| format!("[{}]", v.join(", ")))),
+        maybe("adv_offset", number()),
+        maybe("active_servers", number()),
+        maybe("active_fraction", load()),
+        maybe("hotspots", prop::collection::vec(number(), 0..3).prop_map(|v| format!("[{}]", v.join(", ")))),
+        maybe("hotspot_fraction", load()),
+    )
+        .prop_map(|(a, b, c, d, e, f, g, h)| table("traffic", vec![a, b, c, d, e, f, g, h]));
+    let message = (maybe("packets", number()), maybe("bytes", number()), maybe("in_order", word(&["x"]).prop_map(|_| "true".to_string())))
+        .prop_map(|(a, b, c)| table("message", vec![a, b, c]));
+    let workload = (maybe("kind", word(&["bernoulli", "ping_pong", "bandwidth"])), maybe("iterations", number()), maybe("window", number()), maybe("ack_bytes", number()))
+        .prop_map(|(a, b, c, d)| table("workload", vec![a, b, c, d]));
+    let run = (maybe("warmup", number()), maybe("cycles", number()), maybe("seed", number()), maybe("watchdog", number()), maybe("temporal_bin", number()))
+        .prop_map(|(a, b, c, d, e)| table("run", vec![a, b, c, d, e]));
+    let nic = maybe("source_queue_limit", number()).prop_map(|a| table("nic", vec![a]));
+    (topology(), router, link, packet, routing, traffic, (message, workload, run, nic))
+        .prop_map(|(t, r, l, p, ro, tr, (m, w, ru, n))| format!("{{{}}}", [t, r, l, p, ro, tr, m, w, ru, n].join(", ")))
+}
+
+/// What a drawn spec must come to: a one-line error naming a key, or (shortened and within
+/// the memory cap) a run whose invariants hold.
+fn outcome(json: &str) -> Result<bool, TestCaseError> {
+    let spec = match from_json_str(json).and_then(|s| hopsim_core::engine::Simulation::check(&s).map(|_| s)) {
+        Ok(s) => s,
+        Err(e) => {
+            if std::env::var("HOPSIM_FUZZ_SHOW").is_ok() {
+                eprintln!("{e}");
+            }
+            prop_assert!(!e.key.is_empty(), "error without a key: {e}");
+            prop_assert!(!e.to_string().contains('\n'), "multi-line error: {e}");
+            return Ok(false);
+        }
+    };
+    let mut short = spec.clone();
+    short.run.warmup = spec.run.warmup.min(200);
+    short.run.cycles = spec.run.cycles.min(400);
+    short.run.temporal_bin = spec.run.temporal_bin.max(10);
+    let topo = hopsim_core::topology::build(&short).expect("checked");
+    if let Err(e) = memory::check_fits(&short, topo.as_ref(), Some(64 << 20)) {
+        prop_assert!(!e.key.is_empty());
+        return Ok(false);
+    }
+    match hopsim_core::simulate(&short) {
+        Ok(r) => {
+            prop_assert!(r.metrics.phits_conserved, "phits not conserved: {json}");
+            prop_assert!(r.metrics.credits_conserved, "credits not conserved: {json}");
+        }
+        Err(e) => prop_assert!(!e.key.is_empty(), "error without a key: {e}"),
+    }
+    Ok(true)
+}
+
+#[test]
+fn drawn_specs_end_in_a_result_or_a_clear_error() {
+    let cases = std::env::var("HOPSIM_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let started = std::time::Instant::now();
+    let ran = std::cell::Cell::new(0u32);
+    runner
+        .run(&spec(), |json| {
+            ran.set(ran.get() + outcome(&json)? as u32);
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("{cases} drawn specs, {} ran, in {:.1} s", ran.get(), started.elapsed().as_secs_f64());
+    // Most draws hit an edge somewhere, but enough must get through to exercise the runs.
+    assert!(ran.get() * 20 >= cases, "only {} of {cases} drawn specs ran", ran.get());
+}
+
+#[test]
+fn every_edge_value_in_every_numeric_key_is_a_result_or_a_clear_error() {
+    // Each numeric key alone, at every edge, in an otherwise ordinary spec.
+    let keys = [
+        ("topology", "servers_per_switch"),
+        ("router", "vcs"),
+        ("router", "input_buffer"),
+        ("router", "output_buffer"),
+        ("router", "input_buffer_phits"),
+        ("router", "output_buffer_phits"),
+        ("router", "speedup"),
+        ("router", "pipeline_delay"),
+        ("link", "latency"),
+        ("link", "gbytes_per_s"),
+        ("packet", "phits"),
+        ("packet", "bytes"),
+        ("routing", "ladder_vcs_per_step"),
+        ("traffic", "load"),
+        ("traffic", "active_servers"),
+        ("traffic", "active_fraction"),
+        ("traffic", "hotspot_fraction"),
+        ("message", "packets"),
+        ("message", "bytes"),
+        ("workload", "iterations"),
+        ("workload", "window"),
+        ("run", "warmup"),
+        ("run", "cycles"),
+        ("run", "seed"),
+        ("run", "watchdog"),
+        ("run", "temporal_bin"),
+        ("nic", "source_queue_limit"),
+    ];
+    for (table, key) in keys {
+        for value in EDGES {
+            let json = if table == "topology" {
+                format!(r#"{{"topology": {{"kind": "torus", "dims": [4, 4], "{key}": {value}}}, "traffic": {{"load": 0.2}}}}"#)
+            } else if table == "traffic" {
+                format!(r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "traffic": {{"pattern": "uniform", "load": 0.2, "{key}": {value}}}}}"#)
+            } else {
+                format!(r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "traffic": {{"load": 0.2}}, "{table}": {{"{key}": {value}}}}}"#)
+            };
+            let json = json.replace(r#""load": 0.2, "load""#, r#""load""#);
+            if let Err(e) = outcome(&json).map(|_| ()) {
+                panic!("{table}.{key} = {value}: {e}");
+            }
+            // An error must name this key (or the one it conflicts with).
+            if let Err(e) = from_json_str(&json).and_then(|s| hopsim_core::engine::Simulation::check(&s)) {
+                assert!(e.key.starts_with(table) || e.key.starts_with("router") || e.key.starts_with("run") || e.key.starts_with("topology"), "{table}.{key} = {value}: {e}");
+            }
+        }
+    }
+}
