@@ -227,15 +227,15 @@ def test_a_cancelled_run_returns_nothing(tmp_path):
 @pytest.mark.parametrize(
     "setting, said",
     [
-        ("traffic.load=nan", "traffic.load = nan"),
-        ("run.cycles=inf", "run.cycles = inf"),
-        ("sweep.traffic.load=[0.1, -inf]", 'traffic.load = -inf: must be a finite number (not nan or inf) (from [sweep] "traffic.load")'),
+        ("traffic.load=nan", "traffic.load = NaN"),
+        ("run.cycles=inf", "run.cycles = Infinity"),
+        ("sweep.traffic.load=[0.1, -inf]", 'traffic.load = -Infinity: must be a finite number (not NaN or infinity) (from [sweep] "traffic.load")'),
     ],
 )
 def test_nan_or_infinity_names_its_key(tmp_path, capsys, setting, said):
     code, err = hopsim_main(capsys, "validate", write_spec(tmp_path), "--set", setting)
     assert code == 2 and f"hopsim: error: {said}" in err
-    with pytest.raises(hopsim.SpecError, match="traffic.load = nan: must be a finite number"):
+    with pytest.raises(hopsim.SpecError, match="traffic.load = NaN: must be a finite number"):
         hopsim.simulate(write_spec(tmp_path), overrides={"traffic.load": float("nan")})
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import time
 from typing import Any, Mapping
 
@@ -34,23 +33,6 @@ def spec_to_json(spec: Mapping[str, Any]) -> str:
     """Serialize a spec for the engine. NaN and infinities are written as bare ``NaN`` and
     ``Infinity``, which the engine refuses naming their key."""
     return json.dumps(spec, default=_json_default, allow_nan=True)
-
-
-def _non_finite(value: Any, key: str) -> tuple[str, float] | None:
-    """The dotted key and value of the first NaN or infinity in ``value``, if any."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return key, value
-    if isinstance(value, Mapping):
-        items = ((f"{key}.{k}" if key else str(k), v) for k, v in value.items())
-    elif isinstance(value, (list, tuple)):
-        items = ((key, v) for v in value)
-    else:
-        return None
-    for sub_key, sub in items:
-        found = _non_finite(sub, sub_key)
-        if found:
-            return found
-    return None
 
 
 def _call(fn, spec: Mapping[str, Any]) -> str:
