@@ -148,3 +148,13 @@ def test_a_run_that_does_not_fit_in_memory_is_a_clear_error(tmp_path: Path) -> N
         p = _cli(tmp_path, *command)
         _check(p, " ".join(command))
         assert p.returncode == 2 and "of memory, more than the" in p.stderr and "largest part" in p.stderr, p.stderr
+
+
+def test_warmup_and_cycles_that_overflow_are_named_through_the_api() -> None:
+    from hopsim import engine
+
+    base = {"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.3}}
+    for run, key in [({"warmup": 2**64 - 1, "cycles": 10}, "run.warmup"), ({"warmup": 10, "cycles": 2**64 - 1}, "run.cycles"),
+                     ({"warmup": 10, "cycles": 2**70}, "run.cycles")]:
+        with pytest.raises(SpecError, match=rf"^{key} = "):
+            engine.validate({**base, "run": run})

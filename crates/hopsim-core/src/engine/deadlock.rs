@@ -45,9 +45,8 @@ pub struct Found {
 pub struct Detector {
     interval: u64,
     pub next_at: u64,
-    /// Input VCs blocked at the last check, with their front then and the first check that
-    /// saw them blocked with that front.
-    /// In input-VC order.
+    /// Input VCs blocked at the last check, in input-VC order, with their front then and the
+    /// first check that saw them blocked with that front.
     prev: Vec<(u32, Front, u64)>,
     /// Per output VC, the input VC whose front packet owns it (NONE if none or not looked at).
     owner: Vec<u32>,
@@ -86,7 +85,8 @@ impl Detector {
 
     /// The periodic check: a deadlock confirmed over two checks, if any.
     pub fn check(&mut self, sim: &Simulation, now: u64) -> Option<Found> {
-        // Checks are skipped while the network is empty: confirm only against the last one.
+        // Checks are skipped while the network is empty or the engine jumps over idle
+        // cycles: confirm only against a check one interval before.
         if now >= self.next_at + self.interval {
             self.prev.clear();
         }
