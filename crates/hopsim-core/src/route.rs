@@ -101,15 +101,18 @@ impl Candidates {
     }
 }
 
-/// The highest VC of `mask` alone (none if `mask` is empty): the one VC an in-order packet
-/// may use (the highest, since under `ladder_reuse` the lowest would keep every hop in
-/// class 0).
-#[inline]
-pub fn highest_vc(mask: u32) -> u32 {
-    if mask == 0 {
-        0
-    } else {
-        1 << (31 - mask.leading_zeros())
+impl RouteState {
+    /// The VCs this packet may use of the `allowed` ones its VC policy gives: all of them, or
+    /// for an in-order packet only the highest (one VC per hop, so packets of a flow on one
+    /// path cannot overtake each other; the highest, since under `ladder_reuse` the lowest
+    /// would keep every hop in class 0).
+    #[inline]
+    pub fn usable_vcs(&self, allowed: u32) -> u32 {
+        if !self.in_order || allowed == 0 {
+            allowed
+        } else {
+            1 << (31 - allowed.leading_zeros())
+        }
     }
 }
 
@@ -125,8 +128,7 @@ pub trait Congestion {
     /// As `port_queue`, over only the VCs the VC policy lets a packet in `state` use for
     /// `hop`: the queue that packet would join (other VCs may hold traffic it never waits
     /// behind).
-    fn hop_queue(&self, switch: usize, state: &RouteState, hop: &Hop) -> u32 {
-        let _ = state;
+    fn hop_queue(&self, switch: usize, _state: &RouteState, hop: &Hop) -> u32 {
         self.port_queue(switch, hop.port as usize)
     }
 }

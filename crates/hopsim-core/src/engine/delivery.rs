@@ -227,16 +227,7 @@ impl Simulation {
     /// The packet reaches the application (on arrival, or when in-order delivery lets it).
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
-        self.stats.on_deliver(now, p.created, p.injected, p.state.hops as u64, p.phits as u64, p.measured);
-        self.stats.on_route_kind(p.injected, p.state.valiant);
-        if p.measured {
-            let nonminimal = u64::from(p.state.valiant);
-            self.stats.nonminimal_measured += nonminimal;
-            let m = &mut self.stats.by_mode[(p.state.mode as usize).min(7)];
-            m.0 += 1;
-            m.1 += nonminimal;
-        }
-        self.stats.on_link_latency(p.extra_link_latency, p.measured);
+        self.stats.on_deliver(now, &p);
         self.nics.count(p.src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
             c.latency_sum += now - p.created;

@@ -424,10 +424,7 @@ impl Simulation {
         }
         let all = self.vc_policy.all();
         for c in pkt.candidates.as_mut_slice() {
-            c.vcs = self.vc_policy.allowed(&pkt.state, &c.hop) & all;
-            if pkt.state.in_order {
-                c.vcs = crate::route::highest_vc(c.vcs);
-            }
+            c.vcs = pkt.state.usable_vcs(self.vc_policy.allowed(&pkt.state, &c.hop) & all);
         }
     }
 

@@ -273,7 +273,7 @@ impl Nics {
             let state = &packets.get(id).state;
             let mask = match prm.injection {
                 // One VC per flow keeps an in-order packet behind the one before it.
-                _ if state.in_order => crate::route::highest_vc(vc_policy.injection(state) & vc_policy.all()),
+                _ if state.in_order => state.usable_vcs(vc_policy.injection(state) & vc_policy.all()),
                 InjectionRule::Policy => vc_policy.injection(state),
                 InjectionRule::Any | InjectionRule::AnyFirst => vc_policy.all(),
             };

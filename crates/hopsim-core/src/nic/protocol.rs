@@ -3,15 +3,8 @@
 //! and its response one header flit; under GET the request is one header flit and the response
 //! carries the payload. One flit is one phit.
 
+pub use crate::spec::ProtocolKind;
 use crate::spec::Spec;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProtocolKind {
-    /// Packets nobody answers (the default).
-    None,
-    Put,
-    Get,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Protocol {
@@ -25,13 +18,8 @@ pub struct Protocol {
 impl Protocol {
     pub fn from_spec(spec: &Spec) -> Self {
         let n = &spec.nic;
-        let kind = match n.protocol.as_str() {
-            "put" => ProtocolKind::Put,
-            "get" => ProtocolKind::Get,
-            _ => ProtocolKind::None,
-        };
         Protocol {
-            kind,
+            kind: n.kind(),
             max_outstanding: n.max_outstanding,
             flit_bytes: n.flit_bytes as u64,
             payload_bytes: n.payload_bytes as u64,

@@ -251,15 +251,15 @@ impl Routers {
         q.out_used + self.in_cap - q.credits.min(self.in_cap)
     }
 
+    /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
+    pub fn queue_on(&self, switch: usize, port: usize, mask: u32) -> u32 {
+        let gp = self.global_port(switch, port);
+        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| self.vc_queue(gp * self.vcs + v)).sum()
+    }
+
     /// The switch a global port belongs to (binary search; only for reports).
     pub fn switch_of_port(&self, gp: usize) -> usize {
         self.port_base.partition_point(|&b| b as usize <= gp) - 1
-    }
-}
-
-impl crate::route::Congestion for Routers {
-    fn port_queue(&self, switch: usize, port: usize) -> u32 {
-        self.queue_on(switch, port, u32::MAX)
     }
 }
 
@@ -272,18 +272,10 @@ pub struct SwitchView<'a> {
 
 impl crate::route::Congestion for SwitchView<'_> {
     fn port_queue(&self, switch: usize, port: usize) -> u32 {
-        self.routers.port_queue(switch, port)
+        self.routers.queue_on(switch, port, u32::MAX)
     }
     fn hop_queue(&self, switch: usize, state: &crate::route::RouteState, hop: &crate::route::Hop) -> u32 {
         self.routers.queue_on(switch, hop.port as usize, self.vc_policy.allowed(state, hop))
-    }
-}
-
-impl Routers {
-    /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
-    pub fn queue_on(&self, switch: usize, port: usize, mask: u32) -> u32 {
-        let gp = self.global_port(switch, port);
-        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| self.vc_queue(gp * self.vcs + v)).sum()
     }
 }
 

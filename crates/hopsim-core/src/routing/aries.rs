@@ -185,12 +185,7 @@ impl AriesRouting {
                 return None;
             }
             // Any router of the group but the two ends.
-            let mut m = draw(a as u32 - 2) as usize;
-            for skip in [i.min(j), i.max(j)] {
-                if m >= skip {
-                    m += 1;
-                }
-            }
+            let m = super::skipping(draw(a as u32 - 2) as usize, i, j);
             let (first, _) = self.towards(i, m, 0, draw);
             st.intermediate = (gc * a + m) as u32;
             let hops = (self.ar.local_distance(i, m) + self.ar.local_distance(m, j)) as u64;
@@ -199,12 +194,7 @@ impl AriesRouting {
         if self.ar.g < 3 {
             return None;
         }
-        let mut g = draw(self.ar.g as u32 - 2) as usize;
-        for skip in [gc.min(gt), gc.max(gt)] {
-            if g >= skip {
-                g += 1;
-            }
-        }
+        let g = super::skipping(draw(self.ar.g as u32 - 2) as usize, gc, gt);
         let (r1, r2) = (draw(self.ar.bundle as u32) as usize, draw(self.ar.bundle as u32) as usize);
         let (out, port) = self.ar.gateways(gc, g)[r1];
         let (land, _) = self.ar.gateways(g, gc)[r1];
@@ -223,31 +213,27 @@ impl AriesRouting {
         let mins = [self.minimal(cx.switch, state, &mut draw), self.minimal(cx.switch, state, &mut draw)];
         let nonmins = [self.nonminimal(cx.switch, state, &mut draw), self.nonminimal(cx.switch, state, &mut draw)];
         let score = |p: &Path| cx.congestion.hop_queue(cx.switch, &p.state, &p.first) as u64 * p.hops;
-        let mut best = mins[0];
-        let mut best_score = score(&mins[0]);
-        if score(&mins[1]) < best_score {
-            best = mins[1];
-            best_score = score(&mins[1]);
-        }
+        // The first of equally good candidates wins: minimal paths before non-minimal ones.
+        let (mut best_score, mut best) = mins.iter().map(|p| (score(p), *p)).min_by_key(|&(s, _)| s).expect("two candidates");
         let h_min = best.hops;
         for p in nonmins.iter().flatten() {
             let s = score(p) + bias * h_min;
             if s < best_score {
-                best = *p;
-                best_score = s;
+                (best_score, best) = (s, *p);
             }
         }
         best
     }
 
-    /// The bias of `mode` for a packet whose minimal path from here has `h_min` hops.
-    fn bias(&self, mode: Mode, h_min: u64) -> u64 {
+    /// The bias of `mode` for a packet at `switch` going to `dst`.
+    fn bias(&self, mode: Mode, switch: usize, dst: usize) -> u64 {
         match mode {
             Mode::AdaptiveLowBias => self.params.bias_low,
             Mode::AdaptiveHighBias => self.params.bias_high,
-            // Full bias one hop from the destination, none at the diameter's distance.
+            // Full bias one hop from the destination, none at the diameter's distance. (Only
+            // this mode needs the distance, a search over the bundle's links.)
             Mode::IncreasinglyMinimal => {
-                let d = Topology::diameter(&self.ar) as u64;
+                let (d, h_min) = (Topology::diameter(&self.ar) as u64, self.ar.distance(switch, dst) as u64);
                 self.params.bias_high * d.saturating_sub(h_min) / d.saturating_sub(1).max(1)
             }
             _ => 0,
@@ -290,10 +276,7 @@ impl Routing for AriesRouting {
                     let mut draw = Self::hashed(state, false);
                     self.nonminimal(cx.switch, state, &mut draw).unwrap_or_else(|| self.minimal(cx.switch, state, &mut draw))
                 }
-                _ => {
-                    let h_min = self.ar.distance(cx.switch, state.dst_switch as usize) as u64;
-                    self.adaptive(cx, state, self.bias(mode, h_min))
-                }
+                _ => self.adaptive(cx, state, self.bias(mode, cx.switch, state.dst_switch as usize)),
             };
             *state = path.state;
             out.push(path.first, 0);

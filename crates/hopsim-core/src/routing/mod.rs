@@ -130,6 +130,19 @@ pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
     None
 }
 
+/// The `k`-th of `0, 1, 2, ...` once `a` and `b` (which may be equal) are left out: turns a
+/// draw from `0..n - |{a, b}|` into a uniform draw among the others (intermediate groups or
+/// routers other than the source's and the destination's).
+#[inline]
+pub(crate) fn skipping(k: usize, a: usize, b: usize) -> usize {
+    let (lo, hi) = (a.min(b), a.max(b));
+    let mut x = k + usize::from(k >= lo);
+    if hi != lo && x >= hi {
+        x += 1;
+    }
+    x
+}
+
 /// The algorithm `routing.algorithm` names.
 pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
     let name = spec.routing.algorithm.as_str();

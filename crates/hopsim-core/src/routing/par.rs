@@ -39,12 +39,13 @@ impl Routing for Par {
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
-        let in_source_group = self.topo.group_of(cx.switch) == self.topo.group_of(state.src_switch as usize);
-        if !state.valiant && state.hops <= 1 && state.global_hops == 0 && in_source_group {
+        // The cheap tests first: this runs at every hop of every packet.
+        let undecided = !state.valiant && state.hops <= 1 && state.global_hops == 0;
+        if undecided && self.topo.group_of(cx.switch) == self.topo.group_of(state.src_switch as usize) {
             let (min_hop, nonmin) = local_choice(self.topo.as_ref(), self.step.as_ref(), cx, state, self.params.threshold);
             if let Some(hop) = nonmin {
                 // The Valiant path starts here: its phase 0 leads to the intermediate.
-                state.valiant = true;
+                commit(state, true);
                 out.push(hop, 0);
                 return;
             }

@@ -92,13 +92,26 @@ pub(super) fn commit(state: &mut RouteState, nonminimal: bool) {
     }
 }
 
-/// The packet's state as it would be committed to its minimal path and to its Valiant path:
-/// the VCs of its first hop, hence the queue it would join, depend on which.
-fn as_committed(state: &RouteState) -> (RouteState, RouteState) {
-    let (mut min, mut nm) = (*state, *state);
-    commit(&mut min, false);
-    commit(&mut nm, true);
-    (min, nm)
+/// The two paths a UGAL decision weighs from switch `cur`: the packet's state committed to
+/// each (the VCs of a first hop, hence the queue it would join, depend on which) and their
+/// first hops. No Valiant path when the intermediate is this switch or the destination.
+struct Choice {
+    min: RouteState,
+    nm: RouteState,
+    min_hop: Hop,
+    nm_hop: Option<Hop>,
+}
+
+impl Choice {
+    fn new(step: &dyn MinimalStep, cx: &mut RouteCtx, state: &RouteState) -> Self {
+        let (cur, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
+        let (mut min, mut nm) = (*state, *state);
+        commit(&mut min, false);
+        commit(&mut nm, true);
+        let min_hop = step.hop(cur, dst, &min, cx.rng);
+        let nm_hop = (mid != cur && mid != dst).then(|| step.hop(cur, mid, &nm, cx.rng));
+        Choice { min, nm, min_hop, nm_hop }
+    }
 }
 
 /// UGAL-L's choice at switch `cur`: the first hops of the minimal path to the destination and
@@ -111,16 +124,12 @@ pub(super) fn local_choice(
     threshold: u64,
 ) -> (Hop, Option<Hop>) {
     let (cur, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
-    let (as_min, as_nm) = as_committed(state);
-    let min_hop = step.hop(cur, dst, &as_min, cx.rng);
-    if mid == cur || mid == dst {
-        return (min_hop, None);
-    }
-    let nm_hop = step.hop(cur, mid, &as_nm, cx.rng);
-    let q_min = cx.congestion.hop_queue(cur, &as_min, &min_hop) as u64 * topo.distance(cur, dst) as u64;
+    let c = Choice::new(step, cx, state);
+    let Some(nm_hop) = c.nm_hop else { return (c.min_hop, None) };
+    let q_min = cx.congestion.hop_queue(cur, &c.min, &c.min_hop) as u64 * topo.distance(cur, dst) as u64;
     let h_nm = (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64;
-    let q_nm = cx.congestion.hop_queue(cur, &as_nm, &nm_hop) as u64 * h_nm;
-    (min_hop, (q_nm + threshold < q_min).then_some(nm_hop))
+    let q_nm = cx.congestion.hop_queue(cur, &c.nm, &nm_hop) as u64 * h_nm;
+    (c.min_hop, (q_nm + threshold < q_min).then_some(nm_hop))
 }
 
 /// The queues along the minimal path from `from` to `to` (first hop `first`), as a global
@@ -157,20 +166,16 @@ impl Ugal {
     fn global_choice(&self, cx: &mut RouteCtx, state: &RouteState) -> (Hop, Option<Hop>) {
         let (src, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
         let (topo, step) = (self.topo.as_ref(), self.step.as_ref());
-        let (as_min, as_nm) = as_committed(state);
-        let min_hop = step.hop(src, dst, &as_min, cx.rng);
-        if mid == src || mid == dst {
-            return (min_hop, None);
-        }
-        let nm_hop = step.hop(src, mid, &as_nm, cx.rng);
-        let mut second_phase = as_nm;
+        let c = Choice::new(step, cx, state);
+        let Some(nm_hop) = c.nm_hop else { return (c.min_hop, None) };
+        let mut second_phase = c.nm;
         second_phase.phase = 1;
         let (view, hc) = (cx.congestion, self.params.hop_cycles);
-        let d_min = path_delay(topo, step, view, &as_min, cx.rng, src, dst, min_hop, hc);
+        let d_min = path_delay(topo, step, view, &c.min, cx.rng, src, dst, c.min_hop, hc);
         let first_on = step.hop(mid, dst, &second_phase, cx.rng);
-        let d_nm = path_delay(topo, step, view, &as_nm, cx.rng, src, mid, nm_hop, hc)
+        let d_nm = path_delay(topo, step, view, &c.nm, cx.rng, src, mid, nm_hop, hc)
             + path_delay(topo, step, view, &second_phase, cx.rng, mid, dst, first_on, hc);
-        (min_hop, (d_nm + self.params.threshold < d_min).then_some(nm_hop))
+        (c.min_hop, (d_nm + self.params.threshold < d_min).then_some(nm_hop))
     }
 }
 

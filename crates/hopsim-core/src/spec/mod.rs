@@ -10,7 +10,7 @@ mod validate;
 mod workload;
 
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
-pub use nic::NicSpec;
+pub use nic::{NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str};
 pub use workload::{MessageSpec, WorkloadSpec};
 
@@ -374,7 +374,7 @@ impl Spec {
     /// Bytes a phit carries, if known: `nic.flit_bytes` under a NIC protocol (a flit is a
     /// phit), else `packet.bytes / packet.phits`.
     pub fn bytes_per_phit(&self) -> Option<f64> {
-        if self.nic.protocol != "none" {
+        if self.nic.kind() != ProtocolKind::None {
             Some(self.nic.flit_bytes as f64)
         } else {
             self.packet.bytes.map(|b| b / self.packet.phits as f64)

@@ -61,9 +61,34 @@ fn default_source_queue_limit() -> u64 {
     1_000_000
 }
 
+/// `nic.protocol`, as the engine uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolKind {
+    /// Packets nobody answers (the default).
+    None,
+    Put,
+    Get,
+}
+
+impl ProtocolKind {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "none" => Some(ProtocolKind::None),
+            "put" => Some(ProtocolKind::Put),
+            "get" => Some(ProtocolKind::Get),
+            _ => None,
+        }
+    }
+}
+
 impl NicSpec {
+    /// The protocol this table names (`validate` refuses any other name).
+    pub fn kind(&self) -> ProtocolKind {
+        ProtocolKind::from_name(&self.protocol).unwrap_or(ProtocolKind::None)
+    }
+
     pub fn validate(&self, packet_phits: usize) -> SpecResult<()> {
-        if !matches!(self.protocol.as_str(), "none" | "put" | "get") {
+        if ProtocolKind::from_name(&self.protocol).is_none() {
             return Err(SpecError::new(
                 "nic.protocol",
                 format!("{:?}", self.protocol),
@@ -82,7 +107,7 @@ impl NicSpec {
         if self.header_flits == 0 || self.header_flits > 64 {
             return Err(SpecError::new("nic.header_flits", self.header_flits, "must be between 1 and 64 flits"));
         }
-        if self.protocol != "none" {
+        if self.kind() != ProtocolKind::None {
             let longest = self.header_flits as usize + self.payload_bytes.div_ceil(self.flit_bytes) as usize;
             if packet_phits < longest {
                 return Err(SpecError::new(

@@ -238,7 +238,7 @@ impl Spec {
             if !(b > 0.0 && b.is_finite()) {
                 return Err(SpecError::new("message.bytes", b, "must be a positive number of bytes"));
             }
-            if self.packet.bytes.is_none() && self.nic.protocol == "none" {
+            if self.packet.bytes.is_none() && self.nic.kind() == super::ProtocolKind::None {
                 return Err(SpecError::new("message.bytes", b, "needs packet.bytes to cut messages into packets (or give message.packets)"));
             }
             if self.packets_per_message() > 1 << 20 || b / self.nic.payload_bytes.max(1) as f64 > (1 << 20) as f64 {
@@ -256,7 +256,7 @@ impl Spec {
             return Err(SpecError::new("workload.window", 0, "must be at least 1 message"));
         }
         if let Some(a) = w.ack_bytes {
-            if !(a > 0.0 && a.is_finite()) || (self.packet.bytes.is_none() && self.nic.protocol == "none") {
+            if !(a > 0.0 && a.is_finite()) || (self.packet.bytes.is_none() && self.nic.kind() == super::ProtocolKind::None) {
                 return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given (or a nic.protocol)"));
             }
             if self.packets_per_ack() > 1 << 20 {

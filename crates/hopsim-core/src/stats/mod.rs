@@ -103,14 +103,6 @@ impl Stats {
     }
 
     #[inline]
-    /// A delivered packet that left its NIC at `injected`, routed non-minimally or not.
-    pub fn on_route_kind(&mut self, injected: u64, nonminimal: bool) {
-        if let Some(b) = self.bin(injected) {
-            b.injected_delivered += 1;
-            b.injected_nonminimal += u64::from(nonminimal);
-        }
-    }
-
     fn bin(&mut self, t: u64) -> Option<&mut Bin> {
         self.bins.get_mut((t / self.bin_cycles) as usize)
     }
@@ -137,25 +129,38 @@ impl Stats {
         }
     }
 
-    pub fn on_deliver(&mut self, now: u64, created: u64, injected: u64, hops: u64, phits: u64, measured: bool) {
+    /// A packet reached the application: latency, hops, its route's kind (by the bin of its
+    /// injection and, measured, by routing mode), and its links' extra latency.
+    pub fn on_deliver(&mut self, now: u64, p: &crate::packet::Packet) {
+        let (created, injected, hops) = (p.created, p.injected, p.state.hops as u64);
+        let nonminimal = u64::from(p.state.valiant);
         self.packets_delivered += 1;
         let latency = now - created;
         if let Some(b) = self.bin(now) {
             b.latency_sum += latency;
             b.delivered += 1;
         }
-        if measured {
+        if let Some(b) = self.bin(injected) {
+            b.injected_delivered += 1;
+            b.injected_nonminimal += nonminimal;
+        }
+        if p.measured {
             self.delivered_measured += 1;
             self.latency.add(latency);
             self.network_latency_sum += now - injected;
             self.queueing_latency_sum += injected - created;
             self.hops_sum += hops;
-            self.measured_packet_phits += phits;
+            self.measured_packet_phits += p.phits as u64;
             let h = hops as usize;
             if h >= self.hops_count.len() {
                 self.hops_count.resize(h + 1, 0);
             }
             self.hops_count[h] += 1;
+            self.nonminimal_measured += nonminimal;
+            let m = &mut self.by_mode[(p.state.mode as usize).min(7)];
+            m.0 += 1;
+            m.1 += nonminimal;
+            self.extra_link_latency_sum += p.extra_link_latency as i64;
         }
     }
 }
@@ -171,12 +176,6 @@ impl Stats {
         }
     }
 
-    /// A delivered packet's link latency beyond `link.latency` on every link (link classes).
-    pub fn on_link_latency(&mut self, extra: i32, measured: bool) {
-        if measured {
-            self.extra_link_latency_sum += extra as i64;
-        }
-    }
 
     pub fn on_reorder_release(&mut self, waited: u64) {
         self.reorder_delay_sum += waited;
