@@ -266,3 +266,16 @@ pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: 
         escape: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn skipping_leaves_out_exactly_the_two_values() {
+        for (n, a, b) in [(6, 1, 4), (6, 4, 1), (6, 0, 5), (6, 2, 2), (6, 0, 0), (6, 5, 5)] {
+            let left = n - if a == b { 1 } else { 2 };
+            let got: Vec<usize> = (0..left).map(|k| super::skipping(k, a, b)).collect();
+            let want: Vec<usize> = (0..n).filter(|&x| x != a && x != b).collect();
+            assert_eq!(got, want, "n {n}, a {a}, b {b}");
+        }
+    }
+}

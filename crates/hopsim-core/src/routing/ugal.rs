@@ -67,12 +67,7 @@ impl Intermediates {
             Intermediates::Groups(df) => {
                 let (gs, gd) = (state.src_switch as usize / df.a, state.dst_switch as usize / df.a);
                 // Uniform over the groups other than the source's and the destination's.
-                let mut g = rng.gen_range(0..df.g - 1 - usize::from(gs != gd));
-                for skip in [gs.min(gd), gs.max(gd)] {
-                    if g >= skip && !(skip == gs.max(gd) && gs == gd) {
-                        g += 1;
-                    }
-                }
+                let g = super::skipping(rng.gen_range(0..df.g - 1 - usize::from(gs != gd)), gs, gd);
                 let (gateway, _) = df.gateway(g, gd);
                 (g * df.a + gateway) as u32
             }
@@ -211,5 +206,28 @@ impl Routing for Ugal {
 
     fn max_hops(&self) -> usize {
         2 * self.topo.diameter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn intermediate_groups_are_neither_the_source_nor_the_destination_group() {
+        // a = 2, h = 1: 3 groups. Between groups one group is left; inside a group, two.
+        let df = crate::topology::Dragonfly { a: 2, h: 1, p: 1, g: 3, arrangement: crate::topology::Arrangement::Palmtree };
+        let draws = Intermediates::Groups(df);
+        let mut rng = Rng::seed_from_u64(1);
+        for (src, dst, allowed) in [(0usize, 2usize, vec![2usize]), (0, 1, vec![1, 2])] {
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..200 {
+                let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+                draws.draw(&mut st, &mut rng);
+                seen.insert(st.intermediate as usize / 2);
+            }
+            assert_eq!(seen.into_iter().collect::<Vec<_>>(), allowed, "{src} -> {dst}");
+        }
     }
 }
