@@ -31,7 +31,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     sample_cycles.sort_unstable();
     let pick = |q: f64| if sample_cycles.is_empty() { f64::NAN } else { sample_cycles[((q * sample_cycles.len() as f64).ceil() as usize).clamp(1, sample_cycles.len()) - 1] as f64 };
     let mut m = Metrics {
-        offered_load: spec.traffic.load.unwrap_or(generated_load),
+        // With a burst the servers offer two loads over the window: what they generated.
+        offered_load: spec.traffic.load.filter(|_| spec.traffic.burst.is_none()).unwrap_or(generated_load),
         generated_load,
         accepted_load: st.ejected_window_phits as f64 / (active * measured_cycles),
         packet_latency_mean: h.mean(),

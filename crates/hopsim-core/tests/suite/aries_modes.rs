@@ -201,6 +201,9 @@ fn a_burst_replaces_the_traffic_for_its_cycles_and_adaptive_routing_follows_it()
     };
     let (before, during, after) = (mean(1000, 4000, &t.offered_load), mean(4000, 8000, &t.offered_load), mean(9000, 12000, &t.offered_load));
     assert!((before - 0.1).abs() < 0.015 && (during - 0.3).abs() < 0.03 && (after - 0.1).abs() < 0.015, "offered {before:.3} {during:.3} {after:.3}");
+    // The run's offered load is what was generated: 0.1 for 8,000 cycles, 0.3 for 4,000.
+    let expected = (0.1 * 8000.0 + 0.3 * 4000.0) / 12000.0;
+    assert!((r.metrics.offered_load - expected).abs() < 0.01, "offered_load {} against {expected:.3}", r.metrics.offered_load);
     let (nm_before, nm_during) = (mean(1000, 4000, &t.nonminimal_fraction), mean(5000, 8000, &t.nonminimal_fraction));
     assert!(nm_during > nm_before + 0.1, "non-minimal share {nm_before:.3} before the burst, {nm_during:.3} during it");
 }
