@@ -4,6 +4,7 @@
 //! wormhole, separable allocation) is described in `docs/model.md`. Entry points:
 //! [`simulate`] for a parsed [`Spec`], and the JSON functions used by the Python package.
 
+pub mod calendar;
 pub mod deadlock_freedom;
 pub mod engine;
 pub mod error;
@@ -12,7 +13,9 @@ pub mod link;
 pub mod message;
 pub mod nic;
 pub mod packet;
+pub mod params;
 pub mod prefetch;
+pub mod random;
 pub mod router;
 pub mod route;
 pub mod routing;

@@ -2,9 +2,7 @@
 //! decisions, the hops a routing offers, and the congestion a switch can see when it chooses.
 //! Both `routing` and `vc` build on this module; neither depends on the other.
 
-use rand_pcg::Pcg64Mcg;
-
-pub type Rng = Pcg64Mcg;
+pub use crate::random::Rng;
 
 /// What travels with a packet for routing and VC decisions.
 #[derive(Debug, Clone, Copy, Default)]

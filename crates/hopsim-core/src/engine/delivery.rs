@@ -2,7 +2,7 @@
 //! queued at their NIC; arriving requests are answered; arriving packets that carry data are
 //! reassembled (in order if asked) and complete messages are handed back to the workload.
 
-use super::calendar::NEVER;
+use crate::calendar::NEVER;
 use super::Simulation;
 use crate::message::Message;
 use crate::packet::{Packet, PacketKind, NIL};

@@ -1,7 +1,7 @@
 //! Conservation checks run at the end of every run: they recount what the counters claim from
 //! the buffers and the events still in flight.
 
-use super::calendar::Event;
+use crate::calendar::Event;
 use super::Simulation;
 use crate::router::{vc_slots, Entry, Fifo, Peer};
 

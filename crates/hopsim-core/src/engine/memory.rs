@@ -120,7 +120,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // once needed.
     let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
     let wheel = (horizon + 2).next_power_of_two().max(64);
-    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<super::calendar::Event>() as u64) + 4 * (grown(n) + grown(servers));
+    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + 4 * (grown(n) + grown(servers));
     parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 8) });
 
     let end = spec.run.warmup.saturating_add(spec.run.cycles);

@@ -4,7 +4,6 @@
 //! order in which switches step within a cycle cannot change the result.
 
 mod backlog;
-pub mod calendar;
 mod deadlock;
 mod delivery;
 mod invariants;
@@ -24,70 +23,14 @@ use crate::stats::{RunResult, Stats};
 use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
 use crate::vc::VcPolicy;
-use calendar::{Calendar, Event};
+use crate::calendar::{Calendar, Event};
+use crate::params::Params;
+use crate::random::seed_for;
 use rand::SeedableRng;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Numbers the router and NIC models need on every step.
-#[derive(Debug, Clone)]
-pub struct Params {
-    pub vcs: usize,
-    /// A flit is a whole packet under virtual cut-through, one phit under wormhole.
-    pub wormhole: bool,
-    /// The longest packet (`packet.phits`, the unit of buffer sizes) and the shortest.
-    pub packet_phits: u16,
-    pub min_packet_phits: u16,
-    pub in_cap: u32,
-    pub out_cap: u32,
-    /// `link.latency`, the default of the link classes (channels have their own, `Routers::link`).
-    pub latency: u32,
-    /// The servers' links to their switches (`[link.injection]`).
-    pub injection_link: crate::link::LinkTiming,
-    /// Bandwidth of the fastest link class, which moves one phit per cycle.
-    pub fastest_gbytes_per_s: Option<f64>,
-    pub pipeline_delay: u32,
-    pub speedup: u32,
-    /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
-    pub random_jsq_ties: bool,
-    /// Which VCs of their switch's input buffer servers inject into.
-    pub injection: crate::nic::InjectionRule,
-    /// Whether and how NICs answer requests (`nic.protocol`).
-    pub protocol: crate::nic::protocol::Protocol,
-    /// Measured window [warmup, warmup + cycles).
-    pub window: (u64, u64),
-}
-
-impl Params {
-    /// Phits of each flit of a packet of `packet_phits`.
-    #[inline(always)]
-    pub fn flit_phits(&self, packet_phits: u16) -> u16 {
-        if self.wormhole {
-            1
-        } else {
-            packet_phits
-        }
-    }
-    /// Flits of a packet of `packet_phits`.
-    #[inline(always)]
-    pub fn flits(&self, packet_phits: u16) -> u16 {
-        if self.wormhole {
-            packet_phits
-        } else {
-            1
-        }
-    }
-}
-
-/// A deterministic seed for stream `stream`, item `index` of a run seeded with `seed`.
-pub fn seed_for(seed: u64, stream: u64, index: u64) -> u64 {
-    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// The pluggable parts of a run, built and cross-checked from the spec.
 struct Parts {

@@ -5,8 +5,8 @@
 
 pub mod protocol;
 
-use crate::engine::calendar::{Calendar, Event, NEVER};
-use crate::engine::Params;
+use crate::calendar::{Calendar, Event, NEVER};
+use crate::params::Params;
 use crate::packet::{Arena, Flit, PacketKind, NIL};
 use crate::routing::Rng;
 use crate::vc::{JsqTies, VcPolicy};

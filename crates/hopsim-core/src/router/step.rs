@@ -6,8 +6,8 @@
 //! start it then; it reaches the next input buffer `link.latency` cycles after it starts.
 
 use super::{vc_slots, Entry, Peer, Routers};
-use crate::engine::calendar::{Calendar, Event, NEVER};
-use crate::engine::Params;
+use crate::calendar::{Calendar, Event, NEVER};
+use crate::params::Params;
 use crate::packet::Arena;
 use crate::route::Rng;
 use crate::vc::JsqTies;

@@ -247,7 +247,7 @@ impl AriesRouting {
         let mut k = 0u64;
         move |n: u32| {
             k += 1;
-            (crate::engine::seed_for(header, 0xa1e5, k) % n.max(1) as u64) as u32
+            (crate::random::seed_for(header, 0xa1e5, k) % n.max(1) as u64) as u32
         }
     }
 }

@@ -119,7 +119,7 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
     let t = &spec.traffic;
     // The set of communicating servers is drawn from its own stream so that changing the
     // pattern does not change which servers are on.
-    let mut rng = Rng::seed_from_u64(crate::engine::seed_for(spec.run.seed, 0x5e1ec7, 0));
+    let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0x5e1ec7, 0));
     let count = match (t.active_servers, t.active_fraction) {
         (Some(k), _) => {
             if k == 0 || k > n {

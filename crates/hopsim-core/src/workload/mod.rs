@@ -133,7 +133,7 @@ fn pairs(spec: &Spec, traffic: &Traffic) -> SpecResult<Vec<(u32, u32)>> {
         return Err(SpecError::new("traffic.active_servers", n, "a ping_pong or bandwidth test needs at least 2 communicating servers"));
     }
     let mut order = traffic.active.clone();
-    let mut rng = Rng::seed_from_u64(crate::engine::seed_for(spec.run.seed, 0x9a12, 0));
+    let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0x9a12, 0));
     order.shuffle(&mut rng);
     let half = n / 2;
     Ok((0..half).map(|i| (order[i], order[half + i])).collect())

@@ -1,0 +1,51 @@
+//! The numbers the router and NIC models read on every step, fixed for a run.
+
+/// Numbers the router and NIC models need on every step.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub vcs: usize,
+    /// A flit is a whole packet under virtual cut-through, one phit under wormhole.
+    pub wormhole: bool,
+    /// The longest packet (`packet.phits`, the unit of buffer sizes) and the shortest.
+    pub packet_phits: u16,
+    pub min_packet_phits: u16,
+    pub in_cap: u32,
+    pub out_cap: u32,
+    /// `link.latency`, the default of the link classes (channels have their own, `Routers::link`).
+    pub latency: u32,
+    /// The servers' links to their switches (`[link.injection]`).
+    pub injection_link: crate::link::LinkTiming,
+    /// Bandwidth of the fastest link class, which moves one phit per cycle.
+    pub fastest_gbytes_per_s: Option<f64>,
+    pub pipeline_delay: u32,
+    pub speedup: u32,
+    /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
+    pub random_jsq_ties: bool,
+    /// Which VCs of their switch's input buffer servers inject into.
+    pub injection: crate::nic::InjectionRule,
+    /// Whether and how NICs answer requests (`nic.protocol`).
+    pub protocol: crate::nic::protocol::Protocol,
+    /// Measured window [warmup, warmup + cycles).
+    pub window: (u64, u64),
+}
+
+impl Params {
+    /// Phits of each flit of a packet of `packet_phits`.
+    #[inline(always)]
+    pub fn flit_phits(&self, packet_phits: u16) -> u16 {
+        if self.wormhole {
+            1
+        } else {
+            packet_phits
+        }
+    }
+    /// Flits of a packet of `packet_phits`.
+    #[inline(always)]
+    pub fn flits(&self, packet_phits: u16) -> u16 {
+        if self.wormhole {
+            packet_phits
+        } else {
+            1
+        }
+    }
+}
