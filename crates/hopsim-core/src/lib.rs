@@ -15,6 +15,7 @@ pub mod nic;
 pub mod packet;
 pub mod params;
 pub mod prefetch;
+pub mod protocol;
 pub mod random;
 pub mod router;
 pub mod route;

@@ -22,9 +22,9 @@ pub struct Params {
     /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
     pub random_jsq_ties: bool,
     /// Which VCs of their switch's input buffer servers inject into.
-    pub injection: crate::nic::InjectionRule,
+    pub injection: crate::spec::InjectionRule,
     /// Whether and how NICs answer requests (`nic.protocol`).
-    pub protocol: crate::nic::protocol::Protocol,
+    pub protocol: crate::protocol::Protocol,
     /// Measured window [warmup, warmup + cycles).
     pub window: (u64, u64),
 }

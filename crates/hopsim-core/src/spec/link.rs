@@ -2,7 +2,7 @@
 
 use super::LinkSpec;
 use crate::error::{SpecError, SpecResult};
-use crate::topology::{LinkClass, LINK_CLASS_NAMES};
+use super::link_class::{LinkClass, LINK_CLASS_NAMES};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq)]

@@ -4,13 +4,15 @@
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
 mod link;
+mod link_class;
 mod nic;
 mod parse;
 mod validate;
 mod workload;
 
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
-pub use nic::{NicSpec, ProtocolKind};
+pub use link_class::{LinkClass, LINK_CLASS_NAMES};
+pub use nic::{InjectionRule, NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str};
 pub use workload::{MessageSpec, WorkloadSpec};
 

@@ -1,4 +1,5 @@
-//! `[nic]`: the request/response protocol of the NICs (Cray Aries).
+//! `[nic]`: the request/response protocol of the NICs (Cray Aries), and which VCs servers
+//! inject into (`routing.injection_vcs`).
 
 use crate::error::{SpecError, SpecResult};
 use serde::{Deserialize, Serialize};
@@ -121,5 +122,29 @@ impl NicSpec {
             }
         }
         Ok(())
+    }
+}
+
+/// Which VCs of its switch's input buffer a server injects a packet into
+/// (`routing.injection_vcs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectionRule {
+    /// The VCs the VC policy gives the first hop; the one with most room.
+    Policy,
+    /// Every VC; the one with most room.
+    Any,
+    /// Every VC; the lowest-numbered one with room (CAMINOS's servers).
+    AnyFirst,
+}
+
+impl InjectionRule {
+    /// The rule a `routing.injection_vcs` value names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "policy" => Some(InjectionRule::Policy),
+            "any" => Some(InjectionRule::Any),
+            "any_first" => Some(InjectionRule::AnyFirst),
+            _ => None,
+        }
     }
 }

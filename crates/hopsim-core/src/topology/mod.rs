@@ -11,7 +11,7 @@ mod dragonfly_plus;
 mod fat_tree;
 mod global;
 mod hyperx;
-mod link_class;
+mod widths;
 mod mesh;
 mod torus;
 
@@ -22,7 +22,7 @@ pub use dragonfly_plus::DragonflyPlus;
 pub use fat_tree::FatTree;
 pub use global::Arrangement;
 pub use hyperx::HyperX;
-pub use link_class::{class_counts, LinkClass, LINK_CLASS_NAMES};
+pub use crate::spec::{LinkClass, LINK_CLASS_NAMES};
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
@@ -224,4 +224,25 @@ pub fn check_wiring(topo: &dyn Topology) -> Result<usize, String> {
         }
     }
     Ok(channels / 2)
+}
+
+/// The classes present in a topology, each with its number of links (a link = two channels;
+/// injection links counted once per server), in `LinkClass` order.
+pub fn class_counts(topo: &dyn Topology) -> Vec<(LinkClass, usize)> {
+    let mut counts = std::collections::BTreeMap::new();
+    let mut servers = 0;
+    for s in 0..topo.num_switches() {
+        for p in 0..topo.network_ports(s) {
+            if topo.neighbour(s, p).is_some() {
+                *counts.entry(topo.link_class(s, p)).or_insert(0usize) += 1;
+            }
+        }
+        servers += topo.servers_at(s);
+    }
+    let mut out: Vec<(LinkClass, usize)> = counts.into_iter().map(|(c, channels)| (c, channels / 2)).collect();
+    if servers > 0 {
+        out.push((LinkClass::Injection, servers));
+    }
+    out.sort();
+    out
 }

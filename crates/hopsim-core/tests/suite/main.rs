@@ -13,6 +13,7 @@ mod determinism;
 mod fuzz;
 mod limits;
 mod low_diameter;
+mod module_cycles;
 mod messages;
 mod protocol;
 mod routing;

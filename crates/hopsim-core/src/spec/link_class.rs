@@ -1,6 +1,7 @@
 //! Link classes: what kind of cable a link is, in the words of each network. The engine owns
 //! them (not the routings) because a class carries physical properties: `[link.<class>]`
-//! gives it its own latency and bandwidth, and the links table reports it per channel.
+//! gives it its own latency and bandwidth, and the links table reports it per channel. They
+//! are part of the experiment file's vocabulary, below the topologies that assign them.
 
 /// The class of a link. Both channels of a link have the same class; a server's link to its
 /// switch is `Injection` in both directions.
@@ -70,27 +71,6 @@ impl LinkClass {
         debug_assert!(l < MAX_INDEXED);
         LinkClass::Level(l as u8)
     }
-}
-
-/// The classes present in a topology, each with its number of links (a link = two channels;
-/// injection links counted once per server), in `LinkClass` order.
-pub fn class_counts(topo: &dyn super::Topology) -> Vec<(LinkClass, usize)> {
-    let mut counts = std::collections::BTreeMap::new();
-    let mut servers = 0;
-    for s in 0..topo.num_switches() {
-        for p in 0..topo.network_ports(s) {
-            if topo.neighbour(s, p).is_some() {
-                *counts.entry(topo.link_class(s, p)).or_insert(0usize) += 1;
-            }
-        }
-        servers += topo.servers_at(s);
-    }
-    let mut out: Vec<(LinkClass, usize)> = counts.into_iter().map(|(c, channels)| (c, channels / 2)).collect();
-    if servers > 0 {
-        out.push((LinkClass::Injection, servers));
-    }
-    out.sort();
-    out
 }
 
 #[cfg(test)]
