@@ -1,9 +1,12 @@
 """The three torus studies (docs/studies/), reduced: each example in examples/reduced/ runs
 end to end through the CLI and the qualitative claims of its page hold. Only claims that
-held for seeds 1, 2 and 3 with a margin are asserted."""
+held for seeds 1, 2 and 3 with a margin are asserted. The studies' scripts (studies/) run
+as the pages say, `python -m studies.<study>.<script>` from the repository root."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
@@ -13,6 +16,14 @@ import pytest
 from conftest import REPO, run_cli
 
 REDUCED = REPO / "examples" / "reduced"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def study(module, *args, cwd=REPO, check=True):
+    """`python -m studies.<module> ARGS` with the repository root on the module path."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", f"studies.{module}", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env=env, check=check)
 
 
 def _run(tmp_path_factory, name, *args, plots=False):
@@ -43,6 +54,8 @@ def test_pingpong_plots(pingpong):
     out, _ = pingpong
     for png in ("samples_cdf.png", "messages.png"):
         assert (out / png).stat().st_size > 10_000, png
+    study("torus_pingpong.figures", out, out.parent / "per-sender.png")
+    assert (out.parent / "per-sender.png").read_bytes()[:8] == PNG
 
 
 def test_pingpong_latency_grows_with_active_servers(pingpong):
@@ -117,6 +130,8 @@ def test_size_sweep_throughput_falls(tmp_path_factory):
     assert df["hops_mean"].is_monotonic_increasing
     bw = list(df["sample_gbytes_per_s_mean"])
     assert bw[2] < bw[0] and bw[1] < bw[0]
+    study("torus_size_sweep.figures", out, "topology.dims", out.parent / "size.png")
+    assert (out.parent / "size.png").read_bytes()[:8] == PNG
 
 
 def test_server_count_sweep(tmp_path_factory):
@@ -140,45 +155,61 @@ def test_vc_policy_decides_stability(tmp_path_factory):
     assert df.loc["min_last", "accepted_load"] < 0.85 * df.loc["ladder_reuse", "accepted_load"]
     assert 0.35 < df.loc["ladder_reuse", "accepted_load"] < 0.5  # Valiant's bound is 0.5
 
-    # The page's figures and table come from docs/studies/vc_figures.py on such directories.
-    script = REPO / "docs" / "studies" / "vc_figures.py"
+    # The page's figures and table come from studies/vc_management/figures.py on such directories.
     figs = out.parent
 
     def figure(*args):
-        return subprocess.run([sys.executable, script, *map(str, args)], capture_output=True, text=True, check=True).stdout
+        return study("vc_management.figures", *args).stdout
 
     table = figure("table", f"8x8 HyperX={out}")
     assert "| 8x8 HyperX | 2Phases MinLast | 1 |" in table and "| 8x8 HyperX | Ladder with reuse | 1 |" in table
     figure("temporal", figs / "temporal.png", f"8x8 HyperX={out}")
     figure("seeds", figs / "seeds.png", "min_last", f"8x8 HyperX={out}")
     for png in ("temporal.png", "seeds.png"):
-        assert (figs / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (figs / png).read_bytes()[:8] == PNG
+
+
+def test_docs_hold_pages_and_figures_only():
+    """Study code and data live in studies/; docs/ has pages and their images."""
+    others = [p.relative_to(REPO) for p in (REPO / "docs").rglob("*") if p.is_file() and p.suffix not in (".md", ".png")]
+    assert others == []
 
 
 # The study pages' figure scripts are run by hand: bad input gets one line naming the
 # argument and the value, exit code 2, never a traceback.
-@pytest.mark.parametrize("script, args, named", [
-    ("vc_figures.py", ["temporal", "x.png", "no-equals-sign"], "'no-equals-sign'"),
-    ("vc_figures.py", ["table", "A=@nonet"], "'nonet'"),
-    ("vc_figures.py", ["table", "A={tmp}"], "no runs.csv"),
-    ("vc_figures.py", ["table", "A=@hx2d:ten"], "'ten'"),
-    ("vc_figures.py", ["seeds", "x.png", "min_lastt", "A=@hx2d"], "'min_lastt'"),
-    ("vc_figures.py", ["seeds", "{tmp}/no/x.png", "min_last", "A=@hx2d"], "does not exist"),
-    ("figures.py", ["sweep", "{tmp}", "topology.dims", "x.png"], "no runs.csv"),
-    ("figures.py", ["sweep", str(REPO / "docs/studies/data/vc-management/hx2d/min_last-s1"), "no.such.key", "x.png"],
-     "'no.such.key'"),
+@pytest.fixture
+def run_without_key(tmp_path):
+    """An output directory whose runs.csv and spec.json lack the key `no.such.key`."""
+    out = tmp_path / "out"
+    (out / "r1").mkdir(parents=True)
+    pd.DataFrame({"run": ["r1"], "seed": [1]}).to_csv(out / "runs.csv", index=False)
+    (out / "r1" / "spec.json").write_text(json.dumps({"traffic": {"load": 1.0}}))
+    return out
+
+
+@pytest.mark.parametrize("module, args, named", [
+    ("vc_management.figures", ["temporal", "x.png", "no-equals-sign"], "'no-equals-sign'"),
+    ("vc_management.figures", ["table", "A=@nonet"], "'nonet'"),
+    ("vc_management.figures", ["table", "A={tmp}"], "no runs.csv"),
+    ("vc_management.figures", ["table", "A=@hx2d:ten"], "'ten'"),
+    ("vc_management.figures", ["table", "A=@hx2d/min_last-s11"], "'@hx2d/min_last-s11'"),
+    ("vc_management.figures", ["seeds", "x.png", "min_lastt", "A=@hx2d"], "'min_lastt'"),
+    ("vc_management.figures", ["seeds", "{tmp}/no/x.png", "min_last", "A=@hx2d"], "does not exist"),
+    ("vc_management.figures", ["page", "{tmp}/no"], "is not a folder"),
+    ("torus_size_sweep.figures", ["{tmp}", "topology.dims", "x.png"], "no runs.csv"),
+    ("torus_size_sweep.figures", ["{out}", "no.such.key", "x.png"], "'no.such.key'"),
+    ("torus_pingpong.figures", ["{tmp}", "x.png"], "no runs.csv"),
 ])
-def test_figure_scripts_reject_bad_input(tmp_path, script, args, named):
-    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    r = subprocess.run([sys.executable, REPO / "docs" / "studies" / script, *args], capture_output=True, text=True,
-                       cwd=tmp_path)
+def test_figure_scripts_reject_bad_input(tmp_path, run_without_key, module, args, named):
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{out}", str(run_without_key)) for a in args]
+    r = study(module, *args, cwd=tmp_path, check=False)
     assert r.returncode == 2, r.stderr
     assert named in r.stderr and "Traceback" not in r.stderr
 
 
 def test_table_piped_into_head_is_not_an_error():
-    """`vc_figures.py table ... | head -1`: the reader leaves; no traceback, exit 0."""
-    proc = subprocess.Popen([sys.executable, REPO / "docs" / "studies" / "vc_figures.py", "table", "A=@hx1d"],
+    """`figures table ... | head -1`: the reader leaves; no traceback, exit 0."""
+    proc = subprocess.Popen([sys.executable, "-m", "studies.vc_management.figures", "table", "A=@hx1d"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # nobody reads: the first write raises BrokenPipeError
     err = proc.stderr.read().decode()

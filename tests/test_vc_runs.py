@@ -1,18 +1,19 @@
-"""The VC-management study's run keeper (docs/studies/vc_runs.py): which runs make the study,
-in what order, and that a kept run reads back as the page's figures need it."""
+"""The VC-management study's run keeper (studies/vc_management/runs.py) and its store of kept
+runs (store.py): which runs make the study, in what order, and that a kept run reads back as
+the page's figures need it."""
 
 from __future__ import annotations
 
-import sys
+import json
 
 import pandas as pd
 import pytest
+from pandas.testing import assert_frame_equal
 
 from conftest import REPO, run_cli
-
-sys.path.insert(0, str(REPO / "docs" / "studies"))
-import vc_runs  # noqa: E402
-from figures import read_runs  # noqa: E402
+from studies.vc_management import figures as vc_figures
+from studies.vc_management import runs as vc_runs
+from studies.vc_management import store
 
 
 def test_the_study_is_270_runs_seed_by_seed_and_a_load_sweep_per_network():
@@ -43,30 +44,39 @@ def test_command_fixes_seed_policy_and_pattern():
     loads = vc_runs.Job("hx2d", vc_runs.LOADS, 1)
     assert "sweep.traffic.load=[0.3, 0.45, 0.6]" in loads.command(REPO / "x")
     assert not any("vc_policy" in c for c in loads.command(REPO / "x"))
-    assert loads.dir.name == "offered-loads"
+    assert loads.name == "offered-loads" and loads.ref == "@hx2d/offered-loads"
 
 
 def test_kept_run_is_trimmed_and_reads_back(tmp_path, monkeypatch, small_spec):
     out = tmp_path / "out"
     run_cli("run", small_spec, "--out", out, "-q", "--no-plots", "--link-maps", "none",
             "--set", "sweep.seeds=[3]", "--set", "run.cycles=400", "--set", "run.warmup=100", check=0)
-    monkeypatch.setattr(vc_runs, "DATA", tmp_path / "data")
+    kept = store.Store(tmp_path / "data")
+    monkeypatch.setattr(store, "STORE", kept)
     for seed in (10, 2):
-        vc_runs.keep(out, tmp_path / "data" / "hx2d" / f"ladder-s{seed}")
-    kept = tmp_path / "data" / "hx2d" / "ladder-s2"
-    runs = pd.read_csv(kept / "runs.csv")
-    files = sorted(p.name for p in (kept / runs["run"].iloc[0]).iterdir())
-    assert files == ["spec.json", "temporal.csv"]
+        kept.keep(out, "hx2d", f"ladder-s{seed}")
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["jobs.parquet", "specs.parquet", "temporal.parquet"]
+    # What the figures read is what the output directory had, read back from the files.
+    again = store.Store(tmp_path / "data")
+    runs = pd.read_csv(out / "runs.csv")
+    assert_frame_equal(again.runs("hx2d", "ladder-s2"), runs)
+    for run in runs["run"]:
+        assert again.spec("hx2d", "ladder-s2", run) == json.loads((out / run / "spec.json").read_text())
+        assert_frame_equal(again.temporal("hx2d", "ladder-s2", run), pd.read_csv(out / run / "temporal.csv"))
     assert vc_runs.Job("hx2d", "ladder", 2).done() and not vc_runs.Job("hx2d", "ladder", 3).done()
     listed = vc_runs.dirs("hx2d").split(",")
-    assert [p.rsplit("-s", 1)[1] for p in listed] == ["2", "10"]  # by seed number, not by text
-    back = read_runs(",".join(listed), "traffic.load")
+    assert listed == ["@hx2d/ladder-s2", "@hx2d/ladder-s10"]  # by seed number, not by text
+    back = vc_figures._read_runs(",".join(listed), "traffic.load")
     assert len(back) == 2 * len(runs) and (back["accepted_load"] > 0).all()
+    assert (back["traffic.load"] == str(json.loads((out / runs["run"][0] / "spec.json").read_text())["traffic"]["load"])).all()
     with pytest.raises(SystemExit, match="no finished run"):
         vc_runs.dirs("hx3d")
-    vc_runs.keep(out, vc_runs.Job("hx2d", vc_runs.LOADS, 1).dir)
+    kept.keep(out, "hx2d", vc_runs.Job("hx2d", vc_runs.LOADS, 1).name)
     assert vc_runs.dirs("hx2d").split(",") == listed  # the load sweep is not a 510k-cycle run
-    assert vc_runs.dirs("hx2d", loads=True).endswith("offered-loads")
+    assert vc_runs.dirs("hx2d", loads=True) == "@hx2d/offered-loads"
+    kept.keep(out, "hx2d", "ladder-s2")  # kept again: replaced, not added
+    assert len(store.Store(tmp_path / "data").runs("hx2d", "ladder-s2")) == len(runs)
+    assert len(store.Store(tmp_path / "data")._read()["specs"]) == 3 * len(runs)
 
 
 def test_a_stop_left_by_an_earlier_run_does_not_end_the_next(tmp_path, monkeypatch, capsys):
@@ -83,6 +93,7 @@ def test_a_seed_count_keeps_only_those_seeds():
     two = vc_runs.dirs("hx1d", seeds=2).split(",")
     assert len(every) == 30 and len(two) == 6
     assert sorted(d.rsplit("-s", 1)[1] for d in two) == ["1", "1", "1", "2", "2", "2"]
+    assert all(d.startswith("@hx1d/") for d in every)
 
 
 # The page's labels of its 510k-cycle tables, and the kept runs they stand for.
@@ -103,17 +114,15 @@ def _page_rows(labels: dict[str, str], width: int = 7):
 
 def test_page_tables_agree_with_the_kept_runs(capsys):
     """Each row of the page's category tables reads exactly as vc_figures.py makes it from
-    the kept runs of its seeds (1 to N) in docs/studies/data: the page says what the kept
-    runs show, and shows no row whose runs are not kept."""
-    import vc_figures
-
+    the kept runs of its seeds (1 to N) in studies/vc_management/data: the page says what
+    the kept runs show, and shows no row whose runs are not kept."""
     checked = 0
     for line, cells in _page_rows(PAGE_NETS):
         net, seeds = PAGE_NETS[cells[0]], int(cells[2])
         policy = {v: k for k, v in vc_figures.NAMES.items()}[cells[1]]
-        wanted = [vc_runs.Job(net, policy, s).dir for s in range(1, seeds + 1)]
-        assert all((d / "runs.csv").exists() for d in wanted), f"{cells[0]} {cells[1]}: not all {seeds} seeds kept"
-        vc_figures.table([f"{cells[0]}={','.join(map(str, wanted))}"])
+        wanted = [vc_runs.Job(net, policy, s) for s in range(1, seeds + 1)]
+        assert all(j.done() for j in wanted), f"{cells[0]} {cells[1]}: not all {seeds} seeds kept"
+        vc_figures.table([f"{cells[0]}={','.join(j.ref for j in wanted)}"])
         assert line in capsys.readouterr().out.splitlines()
         checked += 1
     assert checked == 27  # 7 network-pattern pairs x 4 policies, less the 1D HyperX's ladder
@@ -128,14 +137,12 @@ BRIEF_NETS = {"1D HyperX, X-32-shift": "hx1d", "2D HyperX, XY-7-shift": "hx2d", 
 def test_page_brief_agrees_with_the_kept_runs(capsys):
     """Each row of the page's "In brief" table reads exactly as `vc_figures.py brief` makes
     it from the kept runs (all but the hand-written paper column)."""
-    import vc_figures
-
     checked = 0
     for line, cells in _page_rows(BRIEF_NETS):
         net = BRIEF_NETS[cells[0]]
-        wanted = [j.dir for j in vc_runs.jobs([net]) if j.policy != vc_runs.LOADS and j.seed <= int(cells[1])]
-        assert all((d / "runs.csv").exists() for d in wanted), f"{cells[0]}: {cells[1]} seeds, not all kept"
-        vc_figures.brief([f"{cells[0]}={','.join(map(str, wanted))}"])
+        wanted = [j for j in vc_runs.jobs([net]) if j.policy != vc_runs.LOADS and j.seed <= int(cells[1])]
+        assert all(j.done() for j in wanted), f"{cells[0]}: {cells[1]} seeds, not all kept"
+        vc_figures.brief([f"{cells[0]}={','.join(j.ref for j in wanted)}"])
         made = capsys.readouterr().out.splitlines()[-1]
         assert line.startswith(made.removesuffix("|").rstrip()), (line, made)
         checked += 1
@@ -161,9 +168,8 @@ def test_page_load_table_agrees_with_the_kept_runs():
         net = LOAD_NETS[cells[0]]
         # "MinFirst / MinLast": one value each; "all three": the range over the policies.
         groups = None if cells[1] == "all three" else [[LOAD_POLICIES[p.strip()]] for p in cells[1].split("/")]
-        sweep = vc_runs.Job(net, vc_runs.LOADS, 1).dir / "runs.csv"
-        assert sweep.exists(), f"{cells[0]}: load sweep not kept"
-        t = pd.read_csv(sweep).pivot_table(index="routing.vc_policy", columns="offered_load", values="accepted_load")
+        assert vc_runs.Job(net, vc_runs.LOADS, 1).done(), f"{cells[0]}: load sweep not kept"
+        t = store.STORE.runs(net, vc_runs.LOADS).pivot_table(index="routing.vc_policy", columns="offered_load", values="accepted_load")
         for col, load in ((2, 0.45), (3, 0.6)):
             pols = groups or [list(t.index)]
             assert cells[col] == " / ".join(_shown([t.loc[p, load] for p in g]) for g in pols), (line, load)
@@ -171,7 +177,7 @@ def test_page_load_table_agrees_with_the_kept_runs():
         assert all(j.done() for j in runs), f"{cells[0]}: not all 510k-cycle runs kept"
         means = {}
         for j in runs:
-            means.setdefault(j.policy, []).append(pd.read_csv(j.dir / "runs.csv")["accepted_load"].iloc[0])
+            means.setdefault(j.policy, []).append(store.STORE.runs(net, j.name)["accepted_load"].iloc[0])
         pols = groups or [list(means)]
         assert cells[4] == " / ".join(_shown([sum(means[p]) / len(means[p]) for p in g]) for g in pols), line
         checked += 1

@@ -1,16 +1,19 @@
-"""Figures and the category table of the VC-management study page (vc-management.md), from
-the run directories of `hopsim run examples/vc-*.toml`. Usage:
+"""Figures and the category table of the VC-management study page
+(docs/studies/vc-management.md), from the run directories of `hopsim run examples/vc-*.toml`
+or from the study's kept runs. Usage, from the repository root:
 
-    python docs/studies/vc_figures.py temporal PNG LABEL=DIR [LABEL=DIR ...]
-    python docs/studies/vc_figures.py load PNG LABEL=DIR [LABEL=DIR ...]
-    python docs/studies/vc_figures.py table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
-    python docs/studies/vc_figures.py brief LABEL=DIR [LABEL=DIR ...]   # one row per network
-    python docs/studies/vc_figures.py seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
+    python -m studies.vc_management.figures page [IMG_DIR]   # every figure of the page, kept runs
+    python -m studies.vc_management.figures temporal PNG LABEL=DIR [LABEL=DIR ...]
+    python -m studies.vc_management.figures load PNG LABEL=DIR [LABEL=DIR ...]
+    python -m studies.vc_management.figures table LABEL=DIR [LABEL=DIR ...]   # markdown, to stdout
+    python -m studies.vc_management.figures brief LABEL=DIR [LABEL=DIR ...]   # one row per network
+    python -m studies.vc_management.figures seeds PNG POLICY LABEL=DIR [LABEL=DIR ...]
 
 Each DIR is one network's output directory (or several joined by commas; `@NET`, e.g.
-`@hx2d`, stands for the study's 510k-cycle runs kept in docs/studies/data/vc-management/,
-`@NET:N` for their seeds 1 to N and `@NET:loads` for its accepted-vs-offered sweep, see
-vc_runs.py); a DIR whose runs sweep `traffic.pattern` gives one panel per pattern. In
+`@hx2d`, stands for the study's 510k-cycle runs kept in studies/vc_management/data/,
+`@NET:N` for their seeds 1 to N, `@NET:loads` for its accepted-vs-offered sweep and
+`@NET/JOB` for one kept output directory, see `runs`); a DIR whose runs sweep
+`traffic.pattern` gives one panel per pattern. In
 `temporal`, each policy has a colour: a thin line per seed and a thick line for the mean
 of the seeds (averages hide collapses, so both are drawn). `seeds` draws one policy with a
 colour per seed, like the paper's Figure 5.
@@ -28,10 +31,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from figures import read_runs  # noqa: E402  (the sibling script; run from any directory)
 from hopsim.cli import reader_left  # noqa: E402
-from vc_runs import NETWORKS  # noqa: E402
-from vc_runs import dirs as stored_dirs  # noqa: E402
+
+from studies.common import read_dir  # noqa: E402
+from studies.vc_management import store  # noqa: E402
+from studies.vc_management.runs import NETWORKS  # noqa: E402
+from studies.vc_management.runs import dirs as stored_dirs  # noqa: E402
 
 POLICIES = ["min_first", "min_last", "min_both", "ladder", "ladder_reuse"]
 NAMES = {"min_first": "2Phases MinFirst", "min_last": "2Phases MinLast", "min_both": "2Phases MinBoth",
@@ -48,7 +53,7 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
     panels = []
     for arg in args:
         label, _, dirs = arg.partition("=")
-        runs = read_runs(dirs, "traffic.load")
+        runs = _read_runs(dirs, "traffic.load")
         runs["traffic.load"] = runs["traffic.load"].astype(float)
         pattern_col = "traffic.pattern" if "traffic.pattern" in runs else None
         if pattern_col and runs[pattern_col].nunique() > 1:
@@ -59,9 +64,28 @@ def _panels(args: list[str]) -> list[tuple[str, pd.DataFrame]]:
     return panels
 
 
+def _read_runs(dirs: str, key: str) -> pd.DataFrame:
+    """`studies.common.read_runs`, where a directory may be a kept one (`@NET/JOB`)."""
+    def one(d: str) -> pd.DataFrame:
+        kept = store.parse_ref(d)
+        return store.STORE.read(*kept, key) if kept else read_dir(d, key)
+    return pd.concat([one(d) for d in dirs.split(",")], ignore_index=True)
+
+
+def _temporal(d: str, run: str) -> pd.DataFrame:
+    """temporal.csv of run `run` of directory `d` (an output directory or `@NET/JOB`)."""
+    kept = store.parse_ref(d)
+    return store.STORE.temporal(*kept, run) if kept else pd.read_csv(Path(d) / run / "temporal.csv")
+
+
 def _stored(ref: str) -> str:
-    """The run directories that `@NET`, `@NET:loads` or `@NET:N` (seeds 1 to N) stand for;
-    SystemExit with what is wrong if there are none."""
+    """The kept run directories that `@NET`, `@NET:loads`, `@NET:N` (seeds 1 to N) or
+    `@NET/JOB` stand for; SystemExit with what is wrong if there are none."""
+    kept = store.parse_ref(ref)
+    if kept:
+        if not store.STORE.has(*kept):
+            raise SystemExit(f"no kept output directory {ref!r} in {store.STORE.root}")
+        return ref
     net, _, what = ref[1:].partition(":")
     if net not in NETWORKS:
         raise SystemExit(f"unknown study network {net!r}; one of {', '.join(NETWORKS)}")
@@ -77,7 +101,7 @@ def _policies(runs: pd.DataFrame) -> list[str]:
 
 def _measured_bins(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Bin centres (thousands of cycles after warmup) and accepted load of one run."""
-    t = pd.read_csv(Path(row["dir"]) / row["run"] / "temporal.csv")
+    t = _temporal(row["dir"], row["run"])
     t = t[t["measured"].astype(str).str.lower().isin(["true", "1"])]
     start = t["start"].to_numpy()
     return (start - start[0] + (start[1] - start[0]) / 2) / 1000.0, t["accepted_load"].to_numpy()
@@ -240,6 +264,39 @@ def seeds(png: Path, policy: str, args: list[str]) -> None:
     fig.savefig(png, dpi=80)
 
 
+IMG = Path(__file__).resolve().parents[2] / "docs" / "studies" / "img"
+# The page's figures from the kept runs: (command, file, policy for `seeds`, panels).
+PAGE = [
+    ("temporal", "vc-temporal-hyperx.png", None,
+     ["1D HyperX (510k cycles)=@hx1d", "2D HyperX (510k cycles)=@hx2d", "3D HyperX (510k cycles)=@hx3d"]),
+    ("seeds", "vc-minlast-seeds-hx2d.png", "min_last", ["2D HyperX=@hx2d"]),
+    ("temporal", "vc-temporal-dragonfly.png", None,
+     ["Dragonfly, ADV+h (10 seeds)=@df-adv", "Dragonfly, ADVr+h (10 seeds)=@df-adv_random"]),
+    ("seeds", "vc-minfirst-seeds-df-adv.png", "min_first", ["Dragonfly, ADV+h=@df-adv"]),
+    ("seeds", "vc-minlast-seeds-df-adv_random.png", "min_last", ["Dragonfly, ADVr+h=@df-adv_random"]),
+    ("temporal", "vc-temporal-dragonfly-plus.png", None,
+     ["Dragonfly+, ADV+h (510k cycles)=@dfp-adv", "Dragonfly+, ADVr+h (510k cycles)=@dfp-adv_random"]),
+    ("seeds", "vc-minlast-seeds-dfp-adv.png", "min_last", ["Dragonfly+, ADV+h=@dfp-adv"]),
+    ("seeds", "vc-minlast-seeds-dfp-adv_random.png", "min_last", ["Dragonfly+, ADVr+h=@dfp-adv_random"]),
+    ("load", "vc-load.png", None,
+     ["1D HyperX=@hx1d:loads,@hx1d", "2D HyperX=@hx2d:loads,@hx2d", "3D HyperX=@hx3d:loads,@hx3d",
+      "Dragonfly=@df-adv:loads,@df-adv,@df-adv_random:loads,@df-adv_random",
+      "Dragonfly+=@dfp-adv:loads,@dfp-adv,@dfp-adv_random:loads,@dfp-adv_random"]),
+]
+
+
+def page(img: Path, resolve) -> None:
+    """Every figure of the page (`PAGE`) into `img`, its panels resolved by `resolve`."""
+    for what, name, policy, panels in PAGE:
+        panels = resolve(panels)
+        if what == "seeds":
+            seeds(img / name, policy, panels)
+        else:
+            {"temporal": temporal, "load": load}[what](img / name, panels)
+        plt.close("all")
+        print(img / name)
+
+
 def _resolve_panels(parser: argparse.ArgumentParser, panels: list[str]) -> list[str]:
     """The panels with each `@NET` reference replaced by its run directories; one clear
     error (exit 2) for a panel argument that names no runs."""
@@ -264,11 +321,17 @@ def _resolve_panels(parser: argparse.ArgumentParser, panels: list[str]) -> list[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="vc_figures.py", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m studies.vc_management.figures", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", type=Path, metavar="DIR",
+                        help=f"the kept runs' folder (default {store.DATA}); another one keeps a rerun apart")
     sub = parser.add_subparsers(dest="what", required=True, metavar="COMMAND")
+    p = sub.add_parser("page", help="every figure of the page, from the kept runs",
+                       description="Every figure of docs/studies/vc-management.md outside \"Earlier runs\", from the kept runs.")
+    p.add_argument("img", type=Path, nargs="?", default=IMG, metavar="IMG_DIR", help=f"where to write them (default {IMG})")
     panel_help = ("a panel: its title, '=', and its runs (an output directory, several joined by commas, "
-                  "or @NET / @NET:N / @NET:loads for the kept study runs: all seeds, seeds 1 to N, the load sweep)")
+                  "or @NET / @NET:N / @NET:loads / @NET/JOB for the kept study runs: all seeds, seeds 1 to N, "
+                  "the load sweep, one kept output directory)")
     for name, what in (("temporal", "accepted load over time: one thin line per seed, the mean thick"),
                        ("load", "accepted vs offered load, a bar over the seeds"),
                        ("table", "the category table, as markdown on stdout"),
@@ -281,6 +344,13 @@ def main() -> None:
             p.add_argument("policy", choices=POLICIES, metavar="POLICY", help=f"one of {', '.join(POLICIES)}")
         p.add_argument("panels", nargs="+", metavar="LABEL=DIR", help=panel_help)
     args = parser.parse_args()
+    if args.store:
+        store.STORE = store.Store(args.store)
+    if args.what == "page":
+        if not args.img.is_dir():
+            parser.error(f"IMG_DIR {str(args.img)!r} is not a folder")
+        page(args.img, lambda panels: _resolve_panels(parser, panels))
+        return
     args.panels = _resolve_panels(parser, args.panels)
     if "png" in args and not args.png.parent.is_dir():
         parser.error(f"PNG {str(args.png)!r}: folder {str(args.png.parent)!r} does not exist")

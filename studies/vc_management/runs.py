@@ -1,20 +1,19 @@
 """The VC-management study's 510k-cycle runs, one `hopsim run` per (network, pattern,
-policy, seed), kept in docs/studies/data/vc-management/ so that the page's figures and
-tables can be made again from the repository alone. Usage:
+policy, seed), kept in studies/vc_management/data/ (`store`) so that the page's figures and
+tables can be made again from the repository alone. Usage, from the repository root:
 
-    python docs/studies/vc_runs.py status [NET ...]            # done / to do per network and policy
-    python docs/studies/vc_runs.py run [--jobs 2] [--minutes M] [--network-first] [NET ...]
-    python docs/studies/vc_runs.py dirs NET [--loads]          # comma-joined dirs, for vc_figures.py
+    python -m studies.vc_management.runs status [NET ...]     # done / to do per network and policy
+    python -m studies.vc_management.runs run [--jobs 2] [--minutes M] [--network-first] [NET ...]
+    python -m studies.vc_management.runs dirs NET [--loads]   # comma-joined @NET/JOB, for figures
 
 NET is one of hx1d hx2d hx3d df-adv df-adv_random dfp-adv dfp-adv_random (default: all, in
 that order). `run` takes the missing runs seed by seed (seed 1 of every NET, then seed 2,
 ...), or NET by NET with `--network-first`; after seed 1 of a NET comes its
 accepted-vs-offered sweep (offered 0.3, 0.45 and 0.6, every policy, seed 1, 10k + 30k
-cycles, kept as NET/offered-loads). It runs `--jobs` of them at once, one core each, and
+cycles, kept as @NET/offered-loads). It runs `--jobs` of them at once, one core each, and
 starts none that would not end within `--minutes` (judged from the slowest finished run
-of the same network and policy). Each finished run is copied at once, trimmed to
-runs.csv, spec.json and temporal.csv (about 40 kB), so a run that is killed loses only
-itself. A file `STOP` in the scratch directory (printed at start) lets the running jobs
+of the same network and policy). Each finished run is kept at once, trimmed to
+runs.csv, spec.json and temporal.csv, so a run that is killed loses only itself. A file `STOP` in the scratch directory (printed at start) lets the running jobs
 finish and starts no more; `run` removes it when it starts.
 """
 
@@ -33,8 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from studies.vc_management import store
+
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "docs" / "studies" / "data" / "vc-management"
 SCRATCH = Path(tempfile.gettempdir()) / "hopsim-vc-runs"
 # network -> (example file, traffic pattern or None when the file sweeps none)
 NETWORKS = {
@@ -48,7 +48,6 @@ NETWORKS = {
 }
 # CPU minutes of one run before any of its kind has finished (measured, docs page).
 FIRST_GUESS = {"hx1d": 8, "hx2d": 12, "hx3d": 14, "df": 32, "dfp": 18}
-KEEP = ("spec.json", "temporal.csv")
 LOADS = "offered-loads"  # the `policy` of the job that sweeps the offered load
 
 
@@ -59,11 +58,16 @@ class Job:
     seed: int
 
     @property
-    def dir(self) -> Path:
-        return DATA / self.net / (LOADS if self.policy == LOADS else f"{self.policy}-s{self.seed}")
+    def name(self) -> str:
+        """Its output directory's name in the store: POLICY-sSEED, or offered-loads."""
+        return LOADS if self.policy == LOADS else f"{self.policy}-s{self.seed}"
+
+    @property
+    def ref(self) -> str:
+        return store.ref(self.net, self.name)
 
     def done(self) -> bool:
-        return (self.dir / "runs.csv").exists()
+        return store.STORE.has(self.net, self.name)
 
     def command(self, out: Path) -> list[str]:
         example, pattern = NETWORKS[self.net]
@@ -95,25 +99,10 @@ def minutes_needed(job: Job) -> float:
     """The slowest finished run of the same network and policy, or the page's measured range."""
     if job.policy == LOADS:
         return 25.0  # 12 runs of 40k cycles, one after the other
-    walls = [pd.read_csv(d / "runs.csv")["wall_seconds"].iloc[0] / 60
-             for d in (DATA / job.net).glob(f"{job.policy}-s[0-9]*") if (d / "runs.csv").exists()]
+    kept = store.STORE
+    walls = [kept.runs(job.net, name)["wall_seconds"].iloc[0] / 60
+             for name in kept.jobs(job.net) if name.rsplit("-s", 1)[0] == job.policy]
     return max(walls) * 1.1 if walls else FIRST_GUESS[job.net.split("-")[0]]
-
-
-def keep(out: Path, dest: Path) -> None:
-    """Copy the finished run, trimmed, into the data store; rename last so a half copy never
-    looks done."""
-    tmp = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    runs = pd.read_csv(out / "runs.csv")
-    runs.to_csv(tmp / "runs.csv", index=False)
-    for run in runs["run"]:
-        (tmp / run).mkdir()
-        for name in KEEP:
-            shutil.copy2(out / run / name, tmp / run / name)
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
 
 
 def run(nets: list[str], n_jobs: int, minutes: float, network_first: bool) -> None:
@@ -146,9 +135,10 @@ def run(nets: list[str], n_jobs: int, minutes: float, network_first: bool) -> No
                 print(f"{time.strftime('%H:%M')} FAILED {job.net} {job.policy} seed {job.seed} "
                       f"(exit {proc.returncode}): {proc.stderr.strip()[-500:]}", flush=True)
                 continue
-            keep(out, job.dir)
+            with lock:
+                store.STORE.keep(out, job.net, job.name)
+                row = store.STORE.runs(job.net, job.name).iloc[0]
             shutil.rmtree(out, ignore_errors=True)
-            row = pd.read_csv(job.dir / "runs.csv").iloc[0]
             print(f"{time.strftime('%H:%M')} done  {job.net} {job.policy} seed {job.seed}: "
                   f"accepted {row['accepted_load']:.3f}, category {row['stability_category']}, "
                   f"{took:.1f} min", flush=True)
@@ -177,18 +167,21 @@ def dirs(net: str, loads: bool = False, seeds: int | None = None) -> str:
     """The finished 510k-cycle runs of one network, by policy and seed (only seeds 1 to
     `seeds` if given, so that a figure shows the seeds its table does); or its load sweep."""
     if loads:
-        if not (DATA / net / LOADS / "runs.csv").exists():
-            raise SystemExit(f"no load sweep of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
-        return str(DATA / net / LOADS)
+        if not store.STORE.has(net, LOADS):
+            raise SystemExit(f"no load sweep of {net!r} in {store.STORE.root} (python -m studies.vc_management.runs run {net})")
+        return store.ref(net, LOADS)
     found = sorted((j for j in jobs([net]) if j.policy != LOADS and j.done() and (seeds is None or j.seed <= seeds)),
                    key=lambda j: (j.policy, j.seed))
     if not found:
-        raise SystemExit(f"no finished run of {net!r} in {DATA} (python docs/studies/vc_runs.py run {net})")
-    return ",".join(str(j.dir) for j in found)
+        raise SystemExit(f"no finished run of {net!r} in {store.STORE.root} (python -m studies.vc_management.runs run {net})")
+    return ",".join(j.ref for j in found)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m studies.vc_management.runs", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", type=Path, metavar="DIR",
+                        help=f"the kept runs' folder (default {store.DATA}); another one keeps a rerun apart")
     sub = parser.add_subparsers(dest="what", required=True)
     p_status = sub.add_parser("status", help="done / to do per network and policy")
     p_run = sub.add_parser("run", help="run the missing runs")
@@ -203,6 +196,8 @@ def main() -> None:
     for p in (p_status, p_run):
         p.add_argument("nets", nargs="*", metavar="NET", help=f"one of {', '.join(NETWORKS)} (default: all)")
     args = parser.parse_args()
+    if args.store:
+        store.STORE = store.Store(args.store)
     if args.what == "dirs":
         print(dirs(args.net, args.loads))
         return
