@@ -215,6 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser(
+        "list",
+        help="list the engine's components: topologies with their keys, routings, VC policies, patterns",
+        description="List every component the engine registers, from the engine itself: topology\n"
+        "kinds with their [topology] keys and defaults, routing algorithms with the topologies\n"
+        "they are defined on, VC policies and traffic patterns.",
+        epilog="example:\n  hopsim list",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser(
         "report",
         help="rebuild runs.csv, plots and report.html of a results directory",
         description="Rebuild runs.csv, runs.parquet, the plots and report.html from the run\n"
@@ -461,6 +472,27 @@ def cmd_topology(args) -> int:
     return status
 
 
+def cmd_list(args) -> int:
+    from . import engine
+
+    c = engine.components()
+    if args.json:
+        print(json.dumps(c, indent=2))
+        return 0
+    print("topology.kind")
+    for t in c["topologies"]:
+        print(f"  {t['name']}: {t['about']}")
+        width = max(len(k["name"]) for k in t["keys"])
+        for k in t["keys"]:
+            print(f"    topology.{k['name'].ljust(width)}  {k['default']:<18} {k['meaning']}")
+    print("routing.algorithm")
+    for r in c["routing_algorithms"]:
+        print(f"  {r['name']:<13} on {', '.join(r['topologies'])}")
+    print(f"routing.vc_policy\n  auto, {', '.join(c['vc_policies'])}")
+    print(f"traffic.pattern\n  {', '.join(c['traffic_patterns'])}")
+    return 0
+
+
 def cmd_report(args) -> int:
     from . import api, outdir, sweep
     from .spec import SpecError
@@ -486,7 +518,7 @@ def cmd_report(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "validate": cmd_validate, "topology": cmd_topology, "report": cmd_report}
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "topology": cmd_topology, "list": cmd_list, "report": cmd_report}
 
 
 def reader_left() -> int:

@@ -69,6 +69,12 @@ def topology(spec: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(_call(_core().topology_json, spec))
 
 
+def components() -> dict[str, Any]:
+    """Every component the engine registers: topology kinds with their keys and defaults,
+    routing algorithms with the topologies they run on, VC policies, traffic patterns."""
+    return json.loads(_core().components_json())
+
+
 def version() -> str:
     """The engine's version."""
     return _core().version()

@@ -85,6 +85,31 @@ pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
     Ok(serde_json::to_string(&spec).expect("specs serialise"))
 }
 
+/// Every registered component, from the registries themselves: topology kinds with their
+/// keys and defaults, routing algorithms with the kinds they are defined on (the
+/// deadlock-freedom table), VC policies and traffic patterns. `hopsim list` prints it.
+pub fn components_json() -> String {
+    let topologies: Vec<serde_json::Value> = topology::KINDS
+        .iter()
+        .map(|k| {
+            let keys: Vec<serde_json::Value> =
+                k.keys.iter().map(|key| serde_json::json!({"name": key.name, "default": key.default, "meaning": key.meaning})).collect();
+            serde_json::json!({"name": k.name, "about": k.about, "keys": keys})
+        })
+        .collect();
+    let routings: Vec<serde_json::Value> = routing::Algorithm::ALL
+        .iter()
+        .map(|&a| serde_json::json!({"name": a.name(), "topologies": deadlock_freedom::kinds_of(a)}))
+        .collect();
+    serde_json::json!({
+        "topologies": topologies,
+        "routing_algorithms": routings,
+        "vc_policies": vc::Policy::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        "traffic_patterns": traffic::PATTERNS.split(", ").collect::<Vec<_>>(),
+    })
+    .to_string()
+}
+
 /// Facts about the topology of a spec, and a check of its wiring.
 pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
     let spec = spec::from_json_str(spec_json)?;

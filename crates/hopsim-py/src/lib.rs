@@ -121,6 +121,12 @@ fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
         .map_err(spec_error)
 }
 
+/// Every registered component with its keys and defaults, as JSON (`hopsim list`).
+#[pyfunction]
+fn components_json() -> String {
+    hopsim_core::components_json()
+}
+
 /// The engine crate's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -134,6 +140,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
+    m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -12,6 +12,7 @@ mod dor;
 mod dragonfly_lgl;
 mod dragonfly_plus_ugd;
 mod fat_tree_updown;
+mod graph_minimal;
 mod hyperx_dor;
 mod min_adaptive;
 mod minimal;
@@ -99,7 +100,8 @@ pub trait Routing: Send + Sync {
 }
 
 /// The minimal next hop on a low-diameter topology: one implementation per topology
-/// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`, `aries_minimal`), shared by the
+/// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`, `aries_minimal`;
+/// `graph_minimal` from the wiring for the others), shared by the
 /// `minimal` routing, by each phase of `valiant` there, and by the adaptive routings that
 /// choose between the two.
 pub trait MinimalStep: Send + Sync {
@@ -126,6 +128,11 @@ pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
     }
     if let Some(t) = topo.aries() {
         return Some(Arc::new(aries_minimal::AriesMinimal::new(t.clone())));
+    }
+    // Grids route by their coordinates (DOR and the routings built on it); any other
+    // network by its wiring.
+    if topo.cartesian().is_none() {
+        return Some(Arc::new(graph_minimal::GraphMinimal::new(topo)));
     }
     None
 }

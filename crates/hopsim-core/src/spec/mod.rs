@@ -50,8 +50,9 @@ fn default_name() -> String {
     "experiment".into()
 }
 
+/// Unknown keys are not refused by serde here: they land in `kind_keys`, which the topology
+/// kind reads and checks (`topology::own_keys`, `topology::Kind::keys`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TopologySpec {
     pub kind: String,
     /// torus, mesh, hyperx: switches per dimension.
@@ -86,6 +87,9 @@ pub struct TopologySpec {
     pub blades: Option<usize>,
     #[serde(default)]
     pub column_links: Option<usize>,
+    /// The keys of kinds that read their own (`topology::own_keys`), as written.
+    #[serde(flatten, default)]
+    pub kind_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Unknown keys are not refused by serde here: they land in `classes`, which `validate`

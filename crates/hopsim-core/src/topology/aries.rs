@@ -20,7 +20,7 @@
 //! palmtree per bundle round. Consecutive ports go to different groups, so the links of a
 //! bundle land on different routers; ports k >= bundle * (g - 1) stay unconnected.
 
-use super::{check_size, reject_unused, LinkClass, PortPeer, Topology};
+use super::{check_size, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -42,8 +42,21 @@ pub struct Aries {
 /// Largest number of global links per router (Aries has 10 optical ports).
 pub const MAX_GLOBAL_LINKS: usize = 10;
 
+pub const KIND: super::Kind = super::Kind {
+    name: "aries",
+    about: "Cray XC: groups of chassis x blades routers (row and column links) joined by global links",
+    keys: &[
+        super::Key { name: "chassis", default: "6", meaning: "chassis per group, 1 to 256" },
+        super::Key { name: "blades", default: "16", meaning: "routers (blades) per chassis, 1 to 256" },
+        super::Key { name: "column_links", default: "3", meaning: "parallel column links between each pair of chassis at one blade position, 1 to 16" },
+        super::Key { name: "global_links_per_switch", default: "10", meaning: "global links per router, 1 to 10" },
+        super::Key { name: "groups", default: "required", meaning: "2 to chassis*blades*global_links_per_switch+1" },
+        super::servers_per_switch_key!("4"),
+    ],
+    build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
+};
+
 pub fn build(spec: &Spec) -> SpecResult<Aries> {
-    reject_unused(spec, &["chassis", "blades", "column_links", "global_links_per_switch", "servers_per_switch", "groups"])?;
     let t = &spec.topology;
     let chassis = t.chassis.unwrap_or(6);
     let blades = t.blades.unwrap_or(16);

@@ -7,7 +7,7 @@
 //! the group if j < i, else j + 1), then h global ports; global port x of switch i is the
 //! group's global port i*h + x, wired by `global_arrangement` (palmtree by default).
 
-use super::{check_size, group_count, reject_unused, Arrangement, LinkClass, PortPeer, Topology};
+use super::{check_size, group_count, Arrangement, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -20,8 +20,20 @@ pub struct Dragonfly {
     pub arrangement: Arrangement,
 }
 
+pub const KIND: super::Kind = super::Kind {
+    name: "dragonfly",
+    about: "groups of a switches, a complete graph each, joined by global links (Kim et al.)",
+    keys: &[
+        super::Key { name: "switches_per_group", default: "required", meaning: "a: switches per group (a complete graph)" },
+        super::Key { name: "global_links_per_switch", default: "required", meaning: "h: global links per switch" },
+        super::Key { name: "groups", default: "a*h+1", meaning: "number of groups, 2 to a*h+1 (one global link per pair of groups)" },
+        super::Key { name: "global_arrangement", default: r#""palmtree""#, meaning: "palmtree or consecutive wiring of the global links" },
+        super::servers_per_switch_key!("1"),
+    ],
+    build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
+};
+
 pub fn build(spec: &Spec) -> SpecResult<Dragonfly> {
-    reject_unused(spec, &["switches_per_group", "global_links_per_switch", "servers_per_switch", "groups", "global_arrangement"])?;
     let t = &spec.topology;
     let a = t.switches_per_group.ok_or_else(|| SpecError::new("topology.switches_per_group", "", "missing; a dragonfly needs switches per group, e.g. 12"))?;
     let h = t.global_links_per_switch.ok_or_else(|| SpecError::new("topology.global_links_per_switch", "", "missing; a dragonfly needs global links per switch, e.g. 6"))?;

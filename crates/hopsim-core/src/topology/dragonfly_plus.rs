@@ -8,7 +8,7 @@
 //! 0..S up to spine j. Spine ports: 0..L down to leaf l, then h global ports; global port x
 //! of spine j is the group's global port j*h + x, wired by `global_arrangement` (palmtree).
 
-use super::{check_size, group_count, reject_unused, Arrangement, LinkClass, PortPeer, Topology};
+use super::{check_size, group_count, Arrangement, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -22,11 +22,21 @@ pub struct DragonflyPlus {
     pub arrangement: Arrangement,
 }
 
+pub const KIND: super::Kind = super::Kind {
+    name: "dragonfly_plus",
+    about: "groups of leaves and spines (complete bipartite) joined by the spines' global links",
+    keys: &[
+        super::Key { name: "leaves_per_group", default: "required", meaning: "leaf switches per group; servers on leaves only" },
+        super::Key { name: "spines_per_group", default: "required", meaning: "spine switches per group" },
+        super::Key { name: "global_links_per_switch", default: "leaves_per_group", meaning: "h: global links per spine" },
+        super::Key { name: "groups", default: "spines*h+1", meaning: "number of groups, 2 to spines*h+1" },
+        super::Key { name: "global_arrangement", default: r#""palmtree""#, meaning: "palmtree or consecutive wiring of the global links" },
+        super::servers_per_switch_key!("1"),
+    ],
+    build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
+};
+
 pub fn build(spec: &Spec) -> SpecResult<DragonflyPlus> {
-    reject_unused(
-        spec,
-        &["leaves_per_group", "spines_per_group", "global_links_per_switch", "servers_per_switch", "groups", "global_arrangement"],
-    )?;
     let t = &spec.topology;
     let leaves = t.leaves_per_group.ok_or_else(|| SpecError::new("topology.leaves_per_group", "", "missing; a dragonfly_plus needs leaves per group, e.g. 8"))?;
     let spines = t.spines_per_group.ok_or_else(|| SpecError::new("topology.spines_per_group", "", "missing; a dragonfly_plus needs spines per group, e.g. 8"))?;

@@ -6,7 +6,7 @@
 //! first (levels > 0; port j leads to digit l-1 = j), then up ports (levels < n-1; up port u
 //! leads to digit l = u).
 
-use super::{check_size, reject_unused, LinkClass, PortPeer, Topology};
+use super::{check_size, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -21,8 +21,18 @@ pub struct FatTree {
     pow: Vec<usize>,
 }
 
+pub const KIND: super::Kind = super::Kind {
+    name: "fat_tree",
+    about: "k-ary n-tree: servers on the leaves, up/down links between levels",
+    keys: &[
+        super::Key { name: "k", default: "required", meaning: "k of the k-ary n-tree" },
+        super::Key { name: "levels", default: "required", meaning: "n of the k-ary n-tree: levels of switches" },
+        super::servers_per_switch_key!("1"),
+    ],
+    build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
+};
+
 pub fn build(spec: &Spec) -> SpecResult<FatTree> {
-    reject_unused(spec, &["k", "levels", "servers_per_switch"])?;
     let t = &spec.topology;
     let k = t.k.ok_or_else(|| SpecError::new("topology.k", "", "missing; a fat_tree (k-ary n-tree) needs k, e.g. 4"))?;
     let levels = t.levels.ok_or_else(|| SpecError::new("topology.levels", "", "missing; a fat_tree (k-ary n-tree) needs levels, e.g. 3"))?;

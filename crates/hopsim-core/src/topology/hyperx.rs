@@ -4,7 +4,7 @@
 //! dimensions. Ports: for each dimension d in order, `s_d - 1` ports, port j of dimension d
 //! leading to coordinate j if j < own coordinate, else j + 1.
 
-use super::{check_size, reject_unused, Cartesian, LinkClass, PortPeer, Topology};
+use super::{check_size, Cartesian, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -18,8 +18,17 @@ pub struct HyperX {
     pub servers_per_switch: usize,
 }
 
+pub const KIND: super::Kind = super::Kind {
+    name: "hyperx",
+    about: "switches on a grid, each linked to every switch that differs in one coordinate",
+    keys: &[
+        super::Key { name: "dims", default: "required", meaning: "switches per dimension (S), e.g. [16, 16]; 1 to 16 dimensions of at least 2" },
+        super::servers_per_switch_key!("1"),
+    ],
+    build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
+};
+
 pub fn build(spec: &Spec) -> SpecResult<HyperX> {
-    reject_unused(spec, &["dims", "servers_per_switch"])?;
     let dims = spec.topology.dims.clone();
     if dims.is_empty() || dims.len() > 16 {
         return Err(SpecError::new("topology.dims", format!("{dims:?}"), "a hyperx needs 1 to 16 dimensions, e.g. [16, 16]"));

@@ -100,10 +100,50 @@ pub trait Topology: Send + Sync {
     }
 }
 
-/// Refuse the `[topology]` keys that topology `kind` does not use (`used` lists those it does).
-pub fn reject_unused(spec: &Spec, used: &[&str]) -> SpecResult<()> {
+/// A key of a topology kind's `[topology]` table, declared next to the kind's code: what
+/// `hopsim list` prints and what docs/experiment-file.md is checked against.
+pub struct Key {
+    pub name: &'static str,
+    /// As written in an experiment file, or `required`.
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+/// A topology kind: its `topology.kind` name, its keys (besides `kind`) and how it is built.
+/// One `KINDS` line per kind.
+pub struct Kind {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub keys: &'static [Key],
+    pub build: fn(&Spec) -> SpecResult<Arc<dyn Topology>>,
+}
+
+/// `servers_per_switch`, a key of every kind, with the default `default`.
+macro_rules! servers_per_switch_key {
+    ($default:literal) => {
+        $crate::topology::Key { name: "servers_per_switch", default: $default, meaning: "servers (NICs) attached to each switch that has servers" }
+    };
+}
+pub(crate) use servers_per_switch_key;
+
+/// Every topology kind, in the order `hopsim list` and error messages give them.
+pub const KINDS: &[Kind] = &[torus::KIND, mesh::KIND, hyperx::KIND, dragonfly::KIND, dragonfly_plus::KIND, fat_tree::KIND, aries::KIND];
+
+/// The kind `topology.kind` names.
+pub fn kind(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|k| k.name == name)
+}
+
+/// Every kind's name, comma-separated.
+pub fn kind_names() -> String {
+    KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Refuse the `[topology]` keys that `kind` does not declare: a key of another kind is not
+/// used by this one, any other key is unknown.
+fn reject_unused(spec: &Spec, kind: &Kind) -> SpecResult<()> {
     let t = &spec.topology;
-    let set: [(&str, Option<String>); 12] = [
+    let typed: [(&str, Option<String>); 12] = [
         ("dims", (!t.dims.is_empty()).then(|| format!("{:?}", t.dims))),
         ("groups", t.groups.map(|v| v.to_string())),
         ("switches_per_group", t.switches_per_group.map(|v| v.to_string())),
@@ -117,19 +157,44 @@ pub fn reject_unused(spec: &Spec, used: &[&str]) -> SpecResult<()> {
         ("blades", t.blades.map(|v| v.to_string())),
         ("column_links", t.column_links.map(|v| v.to_string())),
     ];
+    let own = kind.keys.iter().map(|k| k.name).collect::<Vec<_>>();
+    let set = typed.into_iter().filter_map(|(key, v)| v.map(|v| (key, v))).chain(t.kind_keys.iter().map(|(k, v)| (k.as_str(), v.to_string())));
     for (key, value) in set {
-        if let Some(v) = value {
-            if !used.contains(&key) {
-                return Err(SpecError::new(
-                    format!("topology.{key}"),
-                    v,
-                    format!("not used by topology.kind = {:?}; its keys are: {}", t.kind, used.join(", ")),
-                ));
-            }
+        if own.contains(&key) {
+            continue;
         }
+        let anyone = KINDS.iter().any(|k| k.keys.iter().any(|k| k.name == key));
+        let why = if anyone {
+            format!("not used by topology.kind = {:?}; its keys are: {}", t.kind, own.join(", "))
+        } else {
+            let mut all: Vec<&str> = KINDS.iter().flat_map(|k| k.keys.iter().map(|k| k.name)).collect();
+            all.sort();
+            all.dedup();
+            format!("unknown key; allowed keys: kind, {}", all.join(", "))
+        };
+        return Err(SpecError::new(format!("topology.{key}"), value, why));
     }
     Ok(())
 }
+
+/// A kind's own keys, read by serde from `[topology]` (those the engine has no field for):
+/// the per-kind spec type of a kind added without touching the spec. Errors name the key.
+pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
+    let table = serde_json::Value::Object(spec.topology.kind_keys.clone().into_iter().collect());
+    T::deserialize(&table).map_err(|e| {
+        let msg = e.to_string().replace("missing field", "missing key").replace('`', "");
+        let key = spec.topology.kind_keys.keys().find(|k| msg.contains(k.as_str())).cloned();
+        match key {
+            Some(k) => SpecError::new(format!("topology.{k}"), spec.topology.kind_keys[&k].to_string(), msg),
+            None => SpecError::new("topology", format!("{:?}", spec.topology.kind), msg),
+        }
+    })
+}
+
+/// Largest network of a kind without a minimal step of its own (or a grid): the routings
+/// take its minimal paths from its wiring, a table of one next hop per pair of switches
+/// (`routing::graph_minimal`; 4096^2 ports of 2 bytes, 32 MiB).
+pub const MAX_WIRING_ROUTED_SWITCHES: usize = 4096;
 
 /// Refuse networks too large to simulate (ports and servers are stored in 16 and 32 bits).
 /// `topology.groups` of a dragonfly-like network: one global link per pair of groups allows
@@ -193,20 +258,11 @@ impl ServerMap {
     }
 }
 
-pub const TOPOLOGIES: &str = "torus, mesh, hyperx, dragonfly, dragonfly_plus, fat_tree, aries";
-
 pub fn build(spec: &Spec) -> SpecResult<Arc<dyn Topology>> {
     let t = &spec.topology;
-    match t.kind.as_str() {
-        "torus" => Ok(Arc::new(torus::build(spec)?)),
-        "mesh" => Ok(Arc::new(mesh::build(spec)?)),
-        "hyperx" => Ok(Arc::new(hyperx::build(spec)?)),
-        "dragonfly" => Ok(Arc::new(dragonfly::build(spec)?)),
-        "dragonfly_plus" => Ok(Arc::new(dragonfly_plus::build(spec)?)),
-        "fat_tree" => Ok(Arc::new(fat_tree::build(spec)?)),
-        "aries" => Ok(Arc::new(aries::build(spec)?)),
-        other => Err(SpecError::new("topology.kind", format!("{other:?}"), format!("unknown topology; allowed: {TOPOLOGIES}"))),
-    }
+    let k = kind(&t.kind).ok_or_else(|| SpecError::new("topology.kind", format!("{:?}", t.kind), format!("unknown topology; allowed: {}", kind_names())))?;
+    reject_unused(spec, k)?;
+    (k.build)(spec)
 }
 
 /// Check that every link is a pair of channels and count links; used by `hopsim topology`.

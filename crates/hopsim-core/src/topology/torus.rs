@@ -1,6 +1,6 @@
 //! k-ary n-dimensional torus: a ring in every dimension (any n, any k >= 2 per dimension).
 
-use super::{reject_unused, Cartesian, LinkClass, PortPeer, Topology};
+use super::{Cartesian, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 
@@ -10,13 +10,22 @@ pub struct Grid {
     kind: &'static str,
 }
 
+pub const KIND: super::Kind = super::Kind {
+    name: "torus",
+    about: "k-ary n-cube: a ring of switches in every dimension",
+    keys: &[
+        super::Key { name: "dims", default: "required", meaning: "switches per dimension, e.g. [10, 10, 10]; 1 to 16 dimensions of at least 2" },
+        super::servers_per_switch_key!("1"),
+    ],
+    build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
+};
+
 pub fn build(spec: &Spec) -> SpecResult<Grid> {
     Grid::from_spec(spec, true)
 }
 
 impl Grid {
     pub(super) fn from_spec(spec: &Spec, wrap: bool) -> SpecResult<Grid> {
-        reject_unused(spec, &["dims", "servers_per_switch"])?;
         let t = &spec.topology;
         let dims = &t.dims;
         let kind = if wrap { "torus" } else { "mesh" };

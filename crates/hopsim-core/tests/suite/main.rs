@@ -9,6 +9,7 @@ mod aries;
 mod aries_modes;
 mod booksim2;
 mod deadlock;
+mod docs_keys;
 mod determinism;
 mod fuzz;
 mod limits;

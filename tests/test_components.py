@@ -1,0 +1,27 @@
+"""`hopsim list`: the engine's registries as the user sees them, read from the engine."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+
+
+def test_list_json_has_every_registry_with_keys_and_defaults():
+    c = json.loads(run_cli("list", "--json").stdout)
+    kinds = {t["name"]: t for t in c["topologies"]}
+    assert {"torus", "mesh", "hyperx", "dragonfly", "dragonfly_plus", "fat_tree", "aries"} <= set(kinds)
+    aries = {k["name"]: k["default"] for k in kinds["aries"]["keys"]}
+    assert aries["chassis"] == "6" and aries["servers_per_switch"] == "4" and aries["groups"] == "required"
+    routings = {r["name"]: r["topologies"] for r in c["routing_algorithms"]}
+    assert "dragonfly" in routings["par"] and "torus" not in routings["par"]
+    assert "ladder" in c["vc_policies"] and "uniform" in c["traffic_patterns"]
+
+
+def test_list_text_names_every_kind_and_key():
+    text = run_cli("list").stdout
+    c = json.loads(run_cli("list", "--json").stdout)
+    for t in c["topologies"]:
+        assert f"  {t['name']}: " in text
+        for k in t["keys"]:
+            assert f"topology.{k['name']}" in text
