@@ -180,12 +180,18 @@ fn reject_unused(spec: &Spec, kind: &Kind) -> SpecResult<()> {
 /// A kind's own keys, read by serde from `[topology]` (those the engine has no field for):
 /// the per-kind spec type of a kind added without touching the spec. Errors name the key.
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
-    let table = serde_json::Value::Object(spec.topology.kind_keys.clone().into_iter().collect());
+    let keys = &spec.topology.kind_keys;
+    let table = serde_json::Value::Object(keys.clone().into_iter().collect());
     T::deserialize(&table).map_err(|e| {
-        let msg = e.to_string().replace("missing field", "missing key").replace('`', "");
-        let key = spec.topology.kind_keys.keys().find(|k| msg.contains(k.as_str())).cloned();
+        let msg = e.to_string();
+        if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+            return SpecError::new(format!("topology.{missing}"), "", format!("missing; topology.kind = {:?} needs it", spec.topology.kind));
+        }
+        // A wrong value: serde names the type it wanted; the key is the one whose value it saw.
+        let key = keys.iter().find(|(_, v)| msg.contains(&v.to_string())).map(|(k, _)| k.clone());
+        let msg = msg.replace("invalid type: ", "wrong type: ").replace('`', "");
         match key {
-            Some(k) => SpecError::new(format!("topology.{k}"), spec.topology.kind_keys[&k].to_string(), msg),
+            Some(k) => SpecError::new(format!("topology.{k}"), keys[&k].to_string(), msg),
             None => SpecError::new("topology", format!("{:?}", spec.topology.kind), msg),
         }
     })
