@@ -68,6 +68,10 @@ pub const TABLE: &[Row] = &[
     Row { algorithm: A::Valiant, kinds: &["aries"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // The modes' paths are Aries's minimal and Valiant paths (through an intermediate group).
     Row { algorithm: A::Aries, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
+    // Slim Fly: paths of at most 2 hops (4 under Valiant) from the wiring; only the hop
+    // ladder orders them.
+    Row { algorithm: A::Minimal, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { algorithm: A::Valiant, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // UGAL commits each packet at its source switch to a minimal or a Valiant path: the
     // paths of minimal routing and of Valiant, nothing else.
     Row { algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },

@@ -11,6 +11,7 @@ mod dragonfly_plus;
 mod fat_tree;
 mod global;
 mod hyperx;
+mod slim_fly;
 mod widths;
 mod mesh;
 mod torus;
@@ -127,7 +128,7 @@ macro_rules! servers_per_switch_key {
 pub(crate) use servers_per_switch_key;
 
 /// Every topology kind, in the order `hopsim list` and error messages give them.
-pub const KINDS: &[Kind] = &[torus::KIND, mesh::KIND, hyperx::KIND, dragonfly::KIND, dragonfly_plus::KIND, fat_tree::KIND, aries::KIND];
+pub const KINDS: &[Kind] = &[torus::KIND, mesh::KIND, hyperx::KIND, dragonfly::KIND, dragonfly_plus::KIND, fat_tree::KIND, aries::KIND, slim_fly::KIND];
 
 /// The kind `topology.kind` names.
 pub fn kind(name: &str) -> Option<&'static Kind> {

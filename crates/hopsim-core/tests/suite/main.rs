@@ -18,6 +18,7 @@ mod module_cycles;
 mod messages;
 mod protocol;
 mod routing;
+mod slim_fly;
 mod spec_errors;
 mod throughput;
 mod topology;
