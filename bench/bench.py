@@ -71,7 +71,7 @@ class Cycles:
 class Bench:
     name: str
     about: str
-    spec: dict  # hopsim experiment (ARCHITECTURE.md section 3) without run.warmup/run.cycles
+    spec: dict  # hopsim experiment (docs/experiment-file.md) without run.warmup/run.cycles
     switches: int
     hopsim: Cycles
     caminos_cfg: str | None  # file in bench/caminos/, or None if there is no CAMINOS counterpart

@@ -170,7 +170,7 @@ def run_experiment(
     Parameters
     ----------
     path:
-        A TOML experiment file (ARCHITECTURE.md section 3), usually with a ``[sweep]``
+        A TOML experiment file (docs/experiment-file.md), usually with a ``[sweep]``
         table of dotted keys and ``seeds``; a dict with the same content also works.
     out:
         Output directory (created if needed). Default: ``hopsim-out/<name>``, where

@@ -1,4 +1,4 @@
-"""Results on disk (ARCHITECTURE.md section 4).
+"""Results on disk (README.md, "What a run writes"; docs/engine-contract.md for a run's result).
 
 Layout of an output directory ``DIR``::
 

@@ -1,6 +1,6 @@
 """Experiment files: loading TOML, ``--set`` overrides and sweep expansion.
 
-An experiment file (ARCHITECTURE.md section 3) is a TOML table. Its optional ``[sweep]``
+An experiment file (docs/experiment-file.md) is a TOML table. Its optional ``[sweep]``
 table maps dotted keys to lists of values, plus ``seeds``; the experiment is the cartesian
 product of those lists, in the order the keys appear, seeds last::
 

@@ -1,4 +1,4 @@
-//! The experiment file (ARCHITECTURE.md section 3) as typed Rust values.
+//! The experiment file (docs/experiment-file.md) as typed Rust values.
 //!
 //! Parsing goes through serde so that unknown keys and wrong types are caught with their
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.

@@ -45,7 +45,6 @@ pub struct Stats {
     pub bins: Vec<Bin>,
     // Totals for the conservation check.
     pub packets_generated: u64,
-    pub packets_injected: u64,
     pub packets_delivered: u64,
     pub phits_generated: u64,
     pub phits_delivered: u64,
@@ -83,7 +82,6 @@ impl Stats {
             bin_cycles,
             bins: vec![Bin::default(); end.div_ceil(bin_cycles) as usize],
             packets_generated: 0,
-            packets_injected: 0,
             packets_delivered: 0,
             phits_generated: 0,
             phits_delivered: 0,

@@ -1,5 +1,5 @@
-//! hopsim configured like the BookSim2 reference (shared/reference/booksim2-torus-8x8.md);
-//! docs/validation/booksim2.md explains the comparison.
+//! hopsim configured like the BookSim2 reference run (BookSim2 commit 28f43299 on an 8x8
+//! torus); docs/validation/booksim2.md gives its numbers and explains the comparison.
 use crate::common;
 
 fn booksim_like(vcs: usize, load: f64) -> hopsim_core::RunResult {
