@@ -16,6 +16,8 @@ def test_list_json_has_every_registry_with_keys_and_defaults():
     routings = {r["name"]: r["topologies"] for r in c["routing_algorithms"]}
     assert "dragonfly" in routings["par"] and "torus" not in routings["par"]
     assert "ladder" in c["vc_policies"] and "uniform" in c["traffic_patterns"]
+    closed = {w["name"]: w["closed_loop"] for w in c["workloads"]}
+    assert closed == {"bernoulli": False, "ping_pong": True, "bandwidth": True}
 
 
 def test_list_text_names_every_kind_and_key():

@@ -129,10 +129,20 @@ def check_link_map(out: Path, run: str, fig, top: float) -> None:
     assert cv == pytest.approx(metrics["link_load_cv"], rel=1e-6)
 
 
+# Per kind: the link classes of the box plots and how the map's white lines split the switches,
+# both drawn from the engine's link classes and each switch's group and tier.
+NO_COORDINATES = {
+    "dragonfly": ({"local", "global"}, "groups of 4 switches"),
+    "dragonfly_plus": ({"leaf to spine", "spine to leaf", "global"}, "groups of 2 leaves then 3 spines"),
+    "fat_tree": ({"level 0-1 up", "level 0-1 down", "level 1-2 up", "level 1-2 down"}, "levels of 4 switches, leaves first"),
+}
+
+
 @pytest.mark.parametrize("topology", [
     {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 1},
+    {"kind": "dragonfly_plus", "leaves_per_group": 2, "spines_per_group": 3, "global_links_per_switch": 1},
     {"kind": "fat_tree", "k": 2, "levels": 3},
-], ids=["dragonfly", "fat_tree"])
+], ids=["dragonfly", "dragonfly_plus", "fat_tree"])
 def test_maps_without_coordinates(tmp_path, saved, capsys, topology):
     spec = {"name": "ld", "topology": topology, "router": {"vcs": 4}, "routing": {"algorithm": "minimal"},
             "traffic": {"pattern": "uniform", "load": 0.3}, "run": RUN}
@@ -154,6 +164,6 @@ def test_maps_without_coordinates(tmp_path, saved, capsys, topology):
     assert f"switch {int(row['switch'])} port {int(row['port'])} " in fig.get_suptitle()
     # Box plots by link class.
     classes = {t.get_text() for ax in fig.axes for t in ax.get_yticklabels()}
-    expected = {"local", "global"} if topology["kind"] == "dragonfly" else {"level 0-1 up", "level 0-1 down",
-                                                                          "level 1-2 up", "level 1-2 down"}
+    expected, lines = NO_COORDINATES[topology["kind"]]
     assert expected <= classes
+    assert f"(white lines: {lines})" in ax.get_title()

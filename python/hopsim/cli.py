@@ -247,7 +247,9 @@ def _err(message: str) -> None:
 
 
 def _closed_loop(frame) -> bool:
-    return "workload" in frame.columns and bool(frame["workload"].astype(str).isin(["ping_pong", "bandwidth"]).all())
+    from . import engine
+
+    return "workload" in frame.columns and bool(frame["workload"].astype(str).isin(engine.closed_loop_workloads()).all())
 
 
 def _has_values(frame, col: str) -> bool:

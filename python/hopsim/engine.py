@@ -8,6 +8,7 @@ engine rejects raises :class:`hopsim.spec.SpecError` with the engine's one-line 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import time
 from typing import Any, Mapping
@@ -69,10 +70,23 @@ def topology(spec: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(_call(_core().topology_json, spec))
 
 
+def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Per switch of the spec's network: ``group`` (0 without groups) and ``tier`` (0 for
+    switches with servers; dragonfly+ spines 1, fat-tree levels), from the engine."""
+    return json.loads(_call(_core().switch_roles_json, spec))
+
+
 def components() -> dict[str, Any]:
     """Every component the engine registers: topology kinds with their keys and defaults,
     routing algorithms with the topologies they run on, VC policies, traffic patterns."""
     return json.loads(_core().components_json())
+
+
+@functools.lru_cache(maxsize=1)
+def closed_loop_workloads() -> list[str]:
+    """The ``workload.kind``s whose senders wait for answers (their results are samples),
+    from the engine's one list of workloads."""
+    return [w["name"] for w in components()["workloads"] if w["closed_loop"]]
 
 
 def version() -> str:

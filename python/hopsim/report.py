@@ -221,7 +221,9 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
             bad = frame[~frame[col].map(_truthy)]
             if len(bad):
                 alerts.append(f"{len(bad)} run(s) did not conserve {what}: {', '.join(_esc(r) for r in bad['run'].head(10))}.")
-    closed = frame["workload"].astype(str).isin(["ping_pong", "bandwidth"]) if "workload" in frame.columns else None
+    from . import engine
+
+    closed = frame["workload"].astype(str).isin(engine.closed_loop_workloads()) if "workload" in frame.columns else None
     if closed is not None and "workload_complete" in frame.columns:
         short = frame[closed & ~frame["workload_complete"].map(_truthy)]
         if len(short):

@@ -106,8 +106,21 @@ pub fn components_json() -> String {
         "routing_algorithms": routings,
         "vc_policies": vc::Policy::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
         "traffic_patterns": traffic::PATTERNS.split(", ").collect::<Vec<_>>(),
+        "workloads": spec::WORKLOADS.iter().map(|(name, closed)| serde_json::json!({"name": name, "closed_loop": closed})).collect::<Vec<_>>(),
     })
     .to_string()
+}
+
+/// Per switch of a spec's network, its group (`topology.group_of`; all 0 without groups) and
+/// its tier (`Topology::tier`): what link maps need to draw groups and name links up or
+/// down, without numbering the switches themselves.
+pub fn switch_roles_json(spec_json: &str) -> Result<String, SpecError> {
+    let spec = spec::from_json_str(spec_json)?;
+    let topo = topology::build(&spec)?;
+    let switches = 0..topo.num_switches();
+    let group: Vec<usize> = switches.clone().map(|s| topo.group_of(s)).collect();
+    let tier: Vec<usize> = switches.map(|s| topo.tier(s)).collect();
+    Ok(serde_json::json!({"kind": topo.kind(), "groups": topo.groups(), "group": group, "tier": tier}).to_string())
 }
 
 /// Facts about the topology of a spec, and a check of its wiring.

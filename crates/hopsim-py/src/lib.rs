@@ -121,6 +121,13 @@ fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
         .map_err(spec_error)
 }
 
+/// Per switch, its group and tier, as JSON (link maps).
+#[pyfunction]
+fn switch_roles_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::switch_roles_json(spec_json))
+        .map_err(spec_error)
+}
+
 /// Every registered component with its keys and defaults, as JSON (`hopsim list`).
 #[pyfunction]
 fn components_json() -> String {
@@ -141,6 +148,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
+    m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -165,10 +165,12 @@ _SEED_LIKE = {"seed", "run.seed"}
 
 
 def _is_closed_loop(frame: pd.DataFrame) -> pd.Series:
-    """Per run: True for a closed-loop workload (ping_pong, bandwidth)."""
+    """Per run: True for a closed-loop workload (ping_pong, bandwidth: the engine's list)."""
     if "workload" not in frame:
         return pd.Series(False, index=frame.index)
-    return frame["workload"].astype(str).isin(["ping_pong", "bandwidth"])
+    from .. import engine
+
+    return frame["workload"].astype(str).isin(engine.closed_loop_workloads())
 
 
 def _numeric(values: Sequence[Any]) -> bool:

@@ -2,7 +2,9 @@
 direction and its switch's coordinates, the colour scale shared by several runs, the
 hottest link and its description, the class of each link (dimension and direction on
 cartesian topologies, local/global, leaf-spine, fat-tree level), and which runs of a sweep
-get a map. The drawing is in ``links.py``."""
+get a map. The drawing is in ``links.py``. The network's structure comes from the engine:
+each link's class (``links.csv``), switch coordinates (``topology.json``) and each switch's
+group and tier (``engine.switch_roles``); nothing here numbers switches itself."""
 
 from __future__ import annotations
 
@@ -59,6 +61,8 @@ class LinkData:
     dims: list[int]
     coords: np.ndarray | None
     topology: dict[str, Any] = field(default_factory=dict)
+    #: Per switch, from the engine: ``group`` and ``tier`` (arrays), or None.
+    roles: dict[str, np.ndarray] | None = None
 
     @property
     def cartesian(self) -> bool:
@@ -92,11 +96,15 @@ def load_link_data(run_dir: Path) -> LinkData | None:
         if sc:
             coords = np.asarray(sc, dtype=int)
     topology: dict[str, Any] = {}
+    spec: dict[str, Any] = {}
     try:
-        topology = dict(json.loads((run_dir / "spec.json").read_text()).get("topology") or {})
-    except (OSError, ValueError, AttributeError):
+        spec = dict(json.loads((run_dir / "spec.json").read_text()))
+        topology = dict(spec.get("topology") or {})
+    except (OSError, ValueError, AttributeError, TypeError):
         pass
     data = LinkData(links, dims, coords, topology)
+    if not data.cartesian and spec:
+        data.roles = _switch_roles(spec)
     if data.cartesian:
         if int(links["switch"].max()) >= len(coords):
             data.coords, data.dims = None, []
@@ -105,6 +113,18 @@ def load_link_data(run_dir: Path) -> LinkData | None:
             for d in range(len(dims)):
                 links[f"c{d}"] = coords[sw, d]
     return data
+
+
+def _switch_roles(spec: dict[str, Any]) -> dict[str, np.ndarray] | None:
+    """Each switch's group and tier, from the engine (None if it cannot build the network)."""
+    from .. import engine
+    from ..spec import SpecError
+
+    try:
+        r = engine.switch_roles(spec)
+    except (SpecError, ImportError):
+        return None
+    return {"group": np.asarray(r["group"], dtype=int), "tier": np.asarray(r["tier"], dtype=int)}
 
 
 def link_load_scale(run_dirs: Iterable[Path]) -> float | None:
@@ -180,24 +200,21 @@ def _link_classes(links: pd.DataFrame, data: LinkData) -> pd.Series:
         return pd.Series(
             [f"{_dim_name(d).upper()}{_arrow(s)}" for d, s in zip(links["dim"], links["sign"])], index=links.index
         )
-    kind = data.kind
-    t = data.topology
-    sw = links["switch"].to_numpy()
-    dim = links["dim"].to_numpy()
-    if kind == "dragonfly":
-        lab = np.where(dim == 1, "global", "local")
-    elif kind == "dragonfly_plus" and t.get("leaves_per_group") and t.get("spines_per_group"):
-        size = int(t["leaves_per_group"]) + int(t["spines_per_group"])
-        leaf = (sw % size) < int(t["leaves_per_group"])
-        lab = np.where(dim == 1, "global", np.where(leaf, "leaf to spine", "spine to leaf"))
-    elif kind == "fat_tree" and t.get("k") and t.get("levels"):
-        per_level = int(t["k"]) ** (int(t["levels"]) - 1)
-        level = sw // per_level
-        up = level == dim
-        lab = np.array([f"level {d}-{d + 1} {'up' if u else 'down'}" for d, u in zip(dim, up)], dtype=object)
+    if "class" not in links:  # a run written before links had their class
+        return pd.Series([f"class {d}" for d in links["dim"]], index=links.index, dtype=object)
+    cls = links["class"].astype(str).to_numpy()
+    if data.roles is None:
+        return pd.Series(cls, index=links.index, dtype=object)
+    tier = data.roles["tier"][links["switch"].to_numpy()]
+    if data.kind == "dragonfly_plus":
+        lab = np.where(cls == "local", np.where(tier == 0, "leaf to spine", "spine to leaf"), cls)
+    elif data.kind == "fat_tree":
+        # Class leveld joins levels d and d + 1: up from level d, down from d + 1.
+        level = [int(c.removeprefix("level")) for c in cls]
+        lab = np.array([f"level {d}-{d + 1} {'up' if t == d else 'down'}" for d, t in zip(level, tier)], dtype=object)
     else:
-        lab = np.array([f"class {d}" for d in dim], dtype=object)
-    return pd.Series(lab, index=links.index)
+        lab = cls
+    return pd.Series(lab, index=links.index, dtype=object)
 
 
 def _class_order(labels: pd.Series, links: pd.DataFrame) -> list[str]:

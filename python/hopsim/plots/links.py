@@ -383,16 +383,21 @@ def _maps_by_port(data: LinkData, vmax: float, hot: dict[str, Any]):
 
 
 def _group_size(data: LinkData) -> tuple[int | None, str]:
-    """Switches per group (dragonflies) or per level (fat-trees), and what to call them."""
-    t = data.topology
-    if data.kind == "dragonfly" and t.get("switches_per_group"):
-        a = int(t["switches_per_group"])
+    """Switches per group (dragonflies) or per level (fat-trees), and what to call them, from
+    the engine's group and tier of each switch (switches are numbered group by group, or
+    level by level)."""
+    if data.roles is None:
+        return None, ""
+    group, tier = data.roles["group"], data.roles["tier"]
+    if data.kind == "dragonfly":
+        a = int((group == 0).sum())
         return a, f"groups of {a} switches"
-    if data.kind == "dragonfly_plus" and t.get("leaves_per_group") and t.get("spines_per_group"):
-        lv, sp = int(t["leaves_per_group"]), int(t["spines_per_group"])
+    if data.kind == "dragonfly_plus":
+        first = tier[group == 0]
+        lv, sp = int((first == 0).sum()), int((first == 1).sum())
         return lv + sp, f"groups of {lv} leaves then {sp} spines"
-    if data.kind == "fat_tree" and t.get("k") and t.get("levels"):
-        per = int(t["k"]) ** (int(t["levels"]) - 1)
+    if data.kind == "fat_tree":
+        per = int((tier == 0).sum())
         return per, f"levels of {per} switches, leaves first"
     return None, ""
 

@@ -78,7 +78,7 @@ def plot_samples_cdf(
     # What each row shows, before laying out: kinds without samples get no row, and a
     # row without a summary (no numeric colour key) gives its CDF the whole width.
     rows = []
-    for kind in ("ping_pong", "bandwidth"):
+    for kind in _KIND_TEXT:
         sub = runs[runs["workload"] == kind]
         if sub.empty:
             continue

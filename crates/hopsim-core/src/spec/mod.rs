@@ -14,6 +14,7 @@ pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str};
+pub use validate::WORKLOADS;
 pub use workload::{MessageSpec, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};

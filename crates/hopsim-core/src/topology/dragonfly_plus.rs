@@ -166,6 +166,9 @@ impl Topology for DragonflyPlus {
     fn groups(&self) -> usize {
         self.g
     }
+    fn tier(&self, switch: usize) -> usize {
+        usize::from(!self.is_leaf(switch))
+    }
     fn group_of(&self, switch: usize) -> usize {
         switch / self.group_size()
     }

@@ -77,6 +77,9 @@ impl FatTree {
 }
 
 impl Topology for FatTree {
+    fn tier(&self, switch: usize) -> usize {
+        self.level(switch)
+    }
     fn kind(&self) -> &'static str {
         "fat_tree"
     }

@@ -11,10 +11,10 @@ mod dragonfly_plus;
 mod fat_tree;
 mod global;
 mod hyperx;
-mod slim_fly;
-mod widths;
 mod mesh;
+mod slim_fly;
 mod torus;
+mod widths;
 
 pub use aries::Aries;
 pub use cartesian::Cartesian;
@@ -77,6 +77,12 @@ pub trait Topology: Send + Sync {
         0
     }
     fn group_of(&self, _switch: usize) -> usize {
+        0
+    }
+    /// How far a switch sits from the servers: 0 for switches with servers (and on networks
+    /// without tiers), 1 for a dragonfly+ spine, l for a fat-tree switch of level l. Maps and
+    /// labels of links between tiers (up, down) read it.
+    fn tier(&self, _switch: usize) -> usize {
         0
     }
     /// Global links per switch that carries them (h of a dragonfly); 0 if none.

@@ -48,3 +48,21 @@ fn wiring_links_and_distances() {
         }
     }
 }
+
+/// Each switch's group and tier, as the link maps read them: a dragonfly+ group is its
+/// leaves then its spines, a fat-tree is numbered level by level, a torus has one tier.
+#[test]
+fn switch_roles_give_groups_and_tiers() {
+    let roles = |topo: &str| -> serde_json::Value {
+        let spec = hopsim_core::spec::from_toml_str(&format!("[topology]\n{topo}\n[traffic]\nload = 0.1\n")).unwrap();
+        serde_json::from_str(&hopsim_core::switch_roles_json(&serde_json::to_string(&spec).unwrap()).unwrap()).unwrap()
+    };
+    let as_vec = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect::<Vec<_>>();
+    let dfp = roles("kind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 3\nglobal_links_per_switch = 1");
+    assert_eq!(as_vec(&dfp["group"]), (0..4).flat_map(|g| [g; 5]).collect::<Vec<u64>>());
+    assert_eq!(as_vec(&dfp["tier"]), [0, 0, 1, 1, 1].repeat(4));
+    let ft = roles("kind = \"fat_tree\"\nk = 2\nlevels = 3");
+    assert_eq!(as_vec(&ft["tier"]), (0..3).flat_map(|l| [l; 4]).collect::<Vec<u64>>());
+    let torus = roles("kind = \"torus\"\ndims = [3, 3]");
+    assert_eq!((as_vec(&torus["tier"]), as_vec(&torus["group"])), (vec![0; 9], vec![0; 9]));
+}
