@@ -12,9 +12,10 @@ that order). `run` takes the missing runs seed by seed (seed 1 of every NET, the
 accepted-vs-offered sweep (offered 0.3, 0.45 and 0.6, every policy, seed 1, 10k + 30k
 cycles, kept as @NET/offered-loads). It runs `--jobs` of them at once, one core each, and
 starts none that would not end within `--minutes` (judged from the slowest finished run
-of the same network and policy). Each finished run is kept at once, trimmed to
-runs.csv, spec.json and temporal.csv, so a run that is killed loses only itself. A file `STOP` in the scratch directory (printed at start) lets the running jobs
-finish and starts no more; `run` removes it when it starts.
+of the same network and policy). Each finished run is kept at once, trimmed to runs.csv,
+spec.json and temporal.csv, so a run that is killed loses only itself. A file `STOP` in
+the scratch directory (printed at start) lets the running jobs finish and starts no more;
+`run` removes it when it starts.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
 
 from studies.vc_management import store
 
