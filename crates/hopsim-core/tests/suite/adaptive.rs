@@ -117,6 +117,98 @@ fn par_may_divert_at_the_first_hop_in_the_source_group_only() {
     assert!(!decide(r.as_ref(), &q, gw, src, dst, mid, 2).1);
 }
 
+/// Queues the test sets per (switch, port) for the whole port and per (switch, port, whether
+/// the packet is non-minimal) for the VCs a packet would use: the two views UGAL-L may read.
+#[derive(Default)]
+struct VcQueues {
+    port: HashMap<(usize, usize), u32>,
+    vc: HashMap<(usize, usize, bool), u32>,
+}
+
+impl Congestion for VcQueues {
+    fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        self.port.get(&(switch, port)).copied().unwrap_or(0)
+    }
+    fn hop_queue(&self, switch: usize, state: &RouteState, hop: &routing::Hop) -> u32 {
+        self.vc.get(&(switch, hop.port as usize, state.valiant)).copied().unwrap_or(0)
+    }
+}
+
+/// UGAL-L's choice (non-minimal or not) at the source switch under each `routing.ugal_queue`.
+fn choices(q: &VcQueues, src: usize, dst: usize, mid: usize) -> Vec<(&'static str, bool)> {
+    ["port", "vc", "vc_hybrid"]
+        .into_iter()
+        .map(|view| {
+            let (_, r) = build(DF, "ugal_l", &format!("ugal_queue = \"{view}\""));
+            let mut rng = Rng::seed_from_u64(1);
+            let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, intermediate: mid as u32, ..Default::default() };
+            let mut out = Candidates::default();
+            r.route(&mut RouteCtx { switch: src, rng: &mut rng, congestion: q }, &mut st, &mut out);
+            (view, st.valiant)
+        })
+        .collect()
+}
+
+#[test]
+fn ugal_l_reads_the_port_or_the_vcs_as_routing_ugal_queue_says() {
+    // Dragonfly a = 4, h = 2, palmtree: switch 0 holds the links to groups 1 and 2, switch 1
+    // those to groups 3 and 4. From switch 0 to group 3 the minimal path leaves by the local
+    // port to switch 1.
+    let t = build(DF, "minimal", "").0;
+    let df = t.dragonfly().unwrap();
+    let (src, dst) = (0, 12);
+    let min_port = topology::Dragonfly::local_port(0, 1);
+    // Through group 4 the detour leaves by the same port: the port's queue is the same for
+    // both paths and only the VCs tell them apart (minimal packets blocked on their VCs).
+    let via_4 = 4 * 4 + df.gateway(4, 3).0;
+    let mut q = VcQueues::default();
+    q.port.insert((src, min_port), 1000);
+    q.vc.insert((src, min_port, false), 300);
+    assert_eq!(choices(&q, src, dst, via_4), [("port", false), ("vc", true), ("vc_hybrid", true)]);
+    // Through group 1 the detour leaves by switch 0's own global port, idle. The minimal
+    // port is full of traffic on VCs the packet would not use: the VC view misses it.
+    let via_1 = 4 + df.gateway(1, 3).0;
+    let mut q = VcQueues::default();
+    q.port.insert((src, min_port), 1000);
+    assert_eq!(choices(&q, src, dst, via_1), [("port", true), ("vc", false), ("vc_hybrid", true)]);
+}
+
+#[test]
+fn ugal_intermediates_are_the_gateway_or_any_switch_of_another_group() {
+    // From group 0 to group 3: intermediate groups 1, 2, 4..8; "group" lands on the gateway
+    // to group 3, "switch" on every switch of the group.
+    for (kind, switches_per_group) in [("group", 1), ("switch", 4)] {
+        let (t, r) = build(DF, "ugal_l", &format!("ugal_intermediate = \"{kind}\""));
+        let df = t.dragonfly().unwrap();
+        let mut rng = Rng::seed_from_u64(7);
+        let mut seen: HashMap<usize, std::collections::BTreeSet<usize>> = HashMap::new();
+        for _ in 0..2000 {
+            let mut st = RouteState { src_switch: 1, dst_switch: 13, ..Default::default() };
+            r.on_inject(&mut st, &mut rng);
+            let mid = st.intermediate as usize;
+            seen.entry(mid / 4).or_default().insert(mid % 4);
+            if kind == "group" {
+                assert_eq!(mid % 4, df.gateway(mid / 4, 3).0);
+            }
+        }
+        let mut groups: Vec<usize> = seen.keys().copied().collect();
+        groups.sort();
+        assert_eq!(groups, [1, 2, 4, 5, 6, 7, 8], "{kind}");
+        assert!(seen.values().all(|s| s.len() == switches_per_group), "{kind}: {seen:?}");
+    }
+}
+
+#[test]
+fn ugal_options_refuse_unknown_values_naming_the_key() {
+    let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"ugal_l\"\nugal_queue = \"fifo\"\n[traffic]\nload = 0.1\n").unwrap();
+    let t = topology::build(&s).unwrap();
+    let e = routing::build(&s, &t).err().expect("refused").to_string();
+    assert!(e.contains("routing.ugal_queue") && e.contains("vc_hybrid"), "{e}");
+    let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"par\"\nugal_intermediate = \"router\"\n[traffic]\nload = 0.1\n").unwrap();
+    let e = routing::build(&s, &t).err().expect("refused").to_string();
+    assert!(e.contains("routing.ugal_intermediate") && e.contains("switch"), "{e}");
+}
+
 fn run(topo: &str, algo: &str, vcs: usize, traffic: &str, load: f64, cycles: u64) -> hopsim_core::RunResult {
     common::run(&format!(
         "[topology]\n{topo}\n[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\n[traffic]\n{traffic}\nload = {load}\n[run]\nwarmup = 3000\ncycles = {cycles}\nwatchdog = 3000\nseed = 3\n"
@@ -153,8 +245,9 @@ fn ugal_is_near_minimal_under_uniform_and_near_valiant_under_adversarial_traffic
         let r = acc(algo, "pattern = \"uniform\"", 0.1);
         eprintln!("uniform 0.1: {algo} latency {:.1} (minimal {:.1}), non-minimal {:.3}", r.metrics.packet_latency_mean, min.metrics.packet_latency_mean, r.metrics.nonminimal_fraction);
         // A packet that finds another on its minimal port goes around it if the detour's port
-        // is idle: UGAL-L diverts a few packets even at low load (8 % here), harmlessly.
-        assert!(r.metrics.nonminimal_fraction < 0.15, "{algo}: {} non-minimal", r.metrics.nonminimal_fraction);
+        // is idle: the adaptive routings divert a few packets even at low load (10-15 % here,
+        // the port's queue counting the transit packets too), harmlessly, as the latency says.
+        assert!(r.metrics.nonminimal_fraction < 0.2, "{algo}: {} non-minimal", r.metrics.nonminimal_fraction);
         let ratio = r.metrics.packet_latency_mean / min.metrics.packet_latency_mean;
         assert!(ratio < 1.1, "{algo}: latency {ratio:.3} x minimal's");
     }
