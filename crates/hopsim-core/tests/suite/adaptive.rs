@@ -266,3 +266,23 @@ fn ugal_is_near_minimal_under_uniform_and_near_valiant_under_adversarial_traffic
         assert!(r.metrics.nonminimal_fraction > 0.5, "{algo}: {}", r.metrics.nonminimal_fraction);
     }
 }
+
+#[test]
+fn ugal_l_reading_the_port_stays_near_minimal_under_uniform_traffic_where_the_vc_view_does_not() {
+    // Kim et al.: reading only the packet's own VCs (UGAL-L_VC) misses the transit traffic
+    // on the link's other VCs and sends packets around minimal paths that are no busier.
+    // On 2Phases MinLast, where minimal packets have VCs of their own, the gap is wide
+    // (measured: minimal 0.761, port 0.724, VCs 0.610).
+    let acc = |algo: &str, view: &str| {
+        common::run(&format!(
+            "[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"min_last\"\nugal_queue = \"{view}\"\n[traffic]\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 10000\nseed = 3\n"
+        ))
+        .metrics
+        .accepted_load
+    };
+    let min = acc("minimal", "port");
+    let (port, vc) = (acc("ugal_l", "port"), acc("ugal_l", "vc"));
+    eprintln!("uniform saturation: minimal {min:.3}, UGAL-L port {port:.3}, UGAL-L VCs {vc:.3}");
+    assert!(port > 0.9 * min, "UGAL-L (port) {port} against minimal {min}");
+    assert!(vc < 0.9 * min && vc < port, "UGAL-L_VC {vc} against minimal {min} and UGAL-L {port}");
+}
