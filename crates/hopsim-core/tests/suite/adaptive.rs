@@ -286,3 +286,18 @@ fn ugal_l_reading_the_port_stays_near_minimal_under_uniform_traffic_where_the_vc
     assert!(port > 0.9 * min, "UGAL-L (port) {port} against minimal {min}");
     assert!(vc < 0.9 * min && vc < port, "UGAL-L_VC {vc} against minimal {min} and UGAL-L {port}");
 }
+
+#[test]
+fn detours_through_any_switch_are_deadlock_free_at_saturation() {
+    // Through any switch of the intermediate group the paths are Valiant's (6 hops; 7 with
+    // PAR's first local hop), which the policies `auto` picks and 2Phases order.
+    for (algo, policy, vcs) in [("ugal_l", "auto", 6), ("ugal_g", "auto", 6), ("par", "auto", 7), ("ugal_l", "min_last", 8), ("ugal_g", "min_last", 8)] {
+        for pattern in ["uniform", "adv"] {
+            let r = common::run(&format!(
+                "[topology]\n{DF}\n[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\"\nugal_intermediate = \"switch\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 12000\nwatchdog = 3000\nseed = 3\n"
+            ));
+            assert!(!r.metrics.deadlock, "{algo} {policy} {pattern}: {}", r.metrics.deadlock_where);
+            assert!(r.metrics.accepted_load > 0.2, "{algo} {policy} {pattern}: accepted {}", r.metrics.accepted_load);
+        }
+    }
+}
