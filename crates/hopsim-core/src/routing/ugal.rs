@@ -5,11 +5,14 @@
 //!
 //! - `ugal_l` reads only its own switch: the queue behind the first hop of each path (its
 //!   output buffer plus the next input buffer as its credits say, so far buffers are seen late
-//!   by a link latency), weighted by the path's hop count. It goes non-minimally when
+//!   by a link latency; over the whole port or the packet's VCs, `QueueView`), weighted by
+//!   the path's hop count. It goes non-minimally when
 //!   `q_nonmin * H_nonmin + threshold < q_min * H_min`.
-//! - `ugal_g` is the idealized reference no router can build: it reads the true queues of
-//!   every switch along both paths and compares their sums plus the zero-load time of the
-//!   path's hops, `sum(q) + H * hop_cycles`, with the same threshold.
+//! - `ugal_g` is the idealized reference no router can build: it reads the queues of every
+//!   port along both paths and compares their sums plus the zero-load time of the path's
+//!   hops, `sum(q) + H * hop_cycles`, with the same threshold. Each queue it reads is bounded
+//!   by buffers, so the backlog of a saturated link, spread over the inputs waiting for it,
+//!   is more than it sees (docs/studies/adaptive-routing.md).
 //!
 //! A packet whose drawn intermediate is its source or destination switch has no Valiant path
 //! and goes minimally. Its paths are those of `minimal` and `valiant`, so the VC policies that
@@ -23,8 +26,9 @@ use rand::Rng as _;
 use std::sync::Arc;
 
 /// The queue behind a first hop that UGAL-L's choice reads (`routing.ugal_queue`), the
-/// variants of Kim et al. (2008): on a dragonfly most sources reach the congested global link
-/// through a local link that detoured packets share, so the whole port's queue hides it.
+/// variants of Kim et al. (2008). On a dragonfly most sources reach a congested global link
+/// through a local link that detoured and transit packets share: which VCs of that link the
+/// gateway's backlog fills depends on the VC policy, so which of them to read matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueView {
     /// UGAL-L: every VC of the output port (Singh's UGAL).
@@ -56,9 +60,10 @@ pub enum IntermediateKind {
     /// An intermediate group (Kim et al.): the path lands in it and leaves from its gateway to
     /// the destination group, 5 hops at most.
     Group,
-    /// A random switch with servers, as `valiant` draws it (Singh's UGAL; BookSim2's
-    /// `ugal_dragonflynew`): 6 hops at most, and the hop inside the intermediate group goes
-    /// anywhere, so no local link there carries more than its share whatever the pattern.
+    /// Any switch of the intermediate group, drawn uniformly (as Valiant's random switch and
+    /// BookSim2's `ugal_dragonflynew` do): 6 hops at most, and the hops inside the
+    /// intermediate group go anywhere, so no local link there carries more than its share
+    /// whatever the pattern (under ADV+h the gateways' links do).
     Switch,
 }
 
