@@ -216,7 +216,8 @@ pub(super) fn local_choice(
 fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, state: &RouteState, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
     let (mut hop, mut cur, mut delay) = (first, from, 0);
     loop {
-        delay += view.port_queue(cur, hop.port as usize) as u64 + hop_cycles;
+        let port = hop.port as usize;
+        delay += (view.port_queue(cur, port) + view.waiting_for(cur, port)) as u64 + hop_cycles;
         cur = topo.neighbour(cur, hop.port as usize).expect("a minimal hop leads to a switch").switch as usize;
         if cur == to {
             return delay;
