@@ -8,11 +8,11 @@
 //!   by a link latency; over the whole port or the packet's VCs, `QueueView`), weighted by
 //!   the path's hop count. It goes non-minimally when
 //!   `q_nonmin * H_nonmin + threshold < q_min * H_min`.
-//! - `ugal_g` is the idealized reference no router can build: it reads the queues of every
-//!   port along both paths and compares their sums plus the zero-load time of the path's
-//!   hops, `sum(q) + H * hop_cycles`, with the same threshold. Each queue it reads is bounded
-//!   by buffers, so the backlog of a saturated link, spread over the inputs waiting for it,
-//!   is more than it sees (docs/studies/adaptive-routing.md).
+//! - `ugal_g` is the idealized reference no router can build: along both paths it reads, for
+//!   every port, its queue and the phits waiting for it in its switch's input buffers (a
+//!   saturated link's backlog sits there, spread over the inputs, while its own queue is
+//!   bounded by one output and one input buffer), and compares their sums plus the
+//!   zero-load time of the path's hops, `sum(q) + H * hop_cycles`, with the same threshold.
 //!
 //! A packet whose drawn intermediate is its source or destination switch has no Valiant path
 //! and goes minimally. Its paths are those of `minimal` and `valiant`, so the VC policies that
@@ -209,9 +209,9 @@ pub(super) fn local_choice(
     (c.min_hop, (q_nm + params.threshold < q_min).then_some(nm_hop))
 }
 
-/// The queues along the minimal path from `from` to `to` (first hop `first`), as a global
-/// observer reads them, plus `hop_cycles` per hop: the path's delay if every queued phit
-/// costs a cycle.
+/// The queues along the minimal path from `from` to `to` (first hop `first`) and the phits
+/// waiting for each of its ports, as a global observer reads them, plus `hop_cycles` per
+/// hop: the path's delay if every queued phit costs a cycle.
 #[allow(clippy::too_many_arguments)]
 fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, state: &RouteState, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
     let (mut hop, mut cur, mut delay) = (first, from, 0);
