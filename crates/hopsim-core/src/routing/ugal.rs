@@ -218,7 +218,7 @@ fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion
     loop {
         let port = hop.port as usize;
         delay += (view.port_queue(cur, port) + view.waiting_for(cur, port)) as u64 + hop_cycles;
-        cur = topo.neighbour(cur, hop.port as usize).expect("a minimal hop leads to a switch").switch as usize;
+        cur = topo.neighbour(cur, port).expect("a minimal hop leads to a switch").switch as usize;
         if cur == to {
             return delay;
         }
