@@ -202,7 +202,7 @@ pub struct RoutingSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ugal_queue: Option<String>,
     /// `ugal_l`, `ugal_g`, `par` on a dragonfly: where the non-minimal path goes ("group": an
-    /// intermediate group, left from its gateway; "switch": a random switch, as `valiant`).
+    /// intermediate group, left from its gateway; "switch": any switch of that group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ugal_intermediate: Option<String>,
     /// `aries`: the routing mode of messages that do not choose one (`adaptive`,

@@ -34,7 +34,7 @@ fn build(topo: &str, algo: &str, extra: &str) -> (Arc<dyn Topology>, Arc<dyn Rou
 
 /// Route the head of a packet from `src` to `dst` through `mid` at `switch`, with `hops`
 /// taken so far; returns the candidate port and whether the packet is now non-minimal.
-fn decide(r: &dyn Routing, q: &Queues, switch: usize, src: usize, dst: usize, mid: usize, hops: u16) -> (u16, bool) {
+fn decide(r: &dyn Routing, q: &dyn Congestion, switch: usize, src: usize, dst: usize, mid: usize, hops: u16) -> (u16, bool) {
     let mut rng = Rng::seed_from_u64(1);
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
     r.on_inject(&mut st, &mut rng);
@@ -125,13 +125,7 @@ fn ugal_g_counts_the_backlog_waiting_in_input_buffers_for_a_port() {
     let df = t.dragonfly().unwrap();
     let (gw, gw_port) = df.gateway(0, 3);
     let (src, dst, mid) = ((gw + 1) % 4, 13, 9);
-    let route = |r: &dyn Routing, q: &Backlog| {
-        let mut rng = Rng::seed_from_u64(1);
-        let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, intermediate: mid as u32, ..Default::default() };
-        let mut out = Candidates::default();
-        r.route(&mut RouteCtx { switch: src, rng: &mut rng, congestion: q }, &mut st, &mut out);
-        st.valiant
-    };
+    let route = |r: &dyn Routing, q: &Backlog| decide(r, q, src, src, dst, mid, 0).1;
     let mut q = Backlog::default();
     assert!(!route(g.as_ref(), &q), "an idle network routes minimally");
     q.waiting.insert((gw, gw_port), 500);
@@ -184,11 +178,7 @@ fn choices(q: &VcQueues, src: usize, dst: usize, mid: usize) -> Vec<(&'static st
         .into_iter()
         .map(|view| {
             let (_, r) = build(DF, "ugal_l", &format!("ugal_queue = \"{view}\""));
-            let mut rng = Rng::seed_from_u64(1);
-            let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, intermediate: mid as u32, ..Default::default() };
-            let mut out = Candidates::default();
-            r.route(&mut RouteCtx { switch: src, rng: &mut rng, congestion: q }, &mut st, &mut out);
-            (view, st.valiant)
+            (view, decide(r.as_ref(), q, src, src, dst, mid, 0).1)
         })
         .collect()
 }
