@@ -98,6 +98,19 @@ fn ugal_g_reads_queues_beyond_the_first_hop() {
     q.0.insert((gw, gw_port), 500);
     assert!(!decide(l.as_ref(), &q, src, src, dst, mid, 0).1, "UGAL-L sees only its own ports");
     assert!(decide(g.as_ref(), &q, src, src, dst, mid, 0).1, "UGAL-G sees the global link");
+    // A saturated global link's backlog sits in its switch's input buffers, not in the
+    // port's own (bounded) queue: UGAL-G reads it, UGAL-L cannot.
+    let route = |r: &dyn Routing, q: &Backlog| decide(r, q, src, src, dst, mid, 0).1;
+    let mut q = Backlog::default();
+    assert!(!route(g.as_ref(), &q), "an idle network routes minimally");
+    q.waiting.insert((gw, gw_port), 500);
+    assert!(route(g.as_ref(), &q), "UGAL-G sees the backlog behind the global link");
+    assert!(!route(l.as_ref(), &q), "UGAL-L does not");
+    // The same backlog waiting for another port of the gateway is not on the minimal path.
+    let other = if gw_port == df.a - 1 { gw_port + 1 } else { gw_port - 1 };
+    let mut q = Backlog::default();
+    q.waiting.insert((gw, other), 500);
+    assert!(!route(g.as_ref(), &q));
 }
 
 /// Port queues as `Queues`, plus phits waiting in a switch's input buffers for a port.
@@ -114,28 +127,6 @@ impl Congestion for Backlog {
     fn waiting_for(&self, switch: usize, port: usize) -> u32 {
         self.waiting.get(&(switch, port)).copied().unwrap_or(0)
     }
-}
-
-#[test]
-fn ugal_g_counts_the_backlog_waiting_in_input_buffers_for_a_port() {
-    // A saturated global link's backlog sits in its switch's input buffers, not in the
-    // port's own (bounded) queue: UGAL-G reads it, UGAL-L cannot.
-    let (t, l) = build(DF, "ugal_l", "");
-    let (_, g) = build(DF, "ugal_g", "");
-    let df = t.dragonfly().unwrap();
-    let (gw, gw_port) = df.gateway(0, 3);
-    let (src, dst, mid) = ((gw + 1) % 4, 13, 9);
-    let route = |r: &dyn Routing, q: &Backlog| decide(r, q, src, src, dst, mid, 0).1;
-    let mut q = Backlog::default();
-    assert!(!route(g.as_ref(), &q), "an idle network routes minimally");
-    q.waiting.insert((gw, gw_port), 500);
-    assert!(route(g.as_ref(), &q), "UGAL-G sees the backlog behind the global link");
-    assert!(!route(l.as_ref(), &q), "UGAL-L does not");
-    // The same backlog waiting for another port of the gateway is not on the minimal path.
-    let other = if gw_port == df.a - 1 { gw_port + 1 } else { gw_port - 1 };
-    let mut q = Backlog::default();
-    q.waiting.insert((gw, other), 500);
-    assert!(!route(g.as_ref(), &q));
 }
 
 #[test]
