@@ -1,16 +1,18 @@
 """Figures of the adaptive-routing study (docs/studies/adaptive-routing.md) from its kept runs.
 
     python studies/adaptive_routing/figures.py                     # both figures, from data/
-    python studies/adaptive_routing/figures.py OUT_DIR             # the UGAL figure from a new run
+    python studies/adaptive_routing/figures.py OUT_DIR OUT_ADV1    # the UGAL figure from new runs
     python studies/adaptive_routing/figures.py --phantom OUT_DIR   # the phantom-congestion one
 
-The runs come from ``hopsim run examples/dragonfly-ugal.toml --out OUT_DIR`` and
+The runs come from ``hopsim run examples/dragonfly-ugal.toml --out OUT_DIR`` (uniform and
+ADV+h), ``hopsim run examples/dragonfly-ugal-adv1.toml --out OUT_ADV1`` and
 ``hopsim run examples/aries-phantom-congestion.toml --out OUT_DIR``.
 """
 
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
 
 import matplotlib
@@ -28,8 +30,11 @@ BURST_START, BURST_END = 4000, 7000
 IMG = REPO / "docs" / "studies" / "img"
 
 #: Drawing order and labels of the routings.
-ROUTINGS = {"minimal": "minimal", "valiant": "Valiant", "ugal_l": "UGAL-L", "ugal_g": "UGAL-G", "par": "PAR"}
-PATTERNS = {"uniform": "uniform", "adv": "ADV+h"}
+ROUTINGS = {"minimal": "minimal", "valiant": "Valiant", "ugal_l": "UGAL-L", "ugal_g": "UGAL-G"}
+#: The traffic of each column: pattern, group offset (ADV+i; none for uniform), title.
+PATTERNS = [("uniform", None, "uniform"), ("adv", 1, "ADV+1"), ("adv", 4, "ADV+h (h = 4)")]
+#: The group offset of `adv` when the experiment file leaves it to its default, h.
+H = 4
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
@@ -40,23 +45,37 @@ def save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
-def load(source: Path) -> pd.DataFrame:
-    """The study's runs: a runs.csv, or an output directory holding one."""
-    path = source / "runs.csv" if source.is_dir() else source
-    runs = pd.read_csv(path)
-    return runs.sort_values(["routing.algorithm", "traffic.pattern", "traffic.load"])
+def load(*sources: Path) -> pd.DataFrame:
+    """The study's runs: runs.csv files, or output directories holding one each."""
+    frames = []
+    for source in sources:
+        runs = pd.read_csv(source / "runs.csv" if source.is_dir() else source)
+        if source.is_dir():
+            # Keys the experiment sets without sweeping them are not columns of runs.csv.
+            traffic = tomllib.loads((source / "experiment.toml").read_text()).get("traffic", {})
+            for key in ("pattern", "adv_offset"):
+                if f"traffic.{key}" not in runs and key in traffic:
+                    runs[f"traffic.{key}"] = traffic[key]
+        if "traffic.adv_offset" not in runs:
+            runs["traffic.adv_offset"] = float("nan")
+        runs.loc[(runs["traffic.pattern"] == "adv") & runs["traffic.adv_offset"].isna(), "traffic.adv_offset"] = H
+        frames.append(runs)
+    both = pd.concat(frames, ignore_index=True)
+    return both.sort_values(["routing.algorithm", "traffic.pattern", "traffic.adv_offset", "traffic.load"])
 
 
 def draw(runs: pd.DataFrame, out: Path) -> Path:
     """Accepted load, mean packet latency and the non-minimal share against offered load,
     one column per traffic pattern."""
-    fig, axes = plt.subplots(3, 2, figsize=(10, 10.5), sharex=True)
+    fig, axes = plt.subplots(3, len(PATTERNS), figsize=(14, 10.5), sharex=True)
     rows = [("accepted_load", "accepted load (phits/server/cycle)"), ("packet_latency_mean", "mean packet latency (cycles)"), ("nonminimal_fraction", "packets routed non-minimally")]
-    for col, (pattern, title) in enumerate(PATTERNS.items()):
+    for col, (pattern, offset, title) in enumerate(PATTERNS):
         for row, (metric, label) in enumerate(rows):
             ax = axes[row][col]
             for algo, name in ROUTINGS.items():
                 d = runs[(runs["routing.algorithm"] == algo) & (runs["traffic.pattern"] == pattern)]
+                if offset is not None:
+                    d = d[d["traffic.adv_offset"] == offset]
                 if not d.empty:
                     ax.plot(d["traffic.load"], d[metric], marker="o", label=name)
             if metric == "accepted_load":
@@ -70,7 +89,7 @@ def draw(runs: pd.DataFrame, out: Path) -> Path:
             if row == 2:
                 ax.set_xlabel("offered load (phits/server/cycle)")
     axes[0][0].legend()
-    fig.suptitle("Dragonfly a=8, h=4, p=4, 33 groups (1,056 servers): adaptive routing")
+    fig.suptitle("Dragonfly a=8, h=4, p=4, 33 groups (1,056 servers), 2Phases MinLast VCs: adaptive routing")
     return save(fig, out / "adaptive-routing-dragonfly.png")
 
 
@@ -112,7 +131,7 @@ def main(argv: list[str]) -> int:
         print(draw_phantom(table, IMG))
         return 0
     if argv:
-        print(draw(load(Path(argv[0])), IMG))
+        print(draw(load(*map(Path, argv)), IMG))
         return 0
     print(draw(load(DATA), IMG))
     print(draw_phantom(pd.read_csv(PHANTOM), IMG))

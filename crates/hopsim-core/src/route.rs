@@ -129,6 +129,12 @@ pub trait Congestion {
     fn hop_queue(&self, switch: usize, _state: &RouteState, hop: &Hop) -> u32 {
         self.port_queue(switch, hop.port as usize)
     }
+    /// Phits in `switch`'s input buffers waiting for output `port` (or crossing to it): the
+    /// part of a saturated output's backlog its own queue cannot show, since buffers bound
+    /// it. No router knows this of another switch; only the idealized UGAL-G reads it.
+    fn waiting_for(&self, _switch: usize, _port: usize) -> u32 {
+        0
+    }
 }
 
 /// An empty network: every queue is empty (for walking routes outside a simulation).

@@ -257,6 +257,39 @@ impl Routers {
         (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| self.vc_queue(gp * self.vcs + v)).sum()
     }
 
+    /// Phits in `switch`'s input buffers whose front packet waits for an output VC of `port`
+    /// or holds one: the backlog of a busy output beyond its own queue, which only a global
+    /// observer counts (UGAL-G). A head waiting for several outputs counts for each.
+    pub fn waiting_for(&self, switch: usize, port: usize) -> u32 {
+        let (vcs, w) = (self.vcs, self.waiter_words);
+        let base = self.port_base[switch] as usize;
+        let gp = base + port;
+        let phits = |ip: usize, v: usize| {
+            let gv = (base + ip) * vcs + v;
+            self.vc[gv].input.iter(&self.in_store[vc_slots(gv, self.in_slots)]).map(|e| e.phits as u32).sum::<u32>()
+        };
+        let mut total = 0;
+        for k in 0..w {
+            let mut bits = (0..vcs).fold(0u64, |acc, v| acc | self.va_waiters[(gp * vcs + v) * w + k]);
+            while bits != 0 {
+                let bit = k * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                total += phits(bit / vcs, bit % vcs);
+            }
+        }
+        for ip in 0..self.num_ports(switch) {
+            let mut routed = self.ports[base + ip].routed_vcs;
+            while routed != 0 {
+                let v = routed.trailing_zeros() as usize;
+                routed &= routed - 1;
+                if self.vc[(base + ip) * vcs + v].route_port as usize == port {
+                    total += phits(ip, v);
+                }
+            }
+        }
+        total
+    }
+
     /// The switch a global port belongs to (binary search; only for reports).
     pub fn switch_of_port(&self, gp: usize) -> usize {
         self.port_base.partition_point(|&b| b as usize <= gp) - 1
@@ -276,6 +309,9 @@ impl crate::route::Congestion for SwitchView<'_> {
     }
     fn hop_queue(&self, switch: usize, state: &crate::route::RouteState, hop: &crate::route::Hop) -> u32 {
         self.routers.queue_on(switch, hop.port as usize, self.vc_policy.allowed(state, hop))
+    }
+    fn waiting_for(&self, switch: usize, port: usize) -> u32 {
+        self.routers.waiting_for(switch, port)
     }
 }
 

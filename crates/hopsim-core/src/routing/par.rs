@@ -23,7 +23,7 @@ pub struct Par {
 
 impl Par {
     pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, params: UgalParams) -> Self {
-        let intermediates = Intermediates::new(topo.as_ref());
+        let intermediates = Intermediates::new(topo.as_ref(), params.intermediate);
         Par { topo, step, intermediates, params }
     }
 }
@@ -42,7 +42,7 @@ impl Routing for Par {
         // The cheap tests first: this runs at every hop of every packet.
         let undecided = !state.valiant && state.hops <= 1 && state.global_hops == 0;
         if undecided && self.topo.group_of(cx.switch) == self.topo.group_of(state.src_switch as usize) {
-            let (min_hop, nonmin) = local_choice(self.topo.as_ref(), self.step.as_ref(), cx, state, self.params.threshold);
+            let (min_hop, nonmin) = local_choice(self.topo.as_ref(), self.step.as_ref(), cx, state, &self.params);
             if let Some(hop) = nonmin {
                 // The Valiant path starts here: its phase 0 leads to the intermediate.
                 commit(state, true);

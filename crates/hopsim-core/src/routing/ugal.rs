@@ -5,11 +5,14 @@
 //!
 //! - `ugal_l` reads only its own switch: the queue behind the first hop of each path (its
 //!   output buffer plus the next input buffer as its credits say, so far buffers are seen late
-//!   by a link latency), weighted by the path's hop count. It goes non-minimally when
+//!   by a link latency; over the whole port or the packet's VCs, `QueueView`), weighted by
+//!   the path's hop count. It goes non-minimally when
 //!   `q_nonmin * H_nonmin + threshold < q_min * H_min`.
-//! - `ugal_g` is the idealized reference no router can build: it reads the true queues of
-//!   every switch along both paths and compares their sums plus the zero-load time of the
-//!   path's hops, `sum(q) + H * hop_cycles`, with the same threshold.
+//! - `ugal_g` is the idealized reference no router can build: along both paths it reads, for
+//!   every port, its queue and the phits waiting for it in its switch's input buffers (a
+//!   saturated link's backlog sits there, spread over the inputs, while its own queue is
+//!   bounded by one output and one input buffer), and compares their sums plus the
+//!   zero-load time of the path's hops, `sum(q) + H * hop_cycles`, with the same threshold.
 //!
 //! A packet whose drawn intermediate is its source or destination switch has no Valiant path
 //! and goes minimally. Its paths are those of `minimal` and `valiant`, so the VC policies that
@@ -22,6 +25,67 @@ use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
 
+/// The queue behind a first hop that UGAL-L's choice reads (`routing.ugal_queue`), the
+/// variants of Kim et al. (2008). On a dragonfly most sources reach a congested global link
+/// through a local link that detoured and transit packets share: which VCs of that link the
+/// gateway's backlog fills depends on the VC policy, so which of them to read matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueView {
+    /// UGAL-L: every VC of the output port (Singh's UGAL).
+    Port,
+    /// UGAL-L_VC: only the VCs the packet would use on the hop, so a VC policy that gives
+    /// minimal and non-minimal packets different VCs (e.g. `min_last`) separates their queues.
+    Vc,
+    /// UGAL-L_VC_H: the VCs when both paths leave by the same port (the port's total cannot
+    /// tell them apart), the whole port otherwise (the VCs alone miss the transit traffic
+    /// that shares the link).
+    VcHybrid,
+}
+
+impl QueueView {
+    pub const ALL: [QueueView; 3] = [QueueView::Port, QueueView::Vc, QueueView::VcHybrid];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueView::Port => "port",
+            QueueView::Vc => "vc",
+            QueueView::VcHybrid => "vc_hybrid",
+        }
+    }
+}
+
+/// Where UGAL's non-minimal path goes on a dragonfly (`routing.ugal_intermediate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntermediateKind {
+    /// An intermediate group (Kim et al.): the path lands in it and leaves from its gateway to
+    /// the destination group, 5 hops at most.
+    Group,
+    /// Any switch of the intermediate group, drawn uniformly (as Valiant's random switch and
+    /// BookSim2's `ugal_dragonflynew` do): 6 hops at most, and the hops inside the
+    /// intermediate group go anywhere, so no local link there carries more than its share
+    /// whatever the pattern (under ADV+h the gateways' links do).
+    Switch,
+}
+
+impl IntermediateKind {
+    pub const ALL: [IntermediateKind; 2] = [IntermediateKind::Group, IntermediateKind::Switch];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IntermediateKind::Group => "group",
+            IntermediateKind::Switch => "switch",
+        }
+    }
+}
+
+/// The variant `key` names, or an error listing the allowed names.
+fn choose<T: Copy>(key: &str, given: Option<&str>, default: T, all: &[T], name: fn(T) -> &'static str) -> SpecResult<T> {
+    let Some(given) = given else { return Ok(default) };
+    all.iter().copied().find(|&v| name(v) == given).ok_or_else(|| {
+        SpecError::new(key, format!("{given:?}"), format!("allowed: {}", all.iter().map(|&v| name(v)).collect::<Vec<_>>().join(", ")))
+    })
+}
+
 /// What the adaptive choices of `ugal_*` and `par` weigh.
 #[derive(Debug, Clone, Copy)]
 pub struct UgalParams {
@@ -29,33 +93,38 @@ pub struct UgalParams {
     pub threshold: u64,
     /// Zero-load cycles one hop adds (link latency, routing and crossbar), for `ugal_g`.
     pub hop_cycles: u64,
+    pub queue: QueueView,
+    pub intermediate: IntermediateKind,
 }
 
 impl UgalParams {
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        let threshold = spec.routing.ugal_threshold.unwrap_or(spec.packet.phits as u64);
+        let r = &spec.routing;
+        let threshold = r.ugal_threshold.unwrap_or(spec.packet.phits as u64);
         if threshold > 1 << 30 {
             return Err(SpecError::new("routing.ugal_threshold", threshold, "must be between 0 and 2^30 phits"));
         }
         let hop_cycles = spec.link.latency as u64 + spec.router.pipeline_delay as u64 + 1;
-        Ok(UgalParams { threshold, hop_cycles })
+        let queue = choose("routing.ugal_queue", r.ugal_queue.as_deref(), QueueView::Port, &QueueView::ALL, QueueView::name)?;
+        let intermediate =
+            choose("routing.ugal_intermediate", r.ugal_intermediate.as_deref(), IntermediateKind::Group, &IntermediateKind::ALL, IntermediateKind::name)?;
+        Ok(UgalParams { threshold, hop_cycles, queue, intermediate })
     }
 }
 
-/// Where a packet's Valiant path may go. On a dragonfly it is an intermediate group, as in
-/// Kim et al.'s UGAL: the path lands in that group and leaves it from its gateway to the
-/// destination group, so the intermediate switch is that gateway (at most 5 hops, against 6
-/// through a random switch, which makes detours cheaper to take). Elsewhere any switch with
-/// servers.
+/// Where a packet's Valiant path may go. On a dragonfly an intermediate group other than the
+/// source's and the destination's, and in it the gateway to the destination group
+/// (`IntermediateKind::Group`) or any switch (`IntermediateKind::Switch`). Elsewhere any switch
+/// with servers.
 pub(super) enum Intermediates {
     Switches(Vec<u32>),
-    Groups(crate::topology::Dragonfly),
+    Groups(crate::topology::Dragonfly, IntermediateKind),
 }
 
 impl Intermediates {
-    pub(super) fn new(topo: &dyn Topology) -> Self {
+    pub(super) fn new(topo: &dyn Topology, kind: IntermediateKind) -> Self {
         match topo.dragonfly() {
-            Some(df) if df.g > 2 => Intermediates::Groups(df.clone()),
+            Some(df) if df.g > 2 => Intermediates::Groups(df.clone(), kind),
             _ => Intermediates::Switches((0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect()),
         }
     }
@@ -64,12 +133,16 @@ impl Intermediates {
     pub(super) fn draw(&self, state: &mut RouteState, rng: &mut Rng) {
         state.intermediate = match self {
             Intermediates::Switches(pool) => pool[rng.gen_range(0..pool.len())],
-            Intermediates::Groups(df) => {
+            Intermediates::Groups(df, kind) => {
                 let (gs, gd) = (state.src_switch as usize / df.a, state.dst_switch as usize / df.a);
-                // Uniform over the groups other than the source's and the destination's.
+                // Uniform over the groups other than the source's and the destination's: a
+                // switch of either would put the path on the minimal global link.
                 let g = super::skipping(rng.gen_range(0..df.g - 1 - usize::from(gs != gd)), gs, gd);
-                let (gateway, _) = df.gateway(g, gd);
-                (g * df.a + gateway) as u32
+                let switch = match kind {
+                    IntermediateKind::Group => df.gateway(g, gd).0,
+                    IntermediateKind::Switch => rng.gen_range(0..df.a),
+                };
+                (g * df.a + switch) as u32
             }
         };
         state.valiant = false;
@@ -116,26 +189,36 @@ pub(super) fn local_choice(
     step: &dyn MinimalStep,
     cx: &mut RouteCtx,
     state: &RouteState,
-    threshold: u64,
+    params: &UgalParams,
 ) -> (Hop, Option<Hop>) {
     let (cur, dst, mid) = (cx.switch, state.dst_switch as usize, state.intermediate as usize);
     let c = Choice::new(step, cx, state);
     let Some(nm_hop) = c.nm_hop else { return (c.min_hop, None) };
-    let q_min = cx.congestion.hop_queue(cur, &c.min, &c.min_hop) as u64 * topo.distance(cur, dst) as u64;
+    let per_vc = match params.queue {
+        QueueView::Port => false,
+        QueueView::Vc => true,
+        QueueView::VcHybrid => c.min_hop.port == nm_hop.port,
+    };
+    let queue = |st: &RouteState, hop: &Hop| {
+        let q = if per_vc { cx.congestion.hop_queue(cur, st, hop) } else { cx.congestion.port_queue(cur, hop.port as usize) };
+        q as u64
+    };
+    let q_min = queue(&c.min, &c.min_hop) * topo.distance(cur, dst) as u64;
     let h_nm = (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64;
-    let q_nm = cx.congestion.hop_queue(cur, &c.nm, &nm_hop) as u64 * h_nm;
-    (c.min_hop, (q_nm + threshold < q_min).then_some(nm_hop))
+    let q_nm = queue(&c.nm, &nm_hop) * h_nm;
+    (c.min_hop, (q_nm + params.threshold < q_min).then_some(nm_hop))
 }
 
-/// The queues along the minimal path from `from` to `to` (first hop `first`), as a global
-/// observer reads them, plus `hop_cycles` per hop: the path's delay if every queued phit
-/// costs a cycle.
+/// The queues along the minimal path from `from` to `to` (first hop `first`) and the phits
+/// waiting for each of its ports, as a global observer reads them, plus `hop_cycles` per
+/// hop: the path's delay if every queued phit costs a cycle.
 #[allow(clippy::too_many_arguments)]
 fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, state: &RouteState, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
     let (mut hop, mut cur, mut delay) = (first, from, 0);
     loop {
-        delay += view.port_queue(cur, hop.port as usize) as u64 + hop_cycles;
-        cur = topo.neighbour(cur, hop.port as usize).expect("a minimal hop leads to a switch").switch as usize;
+        let port = hop.port as usize;
+        delay += (view.port_queue(cur, port) + view.waiting_for(cur, port)) as u64 + hop_cycles;
+        cur = topo.neighbour(cur, port).expect("a minimal hop leads to a switch").switch as usize;
         if cur == to {
             return delay;
         }
@@ -153,7 +236,7 @@ pub struct Ugal {
 
 impl Ugal {
     pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, global: bool, params: UgalParams) -> Self {
-        let intermediates = Intermediates::new(topo.as_ref());
+        let intermediates = Intermediates::new(topo.as_ref(), params.intermediate);
         Ugal { topo, step, global, intermediates, params }
     }
 
@@ -194,7 +277,7 @@ impl Routing for Ugal {
             let (min_hop, nonmin) = if self.global {
                 self.global_choice(cx, state)
             } else {
-                local_choice(self.topo.as_ref(), self.step.as_ref(), cx, state, self.params.threshold)
+                local_choice(self.topo.as_ref(), self.step.as_ref(), cx, state, &self.params)
             };
             commit(state, nonmin.is_some());
             out.push(nonmin.unwrap_or(min_hop), 0);
@@ -218,7 +301,7 @@ mod tests {
     fn intermediate_groups_are_neither_the_source_nor_the_destination_group() {
         // a = 2, h = 1: 3 groups. Between groups one group is left; inside a group, two.
         let df = crate::topology::Dragonfly { a: 2, h: 1, p: 1, g: 3, arrangement: crate::topology::Arrangement::Palmtree };
-        let draws = Intermediates::Groups(df);
+        let draws = Intermediates::Groups(df, IntermediateKind::Group);
         let mut rng = Rng::seed_from_u64(1);
         for (src, dst, allowed) in [(0usize, 2usize, vec![2usize]), (0, 1, vec![1, 2])] {
             let mut seen = std::collections::BTreeSet::new();

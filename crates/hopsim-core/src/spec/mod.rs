@@ -204,6 +204,14 @@ pub struct RoutingSpec {
     /// minimal one's (default: one packet, `packet.phits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ugal_threshold: Option<u64>,
+    /// `ugal_l`, `par`: the queue behind a first hop that the choice reads ("port", "vc",
+    /// "vc_hybrid"; `routing/ugal.rs`, `QueueView`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ugal_queue: Option<String>,
+    /// `ugal_l`, `ugal_g`, `par` on a dragonfly: where the non-minimal path goes ("group": an
+    /// intermediate group, left from its gateway; "switch": any switch of that group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ugal_intermediate: Option<String>,
     /// `aries`: the routing mode of messages that do not choose one (`adaptive`,
     /// `adaptive_low_bias`, `adaptive_high_bias`, `increasingly_minimal`, `min_hash`,
     /// `nmin_hash`, `in_order`).
@@ -226,6 +234,8 @@ impl Default for RoutingSpec {
             injection_vcs: policy(),
             ladder_vcs_per_step: 0,
             ugal_threshold: None,
+            ugal_queue: None,
+            ugal_intermediate: None,
             mode: None,
             bias_low: None,
             bias_high: None,

@@ -34,7 +34,7 @@ fn build(topo: &str, algo: &str, extra: &str) -> (Arc<dyn Topology>, Arc<dyn Rou
 
 /// Route the head of a packet from `src` to `dst` through `mid` at `switch`, with `hops`
 /// taken so far; returns the candidate port and whether the packet is now non-minimal.
-fn decide(r: &dyn Routing, q: &Queues, switch: usize, src: usize, dst: usize, mid: usize, hops: u16) -> (u16, bool) {
+fn decide(r: &dyn Routing, q: &dyn Congestion, switch: usize, src: usize, dst: usize, mid: usize, hops: u16) -> (u16, bool) {
     let mut rng = Rng::seed_from_u64(1);
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
     r.on_inject(&mut st, &mut rng);
@@ -98,6 +98,35 @@ fn ugal_g_reads_queues_beyond_the_first_hop() {
     q.0.insert((gw, gw_port), 500);
     assert!(!decide(l.as_ref(), &q, src, src, dst, mid, 0).1, "UGAL-L sees only its own ports");
     assert!(decide(g.as_ref(), &q, src, src, dst, mid, 0).1, "UGAL-G sees the global link");
+    // A saturated global link's backlog sits in its switch's input buffers, not in the
+    // port's own (bounded) queue: UGAL-G reads it, UGAL-L cannot.
+    let route = |r: &dyn Routing, q: &Backlog| decide(r, q, src, src, dst, mid, 0).1;
+    let mut q = Backlog::default();
+    assert!(!route(g.as_ref(), &q), "an idle network routes minimally");
+    q.waiting.insert((gw, gw_port), 500);
+    assert!(route(g.as_ref(), &q), "UGAL-G sees the backlog behind the global link");
+    assert!(!route(l.as_ref(), &q), "UGAL-L does not");
+    // The same backlog waiting for another port of the gateway is not on the minimal path.
+    let other = if gw_port == df.a - 1 { gw_port + 1 } else { gw_port - 1 };
+    let mut q = Backlog::default();
+    q.waiting.insert((gw, other), 500);
+    assert!(!route(g.as_ref(), &q));
+}
+
+/// Port queues as `Queues`, plus phits waiting in a switch's input buffers for a port.
+#[derive(Default)]
+struct Backlog {
+    queues: Queues,
+    waiting: HashMap<(usize, usize), u32>,
+}
+
+impl Congestion for Backlog {
+    fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        self.queues.port_queue(switch, port)
+    }
+    fn waiting_for(&self, switch: usize, port: usize) -> u32 {
+        self.waiting.get(&(switch, port)).copied().unwrap_or(0)
+    }
 }
 
 #[test]
@@ -115,6 +144,94 @@ fn par_may_divert_at_the_first_hop_in_the_source_group_only() {
     assert_ne!(port as usize, gw_port);
     // Not after the first global hop, nor at a third switch.
     assert!(!decide(r.as_ref(), &q, gw, src, dst, mid, 2).1);
+}
+
+/// Queues the test sets per (switch, port) for the whole port and per (switch, port, whether
+/// the packet is non-minimal) for the VCs a packet would use: the two views UGAL-L may read.
+#[derive(Default)]
+struct VcQueues {
+    port: HashMap<(usize, usize), u32>,
+    vc: HashMap<(usize, usize, bool), u32>,
+}
+
+impl Congestion for VcQueues {
+    fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        self.port.get(&(switch, port)).copied().unwrap_or(0)
+    }
+    fn hop_queue(&self, switch: usize, state: &RouteState, hop: &routing::Hop) -> u32 {
+        self.vc.get(&(switch, hop.port as usize, state.valiant)).copied().unwrap_or(0)
+    }
+}
+
+/// UGAL-L's choice (non-minimal or not) at the source switch under each `routing.ugal_queue`.
+fn choices(q: &VcQueues, src: usize, dst: usize, mid: usize) -> Vec<(&'static str, bool)> {
+    ["port", "vc", "vc_hybrid"]
+        .into_iter()
+        .map(|view| {
+            let (_, r) = build(DF, "ugal_l", &format!("ugal_queue = \"{view}\""));
+            (view, decide(r.as_ref(), q, src, src, dst, mid, 0).1)
+        })
+        .collect()
+}
+
+#[test]
+fn ugal_l_reads_the_port_or_the_vcs_as_routing_ugal_queue_says() {
+    // Dragonfly a = 4, h = 2, palmtree: switch 0 holds the links to groups 1 and 2, switch 1
+    // those to groups 3 and 4. From switch 0 to group 3 the minimal path leaves by the local
+    // port to switch 1.
+    let t = build(DF, "minimal", "").0;
+    let df = t.dragonfly().unwrap();
+    let (src, dst) = (0, 12);
+    let min_port = topology::Dragonfly::local_port(0, 1);
+    // Through group 4 the detour leaves by the same port: the port's queue is the same for
+    // both paths and only the VCs tell them apart (minimal packets blocked on their VCs).
+    let via_4 = 4 * 4 + df.gateway(4, 3).0;
+    let mut q = VcQueues::default();
+    q.port.insert((src, min_port), 1000);
+    q.vc.insert((src, min_port, false), 300);
+    assert_eq!(choices(&q, src, dst, via_4), [("port", false), ("vc", true), ("vc_hybrid", true)]);
+    // Through group 1 the detour leaves by switch 0's own global port, idle. The minimal
+    // port is full of traffic on VCs the packet would not use: the VC view misses it.
+    let via_1 = 4 + df.gateway(1, 3).0;
+    let mut q = VcQueues::default();
+    q.port.insert((src, min_port), 1000);
+    assert_eq!(choices(&q, src, dst, via_1), [("port", true), ("vc", false), ("vc_hybrid", true)]);
+}
+
+#[test]
+fn ugal_intermediates_are_the_gateway_or_any_switch_of_another_group() {
+    // From group 0 to group 3: intermediate groups 1, 2, 4..8; "group" lands on the gateway
+    // to group 3, "switch" on every switch of the group.
+    for (kind, switches_per_group) in [("group", 1), ("switch", 4)] {
+        let (t, r) = build(DF, "ugal_l", &format!("ugal_intermediate = \"{kind}\""));
+        let df = t.dragonfly().unwrap();
+        let mut rng = Rng::seed_from_u64(7);
+        let mut seen: HashMap<usize, std::collections::BTreeSet<usize>> = HashMap::new();
+        for _ in 0..2000 {
+            let mut st = RouteState { src_switch: 1, dst_switch: 13, ..Default::default() };
+            r.on_inject(&mut st, &mut rng);
+            let mid = st.intermediate as usize;
+            seen.entry(mid / 4).or_default().insert(mid % 4);
+            if kind == "group" {
+                assert_eq!(mid % 4, df.gateway(mid / 4, 3).0);
+            }
+        }
+        let mut groups: Vec<usize> = seen.keys().copied().collect();
+        groups.sort();
+        assert_eq!(groups, [1, 2, 4, 5, 6, 7, 8], "{kind}");
+        assert!(seen.values().all(|s| s.len() == switches_per_group), "{kind}: {seen:?}");
+    }
+}
+
+#[test]
+fn ugal_options_refuse_unknown_values_naming_the_key() {
+    let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"ugal_l\"\nugal_queue = \"fifo\"\n[traffic]\nload = 0.1\n").unwrap();
+    let t = topology::build(&s).unwrap();
+    let e = routing::build(&s, &t).err().expect("refused").to_string();
+    assert!(e.contains("routing.ugal_queue") && e.contains("vc_hybrid"), "{e}");
+    let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"par\"\nugal_intermediate = \"router\"\n[traffic]\nload = 0.1\n").unwrap();
+    let e = routing::build(&s, &t).err().expect("refused").to_string();
+    assert!(e.contains("routing.ugal_intermediate") && e.contains("switch"), "{e}");
 }
 
 fn run(topo: &str, algo: &str, vcs: usize, traffic: &str, load: f64, cycles: u64) -> hopsim_core::RunResult {
@@ -153,8 +270,9 @@ fn ugal_is_near_minimal_under_uniform_and_near_valiant_under_adversarial_traffic
         let r = acc(algo, "pattern = \"uniform\"", 0.1);
         eprintln!("uniform 0.1: {algo} latency {:.1} (minimal {:.1}), non-minimal {:.3}", r.metrics.packet_latency_mean, min.metrics.packet_latency_mean, r.metrics.nonminimal_fraction);
         // A packet that finds another on its minimal port goes around it if the detour's port
-        // is idle: UGAL-L diverts a few packets even at low load (8 % here), harmlessly.
-        assert!(r.metrics.nonminimal_fraction < 0.15, "{algo}: {} non-minimal", r.metrics.nonminimal_fraction);
+        // is idle: the adaptive routings divert a few packets even at low load (10-15 % here,
+        // the port's queue counting the transit packets too), harmlessly, as the latency says.
+        assert!(r.metrics.nonminimal_fraction < 0.2, "{algo}: {} non-minimal", r.metrics.nonminimal_fraction);
         let ratio = r.metrics.packet_latency_mean / min.metrics.packet_latency_mean;
         assert!(ratio < 1.1, "{algo}: latency {ratio:.3} x minimal's");
     }
@@ -163,13 +281,68 @@ fn ugal_is_near_minimal_under_uniform_and_near_valiant_under_adversarial_traffic
     let adv = "pattern = \"adv\"";
     let (min, val) = (acc("minimal", adv, 1.0).metrics.accepted_load, acc("valiant", adv, 1.0).metrics.accepted_load);
     assert!(min < 0.6 * val, "minimal {min} against Valiant {val}");
-    // UGAL-L within 15 % of Valiant; UGAL-G and PAR within 25 % (measured on this network:
-    // 0.353, 0.314 and PAR's, against Valiant's 0.387), each far above minimal.
-    for (algo, share) in [("ugal_l", 0.85), ("ugal_g", 0.75), ("par", 0.75)] {
+    // UGAL-L and UGAL-G within 15 % of Valiant, PAR within 25 % (measured on this network:
+    // 0.357, 0.364 and 0.376, against Valiant's 0.387), each far above minimal.
+    for (algo, share) in [("ugal_l", 0.85), ("ugal_g", 0.85), ("par", 0.75)] {
         let r = acc(algo, adv, 1.0);
         eprintln!("ADV+h: {algo} {:.3} (non-minimal {:.2}); minimal {min:.3}, Valiant {val:.3}", r.metrics.accepted_load, r.metrics.nonminimal_fraction);
         assert!(r.metrics.accepted_load > share * val, "{algo}: {} against Valiant {val}", r.metrics.accepted_load);
         assert!(r.metrics.accepted_load > 2.0 * min, "{algo}: {} against minimal {min}", r.metrics.accepted_load);
         assert!(r.metrics.nonminimal_fraction > 0.5, "{algo}: {}", r.metrics.nonminimal_fraction);
+    }
+}
+
+#[test]
+fn ugal_l_reading_the_port_stays_near_minimal_under_uniform_traffic_where_the_vc_view_does_not() {
+    // Kim et al.: reading only the packet's own VCs (UGAL-L_VC) misses the transit traffic
+    // on the link's other VCs and sends packets around minimal paths that are no busier.
+    // On 2Phases MinLast, where minimal packets have VCs of their own, the gap is wide
+    // (measured: minimal 0.761, port 0.724, VCs 0.610).
+    let acc = |algo: &str, view: &str| {
+        common::run(&format!(
+            "[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"min_last\"\nugal_queue = \"{view}\"\n[traffic]\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 10000\nseed = 3\n"
+        ))
+        .metrics
+        .accepted_load
+    };
+    let min = acc("minimal", "port");
+    let (port, vc) = (acc("ugal_l", "port"), acc("ugal_l", "vc"));
+    eprintln!("uniform saturation: minimal {min:.3}, UGAL-L port {port:.3}, UGAL-L VCs {vc:.3}");
+    assert!(port > 0.9 * min, "UGAL-L (port) {port} against minimal {min}");
+    assert!(vc < 0.9 * min && vc < port, "UGAL-L_VC {vc} against minimal {min} and UGAL-L {port}");
+}
+
+#[test]
+fn detours_through_any_switch_are_deadlock_free_at_saturation() {
+    // Through any switch of the intermediate group the paths are Valiant's (6 hops; 7 with
+    // PAR's first local hop), which the policies `auto` picks and 2Phases order.
+    for (algo, policy, vcs) in [("ugal_l", "auto", 6), ("ugal_g", "auto", 6), ("par", "auto", 7), ("ugal_l", "min_last", 8), ("ugal_g", "min_last", 8)] {
+        for pattern in ["uniform", "adv"] {
+            let r = common::run(&format!(
+                "[topology]\n{DF}\n[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\"\nugal_intermediate = \"switch\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 12000\nwatchdog = 3000\nseed = 3\n"
+            ));
+            assert!(!r.metrics.deadlock, "{algo} {policy} {pattern}: {}", r.metrics.deadlock_where);
+            assert!(r.metrics.accepted_load > 0.2, "{algo} {policy} {pattern}: accepted {}", r.metrics.accepted_load);
+        }
+    }
+}
+
+#[test]
+fn ugal_g_is_at_least_as_good_as_ugal_l_under_adv1() {
+    // UGAL-G reads the backlog of each port along both paths, including the phits waiting in
+    // input buffers for it; counting only the ports' own bounded queues it fell below UGAL-L
+    // (0.440 against 0.460 through intermediate groups). Measured: 0.485 against 0.460
+    // through the gateways, 0.431 against 0.375 through any switch.
+    for kind in ["group", "switch"] {
+        let acc = |algo: &str| {
+            common::run(&format!(
+                "[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"min_last\"\nugal_intermediate = \"{kind}\"\n[traffic]\npattern = \"adv\"\nadv_offset = 1\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 10000\nseed = 3\n"
+            ))
+            .metrics
+            .accepted_load
+        };
+        let (l, g) = (acc("ugal_l"), acc("ugal_g"));
+        eprintln!("ADV+1 through {kind}: UGAL-L {l:.3}, UGAL-G {g:.3}");
+        assert!(g >= l, "{kind}: UGAL-G {g} below UGAL-L {l}");
     }
 }
