@@ -73,9 +73,12 @@ pub const TABLE: &[Row] = &[
     Row { algorithm: A::Minimal, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     Row { algorithm: A::Valiant, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // UGAL commits each packet at its source switch to a minimal or a Valiant path: the
-    // paths of minimal routing and of Valiant, nothing else.
-    Row { algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },
-    Row { algorithm: A::UgalG, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },
+    // paths of minimal routing and of Valiant, nothing else. `auto` gives minimal packets VCs
+    // of their own (2Phases MinLast): on a hop ladder they share the first hop's VC with the
+    // detours, which then wait behind minimal packets stuck at a saturated gateway
+    // (docs/studies/adaptive-routing.md: ADV+1 on the 33-group dragonfly, 0.294 -> 0.342).
+    Row { algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
+    Row { algorithm: A::UgalG, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
     // PAR may leave the minimal path after a local hop: two local hops in the source group
     // before the first global one, which 2Phases's classes do not order. Only the hop ladder
     // (one step more than Valiant) orders them.
