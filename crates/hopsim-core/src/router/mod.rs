@@ -4,9 +4,11 @@
 
 mod fifo;
 mod step;
+mod timing;
 
 pub use fifo::{vc_slots, Entry, Fifo};
 pub use step::{step, Scratch, StepCtx};
+pub use timing::{NextHeadRouting, Staging, VcAllocation};
 
 use crate::link::{Channel, ClassTimings};
 use crate::topology::{LinkClass, Topology};
@@ -65,6 +67,10 @@ pub struct Vc {
     /// bit of the port's `routed_vcs` is set.
     pub route_port: u16,
     pub route_vc: u8,
+    /// First cycle the packet at the front may enter its next allocation stage, besides its
+    /// own arrival: ask for the crossbar after winning its VC, or for an output VC after the
+    /// tail ahead of it has left (`Staging`; always 0 when allocation is not staged).
+    pub stage_from: u32,
 }
 
 pub struct Routers {
