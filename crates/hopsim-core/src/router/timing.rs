@@ -69,6 +69,14 @@ impl Staging {
         }
     }
 
+    /// Cycles a switch adds at zero load beyond `pipeline_delay` and the crossbar's one.
+    pub fn zero_load_extra(&self) -> u32 {
+        match self.vc_allocation {
+            VcAllocation::WithSwitch => 0,
+            VcAllocation::BeforeSwitch => 1,
+        }
+    }
+
     /// The first cycle the next head of an input VC whose tail crossed the crossbar at `now`
     /// may ask for an output VC, given `pipeline_delay` cycles of route computation; 0 when it
     /// is bound only by its own arrival.
