@@ -5,12 +5,15 @@ Usage (from the repository root, with hopsim installed):
     python -m validation.crosscheck                      # hopsim against the stored BookSim2 numbers
     python -m validation.crosscheck --booksim PATH --refresh   # rerun BookSim2 and store its numbers
     python -m validation.crosscheck --only torus-8x8-2vc-1flit --out out/validation
+    python -m validation.crosscheck --caminos PATH --refresh   # CAMINOS's numbers too
 
 The BookSim2 binary comes from --booksim or $HOPSIM_BOOKSIM2. BookSim2's numbers, with its
 commit, each configuration and the command, are kept in validation/data/booksim2/<config>.json.
 For each configuration the script writes <out>/<config>.md (a table) and <out>/<config>.png
 (accepted load and mean latency against offered load, both simulators on one chart), and
-<out>/summary.md; it exits 1 if some configuration is outside the tolerances of
+<out>/summary.md. The CAMINOS configurations (`validation.caminos`: the VC-management
+study's HyperX and Dragonfly) are compared the same way on accepted load, their numbers
+kept in validation/data/caminos/. It exits 1 if some configuration is outside the tolerances of
 `validation.compare`.
 """
 
@@ -22,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import booksim2, compare
+from . import booksim2, caminos, compare
 from .configs import BOOKSIM2_COMMIT, CONFIGS, Config, by_name
 
 DATA = Path(__file__).resolve().parent / "data" / "booksim2"
@@ -90,24 +93,30 @@ def table(cfg: Config, ref: list[dict], ours: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figure(cfg: Config, ref: list[dict], ours: list[dict], path: Path) -> None:
+def figure(name: str, ref: list[dict], ours: list[dict], path: Path, other: str = "BookSim2") -> None:
+    """Accepted load (and mean latency, where the points have it) against offered load."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for pts, label, style in ((ref, "BookSim2", "o-"), (ours, "hopsim", "s--")):
+    with_latency = "latency" in ref[0]
+    fig, axes = plt.subplots(1, 2 if with_latency else 1, figsize=(9 if with_latency else 4.8, 3.6), squeeze=False)
+    a = axes[0][0]
+    for pts, label, style in ((ref, other, "o-"), (ours, "hopsim", "s--")):
         x = [p["offered"] for p in pts]
         a.plot(x, [p["accepted"] for p in pts], style, label=label)
-        b.plot(x, [p["latency"] for p in pts], style, label=label)
-    a.set_xlabel("offered load (flits/node/cycle)")
+        if with_latency:
+            axes[0][1].plot(x, [p["latency"] for p in pts], style, label=label)
+    a.set_xlabel("offered load (phits/server/cycle)")
     a.set_ylabel("accepted load")
-    b.set_xlabel("offered load (flits/node/cycle)")
-    b.set_ylabel("mean packet latency (cycles)")
-    b.set_yscale("log")
+    if with_latency:
+        b = axes[0][1]
+        b.set_xlabel("offered load (phits/server/cycle)")
+        b.set_ylabel("mean packet latency (cycles)")
+        b.set_yscale("log")
     a.legend()
-    fig.suptitle(cfg.name)
+    fig.suptitle(name)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -127,7 +136,8 @@ def summary_row(cfg: Config, ref: list[dict], ours: list[dict]) -> tuple[str, li
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validation.crosscheck", description=__doc__.split("\n")[0])
     ap.add_argument("--booksim", metavar="PATH", help=f"BookSim2 binary (default: ${booksim2.ENV}, or booksim on PATH)")
-    ap.add_argument("--refresh", action="store_true", help="rerun BookSim2 and overwrite its stored numbers")
+    ap.add_argument("--caminos", metavar="PATH", help="CAMINOS 0.6.3 binary (default: caminos on PATH or ~/.cargo/bin/caminos)")
+    ap.add_argument("--refresh", action="store_true", help="rerun BookSim2 (and CAMINOS, if found) and overwrite their stored numbers")
     ap.add_argument("--only", action="append", metavar="CONFIG", help="only these configurations (repeatable)")
     ap.add_argument("--out", default="validation-out", help="directory for tables and figures (default: validation-out)")
     ap.add_argument("--list", action="store_true", help="list the configurations and exit")
@@ -135,14 +145,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for c in CONFIGS:
             print(c.name)
+        for c in caminos.CONFIGS:
+            print(c.name, "(CAMINOS)")
         return 0
+    cam_names = {c.name: c for c in caminos.CONFIGS}
     try:
-        cfgs = [by_name(n) for n in args.only] if args.only else CONFIGS
+        cfgs = [by_name(n) for n in args.only if n not in cam_names] if args.only else CONFIGS
     except KeyError as e:
-        print(f"error: {e.args[0]}", file=sys.stderr)
+        print(f"error: {e.args[0]}; CAMINOS: {', '.join(cam_names)}", file=sys.stderr)
         return 2
+    cams = [cam_names[n] for n in args.only if n in cam_names] if args.only else caminos.CONFIGS
     binary = booksim2.find(args.booksim)
-    if args.refresh and not binary:
+    if args.refresh and cfgs and not binary:
         print(f"error: --refresh needs BookSim2: give --booksim PATH or set ${booksim2.ENV}", file=sys.stderr)
         return 2
     out = Path(args.out)
@@ -158,17 +172,36 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         ours = run_hopsim(cfg, [p["offered"] for p in ref["points"]])
         (out / f"{cfg.name}.md").write_text(table(cfg, ref["points"], ours))
-        figure(cfg, ref["points"], ours, out / f"{cfg.name}.png")
+        figure(cfg.name, ref["points"], ours, out / f"{cfg.name}.png")
         row, bad = summary_row(cfg, ref["points"], ours)
         rows.append(row)
         print(row, flush=True)
         if bad:
             failed.append(cfg.name)
+    cam_binary = caminos.find_caminos(args.caminos) if args.refresh else None
+    cam_rows = []
+    for c in cams:
+        if cam_binary:
+            ref = caminos.refresh(c, cam_binary)
+        elif caminos.data_path(c).exists():
+            ref = json.loads(caminos.data_path(c).read_text())
+        else:
+            print(f"note: no stored CAMINOS numbers for {c.name} (give --caminos PATH --refresh)", file=sys.stderr)
+            continue
+        ours = caminos.run_hopsim(c, [p["offered"] for p in ref["points"]])
+        figure(c.name, ref["points"], ours, out / f"{c.name}.png", other="CAMINOS")
+        bad = caminos.problems(ref["points"], ours)
+        pairs = ", ".join(f"{p['offered']:g}: {p['accepted']:.3f} / {q['accepted']:.3f}" for p, q in zip(ref["points"], ours))
+        cam_rows.append(f"| {c.name} | {pairs} | {'yes' if not bad else '; '.join(bad)} |")
+        print(cam_rows[-1], flush=True)
+        if bad:
+            failed.append(c.name)
     head = [
         "| configuration | BookSim2 saturation | hopsim saturation | BookSim2 zero-load latency | hopsim | agrees |",
         "|---|---|---|---|---|---|",
     ]
-    (out / "summary.md").write_text("\n".join(head + rows) + "\n")
+    cam_head = ["", "| configuration | offered: CAMINOS / hopsim accepted | agrees |", "|---|---|---|"]
+    (out / "summary.md").write_text("\n".join(head + rows + (cam_head + cam_rows if cam_rows else [])) + "\n")
     print(f"tables and figures in {out}/")
     return 1 if failed else 0
 
