@@ -98,10 +98,10 @@ CONFIGS: list[Config] = [
     Config("torus-8x8-2vc-4flit", "torus", 8, 2, 2, 4, _loads(0.05, 0.15, 0.25, 0.30, 0.35, 0.45), cycles=5000),
     Config("torus-8x8-4vc-4flit", "torus", 8, 2, 4, 4, _loads(0.05, 0.20, 0.30, 0.40, 0.50, 0.60), cycles=5000),
     Config("torus-4x4x4-2vc-1flit", "torus", 4, 3, 2, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.50, 0.60), cycles=5000),
-    Config("torus-4x4x4-4vc-4flit", "torus", 4, 3, 4, 4, _loads(0.05, 0.20, 0.40, 0.50, 0.60, 0.70), cycles=5000),
-    Config("mesh-8x8-1vc-1flit", "mesh", 8, 2, 1, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.40), cycles=5000),
+    Config("torus-4x4x4-4vc-4flit", "torus", 4, 3, 4, 4, _loads(0.05, 0.30, 0.50, 0.70, 0.80, 0.90, 1.00), cycles=5000),
+    Config("mesh-8x8-1vc-1flit", "mesh", 8, 2, 1, 1, _loads(0.05, 0.10, 0.125, 0.15, 0.20, 0.30), cycles=5000),
     Config("mesh-8x8-2vc-4flit", "mesh", 8, 2, 2, 4, _loads(0.05, 0.15, 0.25, 0.30, 0.35, 0.45), cycles=5000),
-    Config("mesh-4x4x4-2vc-1flit", "mesh", 4, 3, 2, 1, _loads(0.05, 0.15, 0.25, 0.30, 0.35, 0.45), cycles=5000),
+    Config("mesh-4x4x4-2vc-1flit", "mesh", 4, 3, 2, 1, _loads(0.05, 0.25, 0.45, 0.55, 0.65, 0.75), cycles=5000),
 ]
 
 

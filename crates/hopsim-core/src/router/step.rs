@@ -4,6 +4,9 @@
 //! Timing (documented in docs/model.md): a head arriving at cycle `a` may be allocated from
 //! `a + pipeline_delay`; granted at `t`, it is in the output buffer at `t + 1` and the link may
 //! start it then; it reaches the next input buffer `link.latency` cycles after it starts.
+//! `Staging` (router/timing.rs) may hold a packet longer: a VC allocation stage before the
+//! crossbar, and route computation of the next packet of an input VC only after the tail
+//! ahead has crossed (each input VC's `stage_from`).
 
 use super::{vc_slots, Entry, Peer, Routers};
 use crate::calendar::{Calendar, Event, NEVER};
