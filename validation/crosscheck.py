@@ -133,6 +133,51 @@ def summary_row(cfg: Config, ref: list[dict], ours: list[dict]) -> tuple[str, li
     return row, bad
 
 
+def check_booksim2(cfgs: list[Config], refresh_with: str | None, out: Path, failed: list[str]) -> list[str] | None:
+    """Compare each configuration with BookSim2's numbers (rerun first with `refresh_with`);
+    returns the summary rows, or None if some configuration has no numbers."""
+    rows = []
+    for cfg in cfgs:
+        if refresh_with:
+            ref = refresh(cfg, refresh_with)
+        elif data_path(cfg).exists():
+            ref = load_reference(cfg)
+        else:
+            print(f"error: no stored BookSim2 numbers for {cfg.name}; run with --booksim PATH --refresh", file=sys.stderr)
+            return None
+        ours = run_hopsim(cfg, [p["offered"] for p in ref["points"]])
+        (out / f"{cfg.name}.md").write_text(table(cfg, ref["points"], ours))
+        figure(cfg.name, ref["points"], ours, out / f"{cfg.name}.png")
+        row, bad = summary_row(cfg, ref["points"], ours)
+        rows.append(row)
+        print(row, flush=True)
+        if bad:
+            failed.append(cfg.name)
+    return rows
+
+
+def check_caminos(cams: list, refresh_with: str | None, out: Path, failed: list[str]) -> list[str]:
+    """The same against CAMINOS, on accepted load."""
+    rows = []
+    for c in cams:
+        if refresh_with:
+            ref = caminos.refresh(c, refresh_with)
+        elif caminos.data_path(c).exists():
+            ref = json.loads(caminos.data_path(c).read_text())
+        else:
+            print(f"note: no stored CAMINOS numbers for {c.name} (give --caminos PATH --refresh)", file=sys.stderr)
+            continue
+        ours = caminos.run_hopsim(c, [p["offered"] for p in ref["points"]])
+        figure(c.name, ref["points"], ours, out / f"{c.name}.png", other="CAMINOS")
+        bad = caminos.problems(ref["points"], ours)
+        pairs = ", ".join(f"{p['offered']:g}: {p['accepted']:.3f} / {q['accepted']:.3f}" for p, q in zip(ref["points"], ours))
+        rows.append(f"| {c.name} | {pairs} | {'yes' if not bad else '; '.join(bad)} |")
+        print(rows[-1], flush=True)
+        if bad:
+            failed.append(c.name)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validation.crosscheck", description=__doc__.split("\n")[0])
     ap.add_argument("--booksim", metavar="PATH", help=f"BookSim2 binary (default: ${booksim2.ENV}, or booksim on PATH)")
@@ -161,41 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows, failed = [], []
-    for cfg in cfgs:
-        if args.refresh:
-            ref = refresh(cfg, binary)
-        elif data_path(cfg).exists():
-            ref = load_reference(cfg)
-        else:
-            print(f"error: no stored BookSim2 numbers for {cfg.name}; run with --booksim PATH --refresh", file=sys.stderr)
-            return 2
-        ours = run_hopsim(cfg, [p["offered"] for p in ref["points"]])
-        (out / f"{cfg.name}.md").write_text(table(cfg, ref["points"], ours))
-        figure(cfg.name, ref["points"], ours, out / f"{cfg.name}.png")
-        row, bad = summary_row(cfg, ref["points"], ours)
-        rows.append(row)
-        print(row, flush=True)
-        if bad:
-            failed.append(cfg.name)
-    cam_binary = caminos.find_caminos(args.caminos) if args.refresh else None
-    cam_rows = []
-    for c in cams:
-        if cam_binary:
-            ref = caminos.refresh(c, cam_binary)
-        elif caminos.data_path(c).exists():
-            ref = json.loads(caminos.data_path(c).read_text())
-        else:
-            print(f"note: no stored CAMINOS numbers for {c.name} (give --caminos PATH --refresh)", file=sys.stderr)
-            continue
-        ours = caminos.run_hopsim(c, [p["offered"] for p in ref["points"]])
-        figure(c.name, ref["points"], ours, out / f"{c.name}.png", other="CAMINOS")
-        bad = caminos.problems(ref["points"], ours)
-        pairs = ", ".join(f"{p['offered']:g}: {p['accepted']:.3f} / {q['accepted']:.3f}" for p, q in zip(ref["points"], ours))
-        cam_rows.append(f"| {c.name} | {pairs} | {'yes' if not bad else '; '.join(bad)} |")
-        print(cam_rows[-1], flush=True)
-        if bad:
-            failed.append(c.name)
+    failed: list[str] = []
+    rows = check_booksim2(cfgs, binary if args.refresh else None, out, failed)
+    if rows is None:
+        return 2
+    cam_rows = check_caminos(cams, caminos.find_caminos(args.caminos) if args.refresh else None, out, failed)
     head = [
         "| configuration | BookSim2 saturation | hopsim saturation | BookSim2 zero-load latency | hopsim | agrees |",
         "|---|---|---|---|---|---|",

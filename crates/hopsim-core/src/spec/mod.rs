@@ -327,6 +327,7 @@ fn vct() -> String {
 fn policy() -> String {
     "policy".into()
 }
+
 fn with_switch() -> String {
     "with_switch".into()
 }
