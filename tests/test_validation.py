@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from validation import booksim2, compare, crosscheck
+from validation import booksim2, caminos, compare, crosscheck
 from validation.configs import CONFIGS
 
 STORED = [c for c in CONFIGS if crosscheck.data_path(c).exists()]
@@ -64,3 +64,22 @@ def test_stored_config_is_what_the_script_runs():
         expect = cfg.booksim_config(cfg.loads[0])
         expect.pop("injection_rate")
         assert stored == expect, cfg.name
+
+
+CAMINOS_STORED = [c for c in caminos.CONFIGS if caminos.data_path(c).exists()]
+
+
+@pytest.mark.parametrize("cfg", CAMINOS_STORED, ids=lambda c: c.name)
+def test_hopsim_agrees_with_caminos(cfg):
+    ref = json.loads(caminos.data_path(cfg).read_text())
+    assert ref["version"] == caminos.VERSION and ref["command"]
+    # The runs are as short as CAMINOS's (1,000 + 2,000 cycles): shorter would measure the
+    # network filling up.
+    ours = caminos.run_hopsim(cfg, [p["offered"] for p in ref["points"]])
+    assert caminos.problems(ref["points"], ours) == []
+
+
+def test_caminos_tolerance_catches_a_regression():
+    ref = [{"offered": 1.0, "accepted": 0.362}]
+    assert caminos.problems(ref, [{"offered": 1.0, "accepted": 0.37}]) == []
+    assert caminos.problems(ref, [{"offered": 1.0, "accepted": 0.32}])
