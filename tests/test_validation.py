@@ -69,7 +69,18 @@ def test_stored_config_is_what_the_script_runs():
 CAMINOS_STORED = [c for c in caminos.CONFIGS if caminos.data_path(c).exists()]
 
 
-@pytest.mark.parametrize("cfg", CAMINOS_STORED, ids=lambda c: c.name)
+# A known difference (docs/validation/caminos.md): on the Dragonfly under uniform traffic the
+# study's `router.speedup = 2` accepts 0.416 where CAMINOS accepts 0.339 (speedup 1: 0.333).
+# Strict: the test fails once they agree, so the mark cannot outlive the difference.
+KNOWN_DIFFERENT = {"dragonfly-valiant-ladder"}
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="speedup 2 does not match CAMINOS's crossbar here"))
+     if c.name in KNOWN_DIFFERENT else c for c in CAMINOS_STORED],
+    ids=lambda c: c.name,
+)
 def test_hopsim_agrees_with_caminos(cfg):
     ref = json.loads(caminos.data_path(cfg).read_text())
     assert ref["version"] == caminos.VERSION and ref["command"]
