@@ -22,6 +22,7 @@ pub mod route;
 pub mod routing;
 pub mod slab;
 pub mod spec;
+pub mod staging;
 pub mod stats;
 pub mod topology;
 pub mod traffic;

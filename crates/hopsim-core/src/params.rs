@@ -18,6 +18,8 @@ pub struct Params {
     /// Bandwidth of the fastest link class, which moves one phit per cycle.
     pub fastest_gbytes_per_s: Option<f64>,
     pub pipeline_delay: u32,
+    /// How VC and switch allocation are staged (`router.vc_allocation`, `router.next_head_routing`).
+    pub staging: crate::staging::Staging,
     pub speedup: u32,
     /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
     pub random_jsq_ties: bool,

@@ -78,6 +78,7 @@ impl Parts {
             injection_link: timings.of(crate::topology::LinkClass::Injection),
             fastest_gbytes_per_s: timings.fastest_gbytes_per_s,
             pipeline_delay: spec.router.pipeline_delay,
+            staging: spec.router_staging(),
             speedup: spec.router.speedup as u32,
             random_jsq_ties: spec.router.jsq_tie_break == "random",
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),

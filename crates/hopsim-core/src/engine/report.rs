@@ -19,7 +19,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     let hops_mean = st.hops_sum as f64 / n;
     // The mean length of the measured packets: their zero-load latency is linear in it.
     let mean_phits = if st.delivered_measured > 0 { st.measured_packet_phits as f64 / n } else { prm.packet_phits as f64 };
-    let (l, d, p) = (prm.latency as f64, prm.pipeline_delay as f64, mean_phits);
+    let (l, d, p) = (prm.latency as f64, (prm.pipeline_delay + prm.staging.zero_load_extra()) as f64, mean_phits);
 
     let links = link_table(sim, measured_cycles);
     let (lmax, lmean, lcv) = load_summary(&links.load);

@@ -65,6 +65,11 @@ pub struct Vc {
     /// bit of the port's `routed_vcs` is set.
     pub route_port: u16,
     pub route_vc: u8,
+    /// First cycle the packet at the front may enter its next allocation stage, besides its
+    /// own arrival: ask for the crossbar after winning its VC, or for an output VC after the
+    /// tail ahead of it has left (`Staging`; with the default staging it is never later than
+    /// the cycle it is read in, so only the arrival bound counts).
+    pub stage_from: u32,
 }
 
 pub struct Routers {

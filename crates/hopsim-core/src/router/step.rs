@@ -4,6 +4,9 @@
 //! Timing (documented in docs/model.md): a head arriving at cycle `a` may be allocated from
 //! `a + pipeline_delay`; granted at `t`, it is in the output buffer at `t + 1` and the link may
 //! start it then; it reaches the next input buffer `link.latency` cycles after it starts.
+//! `Staging` (staging.rs) may hold a packet longer: a VC allocation stage before the
+//! crossbar, and route computation of the next packet of an input VC only after the tail
+//! ahead has crossed (each input VC's `stage_from`).
 
 use super::{vc_slots, Entry, Peer, Routers};
 use crate::calendar::{Calendar, Event, NEVER};
@@ -202,6 +205,7 @@ fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> b
         let vi = &mut r.vc[gvi];
         vi.route_port = rq.out_port;
         vi.route_vc = rq.out_vc;
+        vi.stage_from = cx.params.staging.switch_from(now) as u32;
         let vo = &mut r.vc[gvo];
         vo.out_owned = true;
         vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
@@ -234,9 +238,11 @@ fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers,
     while unrouted != 0 {
         let v = unrouted.trailing_zeros() as usize;
         unrouted &= unrouted - 1;
-        let Some(e) = r.vc[gp * vcs + v].input.front() else { continue };
-        if e.ready as u64 > now {
-            note(wake, e.ready as u64);
+        let q = &r.vc[gp * vcs + v];
+        let Some(e) = q.input.front() else { continue };
+        let ready = e.ready.max(q.stage_from) as u64;
+        if ready > now {
+            note(wake, ready);
             continue;
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
@@ -313,8 +319,9 @@ fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, 
             let gv = gp * vcs + v;
             let q = &r.vc[gv];
             let Some(e) = q.input.front() else { continue };
-            if e.ready as u64 > now {
-                note(wake, e.ready as u64);
+            let ready = e.ready.max(q.stage_from) as u64;
+            if ready > now {
+                note(wake, ready);
                 continue;
             }
             let (op, ov) = (q.route_port as usize, q.route_vc as usize);
@@ -488,6 +495,7 @@ fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params,
     if last {
         // The tail has crossed: the output VC is free for the next packet.
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
+        r.vc[gvi].stage_from = prm.staging.next_head_from(now, prm.pipeline_delay) as u32;
         r.mark_va(switch, rq.in_port as usize); // the next packet's head may be behind the tail
         r.vc[gvo].out_owned = false;
         wake_if_free(r, switch, gvo, prm);

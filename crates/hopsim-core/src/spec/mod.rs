@@ -144,6 +144,12 @@ pub struct RouterSpec {
     /// "random" (uniformly among the tied, as CAMINOS's `Shortest` followed by `Random`).
     #[serde(default = "lowest")]
     pub jsq_tie_break: String,
+    /// Whether VC allocation is a stage of its own before switch allocation (`staging::VcAllocation`).
+    #[serde(default = "with_switch")]
+    pub vc_allocation: String,
+    /// When the next packet of an input VC is routed (`staging::NextHeadRouting`).
+    #[serde(default = "on_arrival")]
+    pub next_head_routing: String,
 }
 
 impl Default for RouterSpec {
@@ -158,6 +164,8 @@ impl Default for RouterSpec {
             speedup: 1,
             pipeline_delay: 1,
             jsq_tie_break: lowest(),
+            vc_allocation: with_switch(),
+            next_head_routing: on_arrival(),
         }
     }
 }
@@ -336,6 +344,15 @@ fn vct() -> String {
 fn policy() -> String {
     "policy".into()
 }
+
+fn with_switch() -> String {
+    "with_switch".into()
+}
+
+fn on_arrival() -> String {
+    "on_arrival".into()
+}
+
 fn lowest() -> String {
     "lowest".into()
 }
@@ -395,6 +412,15 @@ impl Spec {
             Some(self.nic.flit_bytes as f64)
         } else {
             self.packet.bytes.map(|b| b / self.packet.phits as f64)
+        }
+    }
+
+    /// The allocation staging the router keys name (`validate` refuses any other names).
+    pub fn router_staging(&self) -> crate::staging::Staging {
+        use crate::staging::{NextHeadRouting, VcAllocation};
+        crate::staging::Staging {
+            vc_allocation: VcAllocation::from_name(&self.router.vc_allocation).unwrap_or(VcAllocation::WithSwitch),
+            next_head: NextHeadRouting::from_name(&self.router.next_head_routing).unwrap_or(NextHeadRouting::OnArrival),
         }
     }
 

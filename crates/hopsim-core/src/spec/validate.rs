@@ -44,6 +44,12 @@ impl Spec {
                 "allowed: \"lowest\" (first candidate port, lowest VC), \"random\"",
             ));
         }
+        if crate::staging::VcAllocation::from_name(&r.vc_allocation).is_none() {
+            return Err(SpecError::new("router.vc_allocation", format!("{:?}", r.vc_allocation), crate::staging::VcAllocation::ALLOWED));
+        }
+        if crate::staging::NextHeadRouting::from_name(&r.next_head_routing).is_none() {
+            return Err(SpecError::new("router.next_head_routing", format!("{:?}", r.next_head_routing), crate::staging::NextHeadRouting::ALLOWED));
+        }
         if super::InjectionRule::from_name(&self.routing.injection_vcs).is_none() {
             return Err(SpecError::new(
                 "routing.injection_vcs",

@@ -5,6 +5,7 @@
 mod common;
 
 mod adaptive;
+mod allocation_stages;
 mod aries;
 mod aries_modes;
 mod booksim2;

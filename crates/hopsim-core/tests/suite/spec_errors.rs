@@ -36,6 +36,8 @@ fn each_mistake_names_its_key() {
         (format!("{TORUS}[traffic]\npattern = \"random_pairs\"\nactive_servers = 3\nload = 0.1"), "traffic.active_servers = 3"),
         (format!("{TORUS}[router]\nflow_control = \"store\""), "router.flow_control"),
         (format!("{TORUS}[router]\njsq_tie_break = \"last\""), "router.jsq_tie_break = \"last\""),
+        (format!("{TORUS}[router]\nvc_allocation = \"speculative\""), "router.vc_allocation = \"speculative\""),
+        (format!("{TORUS}[router]\nnext_head_routing = \"early\""), "router.next_head_routing = \"early\""),
         (format!("{TORUS}[routing]\ninjection_vcs = \"all\""), "routing.injection_vcs = \"all\""),
         (format!("{TORUS}[link]\nlatency = 0"), "link.latency = 0"),
         ("[topology]\ndims = [4]".to_string(), "topology.kind"),

@@ -1,0 +1,107 @@
+//! The allocation-stage options (docs/model.md, "Allocation stages"): how many cycles a
+//! packet holds its input VC, and what a switch adds at zero load.
+use crate::common;
+
+/// Two servers on a 4-switch mesh send 1-flit packets to each other as fast as they can,
+/// through one VC: each flow's rate is one packet per the cycles a packet holds its input VC.
+fn stream(vc_allocation: &str, next_head: &str, pipeline_delay: u32) -> f64 {
+    common::run(&format!(
+        r#"[topology]
+kind = "mesh"
+dims = [4]
+[link]
+latency = 2
+[router]
+vcs = 1
+pipeline_delay = {pipeline_delay}
+vc_allocation = "{vc_allocation}"
+next_head_routing = "{next_head}"
+output_buffer_phits = 2
+input_buffer_phits = 16
+flow_control = "wormhole"
+[packet]
+phits = 1
+[routing]
+vc_policy = "none"
+[traffic]
+pattern = "random_pairs"
+active_servers = 2
+load = 1.0
+[run]
+warmup = 2000
+cycles = 12000
+"#
+    ))
+    .metrics
+    .accepted_load
+}
+
+#[test]
+fn an_input_vc_moves_a_packet_every_cycle_without_stages() {
+    let r = stream("with_switch", "on_arrival", 1);
+    assert!(r > 0.99, "accepted {r}");
+}
+
+#[test]
+fn a_separate_vc_allocation_stage_costs_the_next_packet_one_cycle() {
+    // The next head reaches the front when the tail ahead has crossed, wins its VC in the
+    // next cycle and the crossbar in the one after: a packet every two cycles.
+    let r = stream("before_switch", "on_arrival", 1);
+    assert!((r - 0.5).abs() < 0.01, "accepted {r}");
+}
+
+#[test]
+fn routing_after_the_tail_costs_the_route_computation() {
+    // Route computation (pipeline_delay) starts the cycle after the tail ahead crossed:
+    // a packet every 1 + pipeline_delay cycles.
+    for (d, want) in [(1, 0.5), (2, 1.0 / 3.0)] {
+        let r = stream("with_switch", "after_tail", d);
+        assert!((r - want).abs() < 0.01, "pipeline_delay {d}: accepted {r}, want {want}");
+    }
+}
+
+#[test]
+fn booksim2_staging_moves_a_packet_every_three_cycles() {
+    // BookSim2's iq router: routing, VC allocation and switch allocation, one cycle each,
+    // for every packet of an input VC.
+    let r = stream("before_switch", "after_tail", 1);
+    assert!((r - 1.0 / 3.0).abs() < 0.01, "accepted {r}");
+}
+
+#[test]
+fn a_vc_allocation_stage_adds_a_cycle_per_switch_at_zero_load() {
+    let run = |va: &str| {
+        common::run(&format!(
+            r#"[topology]
+kind = "torus"
+dims = [8, 8]
+[link]
+latency = 3
+[router]
+pipeline_delay = 1
+vc_allocation = "{va}"
+next_head_routing = "after_tail"
+[traffic]
+pattern = "shift"
+shift = [3, 2]
+load = 0.01
+active_servers = 1
+[run]
+warmup = 1000
+cycles = 20000
+"#
+        ))
+        .metrics
+    };
+    let (a, b) = (run("with_switch"), run("before_switch"));
+    // 5 hops, 6 switches: one cycle more in each.
+    assert!((b.packet_latency_mean - a.packet_latency_mean - 6.0).abs() < 1e-9, "{} vs {}", b.packet_latency_mean, a.packet_latency_mean);
+    assert!((b.zero_load_latency - b.packet_latency_mean).abs() < 1e-9, "formula {} vs measured {}", b.zero_load_latency, b.packet_latency_mean);
+}
+
+#[test]
+fn defaults_are_the_single_stage_timing() {
+    let s = hopsim_core::spec::from_toml_str("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.1\n").unwrap();
+    assert_eq!(s.router.vc_allocation, "with_switch");
+    assert_eq!(s.router.next_head_routing, "on_arrival");
+}
