@@ -20,6 +20,25 @@ pub enum Event {
 
 pub const NEVER: u64 = u64::MAX;
 
+/// What a switch's step may do to the future: schedule an event, and ask to be stepped again.
+/// The calendar does both at once; a thread's outbox (engine/parallel.rs) records them so they
+/// reach the calendar in the order one thread would have made them.
+pub trait Schedule {
+    fn schedule(&mut self, at: u64, now: u64, ev: Event);
+    fn wake_router(&mut self, switch: usize, at: u64);
+}
+
+impl Schedule for Calendar {
+    #[inline]
+    fn schedule(&mut self, at: u64, now: u64, ev: Event) {
+        Calendar::schedule(self, at, now, ev)
+    }
+    #[inline]
+    fn wake_router(&mut self, switch: usize, at: u64) {
+        Calendar::wake_router(self, switch, at)
+    }
+}
+
 pub struct Calendar {
     mask: u64,
     events: Vec<Vec<Event>>,
