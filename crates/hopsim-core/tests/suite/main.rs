@@ -17,6 +17,7 @@ mod messages;
 mod protocol;
 mod routing;
 mod spec_errors;
+mod threads;
 mod throughput;
 mod topology;
 mod traffic;
