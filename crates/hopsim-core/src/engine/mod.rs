@@ -126,6 +126,8 @@ pub struct Simulation {
     progress: Option<Arc<AtomicU64>>,
     /// Set by another thread to stop `run` early (Ctrl-C in Python).
     cancel: Option<Arc<AtomicBool>>,
+    /// The most threads `run` may use (`limit_threads`).
+    max_threads: usize,
 }
 
 impl Simulation {
@@ -187,6 +189,7 @@ impl Simulation {
             now: 0,
             progress: None,
             cancel: None,
+            max_threads: usize::MAX,
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
@@ -204,9 +207,15 @@ impl Simulation {
         self.cancel = Some(flag);
     }
 
+    /// Use at most `n` threads, whatever `run.threads` says: the caller runs other runs at
+    /// the same time on the other cores. The results do not change.
+    pub fn limit_threads(&mut self, n: usize) {
+        self.max_threads = n.max(1);
+    }
+
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches());
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches()).min(self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }
