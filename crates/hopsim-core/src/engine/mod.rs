@@ -128,6 +128,8 @@ pub struct Simulation {
     cancel: Option<Arc<AtomicBool>>,
     /// The most threads `run` may use (`limit_threads`).
     max_threads: usize,
+    /// Fewest switches to step, and events to deliver, that a cycle splits among threads.
+    min_parallel: (usize, usize),
 }
 
 impl Simulation {
@@ -190,6 +192,7 @@ impl Simulation {
             progress: None,
             cancel: None,
             max_threads: usize::MAX,
+            min_parallel: (parallel::MIN_PARALLEL_STEPS, parallel::MIN_PARALLEL_EVENTS),
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
@@ -211,6 +214,12 @@ impl Simulation {
     /// the same time on the other cores. The results do not change.
     pub fn limit_threads(&mut self, n: usize) {
         self.max_threads = n.max(1);
+    }
+
+    /// Split every cycle's phases among the threads however few switches and events it has
+    /// (tests: their small networks would otherwise run every phase on one thread).
+    pub fn split_every_phase(&mut self) {
+        self.min_parallel = (0, 0);
     }
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
@@ -256,7 +265,7 @@ impl Simulation {
             self.generate(now);
             let events = self.cal.take_events(now);
             match team {
-                Some(team) if deliver_apart => {
+                Some(team) if deliver_apart && events.len() >= self.min_parallel.1 => {
                     team.deliver_to_switches(&mut self, now, &events);
                     for ev in &events {
                         self.deliver_rest(now, *ev);
@@ -272,7 +281,7 @@ impl Simulation {
 
             let measuring = self.stats.in_window(now);
             self.cal.take_routers(now, &mut visit);
-            if let Some(team) = team {
+            if let Some(team) = team.filter(|_| visit.len() >= self.min_parallel.0) {
                 team.step_switches(&mut self, now, measuring, &visit);
             } else {
                 let mut cx = StepCtx {

@@ -25,9 +25,14 @@ use std::sync::{Condvar, Mutex};
 /// Networks smaller than this run on one thread unless `run.threads` says otherwise: a
 /// barrier costs a few microseconds, as much as stepping a few hundred switches.
 const AUTO_MIN_SWITCHES: usize = 2048;
-/// Switches per thread below which `run.threads` is lowered: the barriers would cost more
-/// than the thread saves.
+/// Switches per thread below which `run.threads` is lowered.
 const MIN_SWITCHES_PER_THREAD: usize = 1;
+/// A cycle with fewer switches to step, or events to deliver, than these does that phase on
+/// the run's thread alone (the one-thread order, so the results are the same): two barriers
+/// cost more than the thread would save, and a small network, or a large one at low load,
+/// is never slower on several threads than on one.
+pub const MIN_PARALLEL_STEPS: usize = 256;
+pub const MIN_PARALLEL_EVENTS: usize = 512;
 
 /// Which thread owns which switch: thread `t` owns the switches `s` with `s * T / N == t`,
 /// contiguous ranges of switch numbers (neighbours in a torus or a group of a Dragonfly),
@@ -147,7 +152,7 @@ struct Gate {
 }
 
 impl Gate {
-    const SPINS: u32 = 4000;
+    const SPINS: u32 = 1000;
 
     fn new(n: usize) -> Self {
         Gate { n, arrived: AtomicUsize::new(0), generation: AtomicU64::new(0), lock: Mutex::new(()), cv: Condvar::new() }

@@ -13,9 +13,21 @@ fn fingerprint(r: &hopsim_core::RunResult) -> String {
     serde_json::to_string(&r).unwrap()
 }
 
+/// A run on `threads` threads with every phase of every cycle split among them (the small
+/// networks here would otherwise do each phase on one thread), checked as `common::run` does.
+fn run_split(toml: &str) -> hopsim_core::RunResult {
+    let spec = hopsim_core::spec::from_toml_str(toml).unwrap_or_else(|e| panic!("bad spec: {e}\n{toml}"));
+    let mut sim = hopsim_core::engine::Simulation::new(&spec).unwrap_or_else(|e| panic!("bad spec: {e}"));
+    sim.split_every_phase();
+    let r = sim.run();
+    assert!(r.metrics.phits_conserved, "phits not conserved: {}", r.metrics.deadlock_where);
+    assert!(r.metrics.credits_conserved, "credits not conserved: {}", r.metrics.deadlock_where);
+    r
+}
+
 /// `body` (a spec without `[run]`) with `run` lines, on 1, 2 and 3 threads: all the same.
 fn same_on_1_2_3_threads(body: &str, run: &str) -> hopsim_core::RunResult {
-    let with = |t: usize| common::run(&format!("{body}\n[run]\n{run}\nthreads = {t}\n"));
+    let with = |t: usize| run_split(&format!("{body}\n[run]\n{run}\nthreads = {t}\n"));
     let one = with(1);
     let print = fingerprint(&one);
     for t in [2, 3] {
@@ -104,4 +116,14 @@ fn zero_threads_is_refused_naming_the_key() {
         .err()
         .expect("run.threads = 0 is refused");
     assert_eq!(err.key, "run.threads", "{err}");
+}
+
+#[test]
+fn a_small_network_keeps_its_phases_on_one_thread_with_the_same_results() {
+    // Without `split_every_phase`: few switches a cycle, so every phase stays on the run's
+    // thread, and the results are those of one thread.
+    let body = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.4\n[run]\nwarmup = 200\ncycles = 1000\n";
+    let one = common::run(&format!("{body}threads = 1\n"));
+    let two = common::run(&format!("{body}threads = 2\n"));
+    assert_eq!(fingerprint(&one), fingerprint(&two));
 }
