@@ -1,7 +1,9 @@
 //! The cycle loop. Each cycle: packets are generated, scheduled events are delivered (phits
 //! arriving, credits returning, packets ejected), then every switch and NIC with something to
 //! do takes one step. Steps only schedule work for later cycles (every latency is >= 1), so the
-//! order in which switches step within a cycle cannot change the result.
+//! order in which switches step within a cycle cannot change the result. With several
+//! threads (`run.threads`) the switches' deliveries and steps are split among them and what
+//! they send is put back into the calendar in one thread's order (`parallel.rs`).
 
 mod backlog;
 mod deadlock;
@@ -401,7 +403,6 @@ impl Simulation {
             }
         }
     }
-
 
     /// Where a deadlock sits: switches whose input buffers hold flits that cannot move.
     fn describe_blocked(&self) -> String {
