@@ -236,9 +236,8 @@ impl Simulation {
                 let team = &team;
                 scope.spawn(move || team.serve(t));
             }
-            let result = self.run_on(Some(&team));
-            team.stop();
-            result
+            let _stop = team.stop_on_drop();
+            self.run_on(Some(&team))
         })
     }
 

@@ -189,6 +189,7 @@ pub struct Team {
     job: UnsafeCell<Job>,
     lanes: Vec<UnsafeCell<Lane>>,
     failed: AtomicBool,
+    stopped: AtomicBool,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
@@ -205,6 +206,7 @@ impl Team {
             job: UnsafeCell::new(Job { phase: Phase::Stop, now: 0, measuring: false, sim: std::ptr::null_mut(), visit: &[], events: &[] }),
             lanes: (0..part.threads()).map(|_| UnsafeCell::new(Lane::default())).collect(),
             failed: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
             panic: Mutex::new(None),
         }
     }
@@ -227,11 +229,26 @@ impl Team {
         }
     }
 
-    /// Stop the other threads (they return from `serve`).
+    /// Stop the other threads (they return from `serve`); once, however often it is called.
     pub fn stop(&self) {
+        if self.stopped.swap(true, Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: the other threads wait at the gate.
         unsafe { (*self.job.get()).phase = Phase::Stop };
         self.gate.wait();
+    }
+
+    /// A guard that stops the other threads when the run's thread leaves the run, also when
+    /// it panics outside a phase: the scope that owns the threads waits for them to end.
+    pub fn stop_on_drop(&self) -> impl Drop + '_ {
+        struct Stop<'a>(&'a Team);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.stop();
+            }
+        }
+        Stop(self)
     }
 
     fn guarded(&self, f: impl FnOnce()) {
