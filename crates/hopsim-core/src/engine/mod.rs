@@ -130,7 +130,8 @@ pub struct Simulation {
     cancel: Option<Arc<AtomicBool>>,
     /// The most threads `run` may use (`limit_threads`).
     max_threads: usize,
-    /// Fewest switches to step, and events to deliver, that a cycle splits among threads.
+    /// Fewest ports of the switches to step, and events to deliver, that a cycle splits
+    /// among threads.
     min_parallel: (usize, usize),
 }
 
@@ -194,7 +195,7 @@ impl Simulation {
             progress: None,
             cancel: None,
             max_threads: usize::MAX,
-            min_parallel: (parallel::MIN_PARALLEL_STEPS, parallel::MIN_PARALLEL_EVENTS),
+            min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
@@ -226,7 +227,7 @@ impl Simulation {
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches()).min(self.max_threads);
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.routers.ports.len()).min(self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }
@@ -282,7 +283,8 @@ impl Simulation {
 
             let measuring = self.stats.in_window(now);
             self.cal.take_routers(now, &mut visit);
-            if let Some(team) = team.filter(|_| visit.len() >= self.min_parallel.0) {
+            let ports_to_step = visit.len() * self.routers.ports.len() / self.topo.num_switches();
+            if let Some(team) = team.filter(|_| ports_to_step >= self.min_parallel.0) {
                 team.step_switches(&mut self, now, measuring, &visit);
             } else {
                 let mut cx = StepCtx {

@@ -22,16 +22,16 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-/// Networks smaller than this run on one thread unless `run.threads` says otherwise: a
-/// barrier costs a few microseconds, as much as stepping a few hundred switches.
-const AUTO_MIN_SWITCHES: usize = 2048;
-/// Switches per thread below which `run.threads` is lowered.
-const MIN_SWITCHES_PER_THREAD: usize = 1;
-/// A cycle with fewer switches to step, or events to deliver, than these does that phase on
-/// the run's thread alone (the one-thread order, so the results are the same): two barriers
-/// cost more than the thread would save, and a small network, or a large one at low load,
-/// is never slower on several threads than on one.
-pub const MIN_PARALLEL_STEPS: usize = 256;
+/// Ports (network and server) a network has per thread the automatic choice gives it: a
+/// barrier costs a few microseconds, as much as stepping a few hundred small switches or a
+/// few dozen high-radix ones, so the size that pays for a thread is counted in ports.
+const AUTO_PORTS_PER_THREAD: usize = 4096;
+/// A cycle whose switches to step have fewer ports than this in all, or with fewer events
+/// to deliver than `MIN_PARALLEL_EVENTS`, does that phase on the run's thread alone (the
+/// one-thread order, so the results are the same): its two barriers would cost more than
+/// the other threads save, and a small network, or a large one at low load, is never
+/// slower on several threads than on one.
+pub const MIN_PARALLEL_PORTS: usize = 2048;
 pub const MIN_PARALLEL_EVENTS: usize = 512;
 
 /// Which thread owns which switch: thread `t` owns the switches `s` with `s * T / N == t`,
@@ -57,20 +57,22 @@ impl Partition {
     }
 }
 
-/// The number of threads for a run: `run.threads` if given (at most one per switch),
-/// otherwise one unless the network is large, and then no more than the cores free now.
-pub fn threads_for(asked: Option<usize>, switches: usize) -> usize {
+/// The number of threads for a run on `switches` switches with `ports` ports: `run.threads`
+/// if given (at most one per switch), otherwise one per `AUTO_PORTS_PER_THREAD` ports, one
+/// for a smaller network, and no more than the cores free now.
+pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize {
     if let Some(t) = asked {
-        return t.min(switches / MIN_SWITCHES_PER_THREAD).max(1);
+        return t.clamp(1, switches.max(1));
     }
-    if switches < AUTO_MIN_SWITCHES {
+    let by_size = ports / AUTO_PORTS_PER_THREAD;
+    if by_size < 2 {
         return 1;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Cores other processes keep busy (the one-minute load average) are not free.
     let busy = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0);
     let free = cores.saturating_sub(busy.round() as usize).max(1);
-    free.min(switches / AUTO_MIN_SWITCHES * 2).max(1)
+    free.min(by_size)
 }
 
 /// What a thread's switch steps send to the calendar, kept in step order until the barrier.
@@ -377,9 +379,11 @@ mod tests {
     #[test]
     fn more_threads_than_switches_is_one_per_switch() {
         assert_eq!(Partition::new(8, 3).threads(), 3);
-        assert_eq!(threads_for(Some(8), 3), 3);
-        assert_eq!(threads_for(Some(2), 64), 2);
-        assert_eq!(threads_for(None, 64), 1);
+        assert_eq!(threads_for(Some(8), 3, 30), 3);
+        assert_eq!(threads_for(Some(2), 64, 320), 2);
+        // An 8x8 torus, and a 10x10x10 one (7,000 ports), stay on one thread.
+        assert_eq!(threads_for(None, 64, 320), 1);
+        assert_eq!(threads_for(None, 1000, 7000), 1);
     }
 
     #[test]
