@@ -19,7 +19,7 @@ use crate::calendar::{Event, Schedule, NEVER};
 use crate::router::{self, Scratch, StepCtx};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// Ports (network and server) a network has per thread the automatic choice gives it: a
@@ -144,43 +144,64 @@ struct Job {
 }
 
 /// A barrier that spins briefly (a phase of a large network takes microseconds) and then
-/// sleeps, so a thread waiting on a loaded machine gives its core away.
+/// sleeps, so a thread waiting on a loaded machine gives its core away. How long it spins
+/// adapts: longer while waits end during the spin (the other threads are on cores), shorter
+/// while they end asleep (they are not, and spinning only burns the core).
 struct Gate {
     n: usize,
     arrived: AtomicUsize,
     generation: AtomicU64,
+    sleeping: AtomicUsize,
+    spins: AtomicU32,
     lock: Mutex<()>,
     cv: Condvar,
 }
 
 impl Gate {
-    const SPINS: u32 = 1000;
+    const MIN_SPINS: u32 = 16;
+    const MAX_SPINS: u32 = 8192;
 
     fn new(n: usize) -> Self {
-        Gate { n, arrived: AtomicUsize::new(0), generation: AtomicU64::new(0), lock: Mutex::new(()), cv: Condvar::new() }
+        Gate {
+            n,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            sleeping: AtomicUsize::new(0),
+            spins: AtomicU32::new(1024),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        }
     }
 
     fn wait(&self) {
-        let gen = self.generation.load(Ordering::Acquire);
+        let gen = self.generation.load(Ordering::SeqCst);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.arrived.store(0, Ordering::Relaxed);
-            // Under the lock, so a thread between its last look and its sleep cannot miss it.
-            let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-            self.generation.fetch_add(1, Ordering::AcqRel);
-            drop(guard);
-            self.cv.notify_all();
+            self.generation.fetch_add(1, Ordering::SeqCst);
+            // A sleeper counts itself before its last look at the generation (both SeqCst),
+            // so either it sees the new generation or this sees it; waking it under the lock
+            // means it cannot be between that look and its sleep.
+            if self.sleeping.load(Ordering::SeqCst) > 0 {
+                drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+                self.cv.notify_all();
+            }
             return;
         }
-        for _ in 0..Self::SPINS {
+        let spins = self.spins.load(Ordering::Relaxed);
+        for _ in 0..spins {
             if self.generation.load(Ordering::Acquire) != gen {
+                self.spins.store((spins * 2).min(Self::MAX_SPINS), Ordering::Relaxed);
                 return;
             }
             std::hint::spin_loop();
         }
+        self.spins.store((spins / 2).max(Self::MIN_SPINS), Ordering::Relaxed);
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        while self.generation.load(Ordering::Acquire) == gen {
+        self.sleeping.fetch_add(1, Ordering::SeqCst);
+        while self.generation.load(Ordering::SeqCst) == gen {
             guard = self.cv.wait(guard).unwrap_or_else(|e| e.into_inner());
         }
+        self.sleeping.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
