@@ -316,9 +316,9 @@ impl Team {
         // phase. The run's thread touches the simulation only through `sim` until the
         // barrier.
         let visit = unsafe { &*job.visit };
-        let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, (&mut (*sim).switch_rng).as_mut_slice()) };
+        let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
         let Lane { scratch, out, last_progress, phit_hops } = lane;
-        let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng };
+        let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
         let mut mine = visit.iter().map(|&s| s as usize).filter(|&s| self.part.owner(s) == t).peekable();
         while let Some(s) = mine.next() {
             if let Some(&next) = mine.peek() {
