@@ -289,9 +289,9 @@ def load_core():
 
 core = load_core()
 spec = open(sys.argv[1]).read()
-c0 = time.process_time()
+c0, w0 = time.process_time(), time.perf_counter()
 out = core.simulate_json(spec)
-c1 = time.process_time()
+c1, w1 = time.process_time(), time.perf_counter()
 metrics = None
 i = out.find('"metrics"')
 if i >= 0:
@@ -309,7 +309,7 @@ try:
             hwm = int(line.split()[1])
 except OSError:
     pass
-print(json.dumps({"metrics": metrics, "call_cpu": c1 - c0, "result_bytes": len(out), "hwm_kib": hwm,
+print(json.dumps({"metrics": metrics, "call_cpu": c1 - c0, "call_wall": w1 - w0, "result_bytes": len(out), "hwm_kib": hwm,
                   "version": core.version() if hasattr(core, "version") else "?"}))
 """
 
@@ -327,6 +327,8 @@ def hopsim_env(threads: int) -> dict:
 
 def hopsim_run(spec: dict, workdir: Path, tag: str, threads: int, timeout: float) -> tuple[ChildRun, dict]:
     path = workdir / f"{tag}.json"
+    spec = json.loads(json.dumps(spec))
+    spec.setdefault("run", {})["threads"] = threads  # explicit: the automatic choice depends on the load
     path.write_text(json.dumps(spec))
     r = run_child([sys.executable, "-c", HOPSIM_CHILD, str(path)], env=hopsim_env(threads), timeout=timeout)
     if r.returncode != 0:
@@ -399,6 +401,7 @@ class Measure:
     bytes_per_router: float | None = None
     cpu_short: float | None = None
     cpu_long: float | None = None
+    wall: float | None = None  # wall seconds of the extra cycles (long run - short run)
     cycles_extra: int = 0
     notes: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
@@ -410,9 +413,9 @@ def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, thre
     m = Measure(cycles_extra=cyc.extra)
     try:
         r_short, d_short = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0), workdir,
-                                      f"{b.name}-hopsim-short", threads, timeout)
+                                      f"{b.name}-hopsim-short-{threads}", threads, timeout)
         r_long, d_long = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0 + cyc.extra), workdir,
-                                    f"{b.name}-hopsim-long", threads, timeout)
+                                    f"{b.name}-hopsim-long-{threads}", threads, timeout)
     except HopsimError as e:
         m.error = str(e)
         return m
@@ -421,6 +424,8 @@ def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, thre
     m.cpu_short = d_short.get("call_cpu", r_short.cpu)
     m.cpu_long = d_long.get("call_cpu", r_long.cpu)
     dcpu = m.cpu_long - m.cpu_short
+    if "call_wall" in d_long and "call_wall" in d_short:
+        m.wall = d_long["call_wall"] - d_short["call_wall"]
     met_l, met_s = d_long["metrics"], d_short["metrics"]
     switches = int(met_l.get("switches", b.switches))
     if switches != b.switches:
@@ -494,31 +499,35 @@ def fmt_num(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
-HEADER = ["config", "hopsim router-cycles/CPU-s", "hopsim phits moved/CPU-s", "hopsim peak MiB",
-          "hopsim bytes/router", "CAMINOS router-cycles/CPU-s", "CAMINOS peak MiB",
-          "CAMINOS bytes/router", "speed ratio hopsim/CAMINOS"]
+HEADER = ["config", "hopsim threads", "hopsim router-cycles/CPU-s", "hopsim phits moved/CPU-s",
+          "wall speed-up vs 1 thread", "hopsim peak MiB", "hopsim bytes/router", "CAMINOS router-cycles/CPU-s",
+          "CAMINOS peak MiB", "CAMINOS bytes/router", "speed ratio hopsim/CAMINOS"]
 
 
-def table_rows(rows: list[tuple[Bench, Measure | None, Measure | None]]) -> list[list[str]]:
+def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> list[list[str]]:
+    """A row per config and hopsim thread count; CAMINOS (one thread) next to each."""
     out = []
-    for b, h, c in rows:
-        ratio = None
-        if h and c and h.rate and c.rate:
-            ratio = h.rate / c.rate
-        hcells = ["-"] * 4
-        if h is not None:
-            if h.error:
-                hcells = [f"error: {h.error[:60]}", "-", "-", "-"]
-            else:
-                hcells = [fmt_rate(h.rate), fmt_rate(h.phits_per_s), fmt_num(h.peak_mib),
-                          fmt_num(h.bytes_per_router, 0)]
-        ccells = ["-"] * 3
-        if c is not None:
-            if c.error:
-                ccells = [f"error: {c.error[:60]}", "-", "-"]
-            else:
-                ccells = [fmt_rate(c.rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
-        out.append([b.name] + hcells + ccells + ["-" if ratio is None else f"{ratio:.1f}x"])
+    for b, hs, c in rows:
+        one = hs.get(1)
+        for threads, h in sorted(hs.items()) or [(1, None)]:
+            ratio = None
+            if h and c and h.rate and c.rate:
+                ratio = h.rate / c.rate
+            hcells = ["-"] * 5
+            if h is not None:
+                if h.error:
+                    hcells = [f"error: {h.error[:60]}", "-", "-", "-", "-"]
+                else:
+                    speedup = one.wall / h.wall if one and one.wall and h.wall else None
+                    hcells = [fmt_rate(h.rate), fmt_rate(h.phits_per_s), "-" if speedup is None else f"{speedup:.2f}x",
+                              fmt_num(h.peak_mib), fmt_num(h.bytes_per_router, 0)]
+            ccells = ["-"] * 3
+            if c is not None:
+                if c.error:
+                    ccells = [f"error: {c.error[:60]}", "-", "-"]
+                else:
+                    ccells = [fmt_rate(c.rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
+            out.append([b.name, str(threads)] + hcells + ccells + ["-" if ratio is None else f"{ratio:.1f}x"])
     return out
 
 
@@ -564,15 +573,17 @@ def machine_description() -> str:
 def details(rows, baselines: dict, quick: bool) -> str:
     out = ["| config | simulator | warmup | extra cycles | CPU s short | CPU s long | notes |",
            "|---|---|---|---|---|---|---|"]
-    for b, h, c in rows:
-        for label, m, cyc in (("hopsim", h, b.hopsim), ("CAMINOS", c, b.caminos)):
+    for b, hs, c in rows:
+        runs = [(f"hopsim {t} thread(s)", h, b.hopsim) for t, h in sorted(hs.items())] + [("CAMINOS", c, b.caminos)]
+        for label, m, cyc in runs:
             if m is None or cyc is None:
                 continue
             if quick:
                 cyc = cyc.quick()
             info = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in m.info.items() if v is not None)
-            notes = "; ".join(([m.error] if m.error else []) + m.notes + ([info] if info else []))
+            wall = [] if m.wall is None else [f"wall s of the extra cycles={m.wall:.3g}"]
+            notes = "; ".join(([m.error] if m.error else []) + m.notes + wall + ([info] if info else []))
             out.append(f"| {b.name} | {label} | {cyc.warmup} | {cyc.extra} | {fmt_num(m.cpu_short, 2)} | "
                        f"{fmt_num(m.cpu_long, 2)} | {notes} |")
     base = ", ".join(f"{k} {v / 1024:.1f} MiB" for k, v in baselines.items())
@@ -590,11 +601,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-caminos", action="store_true", help="skip CAMINOS")
     ap.add_argument("--no-hopsim", action="store_true", help="skip hopsim")
     ap.add_argument("--caminos", metavar="PATH", help="CAMINOS binary (default: caminos on PATH or ~/.cargo/bin/caminos)")
-    ap.add_argument("--threads", type=int, default=1, help="threads hopsim may use for one run (default 1)")
+    ap.add_argument("--threads", type=int, action="append", metavar="N",
+                    help="threads of one hopsim run (run.threads); repeatable (default: 1 and 2)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md)")
     ap.add_argument("--list", action="store_true", help="list the configs and exit")
     args = ap.parse_args(argv)
+    thread_counts = sorted(set(args.threads or [1, 2]))
+    if thread_counts[0] < 1:
+        print("--threads: must be at least 1", file=sys.stderr)
+        return 2
 
     if args.list:
         for b in BENCHES:
@@ -624,7 +640,7 @@ def main(argv: list[str] | None = None) -> int:
     baselines: dict[str, int] = {}
     if do_hopsim:
         try:
-            r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "hopsim-baseline", args.threads, args.timeout)
+            r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "hopsim-baseline", 1, args.timeout)
             baselines["hopsim"] = r.peak_kib
         except HopsimError as e:
             hint = "; build it first: pip install -e ." if "No module named" in str(e) else ""
@@ -643,12 +659,15 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     for b in selected:
+        hs: dict[int, Measure] = {}
         h = c = None
-        if do_hopsim:
+        for threads in thread_counts if do_hopsim else []:
             cyc = b.hopsim.quick() if args.quick else b.hopsim
-            print(f"[{b.name}] hopsim: warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
-            h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], args.threads, args.timeout)
-            print(f"[{b.name}] hopsim: " + (f"error: {h.error}" if h.error else f"{fmt_rate(h.rate)} router-cycles/CPU-s"), flush=True)
+            print(f"[{b.name}] hopsim, {threads} thread(s): warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
+            h = hs[threads] = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, args.timeout)
+            print(f"[{b.name}] hopsim, {threads} thread(s): " + (f"error: {h.error}" if h.error else f"{fmt_rate(h.rate)} router-cycles/CPU-s"), flush=True)
+            if h.error:
+                break
         if do_caminos and b.caminos_cfg and b.caminos and not (h is not None and h.error):
             cyc = b.caminos.quick() if args.quick else b.caminos
             print(f"[{b.name}] CAMINOS: warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
@@ -656,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{b.name}] CAMINOS: " + (f"error: {c.error}" if c.error else f"{fmt_rate(c.rate)} router-cycles/CPU-s"), flush=True)
         elif do_caminos and h is not None and h.error:
             print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
-        rows.append((b, h, c))
+        rows.append((b, hs, c))
 
     trows = table_rows(rows)
     print()
@@ -664,15 +683,15 @@ def main(argv: list[str] | None = None) -> int:
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     mode = "quick (rough numbers)" if args.quick else "full"
     md = [f"# hopsim benchmark, {stamp}", "",
-          f"Machine: {machine_description()}.", f"Mode: {mode}; hopsim threads per run: {args.threads}.", "",
+          f"Machine: {machine_description()}.", f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}.", "",
           markdown_table(HEADER, trows), "", "## Details", "", details(rows, baselines, args.quick)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(md))
     raw = {
         "date": stamp, "machine": machine_description(), "quick": args.quick, "baselines_kib": baselines,
         "configs": [{"name": b.name, "switches": b.switches,
-                     "hopsim": None if h is None else h.__dict__,
-                     "caminos": None if c is None else c.__dict__} for b, h, c in rows],
+                     "hopsim": {str(t): h.__dict__ for t, h in hs.items()},
+                     "caminos": None if c is None else c.__dict__} for b, hs, c in rows],
     }
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str))
     shutil.rmtree(workdir, ignore_errors=True)

@@ -255,3 +255,26 @@ def test_larger_networks_start_first():
     assert order[0].normalized["topology"]["dims"] == [8, 8]
     assert costs[order[-1].name] == min(costs.values())
     assert order[-1].normalized["topology"].get("dims") == [4, 4]
+
+
+@pytest.mark.parametrize("cores, runs, per_run", [(4, 2, 2), (2, 6, 1), (8, 3, 2), (2, 1, 2)])
+def test_runs_at_once_share_the_cores(tmp_path, monkeypatch, cores, runs, per_run):
+    """Runs at once x threads per run never exceed the cores given (--threads); a single
+    run may use them all."""
+    import tomllib
+
+    from hopsim import engine, sweep
+
+    seen = []
+    real = engine.simulate
+
+    def spy(spec, progress=None, max_threads=None):
+        seen.append(max_threads)
+        return real(spec, progress, max_threads)
+
+    monkeypatch.setattr(engine, "simulate", spy)
+    spec = tomllib.loads(SMALL)
+    spec["sweep"] = {"seeds": list(range(1, runs + 1))}
+    sweep.execute(sweep.plan(spec), tmp_path / "out", threads=cores, progress=False)
+    assert seen == [per_run] * runs
+    assert min(cores, runs) * per_run <= cores

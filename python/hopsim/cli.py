@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", metavar="FILE", help="experiment file (TOML); without it, the built-in default study")
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (default: hopsim-out/<name>)")
     p.add_argument("--resume", action="store_true", help="skip runs already complete in DIR")
-    p.add_argument("--threads", "-j", type=_positive_int, metavar="N", help="runs at once (default: all cores)")
+    p.add_argument("--threads", "-j", type=_positive_int, metavar="N", help="cores to use (default: all): runs at once, and threads of a run (run.threads) when there are fewer runs than cores")
     _add_set(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no summary table")
     g = p.add_argument_group(

@@ -211,7 +211,8 @@ def _simulate_task(spec: Mapping[str, Any], name: str, token: str, topic: str) -
     reporter = threading.Thread(target=report, name=f"hopsim-progress-{name}", daemon=True)
     reporter.start()
     try:
-        result, wall = engine.simulate(spec, counter)
+        # A worker is given one core (threads_per_worker=1): its run uses one thread.
+        result, wall = engine.simulate(spec, counter, max_threads=1)
     except KeyboardInterrupt:
         # The client asked to stop; a task must raise an Exception, not a KeyboardInterrupt.
         raise RuntimeError(f"{name}: stopped on the client's request") from None

@@ -55,12 +55,13 @@ def progress_counter() -> Any:
     return _core().Progress()
 
 
-def simulate(spec: Mapping[str, Any], progress: Any = None) -> tuple[dict[str, Any], float]:
+def simulate(spec: Mapping[str, Any], progress: Any = None, max_threads: int | None = None) -> tuple[dict[str, Any], float]:
     """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
-    :func:`progress_counter` that follows the run."""
+    :func:`progress_counter` that follows the run. ``max_threads``: the most threads the run
+    may use (``run.threads`` or the engine's choice), for runs sharing the cores."""
     core = _core()
     t0 = time.perf_counter()
-    text = _call(lambda j: core.simulate_json(j, progress), spec)
+    text = _call(lambda j: core.simulate_json(j, progress, max_threads), spec)
     wall = time.perf_counter() - t0
     return json.loads(text), wall
 

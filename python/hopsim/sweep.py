@@ -194,8 +194,8 @@ def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engin
     return run.name
 
 
-def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None) -> str:
-    result, wall = engine.simulate(run.spec, progress)
+def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None, max_threads: int | None = None) -> str:
+    result, wall = engine.simulate(run.spec, progress, max_threads)
     return store_run(run, out, result, wall, engine_version)
 
 
@@ -211,18 +211,21 @@ def prepare_out(out: Path) -> Path:
 
 
 class _ThreadRuns:
-    """Runs in a pool of threads of this process, each writing its own run folder."""
+    """Runs in a pool of threads of this process, each writing its own run folder. The
+    ``cores`` are shared out: each of the ``workers`` runs at once uses at most
+    ``cores // workers`` threads (``run.threads``), so runs x threads never exceed them."""
 
-    def __init__(self, workers: int, out: Path, engine_version: str | None):
+    def __init__(self, workers: int, out: Path, engine_version: str | None, cores: int):
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hopsim-run")
         self.out, self.engine_version = out, engine_version
+        self.threads_per_run = max(1, cores // workers)
         self.futures: dict[Future, Run] = {}
         self.counters: dict[str, Any] = {}
 
     def start(self, todo: list[Run]) -> None:
         for run in todo:
             counter = self.counters[run.name] = engine.progress_counter()
-            self.futures[self.pool.submit(_run_one, run, self.out, self.engine_version, counter)] = run
+            self.futures[self.pool.submit(_run_one, run, self.out, self.engine_version, counter, self.threads_per_run)] = run
         self.pending = set(self.futures)
 
     def wait(self, timeout: float) -> list[tuple[Run, BaseException | None]]:
@@ -311,7 +314,8 @@ def _execute_locked(
     except Exception:  # pragma: no cover - the extension always has version()
         engine_version = None
     if client is None:
-        runner: Any = _ThreadRuns(max(1, min(threads or os.cpu_count() or 1, len(todo))), out, engine_version)
+        cores = threads or os.cpu_count() or 1
+        runner: Any = _ThreadRuns(max(1, min(cores, len(todo))), out, engine_version, cores)
     else:
         from .cluster import DaskRuns
 

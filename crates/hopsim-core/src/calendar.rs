@@ -19,15 +19,38 @@ pub enum Event {
 }
 
 pub const NEVER: u64 = u64::MAX;
+/// No visit scheduled (`router_at`, `nic_at`): beyond every cycle a run reaches.
+const UNSET: u32 = u32::MAX;
+
+/// What a switch's step may do to the future: schedule an event, and ask to be stepped again.
+/// The calendar does both at once; a thread's outbox (engine/parallel.rs) records them so they
+/// reach the calendar in the order one thread would have made them.
+pub trait Schedule {
+    fn schedule(&mut self, at: u64, now: u64, ev: Event);
+    fn wake_router(&mut self, switch: usize, at: u64);
+}
+
+impl Schedule for Calendar {
+    #[inline]
+    fn schedule(&mut self, at: u64, now: u64, ev: Event) {
+        Calendar::schedule(self, at, now, ev)
+    }
+    #[inline]
+    fn wake_router(&mut self, switch: usize, at: u64) {
+        Calendar::wake_router(self, switch, at)
+    }
+}
 
 pub struct Calendar {
     mask: u64,
     events: Vec<Vec<Event>>,
     routers: Vec<Vec<u32>>,
     nics: Vec<Vec<u32>>,
-    /// Earliest scheduled visit of each switch / NIC (NEVER when none).
-    router_at: Vec<u64>,
-    nic_at: Vec<u64>,
+    /// Earliest scheduled visit of each switch / NIC (`UNSET` when none). Cycles stay below
+    /// 2^31 (spec::validate::MAX_CYCLES) and visits a horizon ahead of them, so 32 bits hold
+    /// them: 4 bytes per switch and per server less to keep.
+    router_at: Vec<u32>,
+    nic_at: Vec<u32>,
     pending: usize,
 }
 
@@ -39,8 +62,8 @@ impl Calendar {
             events: (0..size).map(|_| Vec::new()).collect(),
             routers: (0..size).map(|_| Vec::new()).collect(),
             nics: (0..size).map(|_| Vec::new()).collect(),
-            router_at: vec![NEVER; switches],
-            nic_at: vec![NEVER; servers],
+            router_at: vec![UNSET; switches],
+            nic_at: vec![UNSET; servers],
             pending: 0,
         }
     }
@@ -58,8 +81,8 @@ impl Calendar {
 
     #[inline]
     pub fn wake_router(&mut self, switch: usize, at: u64) {
-        if at < self.router_at[switch] {
-            self.router_at[switch] = at;
+        if at < self.router_at[switch] as u64 {
+            self.router_at[switch] = at as u32;
             self.routers[(at & self.mask) as usize].push(switch as u32);
             self.pending += 1;
         }
@@ -67,8 +90,8 @@ impl Calendar {
 
     #[inline]
     pub fn wake_nic(&mut self, server: usize, at: u64) {
-        if at < self.nic_at[server] {
-            self.nic_at[server] = at;
+        if at < self.nic_at[server] as u64 {
+            self.nic_at[server] = at as u32;
             self.nics[(at & self.mask) as usize].push(server as u32);
             self.pending += 1;
         }
@@ -95,8 +118,8 @@ impl Calendar {
         self.pending -= slot.len();
         out.clear();
         for s in slot.drain(..) {
-            if self.router_at[s as usize] == now {
-                self.router_at[s as usize] = NEVER;
+            if self.router_at[s as usize] as u64 == now {
+                self.router_at[s as usize] = UNSET;
                 out.push(s);
             }
         }
@@ -107,8 +130,8 @@ impl Calendar {
         self.pending -= slot.len();
         out.clear();
         for s in slot.drain(..) {
-            if self.nic_at[s as usize] == now {
-                self.nic_at[s as usize] = NEVER;
+            if self.nic_at[s as usize] as u64 == now {
+                self.nic_at[s as usize] = UNSET;
                 out.push(s);
             }
         }

@@ -69,9 +69,15 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
 
 /// `simulate_json` that stops soon after `cancel` is set (from another thread); a stopped
 /// run returns `Ok(None)`: its partial result is dropped, never returned as if complete.
-pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>, cancel: Arc<AtomicBool>) -> Result<Option<String>, SpecError> {
+/// `max_threads` caps the threads the run uses (`run.threads` or the automatic choice), so
+/// that several runs at once share the cores without oversubscribing them.
+pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>, cancel: Arc<AtomicBool>, max_threads: Option<usize>) -> Result<Option<String>, SpecError> {
     let spec = spec::from_json_str(spec_json)?;
-    let result = start(&spec, cycles, Some(cancel.clone()))?.run();
+    let mut sim = start(&spec, cycles, Some(cancel.clone()))?;
+    if let Some(n) = max_threads {
+        sim.limit_threads(n);
+    }
+    let result = sim.run();
     if cancel.load(Ordering::Relaxed) {
         return Ok(None);
     }

@@ -62,14 +62,15 @@ impl Drop for Done<'_> {
 }
 
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
-/// (a `Progress`) follows the cycles simulated.
+/// (a `Progress`) follows the cycles simulated; `max_threads` caps the threads the run uses
+/// (a sweep running several runs at once gives each its share of the cores).
 ///
 /// The engine runs on its own thread while this one waits without the GIL, waking up to
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None))]
-fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, max_threads=None))]
+fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
@@ -80,7 +81,7 @@ fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Pr
             .stack_size(ENGINE_STACK)
             .spawn_scoped(s, || {
                 let _done = Done(&done);
-                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel)
+                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads)
             })
             .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
         loop {

@@ -121,7 +121,16 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
     let wheel = (horizon + 2).next_power_of_two().max(64);
     let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + 4 * (grown(n) + grown(servers));
-    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 8) });
+    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 4) });
+
+    // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
+    // bytes per switch it stepped and the events those steps made (together at most a
+    // cycle's events, each list grown to a power of two), and its stack's touched pages.
+    let threads = super::parallel::threads_for(spec.run.threads, topo.num_switches(), ports as usize) as u64;
+    if threads > 1 {
+        let events = times(2 * grown((2 * ports).div_ceil(flit)), size_of::<(u64, crate::calendar::Event)>() as u64);
+        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8) + events + times(threads, 64 << 10) });
+    }
 
     let end = spec.run.warmup.saturating_add(spec.run.cycles);
     let bins = end.div_ceil(spec.run.temporal_bin.max(1));

@@ -1,13 +1,16 @@
 //! The cycle loop. Each cycle: packets are generated, scheduled events are delivered (phits
 //! arriving, credits returning, packets ejected), then every switch and NIC with something to
 //! do takes one step. Steps only schedule work for later cycles (every latency is >= 1), so the
-//! order in which switches step within a cycle cannot change the result.
+//! order in which switches step within a cycle cannot change the result. With several
+//! threads (`run.threads`) the switches' deliveries and steps are split among them and what
+//! they send is put back into the calendar in one thread's order (`parallel.rs`).
 
 mod backlog;
 mod deadlock;
 mod delivery;
 mod invariants;
 pub mod memory;
+pub mod parallel;
 mod report;
 
 use crate::error::SpecResult;
@@ -126,6 +129,11 @@ pub struct Simulation {
     progress: Option<Arc<AtomicU64>>,
     /// Set by another thread to stop `run` early (Ctrl-C in Python).
     cancel: Option<Arc<AtomicBool>>,
+    /// The most threads `run` may use (`limit_threads`).
+    max_threads: usize,
+    /// Fewest ports of the switches to step, and events to deliver, that a cycle splits
+    /// among threads.
+    min_parallel: (usize, usize),
 }
 
 impl Simulation {
@@ -187,6 +195,8 @@ impl Simulation {
             now: 0,
             progress: None,
             cancel: None,
+            max_threads: usize::MAX,
+            min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
@@ -204,9 +214,40 @@ impl Simulation {
         self.cancel = Some(flag);
     }
 
-    /// Run to the end (or to a detected deadlock) and summarise.
-    pub fn run(mut self) -> RunResult {
+    /// Use at most `n` threads, whatever `run.threads` says: the caller runs other runs at
+    /// the same time on the other cores. The results do not change.
+    pub fn limit_threads(&mut self, n: usize) {
+        self.max_threads = n.max(1);
+    }
+
+    /// Split every cycle's phases among the threads however few switches and events it has
+    /// (tests: their small networks would otherwise run every phase on one thread).
+    pub fn split_every_phase(&mut self) {
+        self.min_parallel = (0, 0);
+    }
+
+    /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
+    pub fn run(self) -> RunResult {
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.routers.ports.len()).min(self.max_threads);
+        if threads <= 1 {
+            return self.run_on(None);
+        }
+        let team = parallel::Team::new(parallel::Partition::new(threads, self.topo.num_switches()));
+        std::thread::scope(|scope| {
+            for t in 1..team.threads() {
+                let team = &team;
+                scope.spawn(move || team.serve(t));
+            }
+            let _stop = team.stop_on_drop();
+            self.run_on(Some(&team))
+        })
+    }
+
+    fn run_on(mut self, team: Option<&parallel::Team>) -> RunResult {
         let started = std::time::Instant::now();
+        // Arrivals are delivered by the threads owning their switches unless routing reads
+        // other switches' queues, which credits delivered in the same cycle change.
+        let deliver_apart = !crate::routing::algorithm(&self.spec).is_ok_and(|a| a.reads_remote_queues());
         let end = self.stats.end;
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
@@ -226,14 +267,27 @@ impl Simulation {
             }
             self.generate(now);
             let events = self.cal.take_events(now);
-            for ev in &events {
-                self.deliver(now, *ev);
+            match team {
+                Some(team) if deliver_apart && events.len() >= self.min_parallel.1 => {
+                    team.deliver_to_switches(&mut self, now, &events);
+                    for ev in &events {
+                        self.deliver_rest(now, *ev);
+                    }
+                }
+                _ => {
+                    for ev in &events {
+                        self.deliver(now, *ev);
+                    }
+                }
             }
             self.cal.return_events(now, events);
 
             let measuring = self.stats.in_window(now);
             self.cal.take_routers(now, &mut visit);
-            {
+            let ports_to_step = visit.len() * self.routers.ports.len() / self.topo.num_switches();
+            if let Some(team) = team.filter(|_| ports_to_step >= self.min_parallel.0) {
+                team.step_switches(&mut self, now, measuring, &visit);
+            } else {
                 let mut cx = StepCtx {
                     routers: &mut self.routers,
                     packets: &mut self.packets,
@@ -315,23 +369,22 @@ impl Simulation {
     }
 
     fn deliver(&mut self, now: u64, ev: Event) {
+        if let Event::FlitArrive { .. } | Event::Credit { .. } = ev {
+            // SAFETY: `self` is borrowed uniquely for the call.
+            unsafe { to_switch(self, now, ev) };
+        }
+        self.deliver_rest(now, ev);
+    }
+
+    /// What delivering `ev` does beyond its switch's own state (`to_switch`): wake-ups,
+    /// progress, and everything about NICs and servers.
+    fn deliver_rest(&mut self, now: u64, ev: Event) {
         match ev {
-            Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
-                let sw = switch as usize;
-                let phits = if flit.is_head() {
-                    self.compute_route(sw, packet);
-                    self.params.flit_phits(self.packets.get(packet).phits)
-                } else {
-                    1 // only wormhole packets have more than one flit
-                };
-                let ready = now + self.params.pipeline_delay as u64;
-                self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail });
-                self.cal.wake_router(sw, ready);
+            Event::FlitArrive { switch, .. } => {
+                self.cal.wake_router(switch as usize, now + self.params.pipeline_delay as u64);
                 self.last_progress = now;
             }
-            Event::Credit { switch, port, vc, phits } => {
-                let gp = self.routers.global_port(switch as usize, port as usize);
-                self.routers.vc[gp * self.params.vcs + vc as usize].credits += phits as u32;
+            Event::Credit { switch, .. } => {
                 self.cal.wake_router(switch as usize, now);
             }
             Event::NicCredit { server, vc, phits } => {
@@ -350,25 +403,6 @@ impl Simulation {
                     self.packet_arrived(now, packet);
                 }
             }
-        }
-    }
-
-    /// Routing computation, done once when a packet's head reaches a switch.
-    fn compute_route(&mut self, switch: usize, id: u32) {
-        let pkt = self.packets.get_mut(id);
-        pkt.candidates.clear();
-        if pkt.state.dst_switch as usize == switch {
-            let port = self.routers.network_ports[switch] as usize + self.servers.local_index(pkt.dst as usize);
-            pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
-        } else {
-            let view = router::SwitchView { routers: &self.routers, vc_policy: self.vc_policy.as_ref() };
-            let mut cx = RouteCtx { switch, rng: &mut self.switch_rng[switch], congestion: &view };
-            self.routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
-            assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", self.routing.name());
-        }
-        let all = self.vc_policy.all();
-        for c in pkt.candidates.as_mut_slice() {
-            c.vcs = pkt.state.usable_vcs(self.vc_policy.allowed(&pkt.state, &c.hop) & all);
         }
     }
 
@@ -399,5 +433,62 @@ impl Simulation {
             }
         }
         format!("{count} switch(es) hold flits that cannot move, e.g. {}", blocked.join("; "))
+    }
+}
+
+/// The part of delivering an arrival or a credit that touches only its switch: the arriving
+/// head is routed and queued at its input VC; a credit adds to its output VC's count.
+///
+/// # Safety
+/// `sim` is valid, and no other thread touches this switch's state, its random stream or the
+/// arriving packet during the call (engine/parallel.rs: each switch has one owning thread).
+unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) {
+    match ev {
+        Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
+            let sw = switch as usize;
+            let (routers, params) = (&mut (*sim).routers, &(*sim).params);
+            let phits = if flit.is_head() {
+                let pkt = (*sim).packets.get_mut(packet);
+                route_head(routers, (*sim).routing.as_ref(), (*sim).vc_policy.as_ref(), &(*sim).servers, &mut (&mut (*sim).switch_rng)[sw], sw, pkt);
+                params.flit_phits(pkt.phits)
+            } else {
+                1 // only wormhole packets have more than one flit
+            };
+            let ready = now + params.pipeline_delay as u64;
+            routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail });
+        }
+        Event::Credit { switch, port, vc, phits } => {
+            let routers = &mut (*sim).routers;
+            let gp = routers.global_port(switch as usize, port as usize);
+            routers.vc[gp * routers.vcs + vc as usize].credits += phits as u32;
+        }
+        _ => {}
+    }
+}
+
+/// Where a head that reached `switch` may go next: its destination's server port there, or
+/// the routing's candidates, each with the VCs the VC policy allows it.
+fn route_head(
+    routers: &Routers,
+    routing: &dyn Routing,
+    vc_policy: &dyn VcPolicy,
+    servers: &ServerMap,
+    rng: &mut Rng,
+    switch: usize,
+    pkt: &mut crate::packet::Packet,
+) {
+    pkt.candidates.clear();
+    if pkt.state.dst_switch as usize == switch {
+        let port = routers.network_ports[switch] as usize + servers.local_index(pkt.dst as usize);
+        pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
+    } else {
+        let view = router::SwitchView { routers, vc_policy };
+        let mut cx = RouteCtx { switch, rng, congestion: &view };
+        routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
+        assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
+    }
+    let all = vc_policy.all();
+    for c in pkt.candidates.as_mut_slice() {
+        c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & all);
     }
 }

@@ -9,16 +9,18 @@
 //! ahead has crossed (each input VC's `stage_from`).
 
 use super::{vc_slots, Entry, Peer, Routers};
-use crate::calendar::{Calendar, Event, NEVER};
+use crate::calendar::{Event, Schedule, NEVER};
 use crate::params::Params;
 use crate::packet::Arena;
 use crate::route::Rng;
 use crate::vc::JsqTies;
 
-pub struct StepCtx<'a> {
+pub struct StepCtx<'a, C: Schedule> {
     pub routers: &'a mut Routers,
     pub packets: &'a mut Arena,
-    pub cal: &'a mut Calendar,
+    /// Where the step's events and its own next visit go: the calendar, or with several
+    /// threads the stepping thread's outbox (engine/parallel.rs).
+    pub cal: &'a mut C,
     pub params: &'a Params,
     pub scratch: &'a mut Scratch,
     pub measuring: bool,
@@ -56,7 +58,7 @@ struct Request {
 
 const NONE: u32 = u32::MAX;
 
-pub fn step(switch: usize, now: u64, cx: &mut StepCtx) {
+pub fn step<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     let mut wake = NEVER;
     link_stage(switch, now, cx, &mut wake);
     allocation_stage(switch, now, cx, &mut wake);
@@ -82,7 +84,7 @@ fn note(wake: &mut u64, t: u64) {
     }
 }
 
-fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
+fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let base = r.port_base[switch] as usize;
@@ -157,7 +159,7 @@ fn link_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
     }
 }
 
-fn allocation_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
+fn allocation_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let waiting_for_vc = vc_allocation(switch, now, cx, wake);
     switch_allocation(switch, now, cx, wake, waiting_for_vc);
 }
@@ -168,7 +170,7 @@ fn allocation_stage(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) {
 /// crossbar, so a packet that waits for buffer space keeps its turn instead of losing it to
 /// whichever input happens to be free when the space appears. Returns whether some head
 /// found every output VC it may use owned (it must look again when one is released).
-fn vc_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64) -> bool {
+fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let base = r.port_base[switch] as usize;
@@ -287,7 +289,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
 /// Separable switch allocation: each input port offers one of its routed VCs (round-robin)
 /// whose flit fits in its output VC's buffer; each output port grants one input port,
 /// round-robin starting after its last winner.
-fn switch_allocation(switch: usize, now: u64, cx: &mut StepCtx, wake: &mut u64, waiting_for_vc: bool) {
+fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64, waiting_for_vc: bool) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let prm = cx.params;
@@ -428,7 +430,7 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Pa
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant(r: &mut Routers, packets: &mut Arena, cal: &mut Calendar, prm: &Params, switch: usize, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
+fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &Params, switch: usize, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
     let vcs = r.vcs;
     let base = r.port_base[switch] as usize;
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);

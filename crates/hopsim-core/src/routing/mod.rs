@@ -47,6 +47,14 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Whether routing a head reads the queues of switches other than the one it is at
+    /// (a global observer's view): such runs deliver arrivals on one thread, in order.
+    pub fn reads_remote_queues(self) -> bool {
+        match self {
+            Algorithm::UgalG => true,
+            Algorithm::Dor | Algorithm::Minimal | Algorithm::MinAdaptive | Algorithm::Rdr | Algorithm::Romm | Algorithm::Valiant | Algorithm::UgalL | Algorithm::Par | Algorithm::Aries => false,
+        }
+    }
     pub const ALL: [Algorithm; 10] = [
         Algorithm::Dor,
         Algorithm::Minimal,

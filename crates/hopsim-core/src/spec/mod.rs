@@ -306,6 +306,10 @@ pub struct RunSpec {
     /// Width of the accepted-load-over-time bins.
     #[serde(default = "default_bin")]
     pub temporal_bin: u64,
+    /// Threads that share one run (engine/parallel.rs); absent: chosen from the network's
+    /// size and the cores free. Results do not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
 }
 
 impl Default for RunSpec {
@@ -316,6 +320,7 @@ impl Default for RunSpec {
             seed: 1,
             watchdog: default_watchdog(),
             temporal_bin: default_bin(),
+            threads: None,
         }
     }
 }

@@ -7,6 +7,8 @@ use crate::error::{SpecError, SpecResult};
 /// Simulated cycles (warmup + measured) are stored in 32 bits (flit timestamps, creation
 /// cycles of queued messages), with headroom for the cycles a flit is scheduled ahead.
 pub const MAX_CYCLES: u64 = u32::MAX as u64 / 2;
+/// Threads one run may be split across (`run.threads`).
+pub const MAX_THREADS: usize = 256;
 /// Flits one VC buffer holds: buffer positions are 16-bit (router/fifo.rs).
 pub const MAX_BUFFER_FLITS: usize = u16::MAX as usize;
 /// Servers per switch: a switch's ports (network and server) are numbered in 16 bits and
@@ -141,6 +143,11 @@ impl Spec {
         }
         if run.watchdog < 100 {
             return Err(SpecError::new("run.watchdog", run.watchdog, "must be at least 100 cycles"));
+        }
+        if let Some(t) = run.threads {
+            if t == 0 || t > MAX_THREADS {
+                return Err(SpecError::new("run.threads", t, format!("must be between 1 and {MAX_THREADS}")));
+            }
         }
         if run.temporal_bin == 0 {
             return Err(SpecError::new("run.temporal_bin", run.temporal_bin, "must be at least 1 cycle"));

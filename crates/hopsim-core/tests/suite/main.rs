@@ -21,6 +21,7 @@ mod protocol;
 mod routing;
 mod slim_fly;
 mod spec_errors;
+mod threads;
 mod throughput;
 mod topology;
 mod traffic;

@@ -1,0 +1,428 @@
+//! One run on several threads (`run.threads`, docs/parallel.md).
+//!
+//! The switches are split into contiguous ranges of switch numbers, one per thread. Every
+//! latency is at least one cycle, so within a cycle no switch sees what another does: the
+//! switches' steps, and the arrivals and credits delivered to them, are independent, and each
+//! thread does those of the switches it owns. Everything that is global to the run (the
+//! workload, packet making, NICs, ejection, statistics, the deadlock watchdog) stays on the
+//! run's own thread between those phases.
+//!
+//! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
+//! its thread's outbox, and at the barrier that ends the phase the run's thread copies the
+//! outboxes into the calendar switch by switch, in the order one thread would have stepped the
+//! switches. The calendar then holds exactly what a one-thread run puts there, in the same
+//! order, so every later draw of a random number, every tie and every sum is the same: the
+//! results do not depend on the number of threads.
+
+use super::Simulation;
+use crate::calendar::{Event, Schedule, NEVER};
+use crate::router::{self, Scratch, StepCtx};
+use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+/// Ports (network and server) a network has per thread the automatic choice gives it: a
+/// barrier costs a few microseconds, as much as stepping a few hundred small switches or a
+/// few dozen high-radix ones, so the size that pays for a thread is counted in ports.
+const AUTO_PORTS_PER_THREAD: usize = 4096;
+/// A cycle whose switches to step have fewer ports than this in all, or with fewer events
+/// to deliver than `MIN_PARALLEL_EVENTS`, does that phase on the run's thread alone (the
+/// one-thread order, so the results are the same): its two barriers would cost more than
+/// the other threads save, and a small network, or a large one at low load, is never
+/// slower on several threads than on one.
+pub const MIN_PARALLEL_PORTS: usize = 2048;
+pub const MIN_PARALLEL_EVENTS: usize = 512;
+
+/// Which thread owns which switch: thread `t` owns the switches `s` with `s * T / N == t`,
+/// contiguous ranges of switch numbers (neighbours in a torus or a group of a Dragonfly),
+/// so a thread's switches and the links between them stay in its core's cache. Computed, not
+/// stored, so it costs no memory per switch.
+#[derive(Debug, Clone, Copy)]
+pub struct Partition {
+    threads: usize,
+    switches: usize,
+}
+
+impl Partition {
+    pub fn new(threads: usize, switches: usize) -> Self {
+        Partition { threads: threads.clamp(1, switches.max(1)), switches: switches.max(1) }
+    }
+    #[inline]
+    pub fn owner(&self, switch: usize) -> usize {
+        (switch as u64 * self.threads as u64 / self.switches as u64) as usize
+    }
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
+/// The number of threads for a run on `switches` switches with `ports` ports: `run.threads`
+/// if given (at most one per switch), otherwise one per `AUTO_PORTS_PER_THREAD` ports, one
+/// for a smaller network, and no more than the cores free now.
+pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize {
+    if let Some(t) = asked {
+        return t.clamp(1, switches.max(1));
+    }
+    let by_size = ports / AUTO_PORTS_PER_THREAD;
+    if by_size < 2 {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Cores other processes keep busy (the one-minute load average) are not free.
+    let busy = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0);
+    let free = cores.saturating_sub(busy.round() as usize).max(1);
+    free.min(by_size)
+}
+
+/// What a thread's switch steps send to the calendar, kept in step order until the barrier.
+#[derive(Default)]
+pub struct Outbox {
+    events: Vec<(u64, Event)>,
+    /// Per step: the end of its events in `events`, and how many cycles after this one it
+    /// asked to be stepped again (`NO_WAKE`: it did not). 8 bytes per stepped switch, paid for
+    /// by the calendar's 32-bit visit times.
+    steps: Vec<(u32, u32)>,
+    wake: u64,
+    now: u64,
+}
+
+impl Outbox {
+    const NO_WAKE: u32 = u32::MAX;
+
+    fn clear(&mut self, now: u64) {
+        self.events.clear();
+        self.steps.clear();
+        self.wake = NEVER;
+        self.now = now;
+    }
+    fn end_step(&mut self) {
+        let wake = if self.wake == NEVER { Self::NO_WAKE } else { (self.wake - self.now) as u32 };
+        self.steps.push((self.events.len() as u32, wake));
+        self.wake = NEVER;
+    }
+}
+
+impl Schedule for Outbox {
+    #[inline]
+    fn schedule(&mut self, at: u64, _now: u64, ev: Event) {
+        self.events.push((at, ev));
+    }
+    /// A step asks only for its own switch's next visit.
+    #[inline]
+    fn wake_router(&mut self, _switch: usize, at: u64) {
+        self.wake = self.wake.min(at);
+    }
+}
+
+/// One thread's working state.
+#[derive(Default)]
+struct Lane {
+    scratch: Scratch,
+    out: Outbox,
+    last_progress: u64,
+    phit_hops: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Step,
+    Deliver,
+    Stop,
+}
+
+/// What the run's thread asks the others to do until the next barrier.
+#[derive(Clone, Copy)]
+struct Job {
+    phase: Phase,
+    now: u64,
+    measuring: bool,
+    sim: *mut Simulation,
+    /// The switches to step (`Phase::Step`) or the events of the cycle (`Phase::Deliver`).
+    visit: *const [u32],
+    events: *const [Event],
+}
+
+/// A barrier that spins briefly (a phase of a large network takes microseconds) and then
+/// sleeps, so a thread waiting on a loaded machine gives its core away. How long it spins
+/// adapts: longer while waits end during the spin (the other threads are on cores), shorter
+/// while they end asleep (they are not, and spinning only burns the core).
+struct Gate {
+    n: usize,
+    arrived: AtomicUsize,
+    generation: AtomicU64,
+    sleeping: AtomicUsize,
+    spins: AtomicU32,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Gate {
+    const MIN_SPINS: u32 = 16;
+    const MAX_SPINS: u32 = 8192;
+
+    fn new(n: usize) -> Self {
+        Gate {
+            n,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            sleeping: AtomicUsize::new(0),
+            spins: AtomicU32::new(1024),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) {
+        let gen = self.generation.load(Ordering::SeqCst);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::SeqCst);
+            // A sleeper counts itself before its last look at the generation (both SeqCst),
+            // so either it sees the new generation or this sees it; waking it under the lock
+            // means it cannot be between that look and its sleep.
+            if self.sleeping.load(Ordering::SeqCst) > 0 {
+                drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+                self.cv.notify_all();
+            }
+            return;
+        }
+        let spins = self.spins.load(Ordering::Relaxed);
+        for _ in 0..spins {
+            if self.generation.load(Ordering::Acquire) != gen {
+                self.spins.store((spins * 2).min(Self::MAX_SPINS), Ordering::Relaxed);
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        self.spins.store((spins / 2).max(Self::MIN_SPINS), Ordering::Relaxed);
+        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.sleeping.fetch_add(1, Ordering::SeqCst);
+        while self.generation.load(Ordering::SeqCst) == gen {
+            guard = self.cv.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+        self.sleeping.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The threads of one run and what they share.
+pub struct Team {
+    part: Partition,
+    gate: Gate,
+    job: UnsafeCell<Job>,
+    lanes: Vec<UnsafeCell<Lane>>,
+    failed: AtomicBool,
+    stopped: AtomicBool,
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+// SAFETY: `job` is written only by the run's thread while the others wait at the gate, and
+// lane `t` is touched only by thread `t` during a phase and by the run's thread between
+// phases; the gate's atomics order those accesses.
+unsafe impl Sync for Team {}
+
+impl Team {
+    pub fn new(part: Partition) -> Self {
+        Team {
+            part,
+            gate: Gate::new(part.threads()),
+            job: UnsafeCell::new(Job { phase: Phase::Stop, now: 0, measuring: false, sim: std::ptr::null_mut(), visit: &[], events: &[] }),
+            lanes: (0..part.threads()).map(|_| UnsafeCell::new(Lane::default())).collect(),
+            failed: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            panic: Mutex::new(None),
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.part.threads()
+    }
+
+    /// The loop of thread `t >= 1`: do each phase the run's thread starts, until told to stop.
+    pub fn serve(&self, t: usize) {
+        loop {
+            self.gate.wait();
+            // SAFETY: the run's thread wrote the job before the gate and waits for the next one.
+            let job = unsafe { *self.job.get() };
+            if job.phase == Phase::Stop {
+                return;
+            }
+            self.guarded(|| self.work(t, &job));
+            self.gate.wait();
+        }
+    }
+
+    /// Stop the other threads (they return from `serve`); once, however often it is called.
+    pub fn stop(&self) {
+        if self.stopped.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: the other threads wait at the gate.
+        unsafe { (*self.job.get()).phase = Phase::Stop };
+        self.gate.wait();
+    }
+
+    /// A guard that stops the other threads when the run's thread leaves the run, also when
+    /// it panics outside a phase: the scope that owns the threads waits for them to end.
+    pub fn stop_on_drop(&self) -> impl Drop + '_ {
+        struct Stop<'a>(&'a Team);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.stop();
+            }
+        }
+        Stop(self)
+    }
+
+    fn guarded(&self, f: impl FnOnce()) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
+            self.failed.store(true, Ordering::Relaxed);
+            *self.panic.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
+        }
+    }
+
+    /// Run one phase on every thread (this one doing thread 0's part) and wait for all.
+    fn phase(&self, job: Job) {
+        // SAFETY: the other threads wait at the gate until it opens.
+        unsafe { *self.job.get() = job };
+        self.gate.wait();
+        self.guarded(|| self.work(0, &job));
+        self.gate.wait();
+        if self.failed.load(Ordering::Relaxed) {
+            // Stop the others first, so the scope that owns them can end.
+            self.stop();
+            let p = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+            resume_unwind(p.unwrap_or_else(|| Box::new("a thread of the run failed")));
+        }
+    }
+
+    fn work(&self, t: usize, job: &Job) {
+        // SAFETY: during a phase lane `t` belongs to thread `t` alone.
+        let lane = unsafe { &mut *self.lanes[t].get() };
+        match job.phase {
+            Phase::Step => self.step_part(t, job, lane),
+            Phase::Deliver => self.deliver_part(t, job),
+            Phase::Stop => {}
+        }
+    }
+
+    /// Step the switches of `visit` that thread `t` owns, in `visit`'s order.
+    fn step_part(&self, t: usize, job: &Job, lane: &mut Lane) {
+        let sim = job.sim;
+        lane.out.clear(job.now);
+        // SAFETY (for the rest of the phase): each thread reaches only the state of the
+        // switches it owns (their ports, VCs, buffers, random streams) and the packets whose
+        // heads those switches hold; what it reaches of the rest is read-only during the
+        // phase. The run's thread touches the simulation only through `sim` until the
+        // barrier.
+        let visit = unsafe { &*job.visit };
+        let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
+        let Lane { scratch, out, last_progress, phit_hops } = lane;
+        let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
+        let mut mine = visit.iter().map(|&s| s as usize).filter(|&s| self.part.owner(s) == t).peekable();
+        while let Some(s) = mine.next() {
+            if let Some(&next) = mine.peek() {
+                cx.routers.prefetch_switch(next);
+            }
+            router::step(s, job.now, &mut cx);
+            cx.cal.end_step();
+        }
+    }
+
+    /// Deliver the arrivals and credits of the cycle to the switches thread `t` owns, in the
+    /// calendar's order; their wake-ups and everything else are the run thread's.
+    fn deliver_part(&self, t: usize, job: &Job) {
+        // SAFETY: as in `step_part`: an arrival reaches its own switch's input buffer and
+        // random stream and the packet whose head arrives, a credit its own switch's VC.
+        let events = unsafe { &*job.events };
+        for ev in events {
+            match *ev {
+                Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } if self.part.owner(switch as usize) == t => unsafe {
+                    super::to_switch(job.sim, job.now, *ev)
+                },
+                _ => {}
+            }
+        }
+    }
+
+    /// Step the switches of `visit` on all threads and put what they sent into the calendar
+    /// in `visit`'s order.
+    pub fn step_switches(&self, sim: &mut Simulation, now: u64, measuring: bool, visit: &[u32]) {
+        let p: *mut Simulation = sim;
+        self.phase(Job { phase: Phase::Step, now, measuring, sim: p, visit, events: &[] });
+        let mut cursor = vec![(0usize, 0usize); self.threads()];
+        for &s in visit {
+            let t = self.part.owner(s as usize);
+            // SAFETY: the phase is over; the other threads wait at the gate.
+            let lane = unsafe { &mut *self.lanes[t].get() };
+            let (step, from) = &mut cursor[t];
+            let (end, wake) = lane.out.steps[*step];
+            for &(at, ev) in &lane.out.events[*from..end as usize] {
+                sim.cal.schedule(at, now, ev);
+            }
+            *step += 1;
+            *from = end as usize;
+            if wake != Outbox::NO_WAKE {
+                sim.cal.wake_router(s as usize, now + wake as u64);
+            }
+        }
+        for lane in &self.lanes {
+            // SAFETY: as above.
+            let lane = unsafe { &mut *lane.get() };
+            sim.phit_hops += std::mem::take(&mut lane.phit_hops);
+            sim.last_progress = sim.last_progress.max(lane.last_progress);
+        }
+    }
+
+    /// Deliver the cycle's arrivals and credits on all threads; the caller then does the
+    /// rest of each event in the calendar's order (`Simulation::deliver_rest`).
+    pub fn deliver_to_switches(&self, sim: &mut Simulation, now: u64, events: &[Event]) {
+        let p: *mut Simulation = sim;
+        self.phase(Job { phase: Phase::Deliver, now, measuring: false, sim: p, visit: &[], events });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_thread_owns_a_contiguous_nonempty_range() {
+        for (threads, switches) in [(2, 64), (3, 1000), (3, 4), (7, 7), (4, 32768)] {
+            let p = Partition::new(threads, switches);
+            let owners: Vec<usize> = (0..switches).map(|s| p.owner(s)).collect();
+            assert_eq!(owners[0], 0);
+            assert_eq!(*owners.last().unwrap(), threads - 1);
+            assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, {switches} switches");
+        }
+    }
+
+    #[test]
+    fn more_threads_than_switches_is_one_per_switch() {
+        assert_eq!(Partition::new(8, 3).threads(), 3);
+        assert_eq!(threads_for(Some(8), 3, 30), 3);
+        assert_eq!(threads_for(Some(2), 64, 320), 2);
+        // An 8x8 torus, and a 10x10x10 one (7,000 ports), stay on one thread.
+        assert_eq!(threads_for(None, 64, 320), 1);
+        assert_eq!(threads_for(None, 1000, 7000), 1);
+    }
+
+    #[test]
+    fn the_gate_holds_every_thread_until_all_arrive() {
+        let gate = Gate::new(3);
+        let count = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for round in 0..200 {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        gate.wait();
+                        assert!(count.load(Ordering::SeqCst) >= 3 * (round + 1));
+                        gate.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 600);
+    }
+}
