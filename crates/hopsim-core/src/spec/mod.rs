@@ -3,12 +3,14 @@
 //! Parsing goes through serde so that unknown keys and wrong types are caught with their
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
+mod jobs;
 mod link;
 mod nic;
 mod parse;
 mod validate;
 mod workload;
 
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use nic::{NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str};
@@ -39,6 +41,9 @@ pub struct Spec {
     pub nic: NicSpec,
     #[serde(default)]
     pub run: RunSpec,
+    /// Applications on the network (`jobs.rs`); when given, they replace `[workload]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobSpec>,
     /// Sweeps are expanded by the Python layer; a single run ignores the table.
     #[serde(default, skip_serializing)]
     pub sweep: Option<serde_json::Value>,
