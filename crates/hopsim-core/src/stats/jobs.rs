@@ -16,7 +16,9 @@ pub struct JobResult {
     pub groups: Vec<u32>,
     /// All ranks did all iterations (the background: never).
     pub complete: bool,
-    /// Per iteration: from its first rank starting it to its last rank finishing it.
+    /// Per iteration: from its first rank starting it (or the previous iteration's end, if
+    /// later: a rank done early starts the next one while others still work) to its last
+    /// rank finishing it.
     pub iteration_start: Vec<u64>,
     pub iteration_cycles: Vec<u64>,
     /// Per rank: from the job's start to the rank's last iteration done (0 if not done).

@@ -296,6 +296,10 @@ impl Jobs {
         let of = |f: fn(&Counters) -> u64| job.servers.iter().map(|&s| f(&totals[s as usize])).collect::<Vec<_>>();
         let mode_name = |i: usize| if i == 0 { "default" } else { AriesMode::ALL[i - 1].name() };
         let done = job.iteration_left.iter().take_while(|&&left| left == 0).count();
+        // Ranks that finish early start the next iteration while others still work on this
+        // one (a bcast's root, a ping-pong's second rank): an iteration counts from its first
+        // rank starting it, or from the previous iteration's end if that is later.
+        let starts: Vec<u64> = (0..done).map(|i| if i == 0 { job.iteration_start[0] } else { job.iteration_start[i].max(job.iteration_end[i - 1]) }).collect();
         JobResult {
             name: job.spec.name.clone(),
             motif: job.spec.workload.motif.clone(),
@@ -305,8 +309,8 @@ impl Jobs {
             servers: job.servers.clone(),
             groups: job.groups.clone(),
             complete: !job.spec.background && job.ranks_left == 0,
-            iteration_start: job.iteration_start[..done].to_vec(),
-            iteration_cycles: (0..done).map(|i| job.iteration_end[i] - job.iteration_start[i]).collect(),
+            iteration_start: starts.clone(),
+            iteration_cycles: (0..done).map(|i| job.iteration_end[i] - starts[i]).collect(),
             rank_cycles: job.rank_end.clone(),
             message_latency: job.message_latency.clone(),
             messages: job.messages,

@@ -11,6 +11,8 @@ mod booksim2;
 mod deadlock;
 mod determinism;
 mod fuzz;
+mod jobs;
+mod motifs;
 mod limits;
 mod low_diameter;
 mod messages;
