@@ -384,3 +384,103 @@ impl Workload for Jobs {
         self.jobs.iter().map(|j| self.result(j, totals)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::seq::SliceRandom;
+
+    /// Run job 0 of `toml` with messages delivered in a random order (any pending message
+    /// may complete next, overtaking others between the same ranks), and check that no rank
+    /// sends a message before the receives its program puts ahead of it.
+    fn dependencies_hold(workload: &str, ranks: usize, seed: u64) {
+        let toml = format!(
+            "[topology]\nkind = \"torus\"\ndims = [2]\nservers_per_switch = 16\n[packet]\nbytes = 64\n[traffic]\n\
+             [[jobs]]\nname = \"j\"\nranks = {ranks}\nworkload = {{ {workload} }}\n"
+        );
+        let spec = crate::spec::from_toml_str(&toml).unwrap();
+        let topo = crate::topology::build(&spec).unwrap();
+        let servers = ServerMap::new(topo.as_ref());
+        let mut jobs = Jobs::build(&spec, topo.as_ref(), &servers).unwrap();
+        let Work::Program(motif) = &jobs.jobs[0].work else { panic!("a motif") };
+        // Receives ahead of each send, per rank, over all iterations.
+        let iterations = spec.jobs[0].workload.iterations;
+        let need: Vec<Vec<u32>> = (0..ranks)
+            .map(|r| {
+                let mut ops = Vec::new();
+                for _ in 0..iterations {
+                    motif.iteration(r, &mut ops);
+                }
+                let mut recvs = 0;
+                ops.iter()
+                    .filter_map(|op| match op {
+                        Op::Recv { .. } => {
+                            recvs += 1;
+                            None
+                        }
+                        Op::Send { .. } => Some(recvs),
+                        Op::Compute(_) => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut rng = Rng::seed_from_u64(seed);
+        let mut rngs: Vec<Rng> = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(s as u64)).collect();
+        let totals = vec![Counters::default(); servers.num_servers()];
+        let (mut posts, mut timers, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pending: Vec<Post> = Vec::new();
+        let (mut sent, mut received) = (vec![0usize; ranks], vec![0u32; ranks]);
+        let mut now = 0;
+        let mut cx_call = |jobs: &mut Jobs, now: u64, pending: &mut Vec<Post>, received: &[u32], f: &mut dyn FnMut(&mut Jobs, &mut Ctx)| {
+            let mut cx = Ctx { now, rng: &mut rngs, posts: &mut posts, timers: &mut timers, samples: &mut samples, nic_totals: &totals };
+            f(jobs, &mut cx);
+            for p in posts.drain(..) {
+                let r = p.src as usize;
+                assert!(received[r] >= need[r][sent[r]], "{workload}: rank {r}'s send {} left after {} of the {} receives ahead of it", sent[r], received[r], need[r][sent[r]]);
+                sent[r] += 1;
+                pending.push(p);
+            }
+            std::mem::take(&mut timers)
+        };
+        let mut due: Vec<(u64, u32)> = cx_call(&mut jobs, now, &mut pending, &received, &mut |j, cx| j.start(cx));
+        loop {
+            now += 1;
+            // Timers due by now fire first, then one message, picked at random, completes.
+            due.sort_unstable();
+            while let Some(&(t, s)) = due.first() {
+                if t > now {
+                    break;
+                }
+                due.remove(0);
+                due.extend(cx_call(&mut jobs, now, &mut pending, &received, &mut |j, cx| j.timer(s as usize, cx)));
+            }
+            if pending.is_empty() {
+                if due.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            pending.shuffle(&mut rng);
+            let p = pending.pop().unwrap();
+            received[p.dst as usize] += 1;
+            let msg = Delivered { src: p.src, dst: p.dst, tag: p.tag, created: now - 1 };
+            due.extend(cx_call(&mut jobs, now, &mut pending, &received, &mut |j, cx| j.delivered(&msg, cx)));
+        }
+        assert!(jobs.finished(), "{workload}: the job did not finish");
+        assert_eq!(sent.iter().sum::<usize>(), need.iter().map(Vec::len).sum::<usize>(), "{workload}: sends");
+    }
+
+    #[test]
+    fn no_rank_sends_before_the_receives_it_waits_on() {
+        for seed in 0..4 {
+            dependencies_hold("motif = \"ping_pong\", iterations = 3", 4, seed);
+            dependencies_hold("motif = \"allreduce\", iterations = 3, bytes = 512", 8, seed);
+            dependencies_hold("motif = \"allreduce\", algorithm = \"recursive_doubling\", iterations = 3", 8, seed);
+            dependencies_hold("motif = \"alltoall\", iterations = 2", 6, seed);
+            dependencies_hold("motif = \"barrier\", iterations = 3", 7, seed);
+            dependencies_hold("motif = \"bcast\", iterations = 3, root = 2", 9, seed);
+            dependencies_hold("motif = \"halo3d\", iterations = 2, grid = [3, 2, 2], compute = 5", 12, seed);
+            dependencies_hold("motif = \"sweep3d\", iterations = 2, grid = [3, 2], domain = [2, 2, 4], block = 2, compute = 3", 6, seed);
+        }
+    }
+}

@@ -114,3 +114,29 @@ fn bad_jobs_are_refused_with_their_key() {
         assert_eq!(e.key, key, "{e}\n{toml}");
     }
 }
+
+#[test]
+fn each_job_sends_with_its_routing_mode() {
+    let a2a = "motif = \"alltoall\", iterations = 2, bytes = 256";
+    let jobs = job("a", 8, a2a, "routing_mode = \"nmin_hash\"\nallocation = { policy = \"spread\" }")
+        + &job("b", 8, a2a, "routing_mode = \"min_hash\"\nallocation = { policy = \"spread\" }");
+    let r = common::run(&format!("{ARIES}{jobs}"));
+    let m = &r.metrics.per_mode;
+    // Every packet of each job, and every response (which goes by its request's mode).
+    let packets: u64 = r.jobs.iter().map(|j| j.packets).sum();
+    assert_eq!(m["packets_nmin_hash"] + m["packets_min_hash"], packets as f64);
+    assert_eq!(m["nonminimal_fraction_min_hash"], 0.0);
+    // Spread over 3 groups, 3 + 3 + 2 of the ranks share a router (servers 0-2, 16-18,
+    // 32-33), so 14 of the 56 pairs have no detour; the others all go non-minimally.
+    assert_eq!(m["nonminimal_fraction_nmin_hash"], 0.75, "{m:?}");
+    assert_eq!(r.jobs[0].mode_bytes.keys().collect::<Vec<_>>(), vec!["nmin_hash"]);
+    assert_eq!(r.jobs[0].mode_bytes["nmin_hash"], r.jobs[0].bytes);
+    // Application-aware: messages below the threshold go with high bias; large ones are
+    // decided from the counters, with adaptive's stand-in increasingly minimal for alltoall.
+    let small = common::run(&format!("{ARIES}{}", job("a", 8, "motif = \"allreduce\", iterations = 4, bytes = 256", "routing_mode = \"app_aware\"")));
+    assert_eq!(small.jobs[0].mode_bytes.keys().collect::<Vec<_>>(), vec!["adaptive_high_bias"]);
+    let large = common::run(&format!("{ARIES}{}", job("a", 8, "motif = \"alltoall\", iterations = 4, bytes = 8192", "routing_mode = \"app_aware\"")));
+    let modes: Vec<_> = large.jobs[0].mode_bytes.keys().cloned().collect();
+    assert!(modes.iter().all(|m| m == "adaptive_high_bias" || m == "increasingly_minimal"), "{modes:?}");
+    assert_eq!(large.jobs[0].mode_bytes.values().sum::<u64>(), large.jobs[0].bytes);
+}
