@@ -130,7 +130,9 @@ pub struct Simulation {
 impl Simulation {
     /// Every check `new` makes, without allocating the network.
     pub fn check(spec: &Spec) -> SpecResult<()> {
-        Parts::build(spec).map(|_| ())
+        let p = Parts::build(spec)?;
+        // Jobs are placed on the network here: an allocation that does not fit is bad input.
+        crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers).map(|_| ())
     }
 
     pub fn new(spec: &Spec) -> SpecResult<Self> {
