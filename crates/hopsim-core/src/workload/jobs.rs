@@ -19,6 +19,8 @@ use rand::{Rng as _, SeedableRng};
 use rand_distr::{Distribution, Geometric};
 use std::collections::{HashMap, HashSet};
 
+const NO_JOB: (u32, u32) = (u32::MAX, u32::MAX);
+
 /// How a job's messages choose their routing mode.
 enum Routing {
     /// The run's `routing.mode` (`None`) or the job's.
@@ -72,8 +74,8 @@ struct Job {
 
 pub struct Jobs {
     jobs: Vec<Job>,
-    /// Per server: (job, rank) running there.
-    owner: HashMap<u32, (u32, u32)>,
+    /// Per server: (job, rank) running there, or `NO_JOB`.
+    owner: Vec<(u32, u32)>,
     protocol: Protocol,
     /// Without a protocol: bytes per packet and phits per packet.
     packet_bytes: f64,
@@ -93,7 +95,7 @@ impl Jobs {
             free: vec![true; n],
         };
         let mut jobs = Vec::new();
-        let mut owner = HashMap::new();
+        let mut owner = vec![NO_JOB; n];
         for (i, js) in spec.jobs.iter().enumerate() {
             if js.ranks > n {
                 return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers")));
@@ -105,7 +107,7 @@ impl Jobs {
                 .map_err(|why| SpecError::new(format!("jobs[{i}].allocation.policy"), format!("{:?}", js.allocation.policy), why))?;
             for (r, &s) in placed.iter().enumerate() {
                 machine.free[s as usize] = false;
-                owner.insert(s, (i as u32, r as u32));
+                owner[s as usize] = (i as u32, r as u32);
             }
             let routing = match js.routing_mode.as_deref() {
                 None => Routing::Fixed(None),
@@ -342,7 +344,7 @@ impl Workload for Jobs {
         }
     }
     fn timer(&mut self, server: usize, cx: &mut Ctx) {
-        let (j, r) = self.owner[&(server as u32)];
+        let (j, r) = self.owner[server];
         match self.jobs[j as usize].work {
             Work::Program(_) => self.advance(j as usize, r as usize, cx),
             Work::OpenLoop(_) => self.open_loop(j as usize, r as usize, cx),
@@ -352,8 +354,8 @@ impl Workload for Jobs {
         true
     }
     fn delivered(&mut self, msg: &Delivered, cx: &mut Ctx) {
-        let (j, r) = self.owner[&msg.dst];
-        let (_, from) = self.owner[&msg.src];
+        let (j, r) = self.owner[msg.dst as usize];
+        let (_, from) = self.owner[msg.src as usize];
         let job = &mut self.jobs[j as usize];
         if !job.spec.background {
             job.message_latency.push(cx.now - msg.created);
@@ -373,7 +375,8 @@ impl Workload for Jobs {
         }
     }
     fn packet_delivered(&mut self, src: u32, latency: u64) {
-        if let Some(&(j, _)) = self.owner.get(&src) {
+        let (j, _) = self.owner[src as usize];
+        if j != NO_JOB.0 {
             self.jobs[j as usize].packet_latency.add(latency);
         }
     }

@@ -1,0 +1,170 @@
+"""The network-noise study (docs/studies/aries-noise.md): microbenchmarks on an Aries network
+under Default (adaptive), High Bias and App-Aware routing, without and with a background
+job, and the paper's Figure 7 (4 MiB ping-pong, intra- and inter-group).
+
+    python studies/aries_noise/study.py fig7            # Figure 7 and the calibration
+    python studies/aries_noise/study.py bench [--full]  # the microbenchmarks
+    python studies/aries_noise/study.py figures         # figures from data/
+
+Runs go through hopsim.simulate on examples/aries-noise.toml's network; what is kept is in
+data/ (one row per run and job in runs.csv, every iteration time in iterations.csv).
+The reduced study (the default) runs the 64-rank job over 5 groups (the paper's Cori
+setting) with 6 iterations per case; ``--full`` adds the 1,024-rank job over 6 groups (the
+Piz Daint setting), all sizes and 20 iterations, which takes far longer (see the page).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+DATA = HERE / "data"
+IMG = REPO / "docs" / "studies" / "img"
+sys.path.insert(0, str(REPO / "python"))
+
+import hopsim  # noqa: E402
+from hopsim import jobs as hjobs  # noqa: E402
+from hopsim.spec import load_file  # noqa: E402
+
+MODES = ["adaptive", "adaptive_high_bias", "app_aware"]
+
+#: (label, ranks per job setting, workload) for each microbenchmark and size; sizes small
+#: to large as the paper's Figures 8-9.
+REDUCED = [
+    ("ping_pong 8B", {"motif": "ping_pong", "bytes": 8}),
+    ("ping_pong 64KiB", {"motif": "ping_pong", "bytes": 65536}),
+    ("allreduce 1", {"motif": "allreduce", "elements": 1}),
+    ("allreduce 16Ki", {"motif": "allreduce", "elements": 16384}),
+    ("alltoall 8B", {"motif": "alltoall", "bytes": 8}),
+    ("alltoall 4KiB", {"motif": "alltoall", "bytes": 4096}),
+    ("barrier", {"motif": "barrier"}),
+    ("bcast 8B", {"motif": "bcast", "bytes": 8}),
+    ("bcast 256KiB", {"motif": "bcast", "bytes": 262144}),
+    ("halo3d 8^3", {"motif": "halo3d", "domain": [8, 8, 8]}),
+    ("halo3d 32^3", {"motif": "halo3d", "domain": [32, 32, 32]}),
+    ("sweep3d 16^3", {"motif": "sweep3d", "domain": [16, 16, 16], "block": 4}),
+]
+FULL_EXTRA = [
+    ("ping_pong 1MiB", {"motif": "ping_pong", "bytes": 1 << 20}),
+    ("allreduce 1Mi", {"motif": "allreduce", "elements": 1 << 20}),
+    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 65536}),
+    ("bcast 4MiB", {"motif": "bcast", "bytes": 4 << 20}),
+    ("halo3d 64^3", {"motif": "halo3d", "domain": [64, 64, 64]}),
+    ("sweep3d 64^3", {"motif": "sweep3d", "domain": [64, 64, 64], "block": 8}),
+]
+#: Job settings: ranks and groups spread over (the paper's machines).
+SETTINGS = {"cori": (64, 5), "daint": (1024, 6)}
+BACKGROUND = {"motif": "bernoulli", "load": 0.3, "bytes": 16384}
+
+
+def base() -> dict:
+    spec = load_file(REPO / "examples" / "aries-noise.toml")
+    spec.pop("sweep", None)
+    spec["jobs"] = []
+    return spec
+
+
+def run(spec: dict) -> tuple[list[dict], float]:
+    t = time.process_time()
+    r = hopsim.simulate(spec)
+    return r["jobs"], time.process_time() - t
+
+
+def bench(full: bool) -> None:
+    cases = REDUCED + (FULL_EXTRA if full else [])
+    settings = ["cori", "daint"] if full else ["cori"]
+    iterations = 20 if full else 6
+    rows, its = [], []
+    total = 0.0
+    for setting in settings:
+        ranks, groups = SETTINGS[setting]
+        for label, workload in cases:
+            for noise in (False, True):
+                for mode in MODES:
+                    spec = base()
+                    n = 2 if workload["motif"] == "ping_pong" else ranks
+                    alloc = {"policy": "spread", "groups": 2 if n == 2 else groups}
+                    spec["jobs"].append({"name": "app", "ranks": n, "allocation": alloc, "routing_mode": mode,
+                                         "workload": dict(workload, iterations=iterations)})
+                    if noise:
+                        # Cross traffic on the servers the application leaves in its groups.
+                        spec["jobs"].append({"name": "noise", "ranks": 256, "background": True,
+                                             "allocation": {"policy": "spread", "groups": groups}, "workload": BACKGROUND})
+                    jobs, cpu = run(spec)
+                    total += cpu
+                    app = jobs[0]
+                    row = hjobs.job_table([app]).iloc[0].to_dict()
+                    row.update(setting=setting, case=label, noise=noise, mode=mode, cpu_seconds=cpu)
+                    rows.append(row)
+                    its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
+                            for i, c in enumerate(app["iteration_cycles"])]
+                    print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
+                          f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
+    DATA.mkdir(exist_ok=True)
+    pd.DataFrame(rows).to_csv(DATA / "runs.csv", index=False)
+    pd.DataFrame(its).to_csv(DATA / "iterations.csv", index=False)
+    print(f"CPU time of the microbenchmarks: {total:.0f} s")
+
+
+def fig7() -> None:
+    """4 MiB ping-pong between two servers of one group (different chassis) and of two
+    groups, adaptive and high bias, 4 round trips each; and the medians of L_bs / L_ad and
+    s_bs / s_ad over the cases, the calibration of app-aware routing's scaling factors."""
+    rows = []
+    pairs = {"intra-group": [0, 100], "inter-groups": [0, 3 * 192 + 100]}
+    for case, servers in pairs.items():
+        for mode in ["adaptive", "adaptive_high_bias"]:
+            spec = base()
+            spec["jobs"].append({"name": "pp", "ranks": 2, "allocation": {"policy": "explicit", "servers": servers},
+                                 "routing_mode": mode, "workload": {"motif": "ping_pong", "bytes": 4 << 20, "iterations": 4}})
+            jobs, cpu = run(spec)
+            t = hjobs.job_table(jobs).iloc[0]
+            j = jobs[0]
+            rows.append({"case": case, "mode": mode, "time": float(pd.Series(j["message_latency"]).median()),
+                         "s": t["stalls_per_flit"], "L": t["request_latency_mean"], "estimate": t["model_cycles_per_message"],
+                         "qcd": hjobs.qcd(j["message_latency"]), "cpu_seconds": cpu})
+            print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    DATA.mkdir(exist_ok=True)
+    df.to_csv(DATA / "fig7.csv", index=False)
+    ad = df[df["mode"] == "adaptive"].set_index("case")
+    bs = df[df["mode"] == "adaptive_high_bias"].set_index("case")
+    print("latency_scale =", float((bs["L"] / ad["L"]).median()), " stall_scale =", float((bs["s"] / ad["s"]).median()))
+
+
+def figures() -> None:
+    from hopsim.plots.jobs import plot_cost_model, plot_mode_boxes
+
+    IMG.mkdir(parents=True, exist_ok=True)
+    if (DATA / "fig7.csv").is_file():
+        plot_cost_model(pd.read_csv(DATA / "fig7.csv").to_dict("records"), IMG / "aries-noise-fig7.png")
+    if not (DATA / "iterations.csv").is_file():
+        return
+    its = pd.read_csv(DATA / "iterations.csv")
+    runs = pd.read_csv(DATA / "runs.csv")
+    for (setting, noise), part in its.groupby(["setting", "noise"]):
+        cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case", sort=False)}
+        notes = {}
+        for c in cases:
+            r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")
+            share = r.loc["app_aware"].filter(like="share_").dropna()
+            adaptive = sum(v for k, v in share.items() if k in ("share_adaptive", "share_increasingly_minimal"))
+            notes[c] = f"{r.loc['adaptive', 'iteration_median']:.0f} cy\n{100 * adaptive:.0f}% def."
+        name = f"aries-noise-{setting}-{'noise' if noise else 'quiet'}.png"
+        plot_mode_boxes(cases, IMG / name, notes=notes, title=f"{setting}, {'with' if noise else 'without'} background")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "figures"
+    if what == "bench":
+        bench("--full" in sys.argv)
+    elif what == "fig7":
+        fig7()
+    else:
+        figures()
