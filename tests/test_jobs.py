@@ -104,3 +104,14 @@ def test_bad_jobs_exit_with_code_2(tmp_path):
     proc = run_cli("run", write_spec(tmp_path, big, name="big.toml"), "--out", tmp_path / "out2")
     assert proc.returncode == 2, proc.stderr
     assert "jobs[0].ranks" in proc.stderr
+
+
+def test_noise_figures_are_drawn(tmp_path):
+    from hopsim.plots.jobs import plot_cost_model, plot_mode_boxes
+
+    cases = {"alltoall 8B": {"adaptive": [10, 12, 11], "adaptive_high_bias": [9, 9, 10], "app_aware": [9, 10, 10]}}
+    plot_mode_boxes(cases, tmp_path / "boxes.png", notes={"alltoall 8B": "11 cy"})
+    rows = [{"case": "intra", "mode": m, "time": 1.0, "s": 0.1, "L": 100.0, "estimate": 1.1} for m in ("adaptive", "adaptive_high_bias")]
+    plot_cost_model(rows, tmp_path / "fig7.png")
+    assert (tmp_path / "boxes.png").stat().st_size > 1000
+    assert (tmp_path / "fig7.png").stat().st_size > 1000

@@ -72,6 +72,54 @@ struct Job {
     ranks_left: usize,
 }
 
+impl Job {
+    /// Job `i` of the spec on the servers `placed` (in `groups`).
+    fn new(spec: &Spec, i: usize, placed: Vec<u32>, groups: Vec<u32>) -> SpecResult<Job> {
+        let js = &spec.jobs[i];
+        let routing = match js.routing_mode.as_deref() {
+            None => Routing::Fixed(None),
+            Some("app_aware") => Routing::AppAware,
+            Some(m) => Routing::Fixed(Some(AriesMode::from_name(m).expect("validated routing_mode"))),
+        };
+        if js.routing_mode.is_some() && spec.routing.algorithm != "aries" {
+            return Err(SpecError::new(format!("jobs[{i}].routing_mode"), format!("{:?}", js.routing_mode.as_deref().unwrap_or("")), "routing modes need routing.algorithm = \"aries\""));
+        }
+        let work = match super::motifs::build(js, i)? {
+            Some(m) => Work::Program(m),
+            None => {
+                let load = js.workload.load.expect("validated bernoulli load");
+                let phits = Jobs::message_phits(spec, js.workload.bytes.unwrap_or(8));
+                Work::OpenLoop(Geometric::new((load / phits as f64).min(1.0)).expect("load in (0, 1]"))
+            }
+        };
+        let adaptive = match &work {
+            Work::Program(m) => m.adaptive_mode(),
+            Work::OpenLoop(_) => AriesMode::Adaptive,
+        };
+        let ranks = (0..js.ranks)
+            .map(|_| Rank { app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)), ..Default::default() })
+            .collect();
+        Ok(Job {
+            spec: js.clone(),
+            work,
+            routing,
+            groups,
+            servers: placed,
+            ranks,
+            iteration_start: Vec::new(),
+            iteration_end: Vec::new(),
+            iteration_left: Vec::new(),
+            rank_end: vec![0; js.ranks],
+            message_latency: Vec::new(),
+            messages: 0,
+            bytes: 0,
+            packet_latency: Histogram::default(),
+            mode_bytes: [0; AriesMode::ALL.len() + 1],
+            ranks_left: js.ranks,
+        })
+    }
+}
+
 pub struct Jobs {
     jobs: Vec<Job>,
     /// Per server: (job, rank) running there, or `NO_JOB`.
@@ -109,47 +157,8 @@ impl Jobs {
                 machine.free[s as usize] = false;
                 owner[s as usize] = (i as u32, r as u32);
             }
-            let routing = match js.routing_mode.as_deref() {
-                None => Routing::Fixed(None),
-                Some("app_aware") => Routing::AppAware,
-                Some(m) => Routing::Fixed(Some(AriesMode::from_name(m).expect("validated routing_mode"))),
-            };
-            if js.routing_mode.is_some() && spec.routing.algorithm != "aries" {
-                return Err(SpecError::new(format!("jobs[{i}].routing_mode"), format!("{:?}", js.routing_mode.as_deref().unwrap_or("")), "routing modes need routing.algorithm = \"aries\""));
-            }
-            let work = match super::motifs::build(js, i)? {
-                Some(m) => Work::Program(m),
-                None => {
-                    let load = js.workload.load.expect("validated bernoulli load");
-                    let phits = Self::message_phits(spec, js.workload.bytes.unwrap_or(8));
-                    Work::OpenLoop(Geometric::new((load / phits as f64).min(1.0)).expect("load in (0, 1]"))
-                }
-            };
-            let adaptive = match &work {
-                Work::Program(m) => m.adaptive_mode(),
-                Work::OpenLoop(_) => AriesMode::Adaptive,
-            };
-            let ranks = (0..js.ranks)
-                .map(|_| Rank { app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)), ..Default::default() })
-                .collect();
-            jobs.push(Job {
-                spec: js.clone(),
-                work,
-                routing,
-                groups: placed.iter().map(|&s| machine.group[s as usize]).collect(),
-                servers: placed,
-                ranks,
-                iteration_start: Vec::new(),
-                iteration_end: Vec::new(),
-                iteration_left: Vec::new(),
-                rank_end: vec![0; js.ranks],
-                message_latency: Vec::new(),
-                messages: 0,
-                bytes: 0,
-                packet_latency: Histogram::default(),
-                mode_bytes: [0; AriesMode::ALL.len() + 1],
-                ranks_left: js.ranks,
-            });
+            let groups = placed.iter().map(|&s| machine.group[s as usize]).collect();
+            jobs.push(Job::new(spec, i, placed, groups)?);
         }
         let running = jobs.iter().filter(|j| !j.spec.background).count();
         let endless = jobs.iter().any(|j| !j.spec.background && matches!(j.work, Work::OpenLoop(_)));
