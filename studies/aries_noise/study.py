@@ -5,6 +5,7 @@ job, and the paper's Figure 7 (4 MiB ping-pong, intra- and inter-group).
     python studies/aries_noise/study.py fig7            # Figure 7 and the calibration
     python studies/aries_noise/study.py bench [--full]  # the microbenchmarks
     python studies/aries_noise/study.py figures         # figures from data/
+    python studies/aries_noise/study.py table           # the page's table from data/
 
 Runs go through hopsim.simulate on examples/aries-noise.toml's network; what is kept is in
 data/ (one row per run and job in runs.csv, every iteration time in iterations.csv).
@@ -59,7 +60,7 @@ FULL_EXTRA = [
     ("sweep3d 64^3", {"motif": "sweep3d", "domain": [64, 64, 64], "block": 8}),
 ]
 #: The cases the reduced study also runs beside the background job.
-NOISY_REDUCED = {"ping_pong 8B", "allreduce 16Ki", "alltoall 4KiB", "halo3d 32^3"}
+NOISY_REDUCED = {"ping_pong 8B", "alltoall 4KiB", "halo3d 32^3"}
 #: Job settings: ranks and groups spread over (the paper's machines).
 SETTINGS = {"cori": (64, 5), "daint": (1024, 6)}
 BACKGROUND = {"motif": "bernoulli", "load": 0.2, "bytes": 16384}
@@ -82,7 +83,12 @@ def bench(full: bool) -> None:
     cases = REDUCED + (FULL_EXTRA if full else [])
     settings = ["cori", "daint"] if full else ["cori"]
     iterations = 20 if full else 5
+    DATA.mkdir(exist_ok=True)
     rows, its = [], []
+    if (DATA / "runs.csv").is_file():
+        rows = pd.read_csv(DATA / "runs.csv").to_dict("records")
+        its = pd.read_csv(DATA / "iterations.csv").to_dict("records")
+    done = {(r["setting"], r["case"], bool(r["noise"]), r["mode"]) for r in rows}
     total = 0.0
     for setting in settings:
         ranks, groups = SETTINGS[setting]
@@ -98,6 +104,8 @@ def bench(full: bool) -> None:
                         # Cross traffic on the servers the application leaves in its groups.
                         spec["jobs"].append({"name": "noise", "ranks": 128, "background": True,
                                              "allocation": {"policy": "spread", "groups": groups}, "workload": BACKGROUND})
+                    if (setting, label, noise, mode) in done:
+                        continue
                     jobs, cpu = run(spec)
                     total += cpu
                     app = jobs[0]
@@ -106,12 +114,12 @@ def bench(full: bool) -> None:
                     rows.append(row)
                     its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
                             for i, c in enumerate(app["iteration_cycles"])]
+                    # Kept after every run, so an interrupted study resumes where it stopped.
+                    pd.DataFrame(rows).to_csv(DATA / "runs.csv", index=False)
+                    pd.DataFrame(its).to_csv(DATA / "iterations.csv", index=False)
                     print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
                           f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
-    DATA.mkdir(exist_ok=True)
-    pd.DataFrame(rows).to_csv(DATA / "runs.csv", index=False)
-    pd.DataFrame(its).to_csv(DATA / "iterations.csv", index=False)
-    print(f"CPU time of the microbenchmarks: {total:.0f} s")
+    print(f"CPU time of these runs: {total:.0f} s; of all kept: {sum(r['cpu_seconds'] for r in rows):.0f} s")
 
 
 def fig7(full: bool) -> None:
@@ -127,10 +135,10 @@ def fig7(full: bool) -> None:
             for mode in ["adaptive", "adaptive_high_bias"]:
                 spec = base()
                 spec["jobs"].append({"name": "pp", "ranks": 2, "allocation": {"policy": "explicit", "servers": servers},
-                                     "routing_mode": mode, "workload": {"motif": "ping_pong", "bytes": size, "iterations": 4}})
+                                     "routing_mode": mode, "workload": {"motif": "ping_pong", "bytes": size, "iterations": 2 if noise and not full else 4}})
                 if noise:
-                    # A production machine is never idle: other jobs on a sixth of the servers.
-                    spec["jobs"].append({"name": "noise", "ranks": 192, "background": True,
+                    # A production machine is never idle: other jobs on some of the servers.
+                    spec["jobs"].append({"name": "noise", "ranks": 384 if full else 96, "background": True,
                                          "allocation": {"policy": "random"}, "workload": FIG7_BACKGROUND})
                 rows.append(fig7_row(spec, case + (" +bg" if noise else ""), mode))
                 print(rows[-1], flush=True)
@@ -177,10 +185,38 @@ def figures() -> None:
         plot_mode_boxes(cases, IMG / name, notes=notes, title=f"{setting}, {'with' if noise else 'without'} background")
 
 
+def table() -> None:
+    """The page's tables, as Markdown: per case the medians of each mode relative to the
+    default's, the QCD of the iteration times, app-aware's distance to the better static
+    mode and its share of bytes sent adaptively."""
+    runs = pd.read_csv(DATA / "runs.csv")
+    print("| setting | case | background | default median (cycles) | high bias / default | app-aware / default | QCD default | QCD high bias | QCD app-aware | app-aware within 5% of the better | app-aware bytes adaptive |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    within = []
+    for (setting, case, noise), r in runs.groupby(["setting", "case", "noise"], sort=False):
+        r = r.set_index("mode")
+        if not set(MODES) <= set(r.index):
+            continue
+        med = r["iteration_median"]
+        best = min(med["adaptive"], med["adaptive_high_bias"])
+        ok = med["app_aware"] <= 1.05 * best
+        within.append(ok)
+        share = r.loc["app_aware"].filter(like="share_").fillna(0)
+        adaptive = sum(v for k, v in share.items() if k in ("share_adaptive", "share_increasingly_minimal"))
+        q = r["iteration_qcd"]
+        print(f"| {setting} | {case} | {'yes' if noise else 'no'} | {med['adaptive']:.0f} | {med['adaptive_high_bias'] / med['adaptive']:.3f} | "
+              f"{med['app_aware'] / med['adaptive']:.3f} | {q['adaptive']:.3f} | {q['adaptive_high_bias']:.3f} | {q['app_aware']:.3f} | "
+              f"{'yes' if ok else 'no'} | {100 * adaptive:.0f}% |")
+    print(f"\napp-aware within 5% of the better static mode in {sum(within)} of {len(within)} cases; "
+          f"CPU time of the kept runs: {runs['cpu_seconds'].sum():.0f} s")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "figures"
     if what == "bench":
         bench("--full" in sys.argv)
+    elif what == "table":
+        table()
     elif what == "fig7":
         fig7("--full" in sys.argv)
     else:
