@@ -89,6 +89,11 @@ pub struct JobWorkloadSpec {
     /// `bcast`: the root rank.
     #[serde(default)]
     pub root: usize,
+    /// End every iteration with a dissemination barrier among the job's ranks, as benchmark
+    /// loops do: without it a rank done early (a bcast's root) starts the next iteration at
+    /// once and successive iterations overlap.
+    #[serde(default)]
+    pub barrier: bool,
     /// `bernoulli`: phits per rank per cycle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<f64>,

@@ -70,6 +70,17 @@ fn binomial_bcast_reaches_every_rank_once() {
     check(8, "motif = \"bcast\", iterations = 2, bytes = 64", 2 * 7, 2 * 7 * 64, 3 * T);
     // n = 3 from root 1: 1 sends to 0 (relative 2) then to 2 (relative 1), P cycles later.
     check(3, "motif = \"bcast\", iterations = 1, bytes = 64, root = 1", 2, 128, T + P);
+    // With a barrier after each iteration the root cannot run ahead. The first iteration is
+    // the broadcast's 3T, then the barrier: rank 7 (last served) signals rank 0 (4T), which
+    // signals rank 2 (5T), which signals rank 6 (6T). The barrier releases the root before
+    // the last ranks, so later iterations overlap it by a few cycles, all alike; without
+    // the barrier the root runs iterations ahead and the bcasts overlap almost entirely.
+    let j = run_job(8, "motif = \"bcast\", iterations = 3, bytes = 64, barrier = true");
+    assert_eq!(j.iteration_cycles[0], 6 * T);
+    assert!(j.iteration_cycles[1] == j.iteration_cycles[2] && j.iteration_cycles[1] > 4 * T, "{:?}", j.iteration_cycles);
+    let free = run_job(8, "motif = \"bcast\", iterations = 3, bytes = 64");
+    assert!(free.iteration_cycles[1] < 3 * T, "{:?}", free.iteration_cycles);
+    assert_eq!(j.messages, 3 * (7 + 8 * 3));
 }
 
 #[test]

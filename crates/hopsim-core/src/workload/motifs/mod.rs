@@ -35,6 +35,31 @@ pub trait Motif: Send {
 
 /// The motif job `i` runs (`None` for `bernoulli`, which is not a program).
 pub fn build(job: &JobSpec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
+    let (w, n) = (&job.workload, job.ranks);
+    let motif = motif(job, i)?;
+    Ok(match motif {
+        Some(m) if w.barrier => Some(Box::new(Synced { inner: m, barrier: barrier::Dissemination { n, bytes: 8, compute: 0 } })),
+        m => m,
+    })
+}
+
+/// A motif whose iterations each end with a barrier.
+struct Synced {
+    inner: Box<dyn Motif>,
+    barrier: barrier::Dissemination,
+}
+
+impl Motif for Synced {
+    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+        self.inner.iteration(rank, ops);
+        self.barrier.iteration(rank, ops);
+    }
+    fn adaptive_mode(&self) -> AriesMode {
+        self.inner.adaptive_mode()
+    }
+}
+
+fn motif(job: &JobSpec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
     let w = &job.workload;
     let n = job.ranks;
     let key = |k: &str| format!("jobs[{i}].workload.{k}");
