@@ -138,13 +138,14 @@ fn one() -> u64 {
 fn four_kib() -> u64 {
     4096
 }
-/// Defaults from the calibration run of docs/studies/aries-noise.md (medians of the ratios
-/// over the 4 MiB ping-pongs, intra- and inter-group).
+/// Defaults from the calibration run of docs/studies/aries-noise.md: the medians of
+/// L_bs / L_ad (0.995) and s_bs / s_ad (1.168) over its 1 MiB ping-pongs beside traffic,
+/// intra- and inter-group (`studies/aries_noise/study.py fig7`).
 fn latency_scale() -> f64 {
-    0.9
+    0.99
 }
 fn stall_scale() -> f64 {
-    1.5
+    1.17
 }
 fn forget_after() -> u32 {
     16
