@@ -22,6 +22,8 @@ Layout of an output directory ``DIR``::
                                and packet.bytes)
     DIR/<run>/hop_histogram.csv  hops, packets (measured packets by switch-to-switch hops)
     DIR/<run>/topology.json    dims and switch coordinates (cartesian topologies)
+    DIR/<run>/jobs.json, jobs.csv, job_iterations.csv  per-job results of runs with
+                               [[jobs]] (see :mod:`hopsim.jobs`)
 
     DIR/<run>/complete.json    written last: the size of every file above
 
@@ -153,6 +155,10 @@ def write_run_dir(
             frame.to_csv(directory / _TABLES[key], index=False)
         elif key in ("dims", "switch_coords"):
             continue
+        elif key == "jobs" and isinstance(value, list):
+            from .jobs import write_job_files
+
+            write_job_files(directory, value)
         else:
             extra[key] = value
     _json_dump(

@@ -183,6 +183,9 @@ def get_dotted(spec: Mapping[str, Any], key: str, default: Any = None) -> Any:
     """``get_dotted(spec, "traffic.load")`` is ``spec["traffic"]["load"]`` (or ``default``)."""
     node: Any = spec
     for part in key.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]  # an array of tables: "jobs.0.routing_mode"
+            continue
         if not isinstance(node, Mapping) or part not in node:
             return default
         node = node[part]
@@ -194,10 +197,17 @@ def set_dotted(spec: dict[str, Any], key: str, value: Any) -> None:
     parts = key.split(".")
     node = spec
     for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            # An array of tables ("jobs.0.routing_mode"): only its existing entries.
+            if not (part.isdigit() and int(part) < len(node)):
+                where = ".".join(parts[:i])
+                raise SpecError(f"{key}: {where} has {len(node)} entries; {part} is not one of 0..{len(node) - 1}")
+            node = node[int(part)]
+            continue
         nxt = node.get(part)
         if nxt is None:
             nxt = node[part] = {}
-        elif not isinstance(nxt, dict):
+        elif not isinstance(nxt, (dict, list)):
             where = ".".join(parts[: i + 1])
             raise SpecError(
                 f"{where} = {format_value(nxt)}: is not a table, so {key} cannot be set"

@@ -17,6 +17,8 @@ pub struct Message {
     pub measured: bool,
     /// Its size under a `nic.protocol` (which sets its requests' lengths).
     pub bytes: u64,
+    /// `RouteState::mode` of its packets (0: the run's routing mode).
+    pub mode: u8,
 }
 
 /// Where messages live while their packets are on their way.

@@ -47,9 +47,10 @@ impl Simulation {
         }
         let measured = self.stats.in_window(now);
         // Under a protocol the message's requests need its size, and its answers it.
-        let tracked = packets > 1 || self.workload.wants_delivery() || self.params.protocol.is_on();
+        let mode = post.mode.map_or(0, |m| m.code());
+        let tracked = packets > 1 || self.workload.wants_delivery() || self.params.protocol.is_on() || mode != 0;
         let message = if tracked {
-            self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, ..Default::default() })
+            self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, mode, ..Default::default() })
         } else {
             NIL
         };
@@ -74,7 +75,8 @@ impl Simulation {
             } else {
                 (self.params.packet_phits, PacketKind::Data)
             };
-            let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, ..Default::default() };
+            let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
+            let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
             self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
             // Ties (half-way round a ring) are broken once per message, so a routing with one
             // path per pair, like DOR, keeps a message's packets in order.
@@ -228,6 +230,7 @@ impl Simulation {
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = *self.packets.get(id);
         self.stats.on_deliver(now, &p);
+        self.workload.packet_delivered(p.src, now - p.created);
         self.nics.count(p.src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
             c.latency_sum += now - p.created;

@@ -139,7 +139,9 @@ pub struct Simulation {
 impl Simulation {
     /// Every check `new` makes, without allocating the network.
     pub fn check(spec: &Spec) -> SpecResult<()> {
-        Parts::build(spec).map(|_| ())
+        let p = Parts::build(spec)?;
+        // Jobs are placed on the network here: an allocation that does not fit is bad input.
+        crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers).map(|_| ())
     }
 
     pub fn new(spec: &Spec) -> SpecResult<Self> {
@@ -158,7 +160,7 @@ impl Simulation {
         let seed = spec.run.seed;
         let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
-        let workload = crate::workload::build(spec, &traffic)?;
+        let workload = crate::workload::build(spec, &traffic, topo.as_ref(), &servers)?;
         let n_servers = servers.num_servers();
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.

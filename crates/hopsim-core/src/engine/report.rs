@@ -146,7 +146,8 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
     let counters = counter_table(sim, &mut m);
     let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
-    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram }
+    let jobs = sim.workload.job_results(&sim.nics.totals);
+    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram, jobs }
 }
 
 /// The NIC counters of the active servers, and their run-wide sums in `m`.

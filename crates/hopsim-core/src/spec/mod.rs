@@ -3,6 +3,7 @@
 //! Parsing goes through serde so that unknown keys and wrong types are caught with their
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
+mod jobs;
 mod link;
 mod link_class;
 mod nic;
@@ -10,6 +11,7 @@ mod parse;
 mod validate;
 mod workload;
 
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
@@ -42,6 +44,9 @@ pub struct Spec {
     pub nic: NicSpec,
     #[serde(default)]
     pub run: RunSpec,
+    /// Applications on the network (`jobs.rs`); when given, they replace `[workload]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobSpec>,
     /// Sweeps are expanded by the Python layer; a single run ignores the table.
     #[serde(default, skip_serializing)]
     pub sweep: Option<serde_json::Value>,

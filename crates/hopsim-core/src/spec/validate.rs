@@ -89,13 +89,14 @@ impl Spec {
             Some(l) if !(l > 0.0 && l <= 1.0) => {
                 return Err(SpecError::new("traffic.load", l, "must be in (0, 1] phits per server per cycle"));
             }
-            None if self.workload.is_open_loop() => {
+            None if self.workload.is_open_loop() && self.jobs.is_empty() => {
                 return Err(SpecError::new("traffic.load", "", "missing; the bernoulli workload needs an offered load in (0, 1]"));
             }
             _ => {}
         }
         self.nic.validate(p)?;
         self.validate_messages()?;
+        super::jobs::validate_jobs(&self.jobs, self.packet.bytes.is_some() || self.nic.kind() != super::ProtocolKind::None)?;
         if let (Some(l), true) = (t.load, self.workload.is_open_loop()) {
             // The geometric gaps between messages cannot be drawn in reasonable time below
             // this rate, and such a run would generate nothing anyway.

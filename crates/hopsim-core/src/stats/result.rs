@@ -205,4 +205,7 @@ pub struct RunResult {
     pub counters: CounterTable,
     pub samples: SampleTable,
     pub hop_histogram: HopTable,
+    /// One per `[[jobs]]` entry, in the file's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<super::jobs::JobResult>,
 }

@@ -2,8 +2,12 @@
 //! closed-loop ones (ping_pong, bandwidth) send when answered and record one sample per
 //! round trip or window. The engine only calls this trait.
 
+pub mod alloc;
+pub mod app_aware;
 mod bandwidth;
 mod bernoulli;
+mod jobs;
+pub mod motifs;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
@@ -22,6 +26,9 @@ pub struct Post {
     /// Bytes, which set the requests' lengths under a `nic.protocol`.
     pub bytes: u64,
     pub tag: u32,
+    /// The Aries routing mode its packets (and their responses) take; `None`: the run's
+    /// `routing.mode`.
+    pub mode: Option<crate::routing::AriesMode>,
 }
 
 /// The size of the messages a workload sends, as posts carry it.
@@ -53,7 +60,7 @@ impl MessageSize {
     }
 
     fn post(&self, src: u32, dst: u32, tag: u32) -> Post {
-        Post { src, dst, packets: self.packets, bytes: self.bytes, tag }
+        Post { src, dst, packets: self.packets, bytes: self.bytes, tag, mode: None }
     }
 }
 
@@ -111,9 +118,18 @@ pub trait Workload: Send {
     fn finished(&self) -> bool {
         false
     }
+    /// A packet from `src` reached the application, `latency` cycles after its creation.
+    fn packet_delivered(&mut self, _src: u32, _latency: u64) {}
+    /// Per-job results (`[[jobs]]`), given each NIC's counters over the whole run.
+    fn job_results(&self, _nic_totals: &[crate::nic::Counters]) -> Vec<crate::stats::jobs::JobResult> {
+        Vec::new()
+    }
 }
 
-pub fn build(spec: &Spec, traffic: &Traffic) -> SpecResult<Box<dyn Workload>> {
+pub fn build(spec: &Spec, traffic: &Traffic, topo: &dyn crate::topology::Topology, servers: &crate::topology::ServerMap) -> SpecResult<Box<dyn Workload>> {
+    if !spec.jobs.is_empty() {
+        return Ok(Box::new(jobs::Jobs::build(spec, topo, servers)?));
+    }
     let message = MessageSize::new(spec, spec.packets_per_message(), spec.message_bytes());
     let ack = MessageSize::new(spec, spec.packets_per_ack(), spec.ack_message_bytes());
     let w = &spec.workload;

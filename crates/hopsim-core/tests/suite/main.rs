@@ -13,6 +13,8 @@ mod deadlock;
 mod docs_keys;
 mod determinism;
 mod fuzz;
+mod jobs;
+mod motifs;
 mod limits;
 mod low_diameter;
 mod module_cycles;

@@ -1,0 +1,276 @@
+//! `[[jobs]]`: applications on the network. Each job places its ranks on servers
+//! (`allocation`), runs a workload (an MPI-like motif, or open-loop traffic) and sends its
+//! messages with one routing mode (or lets application-aware routing choose per message).
+//! Checks that need the network (does the allocation fit?) are made when the jobs are built
+//! (`workload::jobs`); the ones here need only the file.
+
+use crate::error::{SpecError, SpecResult};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    pub name: String,
+    pub ranks: usize,
+    #[serde(default)]
+    pub allocation: AllocationSpec,
+    pub workload: JobWorkloadSpec,
+    /// An Aries routing mode (`routing.mode` names) or `app_aware`; default: the run's
+    /// `routing.mode`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing_mode: Option<String>,
+    /// Cross traffic: runs (repeating its motif) until the other jobs are done, and is not
+    /// measured as the application.
+    #[serde(default)]
+    pub background: bool,
+    /// Cycle at which its ranks start.
+    #[serde(default)]
+    pub start: u64,
+    #[serde(default)]
+    pub app_aware: AppAwareSpec,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AllocationSpec {
+    /// `linear`, `random`, `spread`, `per_group`, `explicit`.
+    #[serde(default = "linear")]
+    pub policy: String,
+    /// `linear`: the first server; `spread`, `per_group`: the first group.
+    #[serde(default)]
+    pub offset: usize,
+    /// `spread`: over how many groups (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<usize>,
+    /// `explicit`: the server of each rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<usize>>,
+}
+
+impl Default for AllocationSpec {
+    fn default() -> Self {
+        AllocationSpec { policy: linear(), offset: 0, groups: None, servers: None }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobWorkloadSpec {
+    /// A motif (`ping_pong`, `allreduce`, `alltoall`, `barrier`, `bcast`, `halo3d`,
+    /// `sweep3d`) or `bernoulli` (open-loop traffic among the job's ranks).
+    pub motif: String,
+    #[serde(default = "ten")]
+    pub iterations: u32,
+    /// Message size (`allreduce`: of the whole vector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `allreduce`: the vector's size in elements of `element_bytes` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<u64>,
+    #[serde(default = "eight")]
+    pub element_bytes: u64,
+    /// Cycles of computation after each iteration's communication (`sweep3d`: per block).
+    #[serde(default)]
+    pub compute: u64,
+    /// `allreduce`: `ring` or `recursive_doubling`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
+    /// `halo3d`: ranks per dimension (3 numbers); `sweep3d`: 2 numbers. Default: as square
+    /// (cubic) as the rank count allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<Vec<usize>>,
+    /// `halo3d`, `sweep3d`: elements of each rank's subdomain per dimension (3 numbers),
+    /// which set the faces' sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Vec<u64>>,
+    /// `sweep3d`: planes of the z dimension per wavefront step (Ember's `kba`).
+    #[serde(default = "one")]
+    pub block: u64,
+    /// `bcast`: the root rank.
+    #[serde(default)]
+    pub root: usize,
+    /// End every iteration with a dissemination barrier among the job's ranks, as benchmark
+    /// loops do: without it a rank done early (a bcast's root) starts the next iteration at
+    /// once and successive iterations overlap.
+    #[serde(default)]
+    pub barrier: bool,
+    /// `bernoulli`: phits per rank per cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+}
+
+/// Application-aware routing (the paper's Algorithm 1).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppAwareSpec {
+    /// Bytes sent since the last decision below which messages go with high bias.
+    #[serde(default = "four_kib")]
+    pub threshold_bytes: u64,
+    /// High-bias latency and stall ratio estimated from adaptive's (and back, dividing):
+    /// L_bs = latency_scale x L_ad, s_bs = stall_scale x s_ad.
+    #[serde(default = "latency_scale")]
+    pub latency_scale: f64,
+    #[serde(default = "stall_scale")]
+    pub stall_scale: f64,
+    /// Decisions after which a mode's last sample is forgotten.
+    #[serde(default = "forget_after")]
+    pub forget_after: u32,
+}
+
+impl Default for AppAwareSpec {
+    fn default() -> Self {
+        AppAwareSpec { threshold_bytes: four_kib(), latency_scale: latency_scale(), stall_scale: stall_scale(), forget_after: forget_after() }
+    }
+}
+
+fn linear() -> String {
+    "linear".into()
+}
+fn ten() -> u32 {
+    10
+}
+fn eight() -> u64 {
+    8
+}
+fn one() -> u64 {
+    1
+}
+fn four_kib() -> u64 {
+    4096
+}
+/// Defaults from the calibration run of docs/studies/aries-noise.md: the medians of
+/// L_bs / L_ad (0.995) and s_bs / s_ad (1.168) over its 1 MiB ping-pongs beside traffic,
+/// intra- and inter-group (`studies/aries_noise/study.py fig7`).
+fn latency_scale() -> f64 {
+    0.99
+}
+fn stall_scale() -> f64 {
+    1.17
+}
+fn forget_after() -> u32 {
+    16
+}
+
+/// The motifs and the open-loop workload a job may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MotifKind {
+    PingPong,
+    Allreduce,
+    Alltoall,
+    Barrier,
+    Bcast,
+    Halo3d,
+    Sweep3d,
+    Bernoulli,
+}
+
+impl MotifKind {
+    pub const ALL: [MotifKind; 8] =
+        [Self::PingPong, Self::Allreduce, Self::Alltoall, Self::Barrier, Self::Bcast, Self::Halo3d, Self::Sweep3d, Self::Bernoulli];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PingPong => "ping_pong",
+            Self::Allreduce => "allreduce",
+            Self::Alltoall => "alltoall",
+            Self::Barrier => "barrier",
+            Self::Bcast => "bcast",
+            Self::Halo3d => "halo3d",
+            Self::Sweep3d => "sweep3d",
+            Self::Bernoulli => "bernoulli",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl JobSpec {
+    /// Checks that need only the job's table; `i` is its index in `jobs`.
+    pub fn validate(&self, i: usize, packet_bytes_given: bool) -> SpecResult<()> {
+        let key = |k: &str| format!("jobs[{i}].{k}");
+        if self.ranks == 0 {
+            return Err(SpecError::new(key("ranks"), 0, "must be at least 1"));
+        }
+        let w = &self.workload;
+        let Some(motif) = MotifKind::from_name(&w.motif) else {
+            let names: Vec<_> = MotifKind::ALL.iter().map(|m| m.name()).collect();
+            return Err(SpecError::new(key("workload.motif"), format!("{:?}", w.motif), format!("allowed: {}", names.join(", "))));
+        };
+        if let Some(m) = &self.routing_mode {
+            if m != "app_aware" && crate::routing::AriesMode::from_name(m).is_none() {
+                let names: Vec<_> = crate::routing::AriesMode::ALL.iter().map(|m| m.name()).collect();
+                return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: app_aware, {}", names.join(", "))));
+            }
+        }
+        if w.iterations == 0 {
+            return Err(SpecError::new(key("workload.iterations"), 0, "must be at least 1"));
+        }
+        if motif == MotifKind::Bernoulli {
+            match w.load {
+                Some(l) if l > 0.0 && l <= 1.0 => {}
+                l => return Err(SpecError::new(key("workload.load"), format!("{l:?}"), "bernoulli needs a load in (0, 1] phits per rank per cycle")),
+            }
+        }
+        if let Some(b) = w.bytes {
+            if b == 0 || b > 1 << 36 {
+                return Err(SpecError::new(key("workload.bytes"), b, "must be between 1 and 2^36 bytes"));
+            }
+            if !packet_bytes_given {
+                return Err(SpecError::new(key("workload.bytes"), b, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
+            }
+        }
+        if w.bytes.is_some() && w.elements.is_some() {
+            return Err(SpecError::new(key("workload.elements"), w.elements.unwrap_or(0), "give either workload.bytes or workload.elements, not both"));
+        }
+        if motif == MotifKind::PingPong && self.ranks % 2 != 0 {
+            return Err(SpecError::new(key("ranks"), self.ranks, "ping_pong pairs rank i with rank i + ranks / 2: needs an even number of ranks"));
+        }
+        if w.block == 0 {
+            return Err(SpecError::new(key("workload.block"), 0, "must be at least 1 plane"));
+        }
+        if let Some(d) = &w.domain {
+            if d.len() != 3 || d.contains(&0) {
+                return Err(SpecError::new(key("workload.domain"), format!("{d:?}"), "3 positive element counts (x, y, z) per rank"));
+            }
+        }
+        let a = &self.allocation;
+        if !crate::workload::alloc::POLICIES.contains(&a.policy.as_str()) {
+            return Err(SpecError::new(key("allocation.policy"), format!("{:?}", a.policy), format!("allowed: {}", crate::workload::alloc::POLICIES.join(", "))));
+        }
+        let p = &self.app_aware;
+        for (k, v) in [("latency_scale", p.latency_scale), ("stall_scale", p.stall_scale)] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(SpecError::new(key(&format!("app_aware.{k}")), v, "must be a positive factor"));
+            }
+        }
+        if p.forget_after == 0 {
+            return Err(SpecError::new(key("app_aware.forget_after"), 0, "must be at least 1 decision"));
+        }
+        Ok(())
+    }
+
+    pub fn motif(&self) -> MotifKind {
+        MotifKind::from_name(&self.workload.motif).expect("validated jobs[].workload.motif")
+    }
+}
+
+/// Checks across the jobs.
+pub fn validate_jobs(jobs: &[JobSpec], packet_bytes_given: bool) -> SpecResult<()> {
+    for (i, j) in jobs.iter().enumerate() {
+        j.validate(i, packet_bytes_given)?;
+        if jobs[..i].iter().any(|o| o.name == j.name) {
+            return Err(SpecError::new(format!("jobs[{i}].name"), format!("{:?}", j.name), "each job needs its own name"));
+        }
+    }
+    if !jobs.is_empty() {
+        if jobs.iter().filter(|j| j.background).count() > 1 {
+            return Err(SpecError::new("jobs[].background", "true", "at most one job may be the background"));
+        }
+        if jobs.iter().all(|j| j.background) {
+            return Err(SpecError::new("jobs[].background", "true", "needs at least one job that is not the background (the application)"));
+        }
+    }
+    Ok(())
+}

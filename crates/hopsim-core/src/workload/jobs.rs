@@ -1,0 +1,498 @@
+//! `[[jobs]]`: several applications at once, each on its own servers. Every rank runs its
+//! motif's program (`motifs`), or open-loop traffic among the job's ranks; each message goes
+//! with the job's routing mode, or the one application-aware routing picks for it. The run
+//! ends when every job but the background has done its iterations (the background then
+//! stops sending).
+
+use super::app_aware::AppAware;
+use super::motifs::{Motif, Op};
+use super::{Ctx, Delivered, Post, Workload};
+use crate::error::{SpecError, SpecResult};
+use crate::nic::protocol::Protocol;
+use crate::nic::Counters;
+use crate::routing::{AriesMode, Rng};
+use crate::spec::{JobSpec, Spec};
+use crate::stats::jobs::JobResult;
+use crate::stats::Histogram;
+use crate::topology::{ServerMap, Topology};
+use rand::{Rng as _, SeedableRng};
+use rand_distr::{Distribution, Geometric};
+use std::collections::{HashMap, HashSet};
+
+const NO_JOB: (u32, u32) = (u32::MAX, u32::MAX);
+
+/// How a job's messages choose their routing mode.
+enum Routing {
+    /// The run's `routing.mode` (`None`) or the job's.
+    Fixed(Option<AriesMode>),
+    AppAware,
+}
+
+/// A rank running its program.
+#[derive(Default)]
+struct Rank {
+    ops: Vec<Op>,
+    pc: usize,
+    iteration: u32,
+    started: bool,
+    done: bool,
+    /// The rank it waits for a message from.
+    waiting: Option<u32>,
+    /// Per peer rank: messages sent to it, and the next message expected from it.
+    sent: HashMap<u32, u32>,
+    expected: HashMap<u32, u32>,
+    /// Messages (peer, sequence number) that arrived before their receive.
+    early: HashSet<(u32, u32)>,
+    app_aware: Option<AppAware>,
+}
+
+/// What a job runs: a program per rank, or open-loop traffic.
+enum Work {
+    Program(Box<dyn Motif>),
+    OpenLoop(Geometric),
+}
+
+struct Job {
+    spec: JobSpec,
+    work: Work,
+    routing: Routing,
+    servers: Vec<u32>,
+    groups: Vec<u32>,
+    ranks: Vec<Rank>,
+    iteration_start: Vec<u64>,
+    iteration_end: Vec<u64>,
+    /// Per iteration: ranks that have not finished it.
+    iteration_left: Vec<usize>,
+    rank_end: Vec<u64>,
+    message_latency: Vec<u64>,
+    messages: u64,
+    bytes: u64,
+    packet_latency: Histogram,
+    mode_bytes: [u64; AriesMode::ALL.len() + 1],
+    ranks_left: usize,
+}
+
+impl Job {
+    /// Job `i` of the spec on the servers `placed` (in `groups`).
+    fn new(spec: &Spec, i: usize, placed: Vec<u32>, groups: Vec<u32>) -> SpecResult<Job> {
+        let js = &spec.jobs[i];
+        let routing = match js.routing_mode.as_deref() {
+            None => Routing::Fixed(None),
+            Some("app_aware") => Routing::AppAware,
+            Some(m) => Routing::Fixed(Some(AriesMode::from_name(m).expect("validated routing_mode"))),
+        };
+        if js.routing_mode.is_some() && spec.routing.algorithm != "aries" {
+            return Err(SpecError::new(format!("jobs[{i}].routing_mode"), format!("{:?}", js.routing_mode.as_deref().unwrap_or("")), "routing modes need routing.algorithm = \"aries\""));
+        }
+        let work = match super::motifs::build(js, i)? {
+            Some(m) => Work::Program(m),
+            None => {
+                let load = js.workload.load.expect("validated bernoulli load");
+                let phits = Jobs::message_phits(spec, js.workload.bytes.unwrap_or(8));
+                Work::OpenLoop(Geometric::new((load / phits as f64).min(1.0)).expect("load in (0, 1]"))
+            }
+        };
+        let adaptive = match &work {
+            Work::Program(m) => m.adaptive_mode(),
+            Work::OpenLoop(_) => AriesMode::Adaptive,
+        };
+        let ranks = (0..js.ranks)
+            .map(|_| Rank { app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)), ..Default::default() })
+            .collect();
+        Ok(Job {
+            spec: js.clone(),
+            work,
+            routing,
+            groups,
+            servers: placed,
+            ranks,
+            iteration_start: Vec::new(),
+            iteration_end: Vec::new(),
+            iteration_left: Vec::new(),
+            rank_end: vec![0; js.ranks],
+            message_latency: Vec::new(),
+            messages: 0,
+            bytes: 0,
+            packet_latency: Histogram::default(),
+            mode_bytes: [0; AriesMode::ALL.len() + 1],
+            ranks_left: js.ranks,
+        })
+    }
+}
+
+pub struct Jobs {
+    jobs: Vec<Job>,
+    /// Per server: (job, rank) running there, or `NO_JOB`.
+    owner: Vec<(u32, u32)>,
+    protocol: Protocol,
+    /// Without a protocol: bytes per packet and phits per packet.
+    packet_bytes: f64,
+    packet_phits: u64,
+    /// Jobs other than the background that have not finished.
+    running: usize,
+    /// A job other than the background runs open-loop traffic: the run lasts run.cycles.
+    endless: bool,
+}
+
+impl Jobs {
+    pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResult<Self> {
+        let n = servers.num_servers();
+        let mut machine = super::alloc::Machine {
+            group: (0..n).map(|s| topo.group_of(servers.switch_of(s)) as u32).collect(),
+            groups: topo.groups(),
+            free: vec![true; n],
+        };
+        let mut jobs = Vec::new();
+        let mut owner = vec![NO_JOB; n];
+        for (i, js) in spec.jobs.iter().enumerate() {
+            if js.ranks > n {
+                return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers")));
+            }
+            let policy = super::alloc::build(&js.allocation).expect("validated allocation.policy");
+            let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0xa110c, i as u64));
+            let placed = policy
+                .place(js.ranks, &machine, &mut rng)
+                .map_err(|why| SpecError::new(format!("jobs[{i}].allocation.policy"), format!("{:?}", js.allocation.policy), why))?;
+            for (r, &s) in placed.iter().enumerate() {
+                machine.free[s as usize] = false;
+                owner[s as usize] = (i as u32, r as u32);
+            }
+            let groups = placed.iter().map(|&s| machine.group[s as usize]).collect();
+            jobs.push(Job::new(spec, i, placed, groups)?);
+        }
+        let running = jobs.iter().filter(|j| !j.spec.background).count();
+        let endless = jobs.iter().any(|j| !j.spec.background && matches!(j.work, Work::OpenLoop(_)));
+        Ok(Jobs {
+            jobs,
+            owner,
+            protocol: Protocol::from_spec(spec),
+            packet_bytes: spec.packet.bytes.unwrap_or(1.0),
+            packet_phits: spec.packet.phits as u64,
+            running,
+            endless,
+        })
+    }
+
+    /// Phits of the packets carrying a message of `bytes`.
+    fn message_phits(spec: &Spec, bytes: u64) -> u64 {
+        let protocol = Protocol::from_spec(spec);
+        if protocol.is_on() {
+            protocol.data_phits(bytes)
+        } else {
+            (bytes as f64 / spec.packet.bytes.unwrap_or(1.0)).ceil().max(1.0) as u64 * spec.packet.phits as u64
+        }
+    }
+
+    /// Requests (packets) and request flits (phits) of a message of `bytes`.
+    fn size(&self, bytes: u64) -> (u32, u64) {
+        if self.protocol.is_on() {
+            let p = self.protocol.requests(bytes);
+            (p, (0..p).map(|s| self.protocol.request_phits(bytes, s) as u64).sum())
+        } else {
+            let p = (bytes as f64 / self.packet_bytes).ceil().max(1.0) as u32;
+            (p, p as u64 * self.packet_phits)
+        }
+    }
+
+    /// Post a message of `bytes` from rank `r` of job `j` to its rank `to`.
+    fn send(&mut self, j: usize, r: usize, to: u32, bytes: u64, cx: &mut Ctx) {
+        let (packets, flits) = self.size(bytes);
+        let job = &mut self.jobs[j];
+        let src = job.servers[r];
+        let rank = &mut job.ranks[r];
+        let mode = match job.routing {
+            Routing::Fixed(m) => m,
+            Routing::AppAware => {
+                let a = rank.app_aware.as_mut().expect("app-aware ranks have one");
+                Some(a.choose(bytes, packets as u64, flits, &cx.nic_totals[src as usize]))
+            }
+        };
+        job.mode_bytes[mode.map_or(0, |m| m.code() as usize)] += bytes;
+        let seq = rank.sent.entry(to).or_insert(0);
+        let tag = *seq;
+        *seq += 1;
+        job.messages += 1;
+        job.bytes += bytes;
+        cx.posts.push(Post { src, dst: job.servers[to as usize], packets, bytes: if self.protocol.is_on() { bytes } else { 0 }, tag, mode });
+    }
+
+    /// Run rank `r` of job `j` until it blocks (a receive not yet arrived, a computation) or
+    /// finishes.
+    fn advance(&mut self, j: usize, r: usize, cx: &mut Ctx) {
+        loop {
+            if self.running == 0 && self.jobs[j].spec.background {
+                return; // the application is done: cross traffic stops
+            }
+            let job = &mut self.jobs[j];
+            let Work::Program(motif) = &job.work else { unreachable!("only programs advance") };
+            let n = job.ranks.len();
+            let rank = &mut job.ranks[r];
+            if rank.pc == rank.ops.len() {
+                if rank.started {
+                    let it = rank.iteration as usize;
+                    job.iteration_end[it] = job.iteration_end[it].max(cx.now);
+                    job.iteration_left[it] -= 1;
+                    rank.iteration += 1;
+                }
+                rank.started = true;
+                if !job.spec.background && rank.iteration == job.spec.workload.iterations {
+                    rank.done = true;
+                    job.rank_end[r] = cx.now - job.spec.start;
+                    job.ranks_left -= 1;
+                    if job.ranks_left == 0 {
+                        self.running -= 1;
+                    }
+                    return;
+                }
+                let it = rank.iteration as usize;
+                if job.iteration_start.len() <= it {
+                    job.iteration_start.push(cx.now);
+                    job.iteration_end.push(0);
+                    job.iteration_left.push(n);
+                }
+                job.iteration_start[it] = job.iteration_start[it].min(cx.now);
+                rank.ops.clear();
+                rank.pc = 0;
+                motif.iteration(r, &mut rank.ops);
+                continue;
+            }
+            let op = rank.ops[rank.pc];
+            match op {
+                Op::Send { to, bytes } => {
+                    rank.pc += 1;
+                    self.send(j, r, to, bytes, cx);
+                }
+                Op::Recv { from } => {
+                    let next = rank.expected.entry(from).or_insert(0);
+                    if !rank.early.remove(&(from, *next)) {
+                        rank.waiting = Some(from);
+                        return;
+                    }
+                    *next += 1;
+                    rank.pc += 1;
+                }
+                Op::Compute(c) => {
+                    rank.pc += 1;
+                    if c > 0 {
+                        cx.timers.push((cx.now + c, job.servers[r]));
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// An open-loop rank's message, and when it sends the next.
+    fn open_loop(&mut self, j: usize, r: usize, cx: &mut Ctx) {
+        if self.running == 0 && self.jobs[j].spec.background {
+            return;
+        }
+        let job = &self.jobs[j];
+        let Work::OpenLoop(gap) = &job.work else { unreachable!("only open-loop jobs send at random") };
+        let server = job.servers[r] as usize;
+        let n = job.ranks.len() as u32;
+        let rng = &mut cx.rng[server];
+        let next = cx.now + 1 + gap.sample(rng);
+        if n > 1 {
+            // Uniform over the job's other ranks.
+            let to = (r as u32 + 1 + rng.gen_range(0..n - 1)) % n;
+            let bytes = job.spec.workload.bytes.unwrap_or(8);
+            self.send(j, r, to, bytes, cx);
+        }
+        cx.timers.push((next, server as u32));
+    }
+
+    fn result(&self, job: &Job, totals: &[Counters]) -> JobResult {
+        let h = &job.packet_latency;
+        let of = |f: fn(&Counters) -> u64| job.servers.iter().map(|&s| f(&totals[s as usize])).collect::<Vec<_>>();
+        let mode_name = |i: usize| if i == 0 { "default" } else { AriesMode::ALL[i - 1].name() };
+        let done = job.iteration_left.iter().take_while(|&&left| left == 0).count();
+        // Ranks that finish early start the next iteration while others still work on this
+        // one (a bcast's root, a ping-pong's second rank): an iteration counts from its first
+        // rank starting it, or from the previous iteration's end if that is later.
+        let starts: Vec<u64> = (0..done).map(|i| if i == 0 { job.iteration_start[0] } else { job.iteration_start[i].max(job.iteration_end[i - 1]) }).collect();
+        JobResult {
+            name: job.spec.name.clone(),
+            motif: job.spec.workload.motif.clone(),
+            background: job.spec.background,
+            routing_mode: job.spec.routing_mode.clone().unwrap_or_else(|| "default".into()),
+            ranks: job.ranks.len() as u32,
+            servers: job.servers.clone(),
+            groups: job.groups.clone(),
+            complete: !job.spec.background && job.ranks_left == 0,
+            iteration_start: starts.clone(),
+            iteration_cycles: (0..done).map(|i| job.iteration_end[i] - starts[i]).collect(),
+            rank_cycles: job.rank_end.clone(),
+            message_latency: job.message_latency.clone(),
+            messages: job.messages,
+            bytes: job.bytes,
+            packets: h.count(),
+            packet_latency_q1: h.quantile(0.25),
+            packet_latency_median: h.quantile(0.5),
+            packet_latency_q3: h.quantile(0.75),
+            packet_latency_mean: h.mean(),
+            mode_bytes: job.mode_bytes.iter().enumerate().filter(|(_, &b)| b > 0).map(|(i, &b)| (mode_name(i).to_string(), b)).collect(),
+            request_flits: of(|c| c.request_flits),
+            stalled_cycles: of(|c| c.stalled_cycles),
+            request_packets: of(|c| c.request_packets),
+            responses_received: of(|c| c.responses_received),
+            cumulative_request_latency: of(|c| c.request_latency),
+        }
+    }
+}
+
+impl Workload for Jobs {
+    fn name(&self) -> &'static str {
+        "jobs"
+    }
+    fn start(&mut self, cx: &mut Ctx) {
+        for job in &self.jobs {
+            for &s in &job.servers {
+                cx.timers.push((job.spec.start, s));
+            }
+        }
+    }
+    fn timer(&mut self, server: usize, cx: &mut Ctx) {
+        let (j, r) = self.owner[server];
+        match self.jobs[j as usize].work {
+            Work::Program(_) => self.advance(j as usize, r as usize, cx),
+            Work::OpenLoop(_) => self.open_loop(j as usize, r as usize, cx),
+        }
+    }
+    fn wants_delivery(&self) -> bool {
+        true
+    }
+    fn delivered(&mut self, msg: &Delivered, cx: &mut Ctx) {
+        let (j, r) = self.owner[msg.dst as usize];
+        let (_, from) = self.owner[msg.src as usize];
+        let job = &mut self.jobs[j as usize];
+        if !job.spec.background {
+            job.message_latency.push(cx.now - msg.created);
+        }
+        if !matches!(job.work, Work::Program(_)) {
+            return;
+        }
+        let rank = &mut job.ranks[r as usize];
+        let next = rank.expected.entry(from).or_insert(0);
+        if rank.waiting == Some(from) && msg.tag == *next {
+            *next += 1;
+            rank.waiting = None;
+            rank.pc += 1;
+            self.advance(j as usize, r as usize, cx);
+        } else {
+            rank.early.insert((from, msg.tag));
+        }
+    }
+    fn packet_delivered(&mut self, src: u32, latency: u64) {
+        let (j, _) = self.owner[src as usize];
+        if j != NO_JOB.0 {
+            self.jobs[j as usize].packet_latency.add(latency);
+        }
+    }
+    fn finished(&self) -> bool {
+        self.running == 0 && !self.endless
+    }
+    fn job_results(&self, totals: &[Counters]) -> Vec<JobResult> {
+        self.jobs.iter().map(|j| self.result(j, totals)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::seq::SliceRandom;
+
+    /// Run job 0 of `toml` with messages delivered in a random order (any pending message
+    /// may complete next, overtaking others between the same ranks), and check that no rank
+    /// sends a message before the receives its program puts ahead of it.
+    fn dependencies_hold(workload: &str, ranks: usize, seed: u64) {
+        let toml = format!(
+            "[topology]\nkind = \"torus\"\ndims = [2]\nservers_per_switch = 16\n[packet]\nbytes = 64\n[traffic]\n\
+             [[jobs]]\nname = \"j\"\nranks = {ranks}\nworkload = {{ {workload} }}\n"
+        );
+        let spec = crate::spec::from_toml_str(&toml).unwrap();
+        let topo = crate::topology::build(&spec).unwrap();
+        let servers = ServerMap::new(topo.as_ref());
+        let mut jobs = Jobs::build(&spec, topo.as_ref(), &servers).unwrap();
+        let Work::Program(motif) = &jobs.jobs[0].work else { panic!("a motif") };
+        // Receives ahead of each send, per rank, over all iterations.
+        let iterations = spec.jobs[0].workload.iterations;
+        let need: Vec<Vec<u32>> = (0..ranks)
+            .map(|r| {
+                let mut ops = Vec::new();
+                for _ in 0..iterations {
+                    motif.iteration(r, &mut ops);
+                }
+                let mut recvs = 0;
+                ops.iter()
+                    .filter_map(|op| match op {
+                        Op::Recv { .. } => {
+                            recvs += 1;
+                            None
+                        }
+                        Op::Send { .. } => Some(recvs),
+                        Op::Compute(_) => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut rng = Rng::seed_from_u64(seed);
+        let mut rngs: Vec<Rng> = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(s as u64)).collect();
+        let totals = vec![Counters::default(); servers.num_servers()];
+        let (mut posts, mut timers, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pending: Vec<Post> = Vec::new();
+        let (mut sent, mut received) = (vec![0usize; ranks], vec![0u32; ranks]);
+        let mut now = 0;
+        let mut cx_call = |jobs: &mut Jobs, now: u64, pending: &mut Vec<Post>, received: &[u32], f: &mut dyn FnMut(&mut Jobs, &mut Ctx)| {
+            let mut cx = Ctx { now, rng: &mut rngs, posts: &mut posts, timers: &mut timers, samples: &mut samples, nic_totals: &totals };
+            f(jobs, &mut cx);
+            for p in posts.drain(..) {
+                let r = p.src as usize;
+                assert!(received[r] >= need[r][sent[r]], "{workload}: rank {r}'s send {} left after {} of the {} receives ahead of it", sent[r], received[r], need[r][sent[r]]);
+                sent[r] += 1;
+                pending.push(p);
+            }
+            std::mem::take(&mut timers)
+        };
+        let mut due: Vec<(u64, u32)> = cx_call(&mut jobs, now, &mut pending, &received, &mut |j, cx| j.start(cx));
+        loop {
+            now += 1;
+            // Timers due by now fire first, then one message, picked at random, completes.
+            due.sort_unstable();
+            while let Some(&(t, s)) = due.first() {
+                if t > now {
+                    break;
+                }
+                due.remove(0);
+                due.extend(cx_call(&mut jobs, now, &mut pending, &received, &mut |j, cx| j.timer(s as usize, cx)));
+            }
+            if pending.is_empty() {
+                if due.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            pending.shuffle(&mut rng);
+            let p = pending.pop().unwrap();
+            received[p.dst as usize] += 1;
+            let msg = Delivered { src: p.src, dst: p.dst, tag: p.tag, created: now - 1 };
+            due.extend(cx_call(&mut jobs, now, &mut pending, &received, &mut |j, cx| j.delivered(&msg, cx)));
+        }
+        assert!(jobs.finished(), "{workload}: the job did not finish");
+        assert_eq!(sent.iter().sum::<usize>(), need.iter().map(Vec::len).sum::<usize>(), "{workload}: sends");
+    }
+
+    #[test]
+    fn no_rank_sends_before_the_receives_it_waits_on() {
+        for seed in 0..4 {
+            dependencies_hold("motif = \"ping_pong\", iterations = 3", 4, seed);
+            dependencies_hold("motif = \"allreduce\", iterations = 3, bytes = 512", 8, seed);
+            dependencies_hold("motif = \"allreduce\", algorithm = \"recursive_doubling\", iterations = 3", 8, seed);
+            dependencies_hold("motif = \"alltoall\", iterations = 2", 6, seed);
+            dependencies_hold("motif = \"barrier\", iterations = 3", 7, seed);
+            dependencies_hold("motif = \"bcast\", iterations = 3, root = 2", 9, seed);
+            dependencies_hold("motif = \"halo3d\", iterations = 2, grid = [3, 2, 2], compute = 5", 12, seed);
+            dependencies_hold("motif = \"sweep3d\", iterations = 2, grid = [3, 2], domain = [2, 2, 4], block = 2, compute = 3", 6, seed);
+        }
+    }
+}

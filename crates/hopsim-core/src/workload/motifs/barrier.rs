@@ -1,0 +1,23 @@
+//! Dissemination barrier: ceil(log2 n) rounds; in round k a rank signals rank + 2^k and
+//! waits for rank - 2^k's signal (mod n).
+
+use super::{Motif, Op};
+
+pub struct Dissemination {
+    pub n: usize,
+    pub bytes: u64,
+    pub compute: u64,
+}
+
+impl Motif for Dissemination {
+    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+        let n = self.n;
+        let mut d = 1;
+        while d < n {
+            ops.push(Op::Send { to: ((rank + d) % n) as u32, bytes: self.bytes });
+            ops.push(Op::Recv { from: ((rank + n - d) % n) as u32 });
+            d <<= 1;
+        }
+        ops.push(Op::Compute(self.compute));
+    }
+}

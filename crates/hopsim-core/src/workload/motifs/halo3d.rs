@@ -1,0 +1,43 @@
+//! Halo exchange on a 3D grid of ranks (Ember's halo3d): each rank holds a subdomain of
+//! `domain` elements and exchanges each face with the neighbour beyond it (no wrap-around:
+//! ranks on the grid's surface have fewer neighbours), then computes. A face normal to x
+//! holds domain_y x domain_z elements, and so on.
+
+use super::{Motif, Op};
+
+pub struct Halo3d {
+    pub grid: [usize; 3],
+    pub domain: [u64; 3],
+    pub element_bytes: u64,
+    pub compute: u64,
+}
+
+impl Halo3d {
+    /// The neighbours of `rank` and the bytes of the face between them.
+    fn neighbours(&self, rank: usize) -> Vec<(u32, u64)> {
+        let [gx, gy, _] = self.grid;
+        let c = [rank % gx, rank / gx % gy, rank / (gx * gy)];
+        let stride = [1, gx, gx * gy];
+        let [dx, dy, dz] = self.domain;
+        let face = [dy * dz, dx * dz, dx * dy].map(|e| e * self.element_bytes);
+        let mut out = Vec::with_capacity(6);
+        for d in 0..3 {
+            if c[d] > 0 {
+                out.push(((rank - stride[d]) as u32, face[d]));
+            }
+            if c[d] + 1 < self.grid[d] {
+                out.push(((rank + stride[d]) as u32, face[d]));
+            }
+        }
+        out
+    }
+}
+
+impl Motif for Halo3d {
+    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+        let nb = self.neighbours(rank);
+        ops.extend(nb.iter().map(|&(to, bytes)| Op::Send { to, bytes }));
+        ops.extend(nb.iter().map(|&(from, _)| Op::Recv { from }));
+        ops.push(Op::Compute(self.compute));
+    }
+}

@@ -1,0 +1,18 @@
+//! Ping-pong: rank i < n/2 sends to rank i + n/2, which sends the message back.
+
+use super::{Motif, Op};
+
+pub struct PingPong {
+    pub half: usize,
+    pub bytes: u64,
+    pub compute: u64,
+}
+
+impl Motif for PingPong {
+    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+        let (peer, first) = if rank < self.half { (rank + self.half, true) } else { (rank - self.half, false) };
+        let (send, recv) = (Op::Send { to: peer as u32, bytes: self.bytes }, Op::Recv { from: peer as u32 });
+        ops.extend(if first { [send, recv] } else { [recv, send] });
+        ops.push(Op::Compute(self.compute));
+    }
+}

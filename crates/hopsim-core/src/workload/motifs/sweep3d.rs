@@ -1,0 +1,44 @@
+//! Wavefront sweeps (Ember's sweep3d): ranks as a 2D grid, each with a subdomain of
+//! `domain` elements; from each corner in turn, the z planes are swept in blocks of `block`:
+//! per block a rank waits for its upstream neighbours' faces (x then y), computes, and sends
+//! its faces downstream. A face to an x neighbour holds domain_y x block elements, to a y
+//! neighbour domain_x x block.
+
+use super::{Motif, Op};
+
+pub struct Sweep3d {
+    pub grid: [usize; 2],
+    pub domain: [u64; 3],
+    pub block: u64,
+    pub element_bytes: u64,
+    pub compute: u64,
+}
+
+impl Motif for Sweep3d {
+    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+        let [gx, gy] = self.grid;
+        let (x, y) = ((rank % gx) as i64, (rank / gx) as i64);
+        let at = |x: i64, y: i64| (x >= 0 && y >= 0 && x < gx as i64 && y < gy as i64).then(|| (y as usize * gx + x as usize) as u32);
+        let x_face = self.domain[1] * self.block * self.element_bytes;
+        let y_face = self.domain[0] * self.block * self.element_bytes;
+        let blocks = self.domain[2].div_ceil(self.block);
+        // Corners in turn: the direction the wave travels in x and in y.
+        for (sx, sy) in [(1, 1), (-1, 1), (1, -1), (-1, -1)] {
+            for _ in 0..blocks {
+                if let Some(up) = at(x - sx, y) {
+                    ops.push(Op::Recv { from: up });
+                }
+                if let Some(up) = at(x, y - sy) {
+                    ops.push(Op::Recv { from: up });
+                }
+                ops.push(Op::Compute(self.compute));
+                if let Some(down) = at(x + sx, y) {
+                    ops.push(Op::Send { to: down, bytes: x_face });
+                }
+                if let Some(down) = at(x, y + sy) {
+                    ops.push(Op::Send { to: down, bytes: y_face });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! `[[jobs]]`: allocation policies place ranks where they say, the background job is never
+//! the application, bad jobs are refused with the key at fault, and a file without jobs runs
+//! as before.
+use crate::common;
+use hopsim_core::{simulate, spec};
+
+/// A 2-switch torus of 16 servers per switch, 4-phit packets of 64 bytes.
+pub const ONE_SWITCH: &str = "[topology]\nkind = \"torus\"\ndims = [2]\nservers_per_switch = 16\n[packet]\nphits = 4\nbytes = 64\n[traffic]\n[run]\nwarmup = 0\ncycles = 1000000\n";
+
+/// A small Aries network: 3 groups of 2 chassis x 2 blades, 4 servers per router (48 servers).
+pub const ARIES: &str = "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n\
+    [router]\nvcs = 8\n[packet]\nphits = 5\n[nic]\nprotocol = \"put\"\n[traffic]\n[run]\nwarmup = 0\ncycles = 2000000\n";
+
+pub fn job(name: &str, ranks: usize, workload: &str, extra: &str) -> String {
+    format!("[[jobs]]\nname = \"{name}\"\nranks = {ranks}\nworkload = {{ {workload} }}\n{extra}\n")
+}
+
+fn err(toml: &str) -> hopsim_core::SpecError {
+    let spec = match spec::from_toml_str(toml) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    match simulate(&spec) {
+        Err(e) => e,
+        Ok(_) => panic!("accepted:\n{toml}"),
+    }
+}
+
+fn servers_of(net: &str, jobs: &str) -> Vec<Vec<u32>> {
+    let r = common::run(&format!("{net}{jobs}"));
+    r.jobs.iter().map(|j| j.servers.clone()).collect()
+}
+
+#[test]
+fn allocation_policies_place_ranks_where_they_say() {
+    let bar = "motif = \"barrier\", iterations = 1";
+    // linear from an offset, skipping what an earlier job holds.
+    let s = servers_of(ONE_SWITCH, &(job("a", 4, bar, "allocation = { policy = \"linear\", offset = 2 }") + &job("b", 3, bar, "allocation = { policy = \"linear\", offset = 4 }")));
+    assert_eq!(s, vec![vec![2, 3, 4, 5], vec![6, 7, 8]]);
+    // explicit.
+    let s = servers_of(ONE_SWITCH, &job("a", 3, bar, "allocation = { policy = \"explicit\", servers = [30, 1, 17] }"));
+    assert_eq!(s, vec![vec![30, 1, 17]]);
+    // random: distinct servers, not the linear ones, the same for the same seed.
+    let s = servers_of(ONE_SWITCH, &job("a", 8, bar, "allocation = { policy = \"random\" }"));
+    let mut sorted = s[0].clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 8);
+    assert_ne!(s[0], (0..8).collect::<Vec<_>>());
+    assert_eq!(s, servers_of(ONE_SWITCH, &job("a", 8, bar, "allocation = { policy = \"random\" }")));
+    // Aries: 16 servers per group. spread deals ranks round-robin over groups.
+    let r = common::run(&format!("{ARIES}{}", job("a", 6, bar, "allocation = { policy = \"spread\", offset = 1, groups = 2 }")));
+    assert_eq!(r.jobs[0].groups, vec![1, 2, 1, 2, 1, 2]);
+    assert_eq!(r.jobs[0].servers, vec![16, 32, 17, 33, 18, 34]);
+    // per_group fills whole groups, one after the other.
+    let r = common::run(&format!("{ARIES}{}", job("a", 20, bar, "allocation = { policy = \"per_group\", offset = 1 }")));
+    assert_eq!(r.jobs[0].servers, (16..36).collect::<Vec<u32>>());
+    assert_eq!(r.jobs[0].groups.iter().filter(|&&g| g == 1).count(), 16);
+}
+
+#[test]
+fn the_background_job_is_never_the_application() {
+    let app = job("app", 4, "motif = \"allreduce\", iterations = 3, bytes = 64", "");
+    let bg = job("noise", 8, "motif = \"bernoulli\", load = 0.3, bytes = 64", "background = true\nallocation = { policy = \"linear\", offset = 16 }");
+    let r = common::run(&format!("{ONE_SWITCH}{app}{bg}"));
+    let (a, b) = (&r.jobs[0], &r.jobs[1]);
+    assert!(a.complete && !a.background);
+    assert!(b.background && !b.complete);
+    assert_eq!(a.iteration_cycles.len(), 3);
+    // The application's messages only: 3 iterations x 4 ranks x 2(4 - 1) steps.
+    assert_eq!(a.message_latency.len(), 72);
+    assert!(b.message_latency.is_empty(), "background messages counted as the application's");
+    assert!(b.messages > 0, "the background sent nothing");
+    // The run ends when the application is done, and the background's traffic drains.
+    assert!(r.metrics.workload_complete || r.metrics.packets_in_flight_end == 0);
+    // A background motif repeats until the application is done.
+    let bg = job("noise", 8, "motif = \"alltoall\", iterations = 1, bytes = 64", "background = true\nallocation = { policy = \"linear\", offset = 16 }");
+    let app = job("app", 2, "motif = \"ping_pong\", iterations = 200, bytes = 64", "");
+    let r = common::run(&format!("{ONE_SWITCH}{app}{bg}"));
+    assert!(r.jobs[1].iteration_cycles.len() > 1, "the background ran its motif once only");
+}
+
+#[test]
+fn a_file_without_jobs_runs_as_before() {
+    let toml = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.3\n[run]\nwarmup = 200\ncycles = 2000\n";
+    let r = common::run(toml);
+    assert!(r.jobs.is_empty());
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("\"jobs\""), "a run without jobs gained a jobs table");
+}
+
+#[test]
+fn bad_jobs_are_refused_with_their_key() {
+    let bar = "motif = \"barrier\"";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("{ONE_SWITCH}{}", job("a", 40, bar, "")), "jobs[0].ranks"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, bar, "allocation = { policy = \"linear\", offset = 30 }")), "jobs[0].allocation.policy"),
+        (format!("{ONE_SWITCH}{}{}", job("a", 20, bar, ""), job("b", 20, bar, "")), "jobs[1].allocation.policy"),
+        (format!("{ONE_SWITCH}{}", job("a", 2, bar, "allocation = { policy = \"explicit\", servers = [3, 3] }")), "jobs[0].allocation.policy"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"halo3d\", grid = [2, 2, 3]", "")), "jobs[0].workload.grid"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"sweep3d\", grid = [3, 3]", "")), "jobs[0].workload.grid"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"gather\"", "")), "jobs[0].workload.motif"),
+        (format!("{ARIES}{}", job("a", 8, bar, "routing_mode = \"fastest\"")), "jobs[0].routing_mode"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, bar, "routing_mode = \"adaptive\"")), "jobs[0].routing_mode"),
+        (format!("{ONE_SWITCH}{}", job("a", 6, "motif = \"allreduce\", algorithm = \"recursive_doubling\"", "")), "jobs[0].ranks"),
+        (format!("{ONE_SWITCH}{}", job("a", 3, "motif = \"ping_pong\"", "")), "jobs[0].ranks"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"allreduce\", algorithm = \"tree\"", "")), "jobs[0].workload.algorithm"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, bar, "allocation = { policy = \"best\" }")), "jobs[0].allocation.policy"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, bar, "background = true")), "jobs[].background"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bernoulli\"", "")), "jobs[0].workload.load"),
+    ];
+    for (toml, key) in cases {
+        let e = err(&toml);
+        assert_eq!(e.key, key, "{e}\n{toml}");
+    }
+}
+
+#[test]
+fn each_job_sends_with_its_routing_mode() {
+    let a2a = "motif = \"alltoall\", iterations = 2, bytes = 256";
+    let jobs = job("a", 8, a2a, "routing_mode = \"nmin_hash\"\nallocation = { policy = \"spread\" }")
+        + &job("b", 8, a2a, "routing_mode = \"min_hash\"\nallocation = { policy = \"spread\" }");
+    let r = common::run(&format!("{ARIES}{jobs}"));
+    let m = &r.metrics.per_mode;
+    // Every packet of each job, and every response (which goes by its request's mode).
+    let packets: u64 = r.jobs.iter().map(|j| j.packets).sum();
+    assert_eq!(m["packets_nmin_hash"] + m["packets_min_hash"], packets as f64);
+    assert_eq!(m["nonminimal_fraction_min_hash"], 0.0);
+    // Spread over 3 groups, 3 + 3 + 2 of the ranks share a router (servers 0-2, 16-18,
+    // 32-33), so 14 of the 56 pairs have no detour; the others all go non-minimally.
+    assert_eq!(m["nonminimal_fraction_nmin_hash"], 0.75, "{m:?}");
+    assert_eq!(r.jobs[0].mode_bytes.keys().collect::<Vec<_>>(), vec!["nmin_hash"]);
+    assert_eq!(r.jobs[0].mode_bytes["nmin_hash"], r.jobs[0].bytes);
+    // Application-aware: messages below the threshold go with high bias; large ones are
+    // decided from the counters, with adaptive's stand-in increasingly minimal for alltoall.
+    let small = common::run(&format!("{ARIES}{}", job("a", 8, "motif = \"allreduce\", iterations = 4, bytes = 256", "routing_mode = \"app_aware\"")));
+    assert_eq!(small.jobs[0].mode_bytes.keys().collect::<Vec<_>>(), vec!["adaptive_high_bias"]);
+    let large = common::run(&format!("{ARIES}{}", job("a", 8, "motif = \"alltoall\", iterations = 4, bytes = 8192", "routing_mode = \"app_aware\"")));
+    let modes: Vec<_> = large.jobs[0].mode_bytes.keys().cloned().collect();
+    assert!(modes.iter().all(|m| m == "adaptive_high_bias" || m == "increasingly_minimal"), "{modes:?}");
+    assert_eq!(large.jobs[0].mode_bytes.values().sum::<u64>(), large.jobs[0].bytes);
+}

@@ -1,0 +1,225 @@
+"""The network-noise study (docs/studies/aries-noise.md): microbenchmarks on an Aries network
+under Default (adaptive), High Bias and App-Aware routing, without and with a background
+job, and the paper's Figure 7 (4 MiB ping-pong, intra- and inter-group).
+
+    python studies/aries_noise/study.py fig7            # Figure 7 and the calibration
+    python studies/aries_noise/study.py bench [--full]  # the microbenchmarks
+    python studies/aries_noise/study.py figures         # figures from data/
+    python studies/aries_noise/study.py table           # the page's table from data/
+
+Runs go through hopsim.simulate on examples/aries-noise.toml's network; what is kept is in
+data/ (one row per run and job in runs.csv, every iteration time in iterations.csv).
+The reduced study (the default) runs the 64-rank job over 5 groups (the paper's Cori
+setting) with 6 iterations per case; ``--full`` adds the 1,024-rank job over 6 groups (the
+Piz Daint setting), all sizes and 20 iterations, which takes far longer (see the page).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+DATA = HERE / "data"
+IMG = REPO / "docs" / "studies" / "img"
+sys.path.insert(0, str(REPO / "python"))
+
+import hopsim  # noqa: E402
+from hopsim import jobs as hjobs  # noqa: E402
+from hopsim.spec import load_file  # noqa: E402
+
+MODES = ["adaptive", "adaptive_high_bias", "app_aware"]
+
+#: (label, ranks per job setting, workload) for each microbenchmark and size; sizes small
+#: to large as the paper's Figures 8-9.
+REDUCED = [
+    ("ping_pong 8B", {"motif": "ping_pong", "bytes": 8}),
+    ("ping_pong 64KiB", {"motif": "ping_pong", "bytes": 65536}),
+    ("allreduce 1", {"motif": "allreduce", "elements": 1}),
+    ("allreduce 16Ki", {"motif": "allreduce", "elements": 16384}),
+    ("alltoall 8B", {"motif": "alltoall", "bytes": 8}),
+    ("alltoall 4KiB", {"motif": "alltoall", "bytes": 4096}),
+    ("barrier", {"motif": "barrier"}),
+    # A barrier after each broadcast, as benchmark loops have: else the root, done as soon as
+    # it has posted its sends, runs iterations ahead and the broadcasts overlap.
+    ("bcast 8B", {"motif": "bcast", "bytes": 8, "barrier": True}),
+    ("bcast 256KiB", {"motif": "bcast", "bytes": 262144, "barrier": True}),
+    ("halo3d 8^3", {"motif": "halo3d", "domain": [8, 8, 8]}),
+    ("halo3d 32^3", {"motif": "halo3d", "domain": [32, 32, 32]}),
+    ("sweep3d 16^3", {"motif": "sweep3d", "domain": [16, 16, 16], "block": 4}),
+]
+FULL_EXTRA = [
+    ("ping_pong 1MiB", {"motif": "ping_pong", "bytes": 1 << 20}),
+    ("allreduce 1Mi", {"motif": "allreduce", "elements": 1 << 20}),
+    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 65536}),
+    ("bcast 4MiB", {"motif": "bcast", "bytes": 4 << 20, "barrier": True}),
+    ("halo3d 64^3", {"motif": "halo3d", "domain": [64, 64, 64]}),
+    ("sweep3d 64^3", {"motif": "sweep3d", "domain": [64, 64, 64], "block": 8}),
+]
+#: The cases the reduced study also runs beside the background job.
+NOISY_REDUCED = {"ping_pong 8B", "alltoall 4KiB", "halo3d 32^3"}
+#: Job settings: ranks and groups spread over (the paper's machines).
+SETTINGS = {"cori": (64, 5), "daint": (1024, 6)}
+BACKGROUND = {"motif": "bernoulli", "load": 0.2, "bytes": 16384}
+
+
+def base() -> dict:
+    spec = load_file(REPO / "examples" / "aries-noise.toml")
+    spec.pop("sweep", None)
+    spec["jobs"] = []
+    return spec
+
+
+def run(spec: dict) -> tuple[list[dict], float]:
+    t = time.process_time()
+    r = hopsim.simulate(spec)
+    return r["jobs"], time.process_time() - t
+
+
+def bench(full: bool) -> None:
+    cases = REDUCED + (FULL_EXTRA if full else [])
+    settings = ["cori", "daint"] if full else ["cori"]
+    iterations = 20 if full else 5
+    DATA.mkdir(exist_ok=True)
+    rows, its = [], []
+    if (DATA / "runs.csv").is_file():
+        rows = pd.read_csv(DATA / "runs.csv").to_dict("records")
+        its = pd.read_csv(DATA / "iterations.csv").to_dict("records")
+    done = {(r["setting"], r["case"], bool(r["noise"]), r["mode"]) for r in rows}
+    total = 0.0
+    for setting in settings:
+        ranks, groups = SETTINGS[setting]
+        for label, workload in cases:
+            for noise in (False, True) if full or label in NOISY_REDUCED else (False,):
+                for mode in MODES:
+                    spec = base()
+                    n = 2 if workload["motif"] == "ping_pong" else ranks
+                    alloc = {"policy": "spread", "groups": 2 if n == 2 else groups}
+                    spec["jobs"].append({"name": "app", "ranks": n, "allocation": alloc, "routing_mode": mode,
+                                         "workload": dict(workload, iterations=iterations)})
+                    if noise:
+                        # Cross traffic on the servers the application leaves in its groups.
+                        spec["jobs"].append({"name": "noise", "ranks": 128, "background": True,
+                                             "allocation": {"policy": "spread", "groups": groups}, "workload": BACKGROUND})
+                    if (setting, label, noise, mode) in done:
+                        continue
+                    jobs, cpu = run(spec)
+                    total += cpu
+                    app = jobs[0]
+                    row = hjobs.job_table([app]).iloc[0].to_dict()
+                    row.update(setting=setting, case=label, noise=noise, mode=mode, cpu_seconds=cpu)
+                    rows.append(row)
+                    its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
+                            for i, c in enumerate(app["iteration_cycles"])]
+                    # Kept after every run, so an interrupted study resumes where it stopped.
+                    pd.DataFrame(rows).to_csv(DATA / "runs.csv", index=False)
+                    pd.DataFrame(its).to_csv(DATA / "iterations.csv", index=False)
+                    print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
+                          f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
+    print(f"CPU time of these runs: {total:.0f} s; of all kept: {sum(r['cpu_seconds'] for r in rows):.0f} s")
+
+
+def fig7(full: bool) -> None:
+    """A ping-pong between two servers of one group (different chassis) and of two groups,
+    adaptive and high bias, idle and beside other jobs' traffic; and the medians of
+    L_bs / L_ad and s_bs / s_ad over the cases with traffic, the calibration of app-aware
+    routing's scaling factors. The paper's 4 MiB with ``--full``, 1 MiB in the reduced run."""
+    size = 4 << 20 if full else 1 << 20
+    rows = []
+    pairs = {"intra-group": [0, 100], "inter-groups": [0, 3 * 192 + 100]}
+    for noise in (False, True):
+        for case, servers in pairs.items():
+            for mode in ["adaptive", "adaptive_high_bias"]:
+                spec = base()
+                spec["jobs"].append({"name": "pp", "ranks": 2, "allocation": {"policy": "explicit", "servers": servers},
+                                     "routing_mode": mode, "workload": {"motif": "ping_pong", "bytes": size, "iterations": 2 if noise and not full else 4}})
+                if noise:
+                    # A production machine is never idle: other jobs on some of the servers.
+                    spec["jobs"].append({"name": "noise", "ranks": 384 if full else 96, "background": True,
+                                         "allocation": {"policy": "random"}, "workload": FIG7_BACKGROUND})
+                rows.append(fig7_row(spec, case + (" +bg" if noise else ""), mode))
+                print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    DATA.mkdir(exist_ok=True)
+    df.to_csv(DATA / "fig7.csv", index=False)
+    noisy = df[df["case"].str.endswith("+bg")]
+    ad = noisy[noisy["mode"] == "adaptive"].set_index("case")
+    bs = noisy[noisy["mode"] == "adaptive_high_bias"].set_index("case")
+    print("latency_scale =", float((bs["L"] / ad["L"]).median()), " stall_scale =", float((bs["s"] / ad["s"]).median()))
+
+
+FIG7_BACKGROUND = {"motif": "bernoulli", "load": 0.2, "bytes": 16384}
+
+
+def fig7_row(spec: dict, case: str, mode: str) -> dict:
+    jobs, cpu = run(spec)
+    t = hjobs.job_table(jobs).iloc[0]
+    j = jobs[0]
+    return {"case": case, "mode": mode, "time": float(pd.Series(j["message_latency"]).median()),
+            "s": t["stalls_per_flit"], "L": t["request_latency_mean"], "estimate": t["model_cycles_per_message"],
+            "qcd": hjobs.qcd(j["message_latency"]), "cpu_seconds": cpu}
+
+
+def figures() -> None:
+    from hopsim.plots.jobs import plot_cost_model, plot_mode_boxes
+
+    IMG.mkdir(parents=True, exist_ok=True)
+    if (DATA / "fig7.csv").is_file():
+        plot_cost_model(pd.read_csv(DATA / "fig7.csv").to_dict("records"), IMG / "aries-noise-fig7.png")
+    if not (DATA / "iterations.csv").is_file():
+        return
+    its = pd.read_csv(DATA / "iterations.csv")
+    runs = pd.read_csv(DATA / "runs.csv")
+    for (setting, noise), part in its.groupby(["setting", "noise"]):
+        cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case", sort=False)}
+        notes = {}
+        for c in cases:
+            r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")
+            share = r.loc["app_aware"].filter(like="share_").dropna()
+            adaptive = sum(v for k, v in share.items() if k in ("share_adaptive", "share_increasingly_minimal"))
+            notes[c] = f"{r.loc['adaptive', 'iteration_median']:.0f} cy\n{100 * adaptive:.0f}% def."
+        name = f"aries-noise-{setting}-{'noise' if noise else 'quiet'}.png"
+        plot_mode_boxes(cases, IMG / name, notes=notes, title=f"{setting}, {'with' if noise else 'without'} background")
+
+
+def table() -> None:
+    """The page's tables, as Markdown: per case the medians of each mode relative to the
+    default's, the QCD of the iteration times, app-aware's distance to the better static
+    mode and its share of bytes sent adaptively."""
+    runs = pd.read_csv(DATA / "runs.csv")
+    print("| setting | case | background | default median (cycles) | high bias / default | app-aware / default | QCD default | QCD high bias | QCD app-aware | app-aware within 5% of the better | app-aware bytes adaptive |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    within = []
+    for (setting, case, noise), r in runs.groupby(["setting", "case", "noise"], sort=False):
+        r = r.set_index("mode")
+        if not set(MODES) <= set(r.index):
+            continue
+        med = r["iteration_median"]
+        best = min(med["adaptive"], med["adaptive_high_bias"])
+        ok = med["app_aware"] <= 1.05 * best
+        within.append(ok)
+        share = r.loc["app_aware"].filter(like="share_").fillna(0)
+        adaptive = sum(v for k, v in share.items() if k in ("share_adaptive", "share_increasingly_minimal"))
+        q = r["iteration_qcd"]
+        print(f"| {setting} | {case} | {'yes' if noise else 'no'} | {med['adaptive']:.0f} | {med['adaptive_high_bias'] / med['adaptive']:.3f} | "
+              f"{med['app_aware'] / med['adaptive']:.3f} | {q['adaptive']:.3f} | {q['adaptive_high_bias']:.3f} | {q['app_aware']:.3f} | "
+              f"{'yes' if ok else 'no'} | {100 * adaptive:.0f}% |")
+    print(f"\napp-aware within 5% of the better static mode in {sum(within)} of {len(within)} cases; "
+          f"CPU time of the kept runs: {runs['cpu_seconds'].sum():.0f} s")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "figures"
+    if what == "bench":
+        bench("--full" in sys.argv)
+    elif what == "table":
+        table()
+    elif what == "fig7":
+        fig7("--full" in sys.argv)
+    else:
+        figures()
