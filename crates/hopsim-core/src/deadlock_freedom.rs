@@ -97,6 +97,20 @@ pub fn kinds_of(algorithm: Algorithm) -> Vec<&'static str> {
     kinds
 }
 
+/// Whether `routing.algorithm` is defined on topology kind `kind` (the table has its row);
+/// asked before the routing is built, which relies on it.
+pub fn check_defined(spec: &Spec, kind: &str) -> SpecResult<()> {
+    let algo = crate::routing::algorithm(spec)?;
+    if row(algo, kind).is_some() {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        "routing.algorithm",
+        format!("{:?}", algo.name()),
+        format!("not defined on topology.kind = {kind:?}; it needs one of: {}", kinds_of(algo).join(", ")),
+    ))
+}
+
 /// The VC policy of a run: `auto` resolved by the table, any other checked against it.
 pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Policy> {
     let r = row(algorithm, kind).expect("the routing was built, so the table has its row");

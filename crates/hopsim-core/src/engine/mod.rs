@@ -52,6 +52,7 @@ impl Parts {
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
         memory::check_fits(spec, topo.as_ref(), memory::available())?;
+        crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());

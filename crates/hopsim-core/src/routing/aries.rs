@@ -37,52 +37,11 @@
 
 use super::{phase_target, Candidates, Hop, MinimalStep, RouteCtx, RouteState, Routing, Rng, NO_DIM};
 use crate::error::{SpecError, SpecResult};
+use crate::spec::AriesMode as Mode;
 use crate::spec::Spec;
 use crate::topology::{Aries, Topology};
 use rand::Rng as _;
 use std::sync::Arc;
-
-/// The routing modes of Aries, in `routing.mode` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Adaptive,
-    AdaptiveLowBias,
-    AdaptiveHighBias,
-    IncreasinglyMinimal,
-    MinHash,
-    NminHash,
-    InOrder,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 7] =
-        [Mode::Adaptive, Mode::AdaptiveLowBias, Mode::AdaptiveHighBias, Mode::IncreasinglyMinimal, Mode::MinHash, Mode::NminHash, Mode::InOrder];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Adaptive => "adaptive",
-            Mode::AdaptiveLowBias => "adaptive_low_bias",
-            Mode::AdaptiveHighBias => "adaptive_high_bias",
-            Mode::IncreasinglyMinimal => "increasingly_minimal",
-            Mode::MinHash => "min_hash",
-            Mode::NminHash => "nmin_hash",
-            Mode::InOrder => "in_order",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// The value `RouteState::mode` carries for this mode (0 is "the run's mode").
-    pub fn code(self) -> u8 {
-        Self::ALL.iter().position(|&m| m == self).expect("listed") as u8 + 1
-    }
-
-    pub fn from_code(code: u8) -> Option<Self> {
-        Self::ALL.get((code as usize).checked_sub(1)?).copied()
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 pub struct AriesParams {

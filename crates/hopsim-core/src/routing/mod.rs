@@ -23,7 +23,7 @@ mod ugal;
 mod valiant;
 mod valiant_low_diameter;
 
-pub use aries::Mode as AriesMode;
+pub use crate::spec::AriesMode;
 pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
@@ -166,10 +166,11 @@ pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
     })
 }
 
+/// The routing `spec` names on `topo`, which must be a topology the algorithm is defined on
+/// (`deadlock_freedom::check_defined`, asked first where a run is composed).
 pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
     use Algorithm as A;
     let algo = algorithm(spec)?;
-    let kind = topo.kind();
     if spec.routing.valiant_redraw && !(algo == A::Valiant && minimal_step(topo.as_ref()).is_some()) {
         return Err(SpecError::new(
             "routing.valiant_redraw",
@@ -177,17 +178,10 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
             "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries",
         ));
     }
-    if crate::deadlock_freedom::row(algo, kind).is_none() {
-        return Err(SpecError::new(
-            "routing.algorithm",
-            format!("{:?}", algo.name()),
-            format!("not defined on topology.kind = {kind:?}; it needs one of: {}", crate::deadlock_freedom::kinds_of(algo).join(", ")),
-        ));
-    }
     // HyperX has a grid too, but its minimal step, not the torus's DOR.
     let low_diameter = minimal_step(topo.as_ref());
     let grid = || low_diameter.is_none();
-    let step = || low_diameter.clone().expect("the table lists only low-diameter kinds here");
+    let step = || low_diameter.clone().expect("check_defined: the table lists only low-diameter kinds here");
     let adaptive = || ugal::UgalParams::from_spec(spec);
     Ok(match algo {
         A::Dor if grid() => Arc::new(dor::Dor::new(topo.clone()).expect("cartesian")),

@@ -199,8 +199,8 @@ impl JobSpec {
             return Err(SpecError::new(key("workload.motif"), format!("{:?}", w.motif), format!("allowed: {}", names.join(", "))));
         };
         if let Some(m) = &self.routing_mode {
-            if m != "app_aware" && crate::routing::AriesMode::from_name(m).is_none() {
-                let names: Vec<_> = crate::routing::AriesMode::ALL.iter().map(|m| m.name()).collect();
+            if m != "app_aware" && super::AriesMode::from_name(m).is_none() {
+                let names: Vec<_> = super::AriesMode::ALL.iter().map(|m| m.name()).collect();
                 return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: app_aware, {}", names.join(", "))));
             }
         }
@@ -234,10 +234,6 @@ impl JobSpec {
             if d.len() != 3 || d.contains(&0) {
                 return Err(SpecError::new(key("workload.domain"), format!("{d:?}"), "3 positive element counts (x, y, z) per rank"));
             }
-        }
-        let a = &self.allocation;
-        if !crate::workload::alloc::POLICIES.contains(&a.policy.as_str()) {
-            return Err(SpecError::new(key("allocation.policy"), format!("{:?}", a.policy), format!("allowed: {}", crate::workload::alloc::POLICIES.join(", "))));
         }
         let p = &self.app_aware;
         for (k, v) in [("latency_scale", p.latency_scale), ("stall_scale", p.stall_scale)] {

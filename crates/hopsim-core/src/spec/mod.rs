@@ -3,6 +3,7 @@
 //! Parsing goes through serde so that unknown keys and wrong types are caught with their
 //! dotted path; `validate` then checks ranges and combinations and names the key at fault.
 
+mod aries_mode;
 mod jobs;
 mod link;
 mod link_class;
@@ -11,6 +12,7 @@ mod parse;
 mod validate;
 mod workload;
 
+pub use aries_mode::AriesMode;
 pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};

@@ -45,11 +45,15 @@ const REGISTRY: [(&str, Make); 5] = [
     ("explicit", |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() })),
 ];
 
-/// The policy names `allocation.policy` allows.
-pub const POLICIES: [&str; 5] = [REGISTRY[0].0, REGISTRY[1].0, REGISTRY[2].0, REGISTRY[3].0, REGISTRY[4].0];
-
-pub fn build(spec: &AllocationSpec) -> Option<Box<dyn Allocation>> {
-    REGISTRY.iter().find(|(name, _)| *name == spec.policy).map(|(_, make)| make(spec))
+/// The policy `allocation.policy` names (`key` is that key, for the error).
+pub fn build(spec: &AllocationSpec, key: &str) -> crate::error::SpecResult<Box<dyn Allocation>> {
+    match REGISTRY.iter().find(|(name, _)| *name == spec.policy) {
+        Some((_, make)) => Ok(make(spec)),
+        None => {
+            let names: Vec<&str> = REGISTRY.iter().map(|(name, _)| *name).collect();
+            Err(crate::error::SpecError::new(key, format!("{:?}", spec.policy), format!("allowed: {}", names.join(", "))))
+        }
+    }
 }
 
 /// Take the first `ranks` of `candidates` (free servers in the policy's order).
