@@ -27,3 +27,17 @@ def test_list_text_names_every_kind_and_key():
         assert f"  {t['name']}: " in text
         for k in t["keys"]:
             assert f"topology.{k['name']}" in text
+
+
+def test_every_metric_of_a_run_has_a_unit_from_the_engine(tmp_path):
+    from hopsim import engine
+
+    import hopsim
+
+    result = hopsim.simulate({"topology": {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2},
+                              "router": {"vcs": 4}, "routing": {"algorithm": "ugal_l"}, "traffic": {"load": 0.2},
+                              "run": {"warmup": 200, "cycles": 500}})
+    missing = [k for k in result["metrics"] if engine.metric_unit(k) is None]
+    assert missing == []
+    assert engine.metric_unit("link_load_max_global") == "phits/cycle"
+    assert engine.metric_unit("not_a_metric") is None

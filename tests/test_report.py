@@ -74,6 +74,9 @@ def test_default_study_plots_and_report(default_study):
     assert 'href="load=0.5/"' in html  # run directories are linked
     assert "[sweep]" in html and "traffic.load" in html  # the experiment is shown
     assert "<table" in html and "accepted_load" in html
+    # Column units come from the engine's list of metrics.
+    assert 'accepted_load<br><span class="unit">phits/server/cycle</span>' in html
+    assert 'packet_latency_mean<br><span class="unit">cycles</span>' in html
 
 
 def test_report_command_rebuilds(default_study, tmp_path):

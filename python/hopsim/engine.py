@@ -84,9 +84,11 @@ def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(_call(_core().switch_roles_json, spec))
 
 
+@functools.lru_cache(maxsize=1)
 def components() -> dict[str, Any]:
     """Every component the engine registers: topology kinds with their keys and defaults,
-    routing algorithms with the topologies they run on, VC policies, traffic patterns."""
+    routing algorithms with the topologies they run on, VC policies, traffic patterns,
+    workloads, and the metrics of a run with their units."""
     return json.loads(_core().components_json())
 
 
@@ -95,6 +97,25 @@ def closed_loop_workloads() -> list[str]:
     """The ``workload.kind``s whose senders wait for answers (their results are samples),
     from the engine's one list of workloads."""
     return [w["name"] for w in components()["workloads"] if w["closed_loop"]]
+
+
+@functools.lru_cache(maxsize=1)
+def metric_units() -> dict[str, str]:
+    """The unit of each metric of a run (``""`` for ratios, categories and text), from the
+    engine's one list of its metrics."""
+    return {m["name"]: m["unit"] for m in components()["metrics"]}
+
+
+def metric_unit(column: str) -> str | None:
+    """The unit of a column of ``runs.csv`` that is one of the engine's metrics, including
+    the per-mode and per-link-class families (``link_load_max_global``); None otherwise."""
+    units = metric_units()
+    if column in units:
+        return units[column]
+    for family in components()["metric_families"]:
+        if column.startswith(family["pattern"].split("<")[0]):
+            return family["unit"]
+    return None
 
 
 def version() -> str:

@@ -71,6 +71,7 @@ h2 { font-size: 1.2em; margin: 32px 0 10px; border-bottom: 1px solid #d9dde3; pa
 table { border-collapse: collapse; background: white; font-size: 0.85em; }
 th, td { border: 1px solid #dde1e7; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th { background: #eef1f5; position: sticky; top: 0; }
+th .unit { font-weight: normal; color: #667; font-size: 0.85em; }
 td.l, th.l { text-align: left; }
 tr.dead td { background: #fdecea; }
 .scroll { overflow: auto; max-height: 640px; border: 1px solid #dde1e7; }
@@ -121,11 +122,15 @@ def _truthy(v: Any) -> bool:
 
 
 def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = ()) -> str:
+    from . import engine
+
     cols = [c for c in columns if c in frame.columns]
     out = ["<table><thead><tr>"]
     for c in cols:
         cls = ' class="l"' if c in left else ""
-        out.append(f"<th{cls}>{_esc(c)}</th>")
+        unit = engine.metric_unit(c)
+        unit_html = f'<br><span class="unit">{_esc(unit)}</span>' if unit else ""
+        out.append(f"<th{cls}>{_esc(c)}{unit_html}</th>")
     out.append("</tr></thead><tbody>")
     for _, row in frame.iterrows():
         dead = "deadlock" in frame.columns and _truthy(row.get("deadlock"))

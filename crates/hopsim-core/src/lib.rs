@@ -114,6 +114,8 @@ pub fn components_json() -> String {
         "vc_policies": vc::Policy::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
         "traffic_patterns": traffic::PATTERNS.split(", ").collect::<Vec<_>>(),
         "workloads": spec::WORKLOADS.iter().map(|(name, closed)| serde_json::json!({"name": name, "closed_loop": closed})).collect::<Vec<_>>(),
+        "metrics": stats::metric_units::METRICS.iter().map(|(name, unit)| serde_json::json!({"name": name, "unit": unit})).collect::<Vec<_>>(),
+        "metric_families": stats::metric_units::METRIC_FAMILIES.iter().map(|(pattern, unit)| serde_json::json!({"pattern": pattern, "unit": unit})).collect::<Vec<_>>(),
     })
     .to_string()
 }

@@ -1,6 +1,7 @@
 //! What a run measures: latency distribution, accepted load (at ejection), load over time.
 
 mod histogram;
+pub mod metric_units;
 pub mod jobs;
 pub mod result;
 pub mod stability;
