@@ -9,7 +9,7 @@ Layout of an output directory ``DIR``::
     DIR/<run>/metrics.json     the engine's metrics (one flat table of scalars)
     DIR/<run>/latency_histogram.csv  lower, upper, count (packet latency, cycles)
     DIR/<run>/temporal.csv     start, end, measured, offered_load, accepted_load, latency_mean
-    DIR/<run>/links.csv        switch, port, to_switch, dim, class, direction, phits, load
+    DIR/<run>/links.csv        switch, port, to_switch, to_port, dim, class, direction, phits, load
     DIR/<run>/counters.csv     server, request_flits, stalled_cycles, request_packets,
                                responses_received, cumulative_request_latency, responses_sent,
                                packets, cumulative_packet_latency, stalls_per_flit,

@@ -220,11 +220,12 @@ fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
     for s in 0..topo.num_switches() {
         let base = r.port_base[s] as usize;
         for p in 0..r.network_ports[s] as usize {
-            if let Peer::Switch { switch: to, .. } = r.ports[base + p].peer {
+            if let Peer::Switch { switch: to, port: to_port } = r.ports[base + p].peer {
                 let phits = r.link_phits[base + p];
                 t.switch.push(s as u32);
                 t.port.push(p as u16);
                 t.to_switch.push(to);
+                t.to_port.push(to_port);
                 t.dim.push(topo.port_dimension(s, p).map_or(-1, |d| d as i32));
                 t.class.push(topo.link_class(s, p).name());
                 t.direction.push(topo.port_direction(s, p));

@@ -136,7 +136,9 @@ pub struct Temporal {
 pub struct LinkTable {
     pub switch: Vec<u32>,
     pub port: Vec<u16>,
+    /// The far end of the link: its switch and the input port it arrives on.
     pub to_switch: Vec<u32>,
+    pub to_port: Vec<u16>,
     pub dim: Vec<i32>,
     /// The link's class (`LinkClass::name`: "dim0", "local", "global", "row", ...).
     pub class: Vec<&'static str>,

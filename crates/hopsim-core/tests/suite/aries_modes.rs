@@ -271,3 +271,18 @@ fn link_loads_per_class_add_up_and_detours_double_the_global_load() {
     let ratio = nmin.metrics.per_link_class["link_load_mean_global"] / min.metrics.per_link_class["link_load_mean_global"];
     assert!((ratio - 2.0).abs() < 0.1, "global load ratio {ratio}");
 }
+
+#[test]
+fn each_link_names_its_far_end_and_the_far_end_links_back() {
+    let r = run("adaptive", "", 0.05, "");
+    let l = &r.links;
+    assert!(!l.switch.is_empty());
+    let index: std::collections::HashMap<(u32, u16), usize> = (0..l.switch.len()).map(|i| ((l.switch[i], l.port[i]), i)).collect();
+    for i in 0..l.switch.len() {
+        // Aries links are bidirectional: the far end's port of the same number leads back,
+        // over a link of the same class.
+        let back = index[&(l.to_switch[i], l.to_port[i])];
+        assert_eq!((l.to_switch[back], l.to_port[back]), (l.switch[i], l.port[i]));
+        assert_eq!(l.class[back], l.class[i]);
+    }
+}
