@@ -66,6 +66,14 @@ def test_stored_config_is_what_the_script_runs():
         assert stored == expect, cfg.name
 
 
+def test_stored_hopsim_spec_is_what_the_script_runs():
+    # The Dragonfly configurations keep hopsim's experiment beside BookSim2's numbers.
+    with_spec = [c for c in STORED if "hopsim_spec" in json.loads(crosscheck.data_path(c).read_text())]
+    assert {c.name for c in with_spec} >= {"dragonfly-a4h2p2-min-1flit", "dragonfly-a4h2p2-ugal-1flit"}
+    for cfg in with_spec:
+        assert json.loads(crosscheck.data_path(cfg).read_text())["hopsim_spec"] == crosscheck.hopsim_spec(cfg), cfg.name
+
+
 CAMINOS_STORED = [c for c in caminos.CONFIGS if caminos.data_path(c).exists()]
 
 
