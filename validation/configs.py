@@ -26,6 +26,24 @@ from typing import Any
 BOOKSIM2_COMMIT = "28f43299"
 
 
+def _iq_router(vcs: int, vc_buf: int) -> dict[str, Any]:
+    """hopsim's router set as BookSim2's `iq` router with its default delays (above)."""
+    return {
+        "vcs": vcs,
+        "input_buffer_phits": vc_buf,
+        "output_buffer_phits": 2,
+        "flow_control": "wormhole",
+        "pipeline_delay": 1,
+        "vc_allocation": "before_switch",
+        "next_head_routing": "after_tail",
+    }
+
+
+def _run(default_cycles: int, seed: int, warmup: int | None, cycles: int | None) -> dict[str, Any]:
+    return {"warmup": default_cycles if warmup is None else warmup,
+            "cycles": default_cycles if cycles is None else cycles, "seed": seed}
+
+
 @dataclass(frozen=True)
 class Config:
     name: str
@@ -70,15 +88,7 @@ class Config:
             "name": self.name,
             "topology": {"kind": self.kind, "dims": [self.k] * self.n, "servers_per_switch": 1},
             "link": {"latency": channel + 1, "injection": {"latency": 2}},
-            "router": {
-                "vcs": self.vcs,
-                "input_buffer_phits": self.vc_buf,
-                "output_buffer_phits": 2,
-                "flow_control": "wormhole",
-                "pipeline_delay": 1,
-                "vc_allocation": "before_switch",
-                "next_head_routing": "after_tail",
-            },
+            "router": _iq_router(self.vcs, self.vc_buf),
             "packet": {"phits": self.packet_flits},
             "routing": {
                 "algorithm": "dor",
@@ -86,7 +96,7 @@ class Config:
                 "injection_vcs": "any",
             },
             "traffic": {"pattern": "uniform", "load": load},
-            "run": {"warmup": self.cycles if warmup is None else warmup, "cycles": self.cycles if cycles is None else cycles, "seed": seed},
+            "run": _run(self.cycles, seed, warmup, cycles),
         }
 
 
@@ -155,19 +165,11 @@ class DragonflyConfig:
             "topology": {"kind": "dragonfly", "switches_per_group": 2 * self.p, "global_links_per_switch": self.p,
                          "servers_per_switch": self.p, "global_arrangement": "consecutive"},
             "link": {"latency": 1, "injection": {"latency": 2}, "local": {"latency": 11}, "global": {"latency": 101}},
-            "router": {
-                "vcs": 4,
-                "input_buffer_phits": self.vc_buf,
-                "output_buffer_phits": 2,
-                "flow_control": "wormhole",
-                "pipeline_delay": 1,
-                "vc_allocation": "before_switch",
-                "next_head_routing": "after_tail",
-            },
+            "router": _iq_router(4, self.vc_buf),
             "packet": {"phits": self.packet_flits},
             "routing": routing,
             "traffic": {"pattern": "uniform", "load": load},
-            "run": {"warmup": self.cycles if warmup is None else warmup, "cycles": self.cycles if cycles is None else cycles, "seed": seed},
+            "run": _run(self.cycles, seed, warmup, cycles),
         }
 
 
@@ -175,7 +177,7 @@ def _loads(*xs: float) -> tuple[float, ...]:
     return tuple(xs)
 
 
-CONFIGS: list[Config] = [
+CONFIGS: list[Config | DragonflyConfig] = [
     Config("torus-8x8-2vc-1flit", "torus", 8, 2, 2, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40),
            note="one VC per dateline class, the configuration most torus papers use"),
     Config("torus-8x8-4vc-1flit", "torus", 8, 2, 4, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.45, 0.50, 0.60)),
@@ -194,10 +196,10 @@ DRAGONFLY_CONFIGS: list[DragonflyConfig] = [
     DragonflyConfig("dragonfly-a4h2p2-min-1flit", "min", 2, 2, 1, _loads(0.05, 0.20, 0.30, 0.35, 0.40, 0.50, 0.70)),
     DragonflyConfig("dragonfly-a4h2p2-ugal-1flit", "ugal", 2, 3, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.50, 0.60)),
 ]
-CONFIGS = CONFIGS + DRAGONFLY_CONFIGS  # type: ignore[operator]
+CONFIGS += DRAGONFLY_CONFIGS
 
 
-def by_name(name: str) -> Config:
+def by_name(name: str) -> Config | DragonflyConfig:
     for c in CONFIGS:
         if c.name == name:
             return c
