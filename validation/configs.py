@@ -21,7 +21,7 @@ Translation facts (docs/validation/booksim2.md explains each):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 BOOKSIM2_COMMIT = "28f43299"
 
@@ -119,7 +119,7 @@ class DragonflyConfig:
     """
 
     name: str
-    routing: str  # BookSim2's routing_function: "min" or "ugal"
+    routing: Literal["min", "ugal"]  # BookSim2's routing_function
     p: int
     vcs: int  # BookSim2's num_vcs
     packet_flits: int
