@@ -21,9 +21,27 @@ Translation facts (docs/validation/booksim2.md explains each):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 BOOKSIM2_COMMIT = "28f43299"
+
+
+def _iq_router(vcs: int, vc_buf: int) -> dict[str, Any]:
+    """hopsim's router set as BookSim2's `iq` router with its default delays (above)."""
+    return {
+        "vcs": vcs,
+        "input_buffer_phits": vc_buf,
+        "output_buffer_phits": 2,
+        "flow_control": "wormhole",
+        "pipeline_delay": 1,
+        "vc_allocation": "before_switch",
+        "next_head_routing": "after_tail",
+    }
+
+
+def _run(default_cycles: int, seed: int, warmup: int | None, cycles: int | None) -> dict[str, Any]:
+    return {"warmup": default_cycles if warmup is None else warmup,
+            "cycles": default_cycles if cycles is None else cycles, "seed": seed}
 
 
 @dataclass(frozen=True)
@@ -60,21 +78,17 @@ class Config:
             **self.extra_booksim,
         }
 
+    def describe(self) -> str:
+        return (f"{self.kind} {'x'.join([str(self.k)] * self.n)}, DOR, {self.vcs} VCs, {self.packet_flits}-flit packets, "
+                f"wormhole, {self.vc_buf} flits per VC, uniform traffic. {self.note}").rstrip()
+
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
         channel = 2 if self.kind == "torus" else 1
         return {
             "name": self.name,
             "topology": {"kind": self.kind, "dims": [self.k] * self.n, "servers_per_switch": 1},
             "link": {"latency": channel + 1, "injection": {"latency": 2}},
-            "router": {
-                "vcs": self.vcs,
-                "input_buffer_phits": self.vc_buf,
-                "output_buffer_phits": 2,
-                "flow_control": "wormhole",
-                "pipeline_delay": 1,
-                "vc_allocation": "before_switch",
-                "next_head_routing": "after_tail",
-            },
+            "router": _iq_router(self.vcs, self.vc_buf),
             "packet": {"phits": self.packet_flits},
             "routing": {
                 "algorithm": "dor",
@@ -82,7 +96,80 @@ class Config:
                 "injection_vcs": "any",
             },
             "traffic": {"pattern": "uniform", "load": load},
-            "run": {"warmup": self.cycles if warmup is None else warmup, "cycles": self.cycles if cycles is None else cycles, "seed": seed},
+            "run": _run(self.cycles, seed, warmup, cycles),
+        }
+
+
+@dataclass(frozen=True)
+class DragonflyConfig:
+    """BookSim2's ``dragonflynew``: p servers and h = p global links per switch, a = 2p
+    switches per group, a*p + 1 groups, every switch of a group joined to every other; its
+    channels take 10 cycles inside a group and 100 between groups (``DRAGON_LATENCY``),
+    injection and ejection 1.
+
+    Translation (docs/validation/booksim2.md, Dragonfly): global port k of a group (h per
+    switch, switch by switch) goes to the k-th other group in increasing order:
+    ``global_arrangement = "consecutive"``. BookSim2's ``min`` uses VC 0 before the global
+    hop and VC 1 from it on: ``min_first`` on 4 VCs gives each local port the same two
+    classes and each global port the same one (the other VCs stay empty). Its ``ugal`` (3
+    VCs: 0 on the way to the intermediate, 1 after it up to the global hop, 2 from it on)
+    is closest to ``min_last`` (minimal packets on the second phase's classes) with an
+    intermediate switch, the port's queue and its threshold of 30 flits; the remaining
+    differences are on that page.
+    """
+
+    name: str
+    routing: Literal["min", "ugal"]  # BookSim2's routing_function
+    p: int
+    vcs: int  # BookSim2's num_vcs
+    packet_flits: int
+    loads: tuple[float, ...]
+    # Enough to cover a global channel's credit round trip (about 2 x 101 cycles): with
+    # BookSim2's default of 8 a global VC carries 8 flits per round trip and saturates at 0.04.
+    vc_buf: int = 256
+    cycles: int = 10_000
+    note: str = ""
+    kind: str = "dragonfly"
+
+    def describe(self) -> str:
+        a, g = 2 * self.p, 2 * self.p * self.p + 1
+        return (f"BookSim2 dragonflynew a={a} h={self.p} p={self.p} ({g} groups, {a * g * self.p} servers), "
+                f"{self.routing}, {self.vcs} VCs, {self.packet_flits}-flit packets, {self.vc_buf} flits per VC, "
+                f"uniform traffic, channels 10 (local) / 100 (global) cycles. {self.note}").rstrip()
+
+    def booksim_config(self, load: float, seed: int = 1) -> dict[str, Any]:
+        return {
+            "topology": "dragonflynew",
+            "k": self.p,
+            "n": 1,
+            "routing_function": self.routing,
+            "num_vcs": self.vcs,
+            "vc_buf_size": self.vc_buf,
+            "packet_size": self.packet_flits,
+            "traffic": "uniform",
+            "injection_rate": load / self.packet_flits,
+            "sim_type": "throughput",
+            "warmup_periods": 1,
+            "sample_period": self.cycles,
+            "max_samples": 2,
+            "seed": seed,
+        }
+
+    def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
+        routing: dict[str, Any] = {"algorithm": "minimal", "vc_policy": "min_first", "injection_vcs": "any"}
+        if self.routing == "ugal":
+            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "injection_vcs": "any",
+                       "ugal_queue": "port", "ugal_intermediate": "switch", "ugal_threshold": 30}
+        return {
+            "name": self.name,
+            "topology": {"kind": "dragonfly", "switches_per_group": 2 * self.p, "global_links_per_switch": self.p,
+                         "servers_per_switch": self.p, "global_arrangement": "consecutive"},
+            "link": {"latency": 1, "injection": {"latency": 2}, "local": {"latency": 11}, "global": {"latency": 101}},
+            "router": _iq_router(4, self.vc_buf),
+            "packet": {"phits": self.packet_flits},
+            "routing": routing,
+            "traffic": {"pattern": "uniform", "load": load},
+            "run": _run(self.cycles, seed, warmup, cycles),
         }
 
 
@@ -90,7 +177,7 @@ def _loads(*xs: float) -> tuple[float, ...]:
     return tuple(xs)
 
 
-CONFIGS: list[Config] = [
+CONFIGS: list[Config | DragonflyConfig] = [
     Config("torus-8x8-2vc-1flit", "torus", 8, 2, 2, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40),
            note="one VC per dateline class, the configuration most torus papers use"),
     Config("torus-8x8-4vc-1flit", "torus", 8, 2, 4, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.45, 0.50, 0.60)),
@@ -105,7 +192,14 @@ CONFIGS: list[Config] = [
 ]
 
 
-def by_name(name: str) -> Config:
+DRAGONFLY_CONFIGS: list[DragonflyConfig] = [
+    DragonflyConfig("dragonfly-a4h2p2-min-1flit", "min", 2, 2, 1, _loads(0.05, 0.20, 0.30, 0.35, 0.40, 0.50, 0.70)),
+    DragonflyConfig("dragonfly-a4h2p2-ugal-1flit", "ugal", 2, 3, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.50, 0.60)),
+]
+CONFIGS += DRAGONFLY_CONFIGS
+
+
+def by_name(name: str) -> Config | DragonflyConfig:
     for c in CONFIGS:
         if c.name == name:
             return c

@@ -54,12 +54,21 @@ def refresh(cfg: Config, binary: str) -> dict:
         "config": cfg.name,
         "command": "booksim booksim.cfg  (booksim.cfg: the lines of booksim_config, plus injection_rate = offered / packet_size)",
         "booksim_config": base,
+        "hopsim_spec": hopsim_spec(cfg),
         "date": _dt.date.today().isoformat(),
         "points": points,
     }
     DATA.mkdir(parents=True, exist_ok=True)
     data_path(cfg).write_text(json.dumps(ref, indent=1) + "\n")
     return ref
+
+
+def hopsim_spec(cfg: Config) -> dict:
+    """hopsim's experiment for `cfg`, as stored beside BookSim2's numbers (the offered load
+    is each point's)."""
+    spec = cfg.hopsim_spec(cfg.loads[0])
+    del spec["traffic"]["load"]
+    return spec
 
 
 def run_hopsim(cfg: Config, loads, warmup: int | None = None, cycles: int | None = None) -> list[dict]:
@@ -76,8 +85,7 @@ def table(cfg: Config, ref: list[dict], ours: list[dict]) -> str:
     lines = [
         f"# {cfg.name}",
         "",
-        f"{cfg.kind} {'x'.join([str(cfg.k)] * cfg.n)}, DOR, {cfg.vcs} VCs, {cfg.packet_flits}-flit packets, "
-        f"wormhole, {cfg.vc_buf} flits per VC, uniform traffic. {cfg.note}".rstrip(),
+        cfg.describe(),
         "",
         "| offered | BookSim2 accepted | hopsim accepted | BookSim2 latency | hopsim latency |",
         "|---|---|---|---|---|",
