@@ -77,19 +77,7 @@ def test_stored_hopsim_spec_is_what_the_script_runs():
 CAMINOS_STORED = [c for c in caminos.CONFIGS if caminos.data_path(c).exists()]
 
 
-# A known difference (docs/validation/caminos.md): on the Dragonfly under uniform traffic
-# hopsim accepts 0.416 where CAMINOS accepts 0.339, because CAMINOS's `Shortest` phases take
-# any shortest next hop (global-local-global detours included: 19 % more global hops) where
-# hopsim's take local-global-local. Strict: the test fails once they agree.
-KNOWN_DIFFERENT = {"dragonfly-valiant-ladder"}
-
-
-@pytest.mark.parametrize(
-    "cfg",
-    [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="CAMINOS routes each Valiant phase over every shortest path, hopsim local-global-local"))
-     if c.name in KNOWN_DIFFERENT else c for c in CAMINOS_STORED],
-    ids=lambda c: c.name,
-)
+@pytest.mark.parametrize("cfg", CAMINOS_STORED, ids=lambda c: c.name)
 def test_hopsim_agrees_with_caminos(cfg):
     ref = json.loads(caminos.data_path(cfg).read_text())
     assert ref["version"] == caminos.VERSION and ref["command"]

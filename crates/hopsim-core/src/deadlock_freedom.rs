@@ -114,9 +114,14 @@ pub fn check_defined(spec: &Spec, kind: &str) -> SpecResult<()> {
 /// The VC policy of a run: `auto` resolved by the table, any other checked against it.
 pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Policy> {
     let r = row(algorithm, kind).expect("the routing was built, so the table has its row");
+    // Valiant over every shortest next hop leaves the topology's minimal paths (on a
+    // dragonfly, global-local-global through a third group): only the hop ladders, which
+    // order any path of bounded length, still hold.
+    let all_shortest = spec.routing.valiant_paths.as_deref() == Some(crate::routing::ValiantPaths::AllShortest.name());
+    let sound: &[Policy] = if all_shortest { &[P::Ladder, P::LadderReuse] } else { r.sound };
     let asked = Policy::from_spec(spec)?;
-    let Some(p) = asked else { return Ok(r.auto) };
-    if p == P::None || r.sound.contains(&p) {
+    let Some(p) = asked else { return Ok(if all_shortest { P::Ladder } else { r.auto }) };
+    if p == P::None || sound.contains(&p) {
         return Ok(p);
     }
     Err(SpecError::new(
@@ -125,7 +130,7 @@ pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Polic
         format!(
             "routing.algorithm = {:?} is not deadlock-free with it; use one of: {}",
             algorithm.name(),
-            r.sound.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+            sound.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
         ),
     ))
 }

@@ -12,6 +12,7 @@ mod dor;
 mod dragonfly_lgl;
 mod dragonfly_plus_ugd;
 mod fat_tree_updown;
+mod all_shortest;
 mod graph_minimal;
 mod hyperx_dor;
 mod min_adaptive;
@@ -24,6 +25,7 @@ mod valiant;
 mod valiant_low_diameter;
 
 pub use crate::spec::AriesMode;
+pub use valiant_low_diameter::ValiantPaths;
 pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
@@ -178,6 +180,14 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
             "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries",
         ));
     }
+    let paths = valiant_low_diameter::ValiantPaths::from_spec(spec)?;
+    if paths != valiant_low_diameter::ValiantPaths::Topology && !(algo == A::Valiant && minimal_step(topo.as_ref()).is_some()) {
+        return Err(SpecError::new(
+            "routing.valiant_paths",
+            format!("{:?}", paths.name()),
+            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus, aries and slim_fly",
+        ));
+    }
     // HyperX has a grid too, but its minimal step, not the torus's DOR.
     let low_diameter = minimal_step(topo.as_ref());
     let grid = || low_diameter.is_none();
@@ -192,7 +202,7 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
         })?),
         A::Valiant if grid() => Arc::new(valiant::Valiant::new(topo.clone()).expect("cartesian")),
         A::Dor | A::Minimal => Arc::new(minimal::Minimal::new(algo.name(), step(), topo.diameter())),
-        A::Valiant => Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step(), spec.routing.valiant_redraw)),
+        A::Valiant => Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step(), spec.routing.valiant_redraw, paths)),
         A::UgalL | A::UgalG => Arc::new(ugal::Ugal::new(topo.clone(), step(), algo == A::UgalG, adaptive()?)),
         A::Par => Arc::new(par::Par::new(topo.clone(), step(), adaptive()?)),
         A::Aries => Arc::new(aries::AriesRouting::new(topo.as_ref(), step(), aries::AriesParams::from_spec(spec)?)),

@@ -79,7 +79,7 @@ impl IntermediateKind {
 }
 
 /// The variant `key` names, or an error listing the allowed names.
-fn choose<T: Copy>(key: &str, given: Option<&str>, default: T, all: &[T], name: fn(T) -> &'static str) -> SpecResult<T> {
+pub(super) fn choose<T: Copy>(key: &str, given: Option<&str>, default: T, all: &[T], name: fn(T) -> &'static str) -> SpecResult<T> {
     let Some(given) = given else { return Ok(default) };
     all.iter().copied().find(|&v| name(v) == given).ok_or_else(|| {
         SpecError::new(key, format!("{given:?}"), format!("allowed: {}", all.iter().map(|&v| name(v)).collect::<Vec<_>>().join(", ")))

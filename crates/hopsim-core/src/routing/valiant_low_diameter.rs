@@ -6,15 +6,46 @@
 //! When the source or the destination switch is drawn, the packet is routed minimally
 //! (`RouteState::valiant` = false) and the VC policy decides which phase's VCs it uses
 //! (`min_first`, `min_last`, `min_both`), as in the VC-management paper; with
-//! `routing.valiant_redraw = true` the intermediate is drawn again instead.
+//! `routing.valiant_redraw = true` the intermediate is drawn again instead. With
+//! `routing.valiant_paths = "all_shortest"` each phase offers every shortest next hop
+//! (`all_shortest.rs`) instead of the topology's minimal step.
 
+use super::all_shortest::AllShortest;
 use super::{phase_target, Candidates, MinimalStep, RouteCtx, RouteState, Routing, Rng};
+use crate::error::SpecResult;
+use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
 use std::sync::Arc;
 
+/// The paths of each Valiant phase (`routing.valiant_paths`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValiantPaths {
+    /// The topology's minimal step (local-global-local on a dragonfly).
+    Topology,
+    /// Every shortest next hop from the wiring.
+    AllShortest,
+}
+
+impl ValiantPaths {
+    pub const ALL: [ValiantPaths; 2] = [ValiantPaths::Topology, ValiantPaths::AllShortest];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ValiantPaths::Topology => "topology",
+            ValiantPaths::AllShortest => "all_shortest",
+        }
+    }
+
+    pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
+        super::ugal::choose("routing.valiant_paths", spec.routing.valiant_paths.as_deref(), ValiantPaths::Topology, &Self::ALL, Self::name)
+    }
+}
+
 pub struct LowDiameterValiant {
     step: Arc<dyn MinimalStep>,
+    /// Every shortest next hop, when `routing.valiant_paths = "all_shortest"`.
+    all_shortest: Option<AllShortest>,
     /// Switches an intermediate may be drawn from.
     pool: Vec<u32>,
     redraw: bool,
@@ -22,9 +53,10 @@ pub struct LowDiameterValiant {
 }
 
 impl LowDiameterValiant {
-    pub fn new(topo: &dyn Topology, step: Arc<dyn MinimalStep>, redraw: bool) -> Self {
+    pub fn new(topo: &dyn Topology, step: Arc<dyn MinimalStep>, redraw: bool, paths: ValiantPaths) -> Self {
         let pool = (0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect();
-        LowDiameterValiant { step, pool, redraw, diameter: topo.diameter() }
+        let all_shortest = (paths == ValiantPaths::AllShortest).then(|| AllShortest::new(topo));
+        LowDiameterValiant { step, all_shortest, pool, redraw, diameter: topo.diameter() }
     }
 }
 
@@ -49,7 +81,10 @@ impl Routing for LowDiameterValiant {
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
         let target = phase_target(cx.switch, state);
-        out.push(self.step.hop(cx.switch, target, state, cx.rng), 0);
+        match &self.all_shortest {
+            Some(all) => all.hops(cx.switch, target, out),
+            None => out.push(self.step.hop(cx.switch, target, state, cx.rng), 0),
+        }
     }
 
     fn max_hops(&self) -> usize {

@@ -227,6 +227,11 @@ pub struct RoutingSpec {
     /// intermediate group, left from its gateway; "switch": any switch of that group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ugal_intermediate: Option<String>,
+    /// `valiant` on low-diameter networks: the paths of each phase ("topology": the
+    /// topology's minimal path, e.g. local-global-local; "all_shortest": every shortest next
+    /// hop from the wiring, as CAMINOS's `Shortest`; `routing/all_shortest.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valiant_paths: Option<String>,
     /// `aries`: the routing mode of messages that do not choose one (`adaptive`,
     /// `adaptive_low_bias`, `adaptive_high_bias`, `increasingly_minimal`, `min_hash`,
     /// `nmin_hash`, `in_order`).
@@ -251,6 +256,7 @@ impl Default for RoutingSpec {
             ugal_threshold: None,
             ugal_queue: None,
             ugal_intermediate: None,
+            valiant_paths: None,
             mode: None,
             bias_low: None,
             bias_high: None,

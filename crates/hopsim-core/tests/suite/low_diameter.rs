@@ -312,3 +312,76 @@ fn injecting_into_any_vc_relieves_head_of_line_blocking_at_injection() {
     assert!(any > policy * 1.02, "injection any {any:.4}, policy {policy:.4}");
     assert!(first > policy * 1.02, "injection any_first {first:.4}, policy {policy:.4}");
 }
+
+/// Each hop `valiant_paths = "all_shortest"` offers at `cur` towards `target` leads one hop
+/// nearer (distances by breadth-first search of the wiring), and all such hops are offered.
+#[test]
+fn all_shortest_valiant_offers_every_hop_one_nearer_and_only_those() {
+    let s = spec_of(DF, "[routing]\nalgorithm = \"valiant\"\nvaliant_paths = \"all_shortest\"");
+    let t = topology::build(&s).unwrap();
+    let r = routing::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));
+    let n = t.num_switches();
+    // Plain breadth-first distances over the wiring (links are bidirectional).
+    let bfs = |src: usize| {
+        let mut d = vec![usize::MAX; n];
+        d[src] = 0;
+        let mut queue = std::collections::VecDeque::from([src]);
+        while let Some(v) = queue.pop_front() {
+            for p in 0..t.network_ports(v) {
+                let w = t.neighbour(v, p).unwrap().switch as usize;
+                if d[w] == usize::MAX {
+                    d[w] = d[v] + 1;
+                    queue.push_back(w);
+                }
+            }
+        }
+        d
+    };
+    let dist: Vec<Vec<usize>> = (0..n).map(bfs).collect();
+    let mut rng = Rng::seed_from_u64(5);
+    let mut several = 0;
+    for cur in 0..n {
+        for target in (0..n).filter(|&x| x != cur) {
+            // Phase 1 towards `target`: the intermediate is behind the packet.
+            let mut st = RouteState { src_switch: cur as u32, dst_switch: target as u32, intermediate: cur as u32, phase: 1, ..Default::default() };
+            let mut out = Candidates::default();
+            r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out);
+            let offered: Vec<usize> = out.as_slice().iter().map(|c| c.hop.port as usize).collect();
+            let nearer: Vec<usize> =
+                (0..t.network_ports(cur)).filter(|&p| t.neighbour(cur, p).is_some_and(|peer| dist[peer.switch as usize][target] + 1 == dist[cur][target])).collect();
+            assert_eq!(offered, nearer, "switch {cur} towards {target}");
+            several += usize::from(offered.len() > 1);
+        }
+    }
+    // The option only matters where some pair has several shortest next hops.
+    assert!(several > 0);
+}
+
+#[test]
+fn all_shortest_valiant_is_deadlock_free_on_the_ladders_only_and_loads_global_links_more() {
+    let run = |paths: &str, policy: &str, load: f64| {
+        common::run(&format!(
+            "[topology]\n{DF}\n[router]\nvcs = 6\n[routing]\nalgorithm = \"valiant\"\nvaliant_paths = \"{paths}\"\nvc_policy = \"{policy}\"\n[traffic]\nload = {load}\n[run]\nwarmup = 2000\ncycles = 6000\nwatchdog = 3000\nseed = 2\n"
+        ))
+    };
+    for policy in ["ladder", "ladder_reuse"] {
+        let r = run("all_shortest", policy, 1.0);
+        assert!(!r.metrics.deadlock && r.metrics.accepted_load > 0.1, "{policy}: {:?}", r.metrics.deadlock_where);
+        assert!(r.metrics.hops_max <= 6);
+    }
+    // Below saturation both accept what is offered; every-shortest paths cross more global links.
+    let (lgl, all) = (run("topology", "ladder", 0.1), run("all_shortest", "ladder", 0.1));
+    assert!((lgl.metrics.accepted_load - all.metrics.accepted_load).abs() < 0.005);
+    let ratio = all.metrics.per_link_class["link_load_mean_global"] / lgl.metrics.per_link_class["link_load_mean_global"];
+    assert!(ratio > 1.03, "global load ratio {ratio}");
+    let refused = |extra: &str| {
+        let s = spec::from_toml_str(&format!("[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\n{extra}\n[traffic]\nload = 0.1\n")).unwrap();
+        hopsim_core::engine::Simulation::check(&s).err().expect("refused").to_string()
+    };
+    let e = refused("algorithm = \"valiant\"\nvaliant_paths = \"all_shortest\"\nvc_policy = \"min_last\"");
+    assert!(e.contains("routing.vc_policy") && e.contains("ladder"), "{e}");
+    let e = refused("algorithm = \"minimal\"\nvaliant_paths = \"all_shortest\"");
+    assert!(e.contains("routing.valiant_paths"), "{e}");
+    let e = refused("algorithm = \"valiant\"\nvaliant_paths = \"shortest\"");
+    assert!(e.contains("routing.valiant_paths") && e.contains("all_shortest"), "{e}");
+}

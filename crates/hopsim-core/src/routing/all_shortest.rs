@@ -1,0 +1,67 @@
+//! Every shortest next hop, from the wiring (`routing.valiant_paths = "all_shortest"`): at each
+//! switch the candidates are all ports whose far end is one hop nearer the target, and the
+//! allocator takes the one with most room. This is how CAMINOS's `Shortest` routing moves
+//! each Valiant phase, and what a general-graph router with a distance table can do. On a
+//! dragonfly it adds paths beyond local-global-local (global-local-global through a third
+//! group, where that is as short), so its paths fit only the hop ladders
+//! (`deadlock_freedom::policy`).
+
+use super::{Candidates, Hop, NO_DIM};
+use crate::route::MAX_CANDIDATES;
+use crate::topology::{LinkClass, Topology};
+use std::collections::VecDeque;
+
+pub struct AllShortest {
+    switches: usize,
+    /// `dist[target * switches + cur]`: hops from `cur` to `target`.
+    dist: Vec<u8>,
+    /// Per switch, its network ports: (port, far-end switch, global link).
+    ports: Vec<Vec<(u16, u32, bool)>>,
+}
+
+impl AllShortest {
+    pub fn new(topo: &dyn Topology) -> Self {
+        let n = topo.num_switches();
+        let ports: Vec<Vec<(u16, u32, bool)>> = (0..n)
+            .map(|s| {
+                (0..topo.network_ports(s))
+                    .filter_map(|p| topo.neighbour(s, p).map(|peer| (p as u16, peer.switch, topo.link_class(s, p) == LinkClass::Global)))
+                    .collect()
+            })
+            .collect();
+        let mut dist = vec![u8::MAX; n * n];
+        let mut queue = VecDeque::new();
+        for target in 0..n {
+            let d = &mut dist[target * n..(target + 1) * n];
+            d[target] = 0;
+            queue.push_back(target);
+            // Links are bidirectional, so distances towards `target` are distances from it.
+            while let Some(v) = queue.pop_front() {
+                for &(_, u, _) in &ports[v] {
+                    if d[u as usize] == u8::MAX {
+                        d[u as usize] = d[v] + 1;
+                        queue.push_back(u as usize);
+                    }
+                }
+            }
+        }
+        AllShortest { switches: n, dist, ports }
+    }
+
+    /// Hops from `cur` to `target`.
+    pub fn distance(&self, cur: usize, target: usize) -> u8 {
+        self.dist[target * self.switches + cur]
+    }
+
+    /// Every hop from `cur` (`!= target`) to a switch one hop nearer `target`, as equal
+    /// candidates (at most `MAX_CANDIDATES`, in port order).
+    pub fn hops(&self, cur: usize, target: usize, out: &mut Candidates) {
+        let here = self.distance(cur, target);
+        debug_assert!(here != u8::MAX && here > 0, "switch {cur} cannot reach {target}");
+        for &(port, next, global) in &self.ports[cur] {
+            if self.distance(next as usize, target) + 1 == here && (out.len as usize) < MAX_CANDIDATES {
+                out.push(Hop { port, dim: NO_DIM, class: u8::from(global), ..Default::default() }, 0);
+            }
+        }
+    }
+}
