@@ -6,6 +6,7 @@ as the pages say, `python -m studies.<study>.<script>` from the repository root.
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -215,3 +216,13 @@ def test_table_piped_into_head_is_not_an_error():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_aries_noise_table_from_kept_runs():
+    """The network-noise page's table and its claim (app-aware within 5 % of the better
+    static mode in at least 80 % of the cases) come from the kept runs."""
+    out = study("aries_noise.study", "table").stdout
+    m = re.search(r"app-aware within 5% of the better static mode in (\d+) of (\d+) cases", out)
+    assert m, out
+    within, cases = int(m.group(1)), int(m.group(2))
+    assert cases >= 12 and within >= 0.8 * cases

@@ -2,13 +2,15 @@
 under Default (adaptive), High Bias and App-Aware routing, without and with a background
 job, and the paper's Figure 7 (4 MiB ping-pong, intra- and inter-group).
 
-    python studies/aries_noise/study.py fig7            # Figure 7 and the calibration
-    python studies/aries_noise/study.py bench [--full]  # the microbenchmarks
-    python studies/aries_noise/study.py figures         # figures from data/
-    python studies/aries_noise/study.py table           # the page's table from data/
+    python -m studies.aries_noise.study fig7 [--full]     # Figure 7 and the calibration
+    python -m studies.aries_noise.study bench [--full]    # the microbenchmarks
+    python -m studies.aries_noise.study figures [--full]  # figures from the kept data
+    python -m studies.aries_noise.study table [--full]    # the page's table from the kept data
 
 Runs go through hopsim.simulate on examples/aries-noise.toml's network; what is kept is in
-data/ (one row per run and job in runs.csv, every iteration time in iterations.csv).
+data/ for the reduced study and data/full/ for the full one (one row per run and job in
+runs.csv, every iteration time in iterations.csv). Both resume: a case already kept is not
+run again.
 The reduced study (the default) runs the 64-rank job over 5 groups (the paper's Cori
 setting) with 6 iterations per case; ``--full`` adds the 1,024-rank job over 6 groups (the
 Piz Daint setting), all sizes and 20 iterations, which takes far longer (see the page).
@@ -25,13 +27,17 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-DATA = HERE / "data"
 IMG = REPO / "docs" / "studies" / "img"
-sys.path.insert(0, str(REPO / "python"))
 
-import hopsim  # noqa: E402
-from hopsim import jobs as hjobs  # noqa: E402
-from hopsim.spec import load_file  # noqa: E402
+import hopsim
+from hopsim import jobs as hjobs
+from hopsim.spec import load_file
+
+
+def data_dir(full: bool) -> Path:
+    """Where a study's runs are kept: the full study apart from the reduced one, whose cases
+    share their names."""
+    return HERE / "data" / "full" if full else HERE / "data"
 
 MODES = ["adaptive", "adaptive_high_bias", "app_aware"]
 
@@ -85,11 +91,12 @@ def bench(full: bool) -> None:
     cases = REDUCED + (FULL_EXTRA if full else [])
     settings = ["cori", "daint"] if full else ["cori"]
     iterations = 20 if full else 5
-    DATA.mkdir(exist_ok=True)
+    data = data_dir(full)
+    data.mkdir(parents=True, exist_ok=True)
     rows, its = [], []
-    if (DATA / "runs.csv").is_file():
-        rows = pd.read_csv(DATA / "runs.csv").to_dict("records")
-        its = pd.read_csv(DATA / "iterations.csv").to_dict("records")
+    if (data / "runs.csv").is_file():
+        rows = pd.read_csv(data / "runs.csv").to_dict("records")
+        its = pd.read_csv(data / "iterations.csv").to_dict("records")
     done = {(r["setting"], r["case"], bool(r["noise"]), r["mode"]) for r in rows}
     total = 0.0
     for setting in settings:
@@ -117,8 +124,8 @@ def bench(full: bool) -> None:
                     its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
                             for i, c in enumerate(app["iteration_cycles"])]
                     # Kept after every run, so an interrupted study resumes where it stopped.
-                    pd.DataFrame(rows).to_csv(DATA / "runs.csv", index=False)
-                    pd.DataFrame(its).to_csv(DATA / "iterations.csv", index=False)
+                    pd.DataFrame(rows).to_csv(data / "runs.csv", index=False)
+                    pd.DataFrame(its).to_csv(data / "iterations.csv", index=False)
                     print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
                           f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
     print(f"CPU time of these runs: {total:.0f} s; of all kept: {sum(r['cpu_seconds'] for r in rows):.0f} s")
@@ -145,8 +152,9 @@ def fig7(full: bool) -> None:
                 rows.append(fig7_row(spec, case + (" +bg" if noise else ""), mode))
                 print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
-    DATA.mkdir(exist_ok=True)
-    df.to_csv(DATA / "fig7.csv", index=False)
+    data = data_dir(full)
+    data.mkdir(parents=True, exist_ok=True)
+    df.to_csv(data / "fig7.csv", index=False)
     noisy = df[df["case"].str.endswith("+bg")]
     ad = noisy[noisy["mode"] == "adaptive"].set_index("case")
     bs = noisy[noisy["mode"] == "adaptive_high_bias"].set_index("case")
@@ -165,16 +173,18 @@ def fig7_row(spec: dict, case: str, mode: str) -> dict:
             "qcd": hjobs.qcd(j["message_latency"]), "cpu_seconds": cpu}
 
 
-def figures() -> None:
+def figures(full: bool) -> None:
     from hopsim.plots.jobs import plot_cost_model, plot_mode_boxes
 
+    data = data_dir(full)
+    prefix = "aries-noise-full" if full else "aries-noise"
     IMG.mkdir(parents=True, exist_ok=True)
-    if (DATA / "fig7.csv").is_file():
-        plot_cost_model(pd.read_csv(DATA / "fig7.csv").to_dict("records"), IMG / "aries-noise-fig7.png")
-    if not (DATA / "iterations.csv").is_file():
+    if (data / "fig7.csv").is_file():
+        plot_cost_model(pd.read_csv(data / "fig7.csv").to_dict("records"), IMG / f"{prefix}-fig7.png")
+    if not (data / "iterations.csv").is_file():
         return
-    its = pd.read_csv(DATA / "iterations.csv")
-    runs = pd.read_csv(DATA / "runs.csv")
+    its = pd.read_csv(data / "iterations.csv")
+    runs = pd.read_csv(data / "runs.csv")
     for (setting, noise), part in its.groupby(["setting", "noise"]):
         cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case", sort=False)}
         notes = {}
@@ -183,15 +193,15 @@ def figures() -> None:
             share = r.loc["app_aware"].filter(like="share_").dropna()
             adaptive = sum(v for k, v in share.items() if k in ("share_adaptive", "share_increasingly_minimal"))
             notes[c] = f"{r.loc['adaptive', 'iteration_median']:.0f} cy\n{100 * adaptive:.0f}% def."
-        name = f"aries-noise-{setting}-{'noise' if noise else 'quiet'}.png"
+        name = f"{prefix}-{setting}-{'noise' if noise else 'quiet'}.png"
         plot_mode_boxes(cases, IMG / name, notes=notes, title=f"{setting}, {'with' if noise else 'without'} background")
 
 
-def table() -> None:
+def table(full: bool) -> None:
     """The page's tables, as Markdown: per case the medians of each mode relative to the
     default's, the QCD of the iteration times, app-aware's distance to the better static
     mode and its share of bytes sent adaptively."""
-    runs = pd.read_csv(DATA / "runs.csv")
+    runs = pd.read_csv(data_dir(full) / "runs.csv")
     print("| setting | case | background | default median (cycles) | high bias / default | app-aware / default | QCD default | QCD high bias | QCD app-aware | app-aware within 5% of the better | app-aware bytes adaptive |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     within = []
@@ -218,8 +228,8 @@ if __name__ == "__main__":
     if what == "bench":
         bench("--full" in sys.argv)
     elif what == "table":
-        table()
+        table("--full" in sys.argv)
     elif what == "fig7":
         fig7("--full" in sys.argv)
     else:
-        figures()
+        figures("--full" in sys.argv)
