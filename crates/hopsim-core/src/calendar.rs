@@ -81,20 +81,12 @@ impl Calendar {
 
     #[inline]
     pub fn wake_router(&mut self, switch: usize, at: u64) {
-        if at < self.router_at[switch] as u64 {
-            self.router_at[switch] = at as u32;
-            self.routers[(at & self.mask) as usize].push(switch as u32);
-            self.pending += 1;
-        }
+        self.pending += wake(&mut self.router_at, &mut self.routers, self.mask, switch, at);
     }
 
     #[inline]
     pub fn wake_nic(&mut self, server: usize, at: u64) {
-        if at < self.nic_at[server] as u64 {
-            self.nic_at[server] = at as u32;
-            self.nics[(at & self.mask) as usize].push(server as u32);
-            self.pending += 1;
-        }
+        self.pending += wake(&mut self.nic_at, &mut self.nics, self.mask, server, at);
     }
 
     /// Events of cycle `now`; the caller hands the vector back with `return_events`.
@@ -145,5 +137,18 @@ impl Calendar {
     /// All events still waiting, for the conservation checks at the end of a run.
     pub fn pending_events(&self) -> impl Iterator<Item = &Event> {
         self.events.iter().flatten()
+    }
+}
+
+/// Visit `id` at `at` unless it is already due earlier: one entry per item in the wheel
+/// (`visit_at` holds each item's earliest visit). Returns the entries added (0 or 1).
+#[inline(always)]
+fn wake(visit_at: &mut [u32], wheel: &mut [Vec<u32>], mask: u64, id: usize, at: u64) -> usize {
+    if at < visit_at[id] as u64 {
+        visit_at[id] = at as u32;
+        wheel[(at & mask) as usize].push(id as u32);
+        1
+    } else {
+        0
     }
 }
