@@ -12,8 +12,9 @@ data/ for the reduced study and data/full/ for the full one (one row per run and
 runs.csv, every iteration time in iterations.csv). Both resume: a case already kept is not
 run again.
 The reduced study (the default) runs the 64-rank job over 5 groups (the paper's Cori
-setting) with 6 iterations per case; ``--full`` adds the 1,024-rank job over 6 groups (the
-Piz Daint setting), all sizes and 20 iterations, which takes far longer (see the page).
+setting) with 5 iterations per case; ``--full`` adds the 1,024-rank job over 6 groups (the
+Piz Daint setting), larger sizes, every case beside the background job and up to 20
+iterations (ITERATIONS), which takes CPU-hours: it runs the cheapest cases first.
 """
 
 from __future__ import annotations
@@ -41,32 +42,42 @@ def data_dir(full: bool) -> Path:
 
 MODES = ["adaptive", "adaptive_high_bias", "app_aware"]
 
-#: (label, ranks per job setting, workload) for each microbenchmark and size; sizes small
-#: to large as the paper's Figures 8-9.
+#: (label, workload, tier) for each microbenchmark and size; sizes small to large, as the
+#: paper's Figures 8-9. The tier (0 latency-bound, 1 medium, 2 bandwidth-bound) orders the
+#: full study's runs, cheapest first, and sets its iterations (ITERATIONS).
+#: Allreduce uses recursive doubling for the one-element case and the ring for arrays, as
+#: MPICH switches algorithm at 2 KiB; the paper's benchmarks called Cray's MPI.
 REDUCED = [
-    ("ping_pong 8B", {"motif": "ping_pong", "bytes": 8}),
-    ("ping_pong 64KiB", {"motif": "ping_pong", "bytes": 65536}),
-    ("allreduce 1", {"motif": "allreduce", "elements": 1}),
-    ("allreduce 16Ki", {"motif": "allreduce", "elements": 16384}),
-    ("alltoall 8B", {"motif": "alltoall", "bytes": 8}),
-    ("alltoall 4KiB", {"motif": "alltoall", "bytes": 4096}),
-    ("barrier", {"motif": "barrier"}),
+    ("ping_pong 8B", {"motif": "ping_pong", "bytes": 8}, 0),
+    ("ping_pong 64KiB", {"motif": "ping_pong", "bytes": 65536}, 0),
+    ("allreduce 1", {"motif": "allreduce", "elements": 1, "algorithm": "recursive_doubling"}, 0),
+    ("allreduce 16Ki", {"motif": "allreduce", "elements": 16384}, 1),
+    ("alltoall 8B", {"motif": "alltoall", "bytes": 8}, 1),
+    ("alltoall 4KiB", {"motif": "alltoall", "bytes": 4096}, 2),
+    ("barrier", {"motif": "barrier"}, 0),
     # A barrier after each broadcast, as benchmark loops have: else the root, done as soon as
     # it has posted its sends, runs iterations ahead and the broadcasts overlap.
-    ("bcast 8B", {"motif": "bcast", "bytes": 8, "barrier": True}),
-    ("bcast 256KiB", {"motif": "bcast", "bytes": 262144, "barrier": True}),
-    ("halo3d 8^3", {"motif": "halo3d", "domain": [8, 8, 8]}),
-    ("halo3d 32^3", {"motif": "halo3d", "domain": [32, 32, 32]}),
-    ("sweep3d 16^3", {"motif": "sweep3d", "domain": [16, 16, 16], "block": 4}),
+    ("bcast 8B", {"motif": "bcast", "bytes": 8, "barrier": True}, 0),
+    ("bcast 256KiB", {"motif": "bcast", "bytes": 262144, "barrier": True}, 1),
+    ("halo3d 8^3", {"motif": "halo3d", "domain": [8, 8, 8]}, 0),
+    ("halo3d 32^3", {"motif": "halo3d", "domain": [32, 32, 32]}, 1),
+    ("sweep3d 16^3", {"motif": "sweep3d", "domain": [16, 16, 16], "block": 4}, 0),
 ]
 FULL_EXTRA = [
-    ("ping_pong 1MiB", {"motif": "ping_pong", "bytes": 1 << 20}),
-    ("allreduce 1Mi", {"motif": "allreduce", "elements": 1 << 20}),
-    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 65536}),
-    ("bcast 4MiB", {"motif": "bcast", "bytes": 4 << 20, "barrier": True}),
-    ("halo3d 64^3", {"motif": "halo3d", "domain": [64, 64, 64]}),
-    ("sweep3d 64^3", {"motif": "sweep3d", "domain": [64, 64, 64], "block": 8}),
+    ("ping_pong 1MiB", {"motif": "ping_pong", "bytes": 1 << 20}, 1),
+    ("allreduce 1Mi", {"motif": "allreduce", "elements": 1 << 20}, 3),
+    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 65536}, 3),
+    ("bcast 4MiB", {"motif": "bcast", "bytes": 4 << 20, "barrier": True}, 3),
+    ("halo3d 64^3", {"motif": "halo3d", "domain": [64, 64, 64]}, 1),
+    ("sweep3d 64^3", {"motif": "sweep3d", "domain": [64, 64, 64], "block": 8}, 1),
 ]
+#: Iterations of the full study per setting and tier; None: not run. What one iteration
+#: costs decides: on the 1,024-rank job a ring allreduce of 16 Ki elements or an alltoall of
+#: 8 bytes per pair takes 20-60 CPU-s, an alltoall of 4 KiB per pair about 300 CPU-s, and
+#: the tier-3 cases (0.25-4 GiB per iteration) ten times more, which would need several
+#: CPU-days for the six runs of a case; on the 64-rank job tier 3 costs about 1,000 CPU-s
+#: per run at 8 iterations.
+ITERATIONS = {"cori": {0: 20, 1: 20, 2: 20, 3: 8}, "daint": {0: 20, 1: 8, 2: 5, 3: None}}
 #: The cases the reduced study also runs beside the background job.
 NOISY_REDUCED = {"ping_pong 8B", "alltoall 4KiB", "halo3d 32^3"}
 #: Job settings: ranks and groups spread over (the paper's machines).
@@ -87,10 +98,41 @@ def run(spec: dict) -> tuple[list[dict], float]:
     return r["jobs"], time.process_time() - t
 
 
-def bench(full: bool) -> None:
+def planned(full: bool) -> list[tuple[str, str, dict, bool, str, int]]:
+    """Every run of a study as (setting, case, workload, background, mode, iterations); the
+    full study's in order of cost (tier, then setting), so an interrupted study has the most
+    cases complete."""
     cases = REDUCED + (FULL_EXTRA if full else [])
     settings = ["cori", "daint"] if full else ["cori"]
-    iterations = 20 if full else 5
+    runs = []
+    for setting in settings:
+        for label, workload, tier in cases:
+            iterations = ITERATIONS[setting][tier] if full else 5
+            if iterations is None:
+                continue
+            for noise in (False, True) if full or label in NOISY_REDUCED else (False,):
+                runs += [(tier, setting, label, workload, noise, mode, iterations) for mode in MODES]
+    if full:
+        runs.sort(key=lambda r: (r[0], r[1] == "daint"))
+    return [r[1:] for r in runs]
+
+
+def job_spec(setting: str, workload: dict, noise: bool, mode: str, iterations: int) -> dict:
+    """The experiment of one run: the application job, and the background job beside it."""
+    ranks, groups = SETTINGS[setting]
+    spec = base()
+    n = 2 if workload["motif"] == "ping_pong" else ranks
+    alloc = {"policy": "spread", "groups": 2 if n == 2 else groups}
+    spec["jobs"].append({"name": "app", "ranks": n, "allocation": alloc, "routing_mode": mode,
+                         "workload": dict(workload, iterations=iterations)})
+    if noise:
+        # Cross traffic on the servers the application leaves in its groups.
+        spec["jobs"].append({"name": "noise", "ranks": 128, "background": True,
+                             "allocation": {"policy": "spread", "groups": groups}, "workload": BACKGROUND})
+    return spec
+
+
+def bench(full: bool) -> None:
     data = data_dir(full)
     data.mkdir(parents=True, exist_ok=True)
     rows, its = [], []
@@ -98,36 +140,23 @@ def bench(full: bool) -> None:
         rows = pd.read_csv(data / "runs.csv").to_dict("records")
         its = pd.read_csv(data / "iterations.csv").to_dict("records")
     done = {(r["setting"], r["case"], bool(r["noise"]), r["mode"]) for r in rows}
+    todo = [r for r in planned(full) if (r[0], r[1], r[3], r[4]) not in done]
+    print(f"{len(todo)} runs to do, {len(done)} kept", flush=True)
     total = 0.0
-    for setting in settings:
-        ranks, groups = SETTINGS[setting]
-        for label, workload in cases:
-            for noise in (False, True) if full or label in NOISY_REDUCED else (False,):
-                for mode in MODES:
-                    spec = base()
-                    n = 2 if workload["motif"] == "ping_pong" else ranks
-                    alloc = {"policy": "spread", "groups": 2 if n == 2 else groups}
-                    spec["jobs"].append({"name": "app", "ranks": n, "allocation": alloc, "routing_mode": mode,
-                                         "workload": dict(workload, iterations=iterations)})
-                    if noise:
-                        # Cross traffic on the servers the application leaves in its groups.
-                        spec["jobs"].append({"name": "noise", "ranks": 128, "background": True,
-                                             "allocation": {"policy": "spread", "groups": groups}, "workload": BACKGROUND})
-                    if (setting, label, noise, mode) in done:
-                        continue
-                    jobs, cpu = run(spec)
-                    total += cpu
-                    app = jobs[0]
-                    row = hjobs.job_table([app]).iloc[0].to_dict()
-                    row.update(setting=setting, case=label, noise=noise, mode=mode, cpu_seconds=cpu)
-                    rows.append(row)
-                    its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
-                            for i, c in enumerate(app["iteration_cycles"])]
-                    # Kept after every run, so an interrupted study resumes where it stopped.
-                    pd.DataFrame(rows).to_csv(data / "runs.csv", index=False)
-                    pd.DataFrame(its).to_csv(data / "iterations.csv", index=False)
-                    print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
-                          f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
+    for setting, label, workload, noise, mode, iterations in todo:
+        jobs, cpu = run(job_spec(setting, workload, noise, mode, iterations))
+        total += cpu
+        app = jobs[0]
+        row = hjobs.job_table([app]).iloc[0].to_dict()
+        row.update(setting=setting, case=label, noise=noise, mode=mode, cpu_seconds=cpu)
+        rows.append(row)
+        its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
+                for i, c in enumerate(app["iteration_cycles"])]
+        # Kept after every run, so an interrupted study resumes where it stopped.
+        pd.DataFrame(rows).to_csv(data / "runs.csv", index=False)
+        pd.DataFrame(its).to_csv(data / "iterations.csv", index=False)
+        print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
+              f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
     print(f"CPU time of these runs: {total:.0f} s; of all kept: {sum(r['cpu_seconds'] for r in rows):.0f} s")
 
 
