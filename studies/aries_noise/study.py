@@ -240,6 +240,9 @@ def table(full: bool) -> None:
     default's, the QCD of the iteration times, app-aware's distance to the better static
     mode and its share of bytes sent adaptively."""
     runs = pd.read_csv(data_dir(full) / "runs.csv")
+    order = {label: i for i, (label, _, _) in enumerate(REDUCED + FULL_EXTRA)}
+    runs = runs.sort_values(["setting", "case", "noise"], key=lambda c: c.map(order) if c.name == "case" else c,
+                            kind="stable")
     print("| setting | case | background | default median (cycles) | high bias / default | app-aware / default | QCD default | QCD high bias | QCD app-aware | app-aware within 5% of the better | app-aware bytes adaptive |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     within = []
