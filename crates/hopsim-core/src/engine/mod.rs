@@ -278,7 +278,10 @@ impl Simulation {
                     }
                 }
                 _ => {
-                    for ev in &events {
+                    for (i, ev) in events.iter().enumerate() {
+                        if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
+                            self.routers.prefetch_event(ahead, &self.packets);
+                        }
                         self.deliver(now, *ev);
                     }
                 }

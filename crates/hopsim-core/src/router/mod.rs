@@ -8,8 +8,15 @@ mod step;
 pub use fifo::{vc_slots, Entry, Fifo};
 pub use step::{step, Scratch, StepCtx};
 
+use crate::calendar::Event;
 use crate::link::{Channel, ClassTimings};
+use crate::packet::Arena;
 use crate::topology::{LinkClass, Topology};
+
+/// How many events ahead of the one being delivered the engine asks for the next one's lines
+/// (`Routers::prefetch_event`): enough to cover a miss to memory with the work of the events
+/// between, few enough that the lines are still in cache when their event comes.
+pub const PREFETCH_EVENTS_AHEAD: usize = 8;
 
 /// What a port's channel leads to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,14 +26,22 @@ pub enum Peer {
     Unconnected,
 }
 
+/// One cache line per port (the step reads a port's fields together, and a port split over
+/// two lines costs two misses). Cycles fit in 32 bits (`spec::validate::MAX_CYCLES`).
 #[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 pub struct Port {
     pub peer: Peer,
+    /// The link this port's output channel drives (its class's latency and phit time); a
+    /// link's two channels share the class, so it also gives the latency of credits going
+    /// back from the port's input buffer. Kept in the port, whose line the step has already
+    /// loaded, rather than in an array of its own that every send would miss in.
+    pub link: Channel,
     /// Next cycle the crossbar input / output of this port is free.
-    pub xbar_in_free: u64,
-    pub xbar_out_free: u64,
+    pub xbar_in_free: u32,
+    pub xbar_out_free: u32,
     /// Next cycle the output link is free; the flit on it releases its output buffer space then.
-    pub link_free: u64,
+    pub link_free: u32,
     pub tx_vc: u8,
     pub tx_pending: bool,
     pub tx_phits: u16,
@@ -87,10 +102,6 @@ pub struct Routers {
     pub out_slots: u32,
     /// Phits sent over each output channel during the measured window.
     pub link_phits: Vec<u64>,
-    /// The link each port's output channel drives (its class's latency and phit time); a
-    /// link's two channels share the class, so it also gives the latency of credits going
-    /// back from the port's input buffer.
-    pub link: Vec<Channel>,
     /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
     /// so at saturation VC allocation touches only the heads that may now succeed.
@@ -112,7 +123,6 @@ impl Routers {
         let n = topo.num_switches();
         let mut port_base = Vec::with_capacity(n + 1);
         let mut ports = Vec::new();
-        let mut link = Vec::new();
         let mut network_ports = Vec::with_capacity(n);
         for s in 0..n {
             port_base.push(ports.len() as u32);
@@ -123,12 +133,10 @@ impl Routers {
                     Some(pp) => Peer::Switch { switch: pp.switch, port: pp.port },
                     None => Peer::Unconnected,
                 };
-                ports.push(Port::new(peer));
-                link.push(Channel::new(timings.of(topo.link_class(s, p))));
+                ports.push(Port::new(peer, Channel::new(timings.of(topo.link_class(s, p)))));
             }
             for l in 0..servers.servers_at(s) {
-                ports.push(Port::new(Peer::Server(servers.server(s, l) as u32)));
-                link.push(Channel::new(timings.of(LinkClass::Injection)));
+                ports.push(Port::new(Peer::Server(servers.server(s, l) as u32), Channel::new(timings.of(LinkClass::Injection))));
             }
         }
         port_base.push(ports.len() as u32);
@@ -154,7 +162,6 @@ impl Routers {
             in_cap,
             port_base,
             link_phits: vec![0; ports.len()],
-            link,
             ports,
             vc,
             network_ports,
@@ -247,6 +254,32 @@ impl Routers {
         crate::prefetch::slice(&self.vc[a * self.vcs..b * self.vcs]);
     }
 
+    /// Start loading what delivering `ev` will touch in the switches and the packets: the
+    /// engine asks a few events ahead, so the misses of consecutive events (each at a switch
+    /// and a packet far from the last one's) overlap instead of following one another.
+    pub fn prefetch_event(&self, ev: &Event, packets: &Arena) {
+        use crate::prefetch::{line, slice};
+        match *ev {
+            Event::FlitArrive { switch, port, vc, packet, flit, .. } => {
+                let gp = self.global_port(switch as usize, port as usize);
+                let gv = gp * self.vcs + vc as usize;
+                line(&self.ports[gp]);
+                slice(std::slice::from_ref(&self.vc[gv]));
+                slice(&self.in_store[vc_slots(gv, self.in_slots)]);
+                line(&self.va_ports[switch as usize * self.port_words + port as usize / 64]);
+                if flit.is_head() {
+                    line(packets.get(packet));
+                }
+            }
+            Event::Credit { switch, port, vc, .. } => {
+                let gv = self.global_port(switch as usize, port as usize) * self.vcs + vc as usize;
+                line(&self.vc[gv].credits);
+            }
+            Event::Eject { packet, .. } => line(packets.get(packet)),
+            Event::NicCredit { .. } => {}
+        }
+    }
+
     /// Phits queued behind output VC `gv` as its switch sees them: its output buffer plus what
     /// the credits say the next input buffer holds (nothing for a server, which never pushes
     /// back). Both the allocator's join-the-shortest-queue and adaptive routing read this.
@@ -321,9 +354,10 @@ impl crate::route::Congestion for SwitchView<'_> {
 }
 
 impl Port {
-    fn new(peer: Peer) -> Self {
+    fn new(peer: Peer, link: Channel) -> Self {
         Port {
             peer,
+            link,
             xbar_in_free: 0,
             xbar_out_free: 0,
             link_free: 0,
@@ -339,5 +373,15 @@ impl Port {
             routed_vcs: 0,
             va_waiting: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The step loads a port as one line; a field added beyond it costs every step a miss.
+    #[test]
+    fn a_port_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<super::Port>(), 64);
+        assert_eq!(std::mem::align_of::<super::Port>(), 64);
     }
 }

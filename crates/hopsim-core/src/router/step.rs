@@ -93,7 +93,7 @@ fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &
         // Fields are read one by one, not the port copied: this loop runs over every port of
         // every stepped switch, and most ports only need two fields looked at.
         let p = &mut r.ports[gp];
-        if p.tx_pending && p.link_free <= now {
+        if p.tx_pending && p.link_free as u64 <= now {
             p.tx_pending = false;
             let gv = gp * vcs + p.tx_vc as usize;
             r.vc[gv].out_used -= p.tx_phits as u32;
@@ -103,8 +103,8 @@ fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &
         if p.out_flits == 0 {
             continue;
         }
-        if p.link_free > now {
-            note(wake, p.link_free);
+        if p.link_free as u64 > now {
+            note(wake, p.link_free as u64);
             continue;
         }
         let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
@@ -123,10 +123,10 @@ fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &
             }
             let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
             r.vc[gv].credits -= u as u32;
-            let busy = r.link[gp].send(u);
+            let busy = r.ports[gp].link.send(u);
             let p = &mut r.ports[gp];
             p.out_flits -= 1;
-            p.link_free = now + busy;
+            p.link_free = (now + busy) as u32;
             p.tx_pending = true;
             p.tx_vc = v as u8;
             p.tx_phits = u;
@@ -138,7 +138,7 @@ fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &
                 r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
             }
             *cx.last_progress = now;
-            let lat = r.link[gp].latency as u64;
+            let lat = r.ports[gp].link.latency as u64;
             let tail = busy - u as u64;
             match peer {
                 Peer::Switch { switch: to, port: to_port } => {
@@ -160,17 +160,16 @@ fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &
 }
 
 fn allocation_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    let waiting_for_vc = vc_allocation(switch, now, cx, wake);
-    switch_allocation(switch, now, cx, wake, waiting_for_vc);
+    vc_allocation(switch, now, cx, wake);
+    switch_allocation(switch, now, cx, wake);
 }
 
 /// Separable VC allocation: every input VC whose head has no output VC yet asks for the best
 /// free (unowned) output VC among its candidates; each output VC grants one request,
 /// round-robin over input VCs. The winner owns that output VC until its tail has crossed the
 /// crossbar, so a packet that waits for buffer space keeps its turn instead of losing it to
-/// whichever input happens to be free when the space appears. Returns whether some head
-/// found every output VC it may use owned (it must look again when one is released).
-fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
+/// whichever input happens to be free when the space appears.
+fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let base = r.port_base[switch] as usize;
@@ -215,7 +214,6 @@ fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake
     for rq in &sc.requests {
         sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
     }
-    r.any_waiting(switch)
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
@@ -289,7 +287,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
 /// Separable switch allocation: each input port offers one of its routed VCs (round-robin)
 /// whose flit fits in its output VC's buffer; each output port grants one input port,
 /// round-robin starting after its last winner.
-fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64, waiting_for_vc: bool) {
+fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let prm = cx.params;
@@ -304,8 +302,8 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
         if port.in_flits == 0 {
             continue;
         }
-        if port.xbar_in_free > now {
-            note(wake, port.xbar_in_free);
+        if port.xbar_in_free as u64 > now {
+            note(wake, port.xbar_in_free as u64);
             continue;
         }
         let routed = port.in_vcs_nonempty & port.routed_vcs;
@@ -328,8 +326,8 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
             }
             let (op, ov) = (q.route_port as usize, q.route_vc as usize);
             let go = base + op;
-            if r.ports[go].xbar_out_free > now {
-                note(wake, r.ports[go].xbar_out_free);
+            if r.ports[go].xbar_out_free as u64 > now {
+                note(wake, r.ports[go].xbar_out_free as u64);
                 continue;
             }
             if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
@@ -350,13 +348,19 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
         }
     }
 
+    // Whether some head waits for an output VC after VC allocation (a tail crossing then
+    // makes the switch look again next cycle). Nothing changes it between VC allocation and
+    // the first grant, so it is read there, and only by steps that grant: its word is
+    // rarely in cache, and most steps of a lightly loaded network grant nothing.
+    let mut waiting_for_vc = None;
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
         if sc.best[rq.out_port as usize] != i as u32 {
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
-        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake, waiting_for_vc);
+        let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
+        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake, waiting);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
@@ -447,8 +451,8 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     let head_arrival = e.ready as u64 - prm.pipeline_delay as u64;
     let tail_leaves = (now + xbar - 1).max(head_arrival + u - 1 + e.tail as u64);
     let link_may_start = (now + 1).max((tail_leaves + 2).saturating_sub(u));
-    r.ports[gi].xbar_in_free = now + xbar;
-    r.ports[go].xbar_out_free = now + xbar;
+    r.ports[gi].xbar_in_free = (now + xbar) as u32;
+    r.ports[go].xbar_out_free = (now + xbar) as u32;
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
     r.ports[go].rr_out = wrap(rq.in_port as usize + 1, r.num_ports(switch)) as u16;
     note(wake, now + xbar);
@@ -459,7 +463,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.ports[go].out_flits += 1;
 
     // The space the flit held in the input buffer goes back upstream once its tail has left.
-    let credit_at = tail_leaves + r.link[gi].latency as u64;
+    let credit_at = tail_leaves + r.ports[gi].link.latency as u64;
     match r.ports[gi].peer {
         Peer::Switch { switch: up, port: up_port } => {
             cal.schedule(credit_at, now, Event::Credit { switch: up, port: up_port, vc: rq.in_vc, phits: u as u16 })
@@ -492,7 +496,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
         }
         st.vc = rq.out_vc;
         // Zero-load latency: the links' latencies beyond the default (`[link.<class>]`).
-        pkt.extra_link_latency += r.link[go].latency as i32 - prm.latency as i32;
+        pkt.extra_link_latency += r.ports[go].link.latency as i32 - prm.latency as i32;
     }
     if last {
         // The tail has crossed: the output VC is free for the next packet.
