@@ -116,6 +116,11 @@ pub struct Routers {
     pub va_ports: Vec<u64>,
     /// Ports with a head waiting for an output VC (`va_waiting != 0`).
     pub waiting_ports: Vec<u64>,
+    /// Ports that may have a flit in a buffer or on the link: set when a flit enters one of
+    /// the port's buffers, cleared by the step that finds the port idle. The link stage and
+    /// switch allocation walk these bits instead of every port of the switch (a torus
+    /// switch stepped for one flit has one or two busy ports of seven).
+    pub busy_ports: Vec<u64>,
 }
 
 impl Routers {
@@ -174,6 +179,7 @@ impl Routers {
             port_words,
             va_ports: vec![0; n * port_words],
             waiting_ports: vec![0; n * port_words],
+            busy_ports: vec![0; n * port_words],
         }
     }
 
@@ -195,6 +201,13 @@ impl Routers {
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);
+        self.mark_busy(switch, port);
+    }
+
+    /// Port `port` of `switch` now holds a flit (`busy_ports`).
+    #[inline]
+    pub fn mark_busy(&mut self, switch: usize, port: usize) {
+        self.busy_ports[switch * self.port_words + port / 64] |= 1 << (port % 64);
     }
 
     /// Port `port` of `switch` may now hold a head that needs an output VC.
@@ -252,6 +265,12 @@ impl Routers {
         let (a, b) = (self.port_base[switch] as usize, self.port_base[switch + 1] as usize);
         crate::prefetch::slice(&self.ports[a..b]);
         crate::prefetch::slice(&self.vc[a * self.vcs..b * self.vcs]);
+        // The step reads its switch's word of marked ports first thing in VC allocation and
+        // counts each send's phits by port: both far from the ports in memory.
+        let w = switch * self.port_words;
+        crate::prefetch::slice(&self.va_ports[w..w + self.port_words]);
+        crate::prefetch::slice(&self.busy_ports[w..w + self.port_words]);
+        crate::prefetch::slice(&self.link_phits[a..b]);
     }
 
     /// Start loading what delivering `ev` will touch in the switches and the packets: the

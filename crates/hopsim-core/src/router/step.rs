@@ -85,77 +85,89 @@ fn note(wake: &mut u64, t: u64) {
 }
 
 fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+    let (base, words) = (cx.routers.port_base[switch] as usize, cx.routers.port_words);
+    // Only ports with a flit in a buffer or on the link (`busy_ports`): the others have
+    // nothing to send or release. Sending changes no bit of the set.
+    for (k, w) in (switch * words..(switch + 1) * words).enumerate() {
+        let mut busy = cx.routers.busy_ports[w];
+        while busy != 0 {
+            let gp = base + k * 64 + busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            link_port(switch, gp, now, cx, wake);
+        }
+    }
+}
+
+/// The output link of global port `gp`: the flit on it releases its buffer space once sent,
+/// and the next flit (round-robin over the VCs) starts when the link is free.
+#[inline]
+fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
-    let base = r.port_base[switch] as usize;
-    let end = r.port_base[switch + 1] as usize;
-    for gp in base..end {
-        // Fields are read one by one, not the port copied: this loop runs over every port of
-        // every stepped switch, and most ports only need two fields looked at.
+    // Fields are read one by one, not the port copied: most ports only need two looked at.
+    let p = &mut r.ports[gp];
+    if p.tx_pending && p.link_free as u64 <= now {
+        p.tx_pending = false;
+        let gv = gp * vcs + p.tx_vc as usize;
+        r.vc[gv].out_used -= p.tx_phits as u32;
+        wake_if_free(r, switch, gv, cx.params);
+    }
+    let p = &r.ports[gp];
+    if p.out_flits == 0 {
+        return;
+    }
+    if p.link_free as u64 > now {
+        note(wake, p.link_free as u64);
+        return;
+    }
+    let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
+    let is_server = matches!(peer, Peer::Server(_));
+    for k in 0..vcs {
+        let v = wrap(rr_link_vc + k, vcs);
+        let gv = gp * vcs + v;
+        let Some(e) = r.vc[gv].output.front() else { continue };
+        if e.ready as u64 > now {
+            note(wake, e.ready as u64);
+            continue;
+        }
+        let u = e.phits;
+        if !is_server && r.vc[gv].credits < u as u32 {
+            continue; // a credit event will wake the switch
+        }
+        let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
+        r.vc[gv].credits -= u as u32;
+        let busy = r.ports[gp].link.send(u);
         let p = &mut r.ports[gp];
-        if p.tx_pending && p.link_free as u64 <= now {
-            p.tx_pending = false;
-            let gv = gp * vcs + p.tx_vc as usize;
-            r.vc[gv].out_used -= p.tx_phits as u32;
-            wake_if_free(r, switch, gv, cx.params);
+        p.out_flits -= 1;
+        p.link_free = (now + busy) as u32;
+        p.tx_pending = true;
+        p.tx_vc = v as u8;
+        p.tx_phits = u;
+        p.rr_link_vc = wrap(v + 1, vcs) as u8;
+        note(wake, now + busy);
+        // Count the phits that cross the link inside the measured window.
+        let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
+        if hi > lo {
+            r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
         }
-        let p = &r.ports[gp];
-        if p.out_flits == 0 {
-            continue;
+        *cx.last_progress = now;
+        let lat = r.ports[gp].link.latency as u64;
+        let tail = busy - u as u64;
+        match peer {
+            Peer::Switch { switch: to, port: to_port } => {
+                *cx.phit_hops += u as u64;
+                cx.cal.schedule(
+                    now + lat,
+                    now,
+                    Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 },
+                );
+            }
+            Peer::Server(server) => {
+                cx.cal.schedule(now + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
+            }
+            Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
         }
-        if p.link_free as u64 > now {
-            note(wake, p.link_free as u64);
-            continue;
-        }
-        let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
-        let is_server = matches!(peer, Peer::Server(_));
-        for k in 0..vcs {
-            let v = wrap(rr_link_vc + k, vcs);
-            let gv = gp * vcs + v;
-            let Some(e) = r.vc[gv].output.front() else { continue };
-            if e.ready as u64 > now {
-                note(wake, e.ready as u64);
-                continue;
-            }
-            let u = e.phits;
-            if !is_server && r.vc[gv].credits < u as u32 {
-                continue; // a credit event will wake the switch
-            }
-            let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
-            r.vc[gv].credits -= u as u32;
-            let busy = r.ports[gp].link.send(u);
-            let p = &mut r.ports[gp];
-            p.out_flits -= 1;
-            p.link_free = (now + busy) as u32;
-            p.tx_pending = true;
-            p.tx_vc = v as u8;
-            p.tx_phits = u;
-            p.rr_link_vc = wrap(v + 1, vcs) as u8;
-            note(wake, now + busy);
-            // Count the phits that cross the link inside the measured window.
-            let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
-            if hi > lo {
-                r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
-            }
-            *cx.last_progress = now;
-            let lat = r.ports[gp].link.latency as u64;
-            let tail = busy - u as u64;
-            match peer {
-                Peer::Switch { switch: to, port: to_port } => {
-                    *cx.phit_hops += u as u64;
-                    cx.cal.schedule(
-                        now + lat,
-                        now,
-                        Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 },
-                    );
-                }
-                Peer::Server(server) => {
-                    cx.cal.schedule(now + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
-                }
-                Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
-            }
-            break;
-        }
+        break;
     }
 }
 
@@ -296,55 +308,64 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
     let sc = &mut *cx.scratch;
     sc.requests.clear();
 
-    for ip in 0..nports {
-        let gp = base + ip;
-        let port = &r.ports[gp];
-        if port.in_flits == 0 {
-            continue;
-        }
-        if port.xbar_in_free as u64 > now {
-            note(wake, port.xbar_in_free as u64);
-            continue;
-        }
-        let routed = port.in_vcs_nonempty & port.routed_vcs;
-        if routed == 0 {
-            continue;
-        }
-        let rr_in_vc = port.rr_in_vc as usize;
-        for k in 0..vcs {
-            let v = wrap(rr_in_vc + k, vcs);
-            if routed >> v & 1 == 0 {
+    for (k, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
+        let mut busy = r.busy_ports[w];
+        while busy != 0 {
+            let ip = k * 64 + busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            let gp = base + ip;
+            let port = &r.ports[gp];
+            if port.in_flits == 0 {
+                if port.out_flits == 0 && !port.tx_pending {
+                    // Idle now; a grant below or an arrival marks it again.
+                    r.busy_ports[w] &= !(1 << (ip % 64));
+                }
                 continue;
             }
-            let gv = gp * vcs + v;
-            let q = &r.vc[gv];
-            let Some(e) = q.input.front() else { continue };
-            let ready = e.ready.max(q.stage_from) as u64;
-            if ready > now {
-                note(wake, ready);
+            if port.xbar_in_free as u64 > now {
+                note(wake, port.xbar_in_free as u64);
                 continue;
             }
-            let (op, ov) = (q.route_port as usize, q.route_vc as usize);
-            let go = base + op;
-            if r.ports[go].xbar_out_free as u64 > now {
-                note(wake, r.ports[go].xbar_out_free as u64);
+            let routed = port.in_vcs_nonempty & port.routed_vcs;
+            if routed == 0 {
                 continue;
             }
-            if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
-                continue; // the link frees space when it finishes a flit, and wakes the switch
+            let rr_in_vc = port.rr_in_vc as usize;
+            for k in 0..vcs {
+                let v = wrap(rr_in_vc + k, vcs);
+                if routed >> v & 1 == 0 {
+                    continue;
+                }
+                let gv = gp * vcs + v;
+                let q = &r.vc[gv];
+                let Some(e) = q.input.front() else { continue };
+                let ready = e.ready.max(q.stage_from) as u64;
+                if ready > now {
+                    note(wake, ready);
+                    continue;
+                }
+                let (op, ov) = (q.route_port as usize, q.route_vc as usize);
+                let go = base + op;
+                if r.ports[go].xbar_out_free as u64 > now {
+                    note(wake, r.ports[go].xbar_out_free as u64);
+                    continue;
+                }
+                if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
+                    continue; // the link frees space when it finishes a flit, and wakes the switch
+                }
+                let idx = sc.requests.len() as u32;
+                sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+                let rr = r.ports[go].rr_out as usize;
+                let b = sc.best[op];
+                let beats = b == NONE || {
+                    let other = sc.requests[b as usize].in_port as usize;
+                    wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
+                };
+                if beats {
+                    sc.best[op] = idx;
+                }
+                break;
             }
-            let idx = sc.requests.len() as u32;
-            sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
-            let rr = r.ports[go].rr_out as usize;
-            let b = sc.best[op];
-            let beats = b == NONE || {
-                let other = sc.requests[b as usize].in_port as usize;
-                wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
-            };
-            if beats {
-                sc.best[op] = idx;
-            }
-            break;
         }
     }
 
@@ -461,6 +482,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
+    r.mark_busy(switch, rq.out_port as usize);
 
     // The space the flit held in the input buffer goes back upstream once its tail has left.
     let credit_at = tail_leaves + r.ports[gi].link.latency as u64;
