@@ -287,14 +287,17 @@ impl Routers {
                 slice(&self.in_store[vc_slots(gv, self.in_slots)]);
                 line(&self.va_ports[switch as usize * self.port_words + port as usize / 64]);
                 if flit.is_head() {
-                    line(packets.get(packet));
+                    // Routing reads the first line, the buffer entry the packet's length.
+                    let pkt = packets.get(packet);
+                    line(pkt);
+                    line(&pkt.phits);
                 }
             }
             Event::Credit { switch, port, vc, .. } => {
                 let gv = self.global_port(switch as usize, port as usize) * self.vcs + vc as usize;
                 line(&self.vc[gv].credits);
             }
-            Event::Eject { packet, .. } => line(packets.get(packet)),
+            Event::Eject { packet, .. } => line(&packets.get(packet).flits_ejected),
             Event::NicCredit { .. } => {}
         }
     }

@@ -45,6 +45,9 @@ pub struct Scratch {
 struct Head {
     in_port: u16,
     in_vc: u8,
+    /// The head flit's phits, from its buffer entry: the packet's length sits in a cache
+    /// line of the packet that VC allocation would otherwise load for this alone.
+    phits: u16,
     packet: u32,
 }
 
@@ -259,7 +262,7 @@ fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers,
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
         crate::prefetch::line(packets.get(e.packet));
-        sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, packet: e.packet });
+        sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, phits: e.phits, packet: e.packet });
     }
 }
 
@@ -271,7 +274,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
     let vcs = r.vcs;
     let (ip, v) = (h.in_port as usize, h.in_vc as usize);
     let pkt = packets.get(h.packet);
-    let Some((op, ov)) = choose_output(r, base, pkt, prm, rng) else {
+    let Some((op, ov)) = choose_output(r, base, pkt, h.phits as u32, prm, rng) else {
         // Whether a head finds a VC depends only on the state of the VCs it may use,
         // which improves only when one of them frees space or is released.
         for c in pkt.candidates.as_slice() {
@@ -418,10 +421,10 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// and that have room for the flit now. Asking only for VCs with room keeps adaptive routing
 /// free to fall back on its escape VCs (Duato) instead of waiting on a full adaptive one.
 /// Equal space goes to the first candidate and lowest VC, or with `random_jsq_ties` to one
-/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`).
-fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
+/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`). `u`: the
+/// head flit's phits.
+fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
     let vcs = r.vcs;
-    let u = prm.flit_phits(pkt.phits) as u32;
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(prm.random_jsq_ties);
     for c in pkt.candidates.as_slice() {
@@ -518,7 +521,12 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
         }
         st.vc = rq.out_vc;
         // Zero-load latency: the links' latencies beyond the default (`[link.<class>]`).
-        pkt.extra_link_latency += r.ports[go].link.latency as i32 - prm.latency as i32;
+        // Written only when it changes: the field is in a line of the packet nothing else
+        // of a hop touches.
+        let extra = r.ports[go].link.latency as i32 - prm.latency as i32;
+        if extra != 0 {
+            pkt.extra_link_latency += extra;
+        }
     }
     if last {
         // The tail has crossed: the output VC is free for the next packet.
