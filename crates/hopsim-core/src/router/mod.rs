@@ -380,7 +380,8 @@ impl Routers {
                 slice(&self.in_store[vc_slots(gv, self.in_slots)]);
                 line(&self.va_ports[switch as usize * self.port_words + port as usize / 64]);
                 if flit.is_head() {
-                    // Routing reads the first line, the buffer entry the packet's length.
+                    // Routing reads the packet's first line, and the buffer entry takes
+                    // the packet's length from another.
                     let pkt = packets.get(packet);
                     line(pkt);
                     line(&pkt.phits);
@@ -498,5 +499,18 @@ mod tests {
     fn a_port_is_one_cache_line() {
         assert_eq!(std::mem::size_of::<super::Port>(), 64);
         assert_eq!(std::mem::align_of::<super::Port>(), 64);
+    }
+
+    /// The benchmark's tori fall on the three sides of the thresholds they were measured on.
+    #[test]
+    fn prefetching_follows_the_size_of_the_records() {
+        use super::{Port, Prefetch, Vc};
+        let records = |switches: usize| {
+            let ports = switches * 7;
+            ports * std::mem::size_of::<Port>() + 2 * ports * std::mem::size_of::<Vc>()
+        };
+        assert_eq!(Prefetch::for_records(records(64)), Prefetch::None);
+        assert_eq!(Prefetch::for_records(records(1_000)), Prefetch::Next);
+        assert_eq!(Prefetch::for_records(records(32_768)), Prefetch::Deep);
     }
 }
