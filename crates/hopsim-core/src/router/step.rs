@@ -311,10 +311,10 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
     let sc = &mut *cx.scratch;
     sc.requests.clear();
 
-    for (k, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
+    for (word, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
         let mut busy = r.busy_ports[w];
         while busy != 0 {
-            let ip = k * 64 + busy.trailing_zeros() as usize;
+            let ip = word * 64 + busy.trailing_zeros() as usize;
             busy &= busy - 1;
             let gp = base + ip;
             let port = &r.ports[gp];
