@@ -129,7 +129,7 @@ pub struct Routers {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prefetch {
     /// The records fit in a core's L2 cache (`NEAR_BYTES`): prefetching only adds work (the
-    /// 8x8 torus, 82 KB: 8 % more CPU with it).
+    /// 8x8 torus, 82 KB: 6-8 % more CPU with it).
     None,
     /// The next switch to step and the lines of the event 8 ahead (the 10x10x10 torus).
     Next,
