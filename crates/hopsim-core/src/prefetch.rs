@@ -19,13 +19,14 @@ pub fn line<T>(x: &T) {
 pub fn slice<T>(xs: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
-        let bytes = std::mem::size_of_val(xs);
-        let p = xs.as_ptr() as *const i8;
-        let mut off = 0;
-        while off < bytes {
-            // SAFETY: `off` stays inside `xs`; a prefetch has no architectural effect.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(p.add(off)) };
-            off += 64;
+        // Every line `xs` touches, the last one included when `xs` does not start on a line.
+        let start = xs.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(xs);
+        let mut line = start & !63;
+        while line < end {
+            // SAFETY: a prefetch is a hint on any address; it has no architectural effect.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(line as *const i8) };
+            line += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

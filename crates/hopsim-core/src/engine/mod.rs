@@ -278,7 +278,10 @@ impl Simulation {
                     }
                 }
                 _ => {
-                    for ev in &events {
+                    for (i, ev) in events.iter().enumerate() {
+                        if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
+                            self.routers.prefetch_event(ahead, &self.packets);
+                        }
                         self.deliver(now, *ev);
                     }
                 }
@@ -303,9 +306,7 @@ impl Simulation {
                     switch_rng: &mut self.switch_rng,
                 };
                 for (i, &s) in visit.iter().enumerate() {
-                    if let Some(&next) = visit.get(i + 1) {
-                        cx.routers.prefetch_switch(next as usize);
-                    }
+                    cx.routers.prefetch_visits(&visit, i, cx.packets);
                     router::step(s as usize, now, &mut cx);
                 }
             }

@@ -45,6 +45,9 @@ pub struct Scratch {
 struct Head {
     in_port: u16,
     in_vc: u8,
+    /// The head flit's phits, from its buffer entry: the packet's length sits in a cache
+    /// line of the packet that VC allocation would otherwise load for this alone.
+    phits: u16,
     packet: u32,
 }
 
@@ -85,92 +88,103 @@ fn note(wake: &mut u64, t: u64) {
 }
 
 fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    let r = &mut *cx.routers;
-    let vcs = r.vcs;
-    let base = r.port_base[switch] as usize;
-    let end = r.port_base[switch + 1] as usize;
-    for gp in base..end {
-        // Fields are read one by one, not the port copied: this loop runs over every port of
-        // every stepped switch, and most ports only need two fields looked at.
-        let p = &mut r.ports[gp];
-        if p.tx_pending && p.link_free <= now {
-            p.tx_pending = false;
-            let gv = gp * vcs + p.tx_vc as usize;
-            r.vc[gv].out_used -= p.tx_phits as u32;
-            wake_if_free(r, switch, gv, cx.params);
-        }
-        let p = &r.ports[gp];
-        if p.out_flits == 0 {
-            continue;
-        }
-        if p.link_free > now {
-            note(wake, p.link_free);
-            continue;
-        }
-        let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
-        let is_server = matches!(peer, Peer::Server(_));
-        for k in 0..vcs {
-            let v = wrap(rr_link_vc + k, vcs);
-            let gv = gp * vcs + v;
-            let Some(e) = r.vc[gv].output.front() else { continue };
-            if e.ready as u64 > now {
-                note(wake, e.ready as u64);
-                continue;
-            }
-            let u = e.phits;
-            if !is_server && r.vc[gv].credits < u as u32 {
-                continue; // a credit event will wake the switch
-            }
-            let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
-            r.vc[gv].credits -= u as u32;
-            let busy = r.link[gp].send(u);
-            let p = &mut r.ports[gp];
-            p.out_flits -= 1;
-            p.link_free = now + busy;
-            p.tx_pending = true;
-            p.tx_vc = v as u8;
-            p.tx_phits = u;
-            p.rr_link_vc = wrap(v + 1, vcs) as u8;
-            note(wake, now + busy);
-            // Count the phits that cross the link inside the measured window.
-            let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
-            if hi > lo {
-                r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
-            }
-            *cx.last_progress = now;
-            let lat = r.link[gp].latency as u64;
-            let tail = busy - u as u64;
-            match peer {
-                Peer::Switch { switch: to, port: to_port } => {
-                    *cx.phit_hops += u as u64;
-                    cx.cal.schedule(
-                        now + lat,
-                        now,
-                        Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 },
-                    );
-                }
-                Peer::Server(server) => {
-                    cx.cal.schedule(now + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
-                }
-                Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
-            }
-            break;
+    let (base, words) = (cx.routers.port_base[switch] as usize, cx.routers.port_words);
+    // Only ports with a flit in a buffer or on the link (`busy_ports`): the others have
+    // nothing to send or release. Sending changes no bit of the set.
+    for (k, w) in (switch * words..(switch + 1) * words).enumerate() {
+        let mut busy = cx.routers.busy_ports[w];
+        while busy != 0 {
+            let gp = base + k * 64 + busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            link_port(switch, gp, now, cx, wake);
         }
     }
 }
 
+/// The output link of global port `gp`: the flit on it releases its buffer space once sent,
+/// and the next flit (round-robin over the VCs) starts when the link is free.
+#[inline]
+fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+    let r = &mut *cx.routers;
+    let vcs = r.vcs;
+    // Fields are read one by one, not the port copied: most ports only need two looked at.
+    let p = &mut r.ports[gp];
+    if p.tx_pending && p.link_free as u64 <= now {
+        p.tx_pending = false;
+        let gv = gp * vcs + p.tx_vc as usize;
+        r.vc[gv].out_used -= p.tx_phits as u32;
+        wake_if_free(r, switch, gv, cx.params);
+    }
+    let p = &r.ports[gp];
+    if p.out_flits == 0 {
+        return;
+    }
+    if p.link_free as u64 > now {
+        note(wake, p.link_free as u64);
+        return;
+    }
+    let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
+    let is_server = matches!(peer, Peer::Server(_));
+    for k in 0..vcs {
+        let v = wrap(rr_link_vc + k, vcs);
+        let gv = gp * vcs + v;
+        let Some(e) = r.vc[gv].output.front() else { continue };
+        if e.ready as u64 > now {
+            note(wake, e.ready as u64);
+            continue;
+        }
+        let u = e.phits;
+        if !is_server && r.vc[gv].credits < u as u32 {
+            continue; // a credit event will wake the switch
+        }
+        let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
+        r.vc[gv].credits -= u as u32;
+        let busy = r.ports[gp].link.send(u);
+        let p = &mut r.ports[gp];
+        p.out_flits -= 1;
+        p.link_free = (now + busy) as u32;
+        p.tx_pending = true;
+        p.tx_vc = v as u8;
+        p.tx_phits = u;
+        p.rr_link_vc = wrap(v + 1, vcs) as u8;
+        note(wake, now + busy);
+        // Count the phits that cross the link inside the measured window.
+        let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
+        if hi > lo {
+            r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
+        }
+        *cx.last_progress = now;
+        let lat = r.ports[gp].link.latency as u64;
+        let tail = busy - u as u64;
+        match peer {
+            Peer::Switch { switch: to, port: to_port } => {
+                *cx.phit_hops += u as u64;
+                cx.cal.schedule(
+                    now + lat,
+                    now,
+                    Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 },
+                );
+            }
+            Peer::Server(server) => {
+                cx.cal.schedule(now + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
+            }
+            Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
+        }
+        break;
+    }
+}
+
 fn allocation_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    let waiting_for_vc = vc_allocation(switch, now, cx, wake);
-    switch_allocation(switch, now, cx, wake, waiting_for_vc);
+    vc_allocation(switch, now, cx, wake);
+    switch_allocation(switch, now, cx, wake);
 }
 
 /// Separable VC allocation: every input VC whose head has no output VC yet asks for the best
 /// free (unowned) output VC among its candidates; each output VC grants one request,
 /// round-robin over input VCs. The winner owns that output VC until its tail has crossed the
 /// crossbar, so a packet that waits for buffer space keeps its turn instead of losing it to
-/// whichever input happens to be free when the space appears. Returns whether some head
-/// found every output VC it may use owned (it must look again when one is released).
-fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
+/// whichever input happens to be free when the space appears.
+fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let base = r.port_base[switch] as usize;
@@ -215,7 +229,6 @@ fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake
     for rq in &sc.requests {
         sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
     }
-    r.any_waiting(switch)
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
@@ -249,7 +262,7 @@ fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers,
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
         crate::prefetch::line(packets.get(e.packet));
-        sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, packet: e.packet });
+        sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, phits: e.phits, packet: e.packet });
     }
 }
 
@@ -261,7 +274,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
     let vcs = r.vcs;
     let (ip, v) = (h.in_port as usize, h.in_vc as usize);
     let pkt = packets.get(h.packet);
-    let Some((op, ov)) = choose_output(r, base, pkt, prm, rng) else {
+    let Some((op, ov)) = choose_output(r, base, pkt, h.phits as u32, prm, rng) else {
         // Whether a head finds a VC depends only on the state of the VCs it may use,
         // which improves only when one of them frees space or is released.
         for c in pkt.candidates.as_slice() {
@@ -289,7 +302,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
 /// Separable switch allocation: each input port offers one of its routed VCs (round-robin)
 /// whose flit fits in its output VC's buffer; each output port grants one input port,
 /// round-robin starting after its last winner.
-fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64, waiting_for_vc: bool) {
+fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let prm = cx.params;
@@ -298,65 +311,80 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
     let sc = &mut *cx.scratch;
     sc.requests.clear();
 
-    for ip in 0..nports {
-        let gp = base + ip;
-        let port = &r.ports[gp];
-        if port.in_flits == 0 {
-            continue;
-        }
-        if port.xbar_in_free > now {
-            note(wake, port.xbar_in_free);
-            continue;
-        }
-        let routed = port.in_vcs_nonempty & port.routed_vcs;
-        if routed == 0 {
-            continue;
-        }
-        let rr_in_vc = port.rr_in_vc as usize;
-        for k in 0..vcs {
-            let v = wrap(rr_in_vc + k, vcs);
-            if routed >> v & 1 == 0 {
+    for (word, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
+        let mut busy = r.busy_ports[w];
+        while busy != 0 {
+            let ip = word * 64 + busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            let gp = base + ip;
+            let port = &r.ports[gp];
+            if port.in_flits == 0 {
+                if port.out_flits == 0 && !port.tx_pending {
+                    // Idle now; a grant below or an arrival marks it again.
+                    r.busy_ports[w] &= !(1 << (ip % 64));
+                }
                 continue;
             }
-            let gv = gp * vcs + v;
-            let q = &r.vc[gv];
-            let Some(e) = q.input.front() else { continue };
-            let ready = e.ready.max(q.stage_from) as u64;
-            if ready > now {
-                note(wake, ready);
+            if port.xbar_in_free as u64 > now {
+                note(wake, port.xbar_in_free as u64);
                 continue;
             }
-            let (op, ov) = (q.route_port as usize, q.route_vc as usize);
-            let go = base + op;
-            if r.ports[go].xbar_out_free > now {
-                note(wake, r.ports[go].xbar_out_free);
+            let routed = port.in_vcs_nonempty & port.routed_vcs;
+            if routed == 0 {
                 continue;
             }
-            if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
-                continue; // the link frees space when it finishes a flit, and wakes the switch
+            let rr_in_vc = port.rr_in_vc as usize;
+            for k in 0..vcs {
+                let v = wrap(rr_in_vc + k, vcs);
+                if routed >> v & 1 == 0 {
+                    continue;
+                }
+                let gv = gp * vcs + v;
+                let q = &r.vc[gv];
+                let Some(e) = q.input.front() else { continue };
+                let ready = e.ready.max(q.stage_from) as u64;
+                if ready > now {
+                    note(wake, ready);
+                    continue;
+                }
+                let (op, ov) = (q.route_port as usize, q.route_vc as usize);
+                let go = base + op;
+                if r.ports[go].xbar_out_free as u64 > now {
+                    note(wake, r.ports[go].xbar_out_free as u64);
+                    continue;
+                }
+                if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
+                    continue; // the link frees space when it finishes a flit, and wakes the switch
+                }
+                let idx = sc.requests.len() as u32;
+                sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+                let rr = r.ports[go].rr_out as usize;
+                let b = sc.best[op];
+                let beats = b == NONE || {
+                    let other = sc.requests[b as usize].in_port as usize;
+                    wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
+                };
+                if beats {
+                    sc.best[op] = idx;
+                }
+                break;
             }
-            let idx = sc.requests.len() as u32;
-            sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
-            let rr = r.ports[go].rr_out as usize;
-            let b = sc.best[op];
-            let beats = b == NONE || {
-                let other = sc.requests[b as usize].in_port as usize;
-                wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
-            };
-            if beats {
-                sc.best[op] = idx;
-            }
-            break;
         }
     }
 
+    // Whether some head waits for an output VC after VC allocation (a tail crossing then
+    // makes the switch look again next cycle). Nothing changes it between VC allocation and
+    // the first grant, so it is read there, and only by steps that grant: its word is
+    // rarely in cache, and most steps of a lightly loaded network grant nothing.
+    let mut waiting_for_vc = None;
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
         if sc.best[rq.out_port as usize] != i as u32 {
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
-        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake, waiting_for_vc);
+        let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
+        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake, waiting);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
@@ -393,10 +421,10 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// and that have room for the flit now. Asking only for VCs with room keeps adaptive routing
 /// free to fall back on its escape VCs (Duato) instead of waiting on a full adaptive one.
 /// Equal space goes to the first candidate and lowest VC, or with `random_jsq_ties` to one
-/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`).
-fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
+/// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`). `u`: the
+/// head flit's phits.
+fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
     let vcs = r.vcs;
-    let u = prm.flit_phits(pkt.phits) as u32;
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(prm.random_jsq_ties);
     for c in pkt.candidates.as_slice() {
@@ -447,8 +475,8 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     let head_arrival = e.ready as u64 - prm.pipeline_delay as u64;
     let tail_leaves = (now + xbar - 1).max(head_arrival + u - 1 + e.tail as u64);
     let link_may_start = (now + 1).max((tail_leaves + 2).saturating_sub(u));
-    r.ports[gi].xbar_in_free = now + xbar;
-    r.ports[go].xbar_out_free = now + xbar;
+    r.ports[gi].xbar_in_free = (now + xbar) as u32;
+    r.ports[go].xbar_out_free = (now + xbar) as u32;
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
     r.ports[go].rr_out = wrap(rq.in_port as usize + 1, r.num_ports(switch)) as u16;
     note(wake, now + xbar);
@@ -457,9 +485,10 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
+    r.mark_busy(switch, rq.out_port as usize);
 
     // The space the flit held in the input buffer goes back upstream once its tail has left.
-    let credit_at = tail_leaves + r.link[gi].latency as u64;
+    let credit_at = tail_leaves + r.ports[gi].link.latency as u64;
     match r.ports[gi].peer {
         Peer::Switch { switch: up, port: up_port } => {
             cal.schedule(credit_at, now, Event::Credit { switch: up, port: up_port, vc: rq.in_vc, phits: u as u16 })
@@ -492,7 +521,12 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
         }
         st.vc = rq.out_vc;
         // Zero-load latency: the links' latencies beyond the default (`[link.<class>]`).
-        pkt.extra_link_latency += r.link[go].latency as i32 - prm.latency as i32;
+        // Written only when it changes: the field is in a line of the packet nothing else
+        // of a hop touches.
+        let extra = r.ports[go].link.latency as i32 - prm.latency as i32;
+        if extra != 0 {
+            pkt.extra_link_latency += extra;
+        }
     }
     if last {
         // The tail has crossed: the output VC is free for the next packet.
