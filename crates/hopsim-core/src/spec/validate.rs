@@ -16,10 +16,6 @@ pub const MAX_BUFFER_FLITS: usize = u16::MAX as usize;
 pub const MAX_SERVERS_PER_SWITCH: usize = 60_000;
 /// Smallest rate of messages per server per cycle of the open-loop workload.
 pub const MIN_MESSAGE_RATE: f64 = 1e-13;
-/// The `workload.kind`s and whether each is closed-loop (senders wait for answers; its results
-/// are samples of round trips or windows): the one list, which Python reads through
-/// `components_json`.
-pub const WORKLOADS: &[(&str, bool)] = &[("bernoulli", false), ("ping_pong", true), ("bandwidth", true)];
 /// Largest `nic.source_queue_limit`, in packets per server.
 pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
 
@@ -237,9 +233,8 @@ impl Spec {
             }
         }
         let w = &self.workload;
-        if !WORKLOADS.iter().any(|(name, _)| *name == w.kind) {
-            let names: Vec<&str> = WORKLOADS.iter().map(|(name, _)| *name).collect();
-            return Err(SpecError::new("workload.kind", format!("{:?}", w.kind), format!("allowed: {}", names.join(", "))));
+        if super::workload::workload_kind(&w.kind).is_none() {
+            return Err(SpecError::new("workload.kind", format!("{:?}", w.kind), format!("allowed: {}", super::workload::workload_names())));
         }
         if w.iterations == 0 {
             return Err(SpecError::new("workload.iterations", 0, "must be at least 1"));

@@ -137,7 +137,7 @@ pub fn build(spec: &Spec, traffic: &Traffic, topo: &dyn crate::topology::Topolog
         "bernoulli" => Box::new(bernoulli::Bernoulli::new(spec, traffic, message)),
         "ping_pong" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, 1, w.iterations)),
         "bandwidth" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, w.window, w.iterations)),
-        other => return Err(SpecError::new("workload.kind", format!("{other:?}"), "allowed: bernoulli, ping_pong, bandwidth")),
+        other => return Err(SpecError::new("workload.kind", format!("{other:?}"), format!("allowed: {}", crate::spec::workload_names()))),
     })
 }
 
