@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from .spec import SpecError, format_value
 
-__all__ = ["spec_to_json", "validate", "simulate", "progress_counter", "topology", "version"]
+__all__ = ["spec_to_json", "validate", "simulate", "progress_counter", "topology", "validations", "version"]
 
 
 def _core():
@@ -55,27 +55,33 @@ def progress_counter() -> Any:
     return _core().Progress()
 
 
-def simulate(spec: Mapping[str, Any], progress: Any = None, max_threads: int | None = None) -> tuple[dict[str, Any], float]:
+def simulate(
+    spec: Mapping[str, Any], progress: Any = None, max_threads: int | None = None, *, with_spec: bool = False
+) -> tuple[dict[str, Any], float]:
     """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
     :func:`progress_counter` that follows the run. ``max_threads``: the most threads the run
-    may use (``run.threads`` or the engine's choice), for runs sharing the cores."""
+    may use (``run.threads`` or the engine's choice), for runs sharing the cores.
+    ``with_spec``: the result also holds ``spec``, the spec with the engine's defaults filled
+    in, so that a spec not validated before is validated by this one call."""
     core = _core()
     t0 = time.perf_counter()
-    text = _call(lambda j: core.simulate_json(j, progress, max_threads), spec)
+    text = _call(lambda j: core.simulate_json(j, progress, max_threads, with_spec), spec)
     wall = time.perf_counter() - t0
     return json.loads(text), wall
 
 
 @functools.lru_cache(maxsize=32)
-def _topology_json(spec_json: str) -> str:
+def _topology_json(spec_json: str, validated: bool) -> str:
     # `hopsim run` describes the first run's network before running and again in its report:
     # the engine parses the spec and builds the network once.
-    return _core().topology_json(spec_json)
+    return _core().topology_json(spec_json, validated)
 
 
-def topology(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...)."""
-    return json.loads(_call(_topology_json, spec))
+def topology(spec: Mapping[str, Any], *, validated: bool = False) -> dict[str, Any]:
+    """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...).
+    ``validated``: ``spec`` is one :func:`validate` returned, which the engine does not
+    validate again."""
+    return json.loads(_call(lambda j: _topology_json(j, validated), spec))
 
 
 def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,6 +122,11 @@ def metric_unit(column: str) -> str | None:
         if column.startswith(family["pattern"].split("<")[0]):
             return family["unit"]
     return None
+
+
+def validations() -> int:
+    """How many times the engine has validated a spec in this process."""
+    return _core().validations()
 
 
 def version() -> str:

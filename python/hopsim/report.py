@@ -166,12 +166,12 @@ def _multi_packet(frame: pd.DataFrame) -> bool:
 
 def _topology_cards(exp: Any) -> str:
     try:
-        from . import engine
+        from .sweep import run_topology
 
         runs = getattr(exp, "runs", [])
         if not runs:
             return ""
-        topo = engine.topology(runs[0].spec)
+        topo = run_topology(runs[0])
     except Exception:
         return ""
     cards = []

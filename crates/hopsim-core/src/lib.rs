@@ -60,9 +60,9 @@ fn start(spec: &Spec, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicB
 }
 
 /// One run: spec as JSON in, result as JSON out (docs/engine-contract.md); `cycles`, if
-/// given, follows the run's progress.
+/// given, follows the run's progress. The spec is validated once, by `Simulation::new`.
 pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+    let spec = spec::parse_json(spec_json)?;
     let result = simulate_with_progress(&spec, cycles)?;
     Ok(serde_json::to_string(&result).expect("results serialise"))
 }
@@ -71,8 +71,16 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
 /// run returns `Ok(None)`: its partial result is dropped, never returned as if complete.
 /// `max_threads` caps the threads the run uses (`run.threads` or the automatic choice), so
 /// that several runs at once share the cores without oversubscribing them.
-pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>, cancel: Arc<AtomicBool>, max_threads: Option<usize>) -> Result<Option<String>, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+/// With `with_spec`, the result also holds `spec`, the spec with the engine's defaults filled
+/// in (what `validate_json` returns), so that one call both validates and runs.
+pub fn simulate_json_cancellable(
+    spec_json: &str,
+    cycles: Option<Arc<AtomicU64>>,
+    cancel: Arc<AtomicBool>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+) -> Result<Option<String>, SpecError> {
+    let spec = spec::parse_json(spec_json)?;
     let mut sim = start(&spec, cycles, Some(cancel.clone()))?;
     if let Some(n) = max_threads {
         sim.limit_threads(n);
@@ -81,13 +89,18 @@ pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>
     if cancel.load(Ordering::Relaxed) {
         return Ok(None);
     }
+    if with_spec {
+        let mut v = serde_json::to_value(&result).expect("results serialise");
+        v["spec"] = serde_json::to_value(&spec).expect("specs serialise");
+        return Ok(Some(v.to_string()));
+    }
     Ok(Some(serde_json::to_string(&result).expect("results serialise")))
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it
-/// normalised with defaults filled in.
+/// normalised with defaults filled in. Validated once, by `Simulation::check`.
 pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+    let spec = spec::parse_json(spec_json)?;
     engine::Simulation::check(&spec)?;
     Ok(serde_json::to_string(&spec).expect("specs serialise"))
 }
@@ -147,8 +160,17 @@ pub fn switch_roles_json(spec_json: &str) -> Result<String, SpecError> {
 
 /// Facts about the topology of a spec, and a check of its wiring.
 pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
-    let topo = topology::build(&spec)?;
+    topology_facts(&spec::from_json_str(spec_json)?)
+}
+
+/// `topology_json` of a spec `validate_json` has already checked (and returned): it is not
+/// validated again.
+pub fn topology_json_validated(spec_json: &str) -> Result<String, SpecError> {
+    topology_facts(&spec::parse_json(spec_json)?)
+}
+
+fn topology_facts(spec: &Spec) -> Result<String, SpecError> {
+    let topo = topology::build(spec)?;
     let servers = topology::ServerMap::new(topo.as_ref());
     let (links, wiring) = match topology::check_wiring(topo.as_ref()) {
         Ok(n) => (n, "ok".to_string()),

@@ -63,14 +63,16 @@ impl Drop for Done<'_> {
 
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
 /// (a `Progress`) follows the cycles simulated; `max_threads` caps the threads the run uses
-/// (a sweep running several runs at once gives each its share of the cores).
+/// (a sweep running several runs at once gives each its share of the cores); `with_spec`
+/// adds `spec` to the result, the spec with the engine's defaults filled in, so that one
+/// call validates and runs (the spec is validated once).
 ///
 /// The engine runs on its own thread while this one waits without the GIL, waking up to
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, max_threads=None))]
-fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false))]
+fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
@@ -81,7 +83,7 @@ fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Pr
             .stack_size(ENGINE_STACK)
             .spawn_scoped(s, || {
                 let _done = Done(&done);
-                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads)
+                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads, with_spec)
             })
             .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
         loop {
@@ -115,10 +117,12 @@ fn validate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
 }
 
 /// Describe the topology of a spec as JSON: kind, switches, servers, links, radix,
-/// diameter, wiring_ok, description.
+/// diameter, wiring_ok, description. `validated`: the spec is one `validate_json` returned,
+/// which is not validated again.
 #[pyfunction]
-fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    py.detach(|| hopsim_core::topology_json(spec_json))
+#[pyo3(signature = (spec_json, validated=false))]
+fn topology_json(py: Python<'_>, spec_json: &str, validated: bool) -> PyResult<String> {
+    py.detach(|| if validated { hopsim_core::topology_json_validated(spec_json) } else { hopsim_core::topology_json(spec_json) })
         .map_err(spec_error)
 }
 
@@ -133,6 +137,13 @@ fn switch_roles_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
 #[pyfunction]
 fn components_json() -> String {
     hopsim_core::components_json()
+}
+
+/// How many times the engine has validated a spec in this process (tests check that a run
+/// is validated once).
+#[pyfunction]
+fn validations() -> u64 {
+    hopsim_core::spec::validations()
 }
 
 /// The engine crate's version.
@@ -150,6 +161,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validations, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -19,7 +19,8 @@ pub use keys::{keys_json, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
-pub use parse::{from_json_str, from_toml_str};
+pub use parse::{from_json_str, from_toml_str, parse_json};
+pub use validate::validations;
 pub use workload::{workload_kind, workload_names, MessageSpec, WorkloadKind, WorkloadSpec, WORKLOADS};
 
 use serde::{Deserialize, Serialize};

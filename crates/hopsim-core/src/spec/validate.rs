@@ -3,6 +3,9 @@
 
 use super::Spec;
 use crate::error::{SpecError, SpecResult};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Simulated cycles (warmup + measured) are stored in 32 bits (flit timestamps, creation
 /// cycles of queued messages), with headroom for the cycles a flit is scheduled ahead.
@@ -19,8 +22,47 @@ pub const MIN_MESSAGE_RATE: f64 = 1e-13;
 /// Largest `nic.source_queue_limit`, in packets per server.
 pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
 
+/// How many specs have been validated in this process: a run's spec is validated once, and
+/// tests check that no layer validates it again.
+static VALIDATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Specs validated so far in this process (not counting those found in `VALIDATED`).
+pub fn validations() -> u64 {
+    VALIDATIONS.load(Ordering::Relaxed)
+}
+
+/// The specs last found valid, in full (`{:?}`, which shows every field and NaN apart from
+/// null): a sweep checks every run before running any, and each run's engine is then handed
+/// a spec checked already. Validity depends on the spec alone, so one found here is valid.
+static VALIDATED: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+/// Specs `VALIDATED` keeps, and the longest it keeps (a job with an explicit server list can
+/// be long; it is then validated again).
+const VALIDATED_KEPT: usize = 256;
+const VALIDATED_LONGEST: usize = 16 << 10;
+
 impl Spec {
+    /// Check ranges and combinations that need no network; errors name the key. A spec
+    /// validated before in this process is not validated again.
     pub fn validate(&self) -> SpecResult<()> {
+        let text = format!("{self:?}");
+        let mut seen = VALIDATED.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.contains(&text) {
+            return Ok(());
+        }
+        drop(seen);
+        VALIDATIONS.fetch_add(1, Ordering::Relaxed);
+        self.check_without_network()?;
+        if text.len() <= VALIDATED_LONGEST {
+            seen = VALIDATED.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.len() == VALIDATED_KEPT {
+                seen.pop_front();
+            }
+            seen.push_back(text);
+        }
+        Ok(())
+    }
+
+    fn check_without_network(&self) -> SpecResult<()> {
         let r = &self.router;
         if r.vcs == 0 || r.vcs > 32 {
             return Err(SpecError::new("router.vcs", r.vcs, "must be between 1 and 32"));

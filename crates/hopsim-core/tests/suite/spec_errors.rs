@@ -85,3 +85,18 @@ fn link_class_tables_are_checked() {
     let e = err("gbytes_per_s = 100\n[link.dim1]\ngbytes_per_s = 1", torus);
     assert!(e.contains("link.dim1.gbytes_per_s") && e.contains("15 times slower"), "{e}");
 }
+
+#[test]
+fn a_spec_changed_after_it_was_validated_is_validated_again() {
+    // The engine remembers the specs it found valid (a run is validated once); a valid spec
+    // changed into an invalid one must still be refused.
+    let mut spec = hopsim_core::spec::from_toml_str("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.25\n").unwrap();
+    spec.validate().unwrap();
+    spec.traffic.load = Some(1.5);
+    let e = spec.validate().unwrap_err();
+    assert_eq!(e.key, "traffic.load");
+    spec.traffic.load = Some(f64::NAN);
+    assert_eq!(spec.validate().unwrap_err().key, "traffic.load");
+    spec.traffic.load = Some(0.25);
+    spec.validate().unwrap();
+}
