@@ -63,6 +63,19 @@ impl Spec {
     }
 
     fn check_without_network(&self) -> SpecResult<()> {
+        self.validate_router()?;
+        self.validate_link()?;
+        self.validate_load()?;
+        self.nic.validate(self.packet.phits)?;
+        self.validate_messages()?;
+        super::jobs::validate_jobs(&self.jobs, self.packet.bytes.is_some() || self.nic.kind() != super::ProtocolKind::None)?;
+        self.validate_traffic()?;
+        self.validate_run()?;
+        self.validate_nic()
+    }
+
+    /// `[router]` and `[packet]`, and the buffers they size.
+    fn validate_router(&self) -> SpecResult<()> {
         let r = &self.router;
         if r.vcs == 0 || r.vcs > 32 {
             return Err(SpecError::new("router.vcs", r.vcs, "must be between 1 and 32"));
@@ -110,8 +123,10 @@ impl Spec {
             }
         }
         self.check_buffer("input_buffer", r.input_buffer, r.input_buffer_phits)?;
-        self.check_buffer("output_buffer", r.output_buffer, r.output_buffer_phits)?;
+        self.check_buffer("output_buffer", r.output_buffer, r.output_buffer_phits)
+    }
 
+    fn validate_link(&self) -> SpecResult<()> {
         if self.link.latency == 0 || self.link.latency > 10_000 {
             return Err(SpecError::new("link.latency", self.link.latency, "must be between 1 and 10000 cycles"));
         }
@@ -121,7 +136,11 @@ impl Spec {
             }
         }
         self.link.class_specs()?;
+        Ok(())
+    }
 
+    /// `traffic.load`: in range, and given when the workload is open-loop.
+    fn validate_load(&self) -> SpecResult<()> {
         let t = &self.traffic;
         match t.load {
             Some(l) if !(l > 0.0 && l <= 1.0) => {
@@ -132,9 +151,12 @@ impl Spec {
             }
             _ => {}
         }
-        self.nic.validate(p)?;
-        self.validate_messages()?;
-        super::jobs::validate_jobs(&self.jobs, self.packet.bytes.is_some() || self.nic.kind() != super::ProtocolKind::None)?;
+        Ok(())
+    }
+
+    /// `[traffic]`: a message rate the gaps can be drawn for, the active servers, the hot spots.
+    fn validate_traffic(&self) -> SpecResult<()> {
+        let t = &self.traffic;
         if let (Some(l), true) = (t.load, self.workload.is_open_loop()) {
             // The geometric gaps between messages cannot be drawn in reasonable time below
             // this rate, and such a run would generate nothing anyway.
@@ -164,7 +186,11 @@ impl Spec {
                 return Err(SpecError::new("traffic.hotspot_fraction", f, "must be in [0, 1]"));
             }
         }
+        Ok(())
+    }
 
+    /// `[run]`, and `topology.servers_per_switch`, whose range needs no network.
+    fn validate_run(&self) -> SpecResult<()> {
         let run = &self.run;
         if run.cycles == 0 {
             return Err(SpecError::new("run.cycles", run.cycles, "must be at least 1 measured cycle"));
@@ -196,7 +222,6 @@ impl Spec {
                 return Err(SpecError::new("topology.servers_per_switch", sps, format!("must be between 1 and {MAX_SERVERS_PER_SWITCH} (ports of a switch are numbered in 16 bits)")));
             }
         }
-        self.validate_nic()?;
         Ok(())
     }
 
