@@ -308,16 +308,6 @@ pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: 
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn every_algorithm_of_the_deadlock_freedom_table_has_one_registry_line() {
-        for row in crate::deadlock_freedom::TABLE {
-            let lines = super::ALGORITHMS.iter().filter(|k| k.algorithm == row.algorithm).count();
-            assert_eq!(lines, 1, "{:?}", row.algorithm);
-        }
-        for k in super::ALGORITHMS {
-            assert_eq!(super::Algorithm::from_name(k.name), Some(k.algorithm));
-        }
-    }
 
     #[test]
     fn skipping_leaves_out_exactly_the_two_values() {
