@@ -63,7 +63,7 @@ const ACK_BYTES: Key = Key { name: "ack_bytes", default: "one packet", meaning: 
 
 /// Every `workload.kind`, in the order `hopsim list` and error messages give them.
 pub const WORKLOADS: &[WorkloadKind] = &[
-    WorkloadKind { name: "bernoulli", about: "open loop: messages at traffic.load", closed_loop: false, keys: &[] },
+    WorkloadKind { name: "bernoulli", about: "messages at traffic.load, at Bernoulli-drawn cycles", closed_loop: false, keys: &[] },
     WorkloadKind { name: "ping_pong", about: "a message, answered by an acknowledgement; one sample per round trip", closed_loop: true, keys: &[ITERATIONS, ACK_BYTES] },
     WorkloadKind {
         name: "bandwidth",
