@@ -21,7 +21,7 @@ pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str, parse_json};
 pub use validate::validations;
-pub use workload::{workload_kind, workload_names, MessageSpec, WorkloadKind, WorkloadSpec, WORKLOADS};
+pub use workload::{workload_kind, workload_names, MessageSpec, Workload, WorkloadKind, WorkloadSpec, WORKLOADS};
 
 use serde::{Deserialize, Serialize};
 

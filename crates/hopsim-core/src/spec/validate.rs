@@ -300,9 +300,7 @@ impl Spec {
             }
         }
         let w = &self.workload;
-        if super::workload::workload_kind(&w.kind).is_none() {
-            return Err(SpecError::new("workload.kind", format!("{:?}", w.kind), format!("allowed: {}", super::workload::workload_names())));
-        }
+        w.workload()?;
         if w.iterations == 0 {
             return Err(SpecError::new("workload.iterations", 0, "must be at least 1"));
         }

@@ -45,6 +45,21 @@ impl WorkloadSpec {
     pub fn is_open_loop(&self) -> bool {
         workload_kind(&self.kind).is_some_and(|k| !k.closed_loop)
     }
+
+    /// The workload `kind` names, or an error naming `workload.kind` and what is allowed.
+    pub fn workload(&self) -> crate::error::SpecResult<Workload> {
+        workload_kind(&self.kind)
+            .map(|k| k.kind)
+            .ok_or_else(|| crate::error::SpecError::new("workload.kind", format!("{:?}", self.kind), format!("allowed: {}", workload_names())))
+    }
+}
+
+/// The workloads, as `workload.kind` names them in `WORKLOADS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    Bernoulli,
+    PingPong,
+    Bandwidth,
 }
 
 /// A `workload.kind` as the registry knows it: its name, one line on it, whether it is
@@ -52,6 +67,7 @@ impl WorkloadSpec {
 /// windows) and the `[workload]` keys it reads. `workload::build` makes it; Python reads the
 /// list through `components_json`.
 pub struct WorkloadKind {
+    pub kind: Workload,
     pub name: &'static str,
     pub about: &'static str,
     pub closed_loop: bool,
@@ -63,9 +79,10 @@ const ACK_BYTES: Key = Key { name: "ack_bytes", default: "one packet", meaning: 
 
 /// Every `workload.kind`, in the order `hopsim list` and error messages give them.
 pub const WORKLOADS: &[WorkloadKind] = &[
-    WorkloadKind { name: "bernoulli", about: "messages at traffic.load, at Bernoulli-drawn cycles", closed_loop: false, keys: &[] },
-    WorkloadKind { name: "ping_pong", about: "a message, answered by an acknowledgement; one sample per round trip", closed_loop: true, keys: &[ITERATIONS, ACK_BYTES] },
+    WorkloadKind { kind: Workload::Bernoulli, name: "bernoulli", about: "messages at traffic.load, at Bernoulli-drawn cycles", closed_loop: false, keys: &[] },
+    WorkloadKind { kind: Workload::PingPong, name: "ping_pong", about: "a message, answered by an acknowledgement; one sample per round trip", closed_loop: true, keys: &[ITERATIONS, ACK_BYTES] },
     WorkloadKind {
+        kind: Workload::Bandwidth,
         name: "bandwidth",
         about: "window messages, then one acknowledgement; one sample per window",
         closed_loop: true,
