@@ -71,17 +71,15 @@ def simulate(
 
 
 @functools.lru_cache(maxsize=32)
-def _topology_json(spec_json: str, validated: bool) -> str:
+def _topology_json(spec_json: str) -> str:
     # `hopsim run` describes the first run's network before running and again in its report:
     # the engine parses the spec and builds the network once.
-    return _core().topology_json(spec_json, validated)
+    return _core().topology_json(spec_json)
 
 
-def topology(spec: Mapping[str, Any], *, validated: bool = False) -> dict[str, Any]:
-    """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...).
-    ``validated``: ``spec`` is one :func:`validate` returned, which the engine does not
-    validate again."""
-    return json.loads(_call(lambda j: _topology_json(j, validated), spec))
+def topology(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...)."""
+    return json.loads(_call(_topology_json, spec))
 
 
 def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -166,12 +166,12 @@ def _multi_packet(frame: pd.DataFrame) -> bool:
 
 def _topology_cards(exp: Any) -> str:
     try:
-        from .sweep import run_topology
+        from . import engine
 
         runs = getattr(exp, "runs", [])
         if not runs:
             return ""
-        topo = run_topology(runs[0])
+        topo = engine.topology(runs[0].spec)
     except Exception:
         return ""
     cards = []

@@ -144,14 +144,6 @@ def _run_cycles(run: Run) -> int:
         return 0
 
 
-def run_topology(run: Run) -> dict[str, Any]:
-    """The engine's description of a run's topology; a run the engine validated is not
-    validated again."""
-    if run.normalized is not None:
-        return engine.topology(run.normalized, validated=True)
-    return engine.topology(run.spec)
-
-
 def group_by_topology(runs: list[Run]) -> list[tuple[dict[str, Any], list[Run]]]:
     """The runs grouped by topology, in order of first appearance, each group with the
     engine's description of its topology (switches, servers, links, radix, diameter...),
@@ -160,7 +152,7 @@ def group_by_topology(runs: list[Run]) -> list[tuple[dict[str, Any], list[Run]]]
     for run in runs:
         key = json.dumps((run.normalized or run.spec).get("topology"), sort_keys=True, default=str)
         if key not in groups:
-            groups[key] = (run_topology(run), [])
+            groups[key] = (engine.topology(run.spec), [])
         groups[key][1].append(run)
     return list(groups.values())
 

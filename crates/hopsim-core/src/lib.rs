@@ -160,17 +160,8 @@ pub fn switch_roles_json(spec_json: &str) -> Result<String, SpecError> {
 
 /// Facts about the topology of a spec, and a check of its wiring.
 pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
-    topology_facts(&spec::from_json_str(spec_json)?)
-}
-
-/// `topology_json` of a spec `validate_json` has already checked (and returned): it is not
-/// validated again.
-pub fn topology_json_validated(spec_json: &str) -> Result<String, SpecError> {
-    topology_facts(&spec::parse_json(spec_json)?)
-}
-
-fn topology_facts(spec: &Spec) -> Result<String, SpecError> {
-    let topo = topology::build(spec)?;
+    let spec = spec::from_json_str(spec_json)?;
+    let topo = topology::build(&spec)?;
     let servers = topology::ServerMap::new(topo.as_ref());
     let (links, wiring) = match topology::check_wiring(topo.as_ref()) {
         Ok(n) => (n, "ok".to_string()),

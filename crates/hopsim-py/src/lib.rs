@@ -117,12 +117,10 @@ fn validate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
 }
 
 /// Describe the topology of a spec as JSON: kind, switches, servers, links, radix,
-/// diameter, wiring_ok, description. `validated`: the spec is one `validate_json` returned,
-/// which is not validated again.
+/// diameter, wiring_ok, description.
 #[pyfunction]
-#[pyo3(signature = (spec_json, validated=false))]
-fn topology_json(py: Python<'_>, spec_json: &str, validated: bool) -> PyResult<String> {
-    py.detach(|| if validated { hopsim_core::topology_json_validated(spec_json) } else { hopsim_core::topology_json(spec_json) })
+fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::topology_json(spec_json))
         .map_err(spec_error)
 }
 
