@@ -15,7 +15,13 @@ def test_list_json_has_every_registry_with_keys_and_defaults():
     assert aries["chassis"] == "6" and aries["servers_per_switch"] == "4" and aries["groups"] == "required"
     routings = {r["name"]: r["topologies"] for r in c["routing_algorithms"]}
     assert "dragonfly" in routings["par"] and "torus" not in routings["par"]
-    assert "ladder" in c["vc_policies"] and "uniform" in c["traffic_patterns"]
+    policies = {p["name"]: p for p in c["vc_policies"]}
+    assert [k["name"] for k in policies["ladder"]["keys"]] == ["ladder_vcs_per_step"]
+    patterns = {p["name"]: {k["name"]: k["default"] for k in p["keys"]} for p in c["traffic_patterns"]}
+    assert patterns["hotspot"] == {"hotspots": "[0]", "hotspot_fraction": "0.1"} and patterns["uniform"] == {}
+    aries_routing = {r["name"]: r for r in c["routing_algorithms"]}["aries"]
+    assert {k["name"] for k in aries_routing["keys"]} == {"mode", "bias_low", "bias_high"}
+    assert {m["name"] for m in c["motifs"]} >= {"allreduce", "halo3d", "bernoulli"}
     closed = {w["name"]: w["closed_loop"] for w in c["workloads"]}
     assert closed == {"bernoulli": False, "ping_pong": True, "bandwidth": True}
 
@@ -27,6 +33,13 @@ def test_list_text_names_every_kind_and_key():
         assert f"  {t['name']}: " in text
         for k in t["keys"]:
             assert f"topology.{k['name']}" in text
+    families = [("routing", c["routing_algorithms"]), ("routing", c["vc_policies"]), ("traffic", c["traffic_patterns"]),
+                ("workload", c["workloads"]), ("workload", c["motifs"])]
+    for table, components in families:
+        for comp in components:
+            assert f"  {comp['name']}: " in text
+            for k in comp["keys"]:
+                assert f"{table}.{k['name']}" in text
 
 
 def test_every_metric_of_a_run_has_a_unit_from_the_engine(tmp_path):

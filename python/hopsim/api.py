@@ -95,10 +95,9 @@ def simulate(
         )
     data.pop("sweep", None)
     data.pop("cluster", None)  # where a sweep runs: nothing to do with one run
-    normalized = engine.validate(data)
-    result, wall = engine.simulate(data)
+    # One engine call validates and runs: the result carries the normalized spec.
+    result, wall = engine.simulate(data, with_spec=True)
     result.setdefault("metrics", {}).setdefault("wall_seconds", wall)
-    result["spec"] = normalized
     return result
 
 

@@ -216,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "list",
-        help="list the engine's components: topologies with their keys, routings, VC policies, patterns",
+        help="list the engine's components with their keys and defaults: topologies, routings, VC policies, patterns, workloads, motifs",
         description="List every component the engine registers, from the engine itself: topology\n"
         "kinds with their [topology] keys and defaults, routing algorithms with the topologies\n"
         "they are defined on, VC policies and traffic patterns.",
@@ -474,6 +474,23 @@ def cmd_topology(args) -> int:
     return status
 
 
+def _print_family(key: str, components: list[dict], table: str, table_keys: list[dict] = (), extra=None) -> None:
+    """One family of `hopsim list`: the key that names a component, the keys every component
+    reads, then each component with one line on it and its own keys with their defaults."""
+    print(key)
+    rows = [(f"{table}.{k['name']}", k["default"], k["meaning"]) for k in table_keys]
+    for c in components:
+        rows += [(f"{table}.{k['name']}", k["default"], k["meaning"]) for k in c["keys"]]
+    width = max((len(r[0]) for r in rows), default=0)
+    for name, default, meaning in rows[: len(table_keys)]:
+        print(f"    {name.ljust(width)}  {default:<18} {meaning}")
+    for c in components:
+        more = f" ({extra(c)})" if extra else ""
+        print(f"  {c['name']}: {c['about']}{more}")
+        for k in c["keys"]:
+            print(f"    {(table + '.' + k['name']).ljust(width)}  {k['default']:<18} {k['meaning']}")
+
+
 def cmd_list(args) -> int:
     from . import engine
 
@@ -481,17 +498,14 @@ def cmd_list(args) -> int:
     if args.json:
         print(json.dumps(c, indent=2))
         return 0
-    print("topology.kind")
-    for t in c["topologies"]:
-        print(f"  {t['name']}: {t['about']}")
-        width = max(len(k["name"]) for k in t["keys"])
-        for k in t["keys"]:
-            print(f"    topology.{k['name'].ljust(width)}  {k['default']:<18} {k['meaning']}")
-    print("routing.algorithm")
-    for r in c["routing_algorithms"]:
-        print(f"  {r['name']:<13} on {', '.join(r['topologies'])}")
-    print(f"routing.vc_policy\n  auto, {', '.join(c['vc_policies'])}")
-    print(f"traffic.pattern\n  {', '.join(c['traffic_patterns'])}")
+    _print_family("topology.kind", c["topologies"], "topology")
+    _print_family("routing.algorithm", c["routing_algorithms"], "routing", c["routing_table_keys"],
+                  extra=lambda r: "on " + ", ".join(r["topologies"]))
+    _print_family("routing.vc_policy (or auto: the sound one for the algorithm)", c["vc_policies"], "routing")
+    _print_family("traffic.pattern", c["traffic_patterns"], "traffic", c["traffic_table_keys"])
+    _print_family("workload.kind", c["workloads"], "workload", c["workload_table_keys"],
+                  extra=lambda w: "closed loop" if w["closed_loop"] else "open loop")
+    _print_family("jobs[].workload.motif", c["motifs"], "workload")
     return 0
 
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from .spec import SpecError, format_value
 
-__all__ = ["spec_to_json", "validate", "simulate", "progress_counter", "topology", "version"]
+__all__ = ["spec_to_json", "validate", "simulate", "progress_counter", "topology", "validations", "version"]
 
 
 def _core():
@@ -55,13 +55,17 @@ def progress_counter() -> Any:
     return _core().Progress()
 
 
-def simulate(spec: Mapping[str, Any], progress: Any = None, max_threads: int | None = None) -> tuple[dict[str, Any], float]:
+def simulate(
+    spec: Mapping[str, Any], progress: Any = None, max_threads: int | None = None, *, with_spec: bool = False
+) -> tuple[dict[str, Any], float]:
     """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
     :func:`progress_counter` that follows the run. ``max_threads``: the most threads the run
-    may use (``run.threads`` or the engine's choice), for runs sharing the cores."""
+    may use (``run.threads`` or the engine's choice), for runs sharing the cores.
+    ``with_spec``: the result also holds ``spec``, the spec with the engine's defaults filled
+    in, so that a spec not validated before is validated by this one call."""
     core = _core()
     t0 = time.perf_counter()
-    text = _call(lambda j: core.simulate_json(j, progress, max_threads), spec)
+    text = _call(lambda j: core.simulate_json(j, progress, max_threads, with_spec), spec)
     wall = time.perf_counter() - t0
     return json.loads(text), wall
 
@@ -116,6 +120,11 @@ def metric_unit(column: str) -> str | None:
         if column.startswith(family["pattern"].split("<")[0]):
             return family["unit"]
     return None
+
+
+def validations() -> int:
+    """How many times the engine has validated a spec in this process."""
+    return _core().validations()
 
 
 def version() -> str:

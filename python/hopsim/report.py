@@ -192,13 +192,36 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
     name = getattr(exp, "name", "hopsim experiment")
     swept = [k for k in getattr(exp, "swept_keys", []) if k in frame.columns]
     n_expected = len(getattr(exp, "runs", [])) or len(frame)
+    from . import engine
+
+    closed = frame["workload"].astype(str).isin(engine.closed_loop_workloads()) if "workload" in frame.columns else None
+    parts = [_head(out, name, frame, n_expected)]
+    alerts = _alerts(out, frame, n_expected, closed)
+    parts += [f'<div class="alert">{a}</div>' for a in alerts]
+    if not alerts and len(frame):
+        parts.append('<div class="ok">All runs complete; no deadlock; phits and credits conserved.</div>')
+    parts.append(_cards(_headline(frame, closed)))
+    parts.append(_topology_cards(exp))
+    parts.append(_runs_section(frame, swept))
+    parts.append(_workload_section(frame, swept, closed))
+    parts.append(_figures_section(out, figures))
+    parts.append(_experiment_section(out, frame, swept))
+    parts.append("</main></body></html>")
+    path = out / "report.html"
+    tmp = out / ".report.html.tmp"
+    tmp.write_text("\n".join(p for p in parts if p), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _head(out: Path, name: str, frame: pd.DataFrame, n_expected: int) -> str:
+    """The page's head, title and the line under it."""
     try:
         from . import __version__ as version
     except Exception:  # pragma: no cover
         version = "?"
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-
-    parts = [
+    return "\n".join([
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         f"<title>{_esc(name)}: hopsim report</title>",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -206,9 +229,12 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
         f"<h1>{_esc(name)}</h1>",
         f'<div class="sub">hopsim {_esc(version)} &middot; {_esc(now)} &middot; '
         f"{len(frame)} of {n_expected} runs complete &middot; results in <code>{_esc(out)}</code></div>",
-    ]
+    ])
 
-    # Alerts.
+
+def _alerts(out: Path, frame: pd.DataFrame, n_expected: int, closed: pd.Series | None) -> list[str]:
+    """What went wrong: missing runs, deadlocks, phits or credits not conserved, closed-loop
+    runs cut short."""
     alerts = []
     if len(frame) < n_expected:
         alerts.append(
@@ -226,9 +252,6 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
             bad = frame[~frame[col].map(_truthy)]
             if len(bad):
                 alerts.append(f"{len(bad)} run(s) did not conserve {what}: {', '.join(_esc(r) for r in bad['run'].head(10))}.")
-    from . import engine
-
-    closed = frame["workload"].astype(str).isin(engine.closed_loop_workloads()) if "workload" in frame.columns else None
     if closed is not None and "workload_complete" in frame.columns:
         short = frame[closed & ~frame["workload_complete"].map(_truthy)]
         if len(short):
@@ -236,12 +259,11 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
                 f"{len(short)} closed-loop run(s) ended before their workload did (raise run.cycles): "
                 f"{', '.join(_esc(r) for r in short['run'].head(10))}."
             )
-    for a in alerts:
-        parts.append(f'<div class="alert">{a}</div>')
-    if not alerts and len(frame):
-        parts.append('<div class="ok">All runs complete; no deadlock; phits and credits conserved.</div>')
+    return alerts
 
-    # Headline numbers.
+
+def _headline(frame: pd.DataFrame, closed: pd.Series | None) -> list[tuple[str, Any]]:
+    """The headline numbers: of the samples when every run is closed-loop, else of the loads."""
     if len(frame) and closed is not None and closed.all():
         cards = [("runs", len(frame)), ("samples, all runs", int(pd.to_numeric(frame["samples"], errors="coerce").sum()))]
         kinds = set(frame["workload"].astype(str))
@@ -257,11 +279,6 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
                 cards.append(("highest mean bandwidth per pair (GB/s)", bw["sample_gbytes_per_s_mean"].max()))
             else:
                 cards.append(("highest mean bandwidth per pair (phits/cycle)", bw["sample_phits_per_cycle_mean"].max()))
-        if "wall_seconds" in frame.columns:
-            cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
-        parts.append('<div class="cards">' + "".join(
-            f'<div class="card"><span>{_esc(k)}</span><b>{_esc(_num(v))}</b></div>' for k, v in cards
-        ) + "</div>")
     elif len(frame) and "accepted_load" in frame.columns:
         cards = [("runs", len(frame))]
         cards.append(("peak accepted load (phits/server/cycle)", frame["accepted_load"].max()))
@@ -269,66 +286,81 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
             cards.append(("lowest mean packet latency (cycles)", frame["packet_latency_mean"].min()))
         if "zero_load_latency" in frame.columns:
             cards.append(("zero-load latency, formula (cycles)", frame["zero_load_latency"].iloc[0]))
-        if "wall_seconds" in frame.columns:
-            cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
-        parts.append('<div class="cards">' + "".join(
-            f'<div class="card"><span>{_esc(k)}</span><b>{_esc(_num(v))}</b></div>' for k, v in cards
-        ) + "</div>")
+    else:
+        return []
+    if "wall_seconds" in frame.columns:
+        cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
+    return cards
 
-    parts.append(_topology_cards(exp))
 
-    # Summary table.
-    parts.append("<h2>Runs</h2>")
+def _cards(cards: list[tuple[str, Any]]) -> str:
+    if not cards:
+        return ""
+    return '<div class="cards">' + "".join(
+        f'<div class="card"><span>{_esc(k)}</span><b>{_esc(_num(v))}</b></div>' for k, v in cards
+    ) + "</div>"
+
+
+def _runs_section(frame: pd.DataFrame, swept: list[str]) -> str:
+    """The summary table of the runs."""
     summary_cols = swept + ["seed"] + SUMMARY_COLUMNS + ["run"]
-    parts.append(
+    return "\n".join([
+        "<h2>Runs</h2>",
         '<p class="sub">Loads in phits per server per cycle, latencies in cycles. The full table '
         'is <a href="runs.csv">runs.csv</a> (also <a href="runs.parquet">runs.parquet</a>); '
-        "each run's files are in its directory.</p>"
-    )
-    parts.append(f'<div class="scroll">{_table(frame, summary_cols, left=swept + ["run"])}</div>')
+        "each run's files are in its directory.</p>",
+        f'<div class="scroll">{_table(frame, summary_cols, left=swept + ["run"])}</div>',
+    ])
 
-    # Workloads, messages and reordering.
+
+def _workload_section(frame: pd.DataFrame, swept: list[str], closed: pd.Series | None) -> str:
+    """Workloads, messages and reordering, when a run has closed-loop samples, messages of
+    several packets or packets out of order."""
     wl_cols = [c for c in WORKLOAD_COLUMNS if _has(frame, c)]
     show_wl = (closed is not None and closed.any()) or _multi_packet(frame) or (
         "packets_out_of_order" in frame.columns and pd.to_numeric(frame["packets_out_of_order"], errors="coerce").fillna(0).gt(0).any()
     )
-    if show_wl and wl_cols:
-        parts.append("<h2>Workload and messages</h2>")
+    if not (show_wl and wl_cols):
+        return ""
+    return "\n".join([
+        "<h2>Workload and messages</h2>",
+        '<p class="sub">Samples are ping-pong round trips (a message and its acknowledgement) or '
+        "bandwidth-test windows, in cycles and, with <code>link.gbytes_per_s</code> and "
+        "<code>packet.bytes</code>, in us and GB/s; each run's <code>samples.csv</code> has every "
+        "one. Message latency runs from a message's creation to its last packet delivered; "
+        "out-of-order packets reached their NIC before an earlier packet of their message, and "
+        "the reorder delay is how long they waited there for the gap to fill.</p>",
+        f'<div class="scroll">{_table(frame, swept + ["seed"] + wl_cols + ["run"], left=swept + ["workload", "run"])}</div>',
+    ])
+
+
+def _figures_section(out: Path, figures: Sequence[Any]) -> str:
+    """The plots, embedded, each with its caption."""
+    if not figures:
+        return ""
+    parts = ["<h2>Plots</h2>"]
+    for f in figures:
+        path = out / f.file
+        if not path.is_file():
+            continue
         parts.append(
-            '<p class="sub">Samples are ping-pong round trips (a message and its acknowledgement) or '
-            "bandwidth-test windows, in cycles and, with <code>link.gbytes_per_s</code> and "
-            "<code>packet.bytes</code>, in us and GB/s; each run's <code>samples.csv</code> has every "
-            "one. Message latency runs from a message's creation to its last packet delivered; "
-            "out-of-order packets reached their NIC before an earlier packet of their message, and "
-            "the reorder delay is how long they waited there for the gap to fill.</p>"
+            f"<figure>{_img(path)}<figcaption><b>{_esc(f.title)}.</b> {_esc(f.caption)} "
+            f'(<a href="{_esc(f.file)}">{_esc(f.file)}</a>)</figcaption></figure>'
         )
-        parts.append(f'<div class="scroll">{_table(frame, swept + ["seed"] + wl_cols + ["run"], left=swept + ["workload", "run"])}</div>')
+    return "\n".join(parts)
 
-    # Figures.
-    if figures:
-        parts.append("<h2>Plots</h2>")
-        for f in figures:
-            path = out / f.file
-            if not path.is_file():
-                continue
-            parts.append(
-                f"<figure>{_img(path)}<figcaption><b>{_esc(f.title)}.</b> {_esc(f.caption)} "
-                f'(<a href="{_esc(f.file)}">{_esc(f.file)}</a>)</figcaption></figure>'
-            )
 
-    # Full table and spec.
-    parts.append("<h2>All metrics</h2><details><summary>Show every column of runs.csv</summary>")
-    parts.append(f'<div class="scroll">{_table(frame, list(frame.columns), left=swept + ["run"])}</div></details>')
-    parts.append("<h2>Experiment</h2>")
+def _experiment_section(out: Path, frame: pd.DataFrame, swept: list[str]) -> str:
+    """Every column of runs.csv (folded) and the experiment file as run."""
+    parts = [
+        "<h2>All metrics</h2><details><summary>Show every column of runs.csv</summary>",
+        f'<div class="scroll">{_table(frame, list(frame.columns), left=swept + ["run"])}</div></details>',
+        "<h2>Experiment</h2>",
+    ]
     toml_path = out / "experiment.toml"
     if toml_path.is_file():
         parts.append(
             f'<p class="sub">As run (after <code>--set</code>); re-run with '
             f"<code>hopsim run {_esc(toml_path)}</code>.</p><pre>{_esc(toml_path.read_text())}</pre>"
         )
-    parts.append("</main></body></html>")
-    path = out / "report.html"
-    tmp = out / ".report.html.tmp"
-    tmp.write_text("\n".join(p for p in parts if p), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return "\n".join(parts)

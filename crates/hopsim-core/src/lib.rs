@@ -60,9 +60,9 @@ fn start(spec: &Spec, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicB
 }
 
 /// One run: spec as JSON in, result as JSON out (docs/engine-contract.md); `cycles`, if
-/// given, follows the run's progress.
+/// given, follows the run's progress. The spec is validated once, by `Simulation::new`.
 pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+    let spec = spec::parse_json(spec_json)?;
     let result = simulate_with_progress(&spec, cycles)?;
     Ok(serde_json::to_string(&result).expect("results serialise"))
 }
@@ -71,8 +71,16 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
 /// run returns `Ok(None)`: its partial result is dropped, never returned as if complete.
 /// `max_threads` caps the threads the run uses (`run.threads` or the automatic choice), so
 /// that several runs at once share the cores without oversubscribing them.
-pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>, cancel: Arc<AtomicBool>, max_threads: Option<usize>) -> Result<Option<String>, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+/// With `with_spec`, the result also holds `spec`, the spec with the engine's defaults filled
+/// in (what `validate_json` returns), so that one call both validates and runs.
+pub fn simulate_json_cancellable(
+    spec_json: &str,
+    cycles: Option<Arc<AtomicU64>>,
+    cancel: Arc<AtomicBool>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+) -> Result<Option<String>, SpecError> {
+    let spec = spec::parse_json(spec_json)?;
     let mut sim = start(&spec, cycles, Some(cancel.clone()))?;
     if let Some(n) = max_threads {
         sim.limit_threads(n);
@@ -81,39 +89,57 @@ pub fn simulate_json_cancellable(spec_json: &str, cycles: Option<Arc<AtomicU64>>
     if cancel.load(Ordering::Relaxed) {
         return Ok(None);
     }
+    if with_spec {
+        let mut v = serde_json::to_value(&result).expect("results serialise");
+        v["spec"] = serde_json::to_value(&spec).expect("specs serialise");
+        return Ok(Some(v.to_string()));
+    }
     Ok(Some(serde_json::to_string(&result).expect("results serialise")))
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it
-/// normalised with defaults filled in.
+/// normalised with defaults filled in. Validated once, by `Simulation::check`.
 pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+    let spec = spec::parse_json(spec_json)?;
     engine::Simulation::check(&spec)?;
     Ok(serde_json::to_string(&spec).expect("specs serialise"))
 }
 
-/// Every registered component, from the registries themselves: topology kinds with their
-/// keys and defaults, routing algorithms with the kinds they are defined on (the
-/// deadlock-freedom table), VC policies and traffic patterns. `hopsim list` prints it.
+/// Every registered component, from the registries themselves, each with the keys it reads
+/// and their defaults: topology kinds, routing algorithms (with the kinds the deadlock-freedom
+/// table defines them on), VC policies, traffic patterns, workloads and the motifs of jobs;
+/// each family's `table_keys` are those every component of it reads. Also the metrics of a
+/// run with their units. `hopsim list` prints it.
 pub fn components_json() -> String {
-    let topologies: Vec<serde_json::Value> = topology::KINDS
+    use spec::keys_json;
+    let entry = |name: &str, about: &str, keys: &[spec::Key]| serde_json::json!({"name": name, "about": about, "keys": keys_json(keys)});
+    let topologies: Vec<_> = topology::KINDS.iter().map(|k| entry(k.name, k.about, k.keys)).collect();
+    let routings: Vec<_> = routing::ALGORITHMS
         .iter()
-        .map(|k| {
-            let keys: Vec<serde_json::Value> =
-                k.keys.iter().map(|key| serde_json::json!({"name": key.name, "default": key.default, "meaning": key.meaning})).collect();
-            serde_json::json!({"name": k.name, "about": k.about, "keys": keys})
+        .map(|a| {
+            let mut e = entry(a.name, a.about, a.keys);
+            e["topologies"] = deadlock_freedom::kinds_of(a.algorithm).into();
+            e
         })
         .collect();
-    let routings: Vec<serde_json::Value> = routing::Algorithm::ALL
+    let workloads: Vec<_> = spec::WORKLOADS
         .iter()
-        .map(|&a| serde_json::json!({"name": a.name(), "topologies": deadlock_freedom::kinds_of(a)}))
+        .map(|w| {
+            let mut e = entry(w.name, w.about, w.keys);
+            e["closed_loop"] = w.closed_loop.into();
+            e
+        })
         .collect();
     serde_json::json!({
         "topologies": topologies,
         "routing_algorithms": routings,
-        "vc_policies": vc::Policy::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
-        "traffic_patterns": traffic::PATTERNS.split(", ").collect::<Vec<_>>(),
-        "workloads": spec::WORKLOADS.iter().map(|(name, closed)| serde_json::json!({"name": name, "closed_loop": closed})).collect::<Vec<_>>(),
+        "routing_table_keys": keys_json(routing::TABLE_KEYS),
+        "vc_policies": vc::POLICIES.iter().map(|p| entry(p.name, p.about, p.keys)).collect::<Vec<_>>(),
+        "traffic_patterns": traffic::PATTERNS.iter().map(|p| entry(p.name, p.about, p.keys)).collect::<Vec<_>>(),
+        "traffic_table_keys": keys_json(traffic::TABLE_KEYS),
+        "workloads": workloads,
+        "workload_table_keys": keys_json(spec::workload::TABLE_KEYS),
+        "motifs": spec::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
         "metrics": stats::metric_units::METRICS.iter().map(|(name, unit)| serde_json::json!({"name": name, "unit": unit})).collect::<Vec<_>>(),
         "metric_families": stats::metric_units::METRIC_FAMILIES.iter().map(|(pattern, unit)| serde_json::json!({"pattern": pattern, "unit": unit})).collect::<Vec<_>>(),
     })

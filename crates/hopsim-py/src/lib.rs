@@ -63,14 +63,16 @@ impl Drop for Done<'_> {
 
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
 /// (a `Progress`) follows the cycles simulated; `max_threads` caps the threads the run uses
-/// (a sweep running several runs at once gives each its share of the cores).
+/// (a sweep running several runs at once gives each its share of the cores); `with_spec`
+/// adds `spec` to the result, the spec with the engine's defaults filled in, so that one
+/// call validates and runs (the spec is validated once).
 ///
 /// The engine runs on its own thread while this one waits without the GIL, waking up to
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, max_threads=None))]
-fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false))]
+fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
@@ -81,7 +83,7 @@ fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Pr
             .stack_size(ENGINE_STACK)
             .spawn_scoped(s, || {
                 let _done = Done(&done);
-                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads)
+                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads, with_spec)
             })
             .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
         loop {
@@ -135,6 +137,13 @@ fn components_json() -> String {
     hopsim_core::components_json()
 }
 
+/// How many times the engine has validated a spec in this process (tests check that a run
+/// is validated once).
+#[pyfunction]
+fn validations() -> u64 {
+    hopsim_core::spec::validations()
+}
+
 /// The engine crate's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -150,6 +159,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validations, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

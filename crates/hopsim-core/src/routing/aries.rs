@@ -252,3 +252,16 @@ impl Routing for AriesRouting {
         3 * l + 2
     }
 }
+
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Aries,
+    name: "aries",
+    about: "the Cray Aries routing modes (adaptive with biases, hashed, in order), per message",
+    keys: &[
+        crate::spec::Key { name: "mode", default: "\"adaptive\"", meaning: "the routing mode of messages that do not choose their own" },
+        crate::spec::Key { name: "bias_low", default: "an eighth of one VC's buffers", meaning: "bias of adaptive_low_bias on non-minimal paths, phits of queue per minimal hop" },
+        crate::spec::Key { name: "bias_high", default: "half of one VC's buffers", meaning: "bias of adaptive_high_bias on non-minimal paths, phits of queue per minimal hop" },
+    ],
+    reads_remote_queues: false,
+    build: |cx| Ok(Arc::new(AriesRouting::new(cx.topo.as_ref(), cx.step(), AriesParams::from_spec(cx.spec)?))),
+};

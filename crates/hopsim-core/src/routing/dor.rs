@@ -31,3 +31,14 @@ impl Routing for Dor {
         self.topo.diameter()
     }
 }
+
+/// `dor`: on tori and meshes this file's routing; on a HyperX the topology's minimal step
+/// (one hop per dimension, lowest first), as `minimal`.
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Dor,
+    name: "dor",
+    about: "dimension-order routing: lowest dimension first, minimal in each ring",
+    keys: &[],
+    reads_remote_queues: false,
+    build: |cx| if cx.grid() { Ok(Arc::new(Dor::new(cx.topo.clone()).expect("cartesian"))) } else { super::minimal::build(cx) },
+};

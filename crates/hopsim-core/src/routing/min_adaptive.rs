@@ -46,3 +46,17 @@ impl Routing for MinAdaptive {
         self.topo.diameter()
     }
 }
+
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::MinAdaptive,
+    name: "min_adaptive",
+    about: "minimal adaptive on tori and meshes: any productive port, DOR escape VCs",
+    keys: &[],
+    reads_remote_queues: false,
+    build: |cx| {
+        let routing = MinAdaptive::new(cx.topo.clone()).ok_or_else(|| {
+            crate::error::SpecError::new("routing.algorithm", "\"min_adaptive\"", format!("takes tori and meshes of at most {} dimensions", super::MAX_CANDIDATES - 1))
+        })?;
+        Ok(Arc::new(routing))
+    },
+};

@@ -38,3 +38,17 @@ impl Routing for Minimal {
         self.diameter
     }
 }
+
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Minimal,
+    name: "minimal",
+    about: "the topology's minimal path (local-global-local, up/down, one hop per HyperX dimension)",
+    keys: &[],
+    reads_remote_queues: false,
+    build,
+};
+
+/// The minimal routing under the algorithm's own name (`dor` on a HyperX is this).
+pub fn build(cx: &super::BuildCtx) -> crate::error::SpecResult<Arc<dyn Routing>> {
+    Ok(Arc::new(Minimal::new(cx.algorithm.name(), cx.step(), cx.topo.diameter())))
+}

@@ -29,7 +29,7 @@ pub use valiant_low_diameter::ValiantPaths;
 pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
-use crate::spec::Spec;
+use crate::spec::{Key, Spec};
 use crate::topology::Topology;
 use std::sync::Arc;
 
@@ -49,49 +49,85 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Its registry entry.
+    pub fn kind(self) -> &'static AlgorithmKind {
+        ALGORITHMS.iter().find(|k| k.algorithm == self).expect("every algorithm has a line in ALGORITHMS")
+    }
+
     /// Whether routing a head reads the queues of switches other than the one it is at
     /// (a global observer's view): such runs deliver arrivals on one thread, in order.
     pub fn reads_remote_queues(self) -> bool {
-        match self {
-            Algorithm::UgalG => true,
-            Algorithm::Dor | Algorithm::Minimal | Algorithm::MinAdaptive | Algorithm::Rdr | Algorithm::Romm | Algorithm::Valiant | Algorithm::UgalL | Algorithm::Par | Algorithm::Aries => false,
-        }
+        self.kind().reads_remote_queues
     }
-    pub const ALL: [Algorithm; 10] = [
-        Algorithm::Dor,
-        Algorithm::Minimal,
-        Algorithm::MinAdaptive,
-        Algorithm::Rdr,
-        Algorithm::Romm,
-        Algorithm::Valiant,
-        Algorithm::UgalL,
-        Algorithm::UgalG,
-        Algorithm::Par,
-        Algorithm::Aries,
-    ];
 
     pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Dor => "dor",
-            Algorithm::Minimal => "minimal",
-            Algorithm::MinAdaptive => "min_adaptive",
-            Algorithm::Rdr => "rdr",
-            Algorithm::Romm => "romm",
-            Algorithm::Valiant => "valiant",
-            Algorithm::UgalL => "ugal_l",
-            Algorithm::UgalG => "ugal_g",
-            Algorithm::Par => "par",
-            Algorithm::Aries => "aries",
-        }
+        self.kind().name
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.name() == name)
+        ALGORITHMS.iter().find(|k| k.name == name).map(|k| k.algorithm)
     }
 
     /// Every name, comma-separated, for error messages and `--help`.
     pub fn names() -> String {
-        Self::ALL.map(Algorithm::name).join(", ")
+        ALGORITHMS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// A routing algorithm as the registry knows it, declared in its file: its
+/// `routing.algorithm` name, one line on it, the `[routing]` keys it reads besides
+/// `algorithm` and `vc_policy` (`hopsim list` prints them; docs/experiment-file.md is checked
+/// against them) and how it is built. Which VC policies make it deadlock-free where is said
+/// in `crate::deadlock_freedom`.
+pub struct AlgorithmKind {
+    pub algorithm: Algorithm,
+    pub name: &'static str,
+    pub about: &'static str,
+    pub keys: &'static [Key],
+    /// See `Algorithm::reads_remote_queues`.
+    pub reads_remote_queues: bool,
+    pub build: fn(&BuildCtx) -> SpecResult<Arc<dyn Routing>>,
+}
+
+/// Every routing algorithm, in the order `hopsim list` and error messages give them.
+pub const ALGORITHMS: &[AlgorithmKind] = &[
+    dor::KIND,
+    minimal::KIND,
+    min_adaptive::KIND,
+    rdr::KIND,
+    romm::KIND,
+    valiant::KIND,
+    ugal::UGAL_L,
+    ugal::UGAL_G,
+    par::KIND,
+    aries::KIND,
+];
+
+/// The `[routing]` keys of every algorithm and VC policy (the others are declared by the
+/// components that read them).
+pub const TABLE_KEYS: &[Key] = &[
+    Key { name: "algorithm", default: "\"dor\"", meaning: "the routing algorithm" },
+    Key { name: "vc_policy", default: "\"auto\"", meaning: "the VC policy (auto: the sound one for the algorithm)" },
+    Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any or any_first" },
+];
+
+/// What an algorithm is built from.
+pub struct BuildCtx<'a> {
+    pub spec: &'a Spec,
+    pub topo: &'a Arc<dyn Topology>,
+    pub algorithm: Algorithm,
+    /// The topology's minimal step; `None` on tori and meshes (grids route by coordinates).
+    pub low_diameter: Option<Arc<dyn MinimalStep>>,
+}
+
+impl BuildCtx<'_> {
+    /// A torus or mesh.
+    pub fn grid(&self) -> bool {
+        self.low_diameter.is_none()
+    }
+    /// The minimal step of a low-diameter topology.
+    pub fn step(&self) -> Arc<dyn MinimalStep> {
+        self.low_diameter.clone().expect("check_defined: the table lists only low-diameter kinds here")
     }
 }
 
@@ -189,24 +225,8 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
         ));
     }
     // HyperX has a grid too, but its minimal step, not the torus's DOR.
-    let low_diameter = minimal_step(topo.as_ref());
-    let grid = || low_diameter.is_none();
-    let step = || low_diameter.clone().expect("check_defined: the table lists only low-diameter kinds here");
-    let adaptive = || ugal::UgalParams::from_spec(spec);
-    Ok(match algo {
-        A::Dor if grid() => Arc::new(dor::Dor::new(topo.clone()).expect("cartesian")),
-        A::Rdr => Arc::new(rdr::Rdr::new(topo.clone()).expect("cartesian")),
-        A::Romm => Arc::new(romm::Romm::new(topo.clone()).expect("cartesian")),
-        A::MinAdaptive => Arc::new(min_adaptive::MinAdaptive::new(topo.clone()).ok_or_else(|| {
-            SpecError::new("routing.algorithm", "\"min_adaptive\"", format!("takes tori and meshes of at most {} dimensions", MAX_CANDIDATES - 1))
-        })?),
-        A::Valiant if grid() => Arc::new(valiant::Valiant::new(topo.clone()).expect("cartesian")),
-        A::Dor | A::Minimal => Arc::new(minimal::Minimal::new(algo.name(), step(), topo.diameter())),
-        A::Valiant => Arc::new(valiant_low_diameter::LowDiameterValiant::new(topo.as_ref(), step(), spec.routing.valiant_redraw, paths)),
-        A::UgalL | A::UgalG => Arc::new(ugal::Ugal::new(topo.clone(), step(), algo == A::UgalG, adaptive()?)),
-        A::Par => Arc::new(par::Par::new(topo.clone(), step(), adaptive()?)),
-        A::Aries => Arc::new(aries::AriesRouting::new(topo.as_ref(), step(), aries::AriesParams::from_spec(spec)?)),
-    })
+    let cx = BuildCtx { spec, topo, algorithm: algo, low_diameter: minimal_step(topo.as_ref()) };
+    (algo.kind().build)(&cx)
 }
 
 /// The DOR hop from `cur` towards `target` (lowest dimension not yet corrected), if any.
@@ -288,6 +308,7 @@ pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: 
 
 #[cfg(test)]
 mod tests {
+
     #[test]
     fn skipping_leaves_out_exactly_the_two_values() {
         for (n, a, b) in [(6, 1, 4), (6, 4, 1), (6, 0, 5), (6, 2, 2), (6, 0, 0), (6, 5, 5)] {

@@ -63,3 +63,12 @@ impl Routing for Par {
         1 + 2 * self.topo.diameter()
     }
 }
+
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Par,
+    name: "par",
+    about: "progressive adaptive routing: UGAL-L's choice, made again at the next switch of the source group",
+    keys: super::ugal::PAR_KEYS,
+    reads_remote_queues: false,
+    build: |cx| Ok(Arc::new(Par::new(cx.topo.clone(), cx.step(), UgalParams::from_spec(cx.spec)?))),
+};

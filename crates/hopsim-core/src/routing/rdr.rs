@@ -59,3 +59,12 @@ impl Routing for Rdr {
         self.topo.diameter()
     }
 }
+
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Rdr,
+    name: "rdr",
+    about: "randomized dimension routing: a random dimension still to correct at each hop, DOR escape VCs",
+    keys: &[],
+    reads_remote_queues: false,
+    build: |cx| Ok(Arc::new(Rdr::new(cx.topo.clone()).expect("cartesian"))),
+};

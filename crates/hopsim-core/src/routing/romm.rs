@@ -51,3 +51,12 @@ impl Routing for Romm {
         self.topo.diameter()
     }
 }
+
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Romm,
+    name: "romm",
+    about: "two DOR phases through a random switch of the minimal quadrant",
+    keys: &[],
+    reads_remote_queues: false,
+    build: |cx| Ok(Arc::new(Romm::new(cx.topo.clone()).expect("cartesian"))),
+};

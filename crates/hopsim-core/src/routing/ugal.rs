@@ -292,6 +292,35 @@ impl Routing for Ugal {
     }
 }
 
+const THRESHOLD: crate::spec::Key = crate::spec::Key { name: "ugal_threshold", default: "packet.phits", meaning: "phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)" };
+const QUEUE: crate::spec::Key = crate::spec::Key { name: "ugal_queue", default: "\"port\"", meaning: "the queue behind a first hop the choice reads: port, vc or vc_hybrid" };
+const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway) or any switch of it" };
+
+fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
+    Ok(Arc::new(Ugal::new(cx.topo.clone(), cx.step(), cx.algorithm == super::Algorithm::UgalG, UgalParams::from_spec(cx.spec)?)))
+}
+
+pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::UgalL,
+    name: "ugal_l",
+    about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
+    keys: &[THRESHOLD, QUEUE, INTERMEDIATE],
+    reads_remote_queues: false,
+    build,
+};
+
+pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::UgalG,
+    name: "ugal_g",
+    about: "UGAL with global information: minimal or Valiant by the queues along both paths",
+    keys: &[THRESHOLD, INTERMEDIATE],
+    // A global observer's view: such runs deliver arrivals on one thread, in order.
+    reads_remote_queues: true,
+    build,
+};
+
+pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,3 +38,22 @@ impl Routing for Valiant {
         2 * self.topo.diameter()
     }
 }
+
+/// `valiant`: this file's routing on tori and meshes, `valiant_low_diameter` elsewhere.
+pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
+    algorithm: super::Algorithm::Valiant,
+    name: "valiant",
+    about: "two minimal phases through a random intermediate switch",
+    keys: &[
+        crate::spec::Key { name: "valiant_paths", default: "\"topology\"", meaning: "low-diameter networks: each phase's paths, topology (its minimal path) or all_shortest (every shortest next hop)" },
+        crate::spec::Key { name: "valiant_redraw", default: "false", meaning: "low-diameter networks: draw the intermediate again when it is the source or destination switch" },
+    ],
+    reads_remote_queues: false,
+    build: |cx| {
+        if cx.grid() {
+            return Ok(Arc::new(Valiant::new(cx.topo.clone()).expect("cartesian")));
+        }
+        let paths = super::ValiantPaths::from_spec(cx.spec)?;
+        Ok(Arc::new(super::valiant_low_diameter::LowDiameterValiant::new(cx.topo.as_ref(), cx.step(), cx.spec.routing.valiant_redraw, paths)))
+    },
+};

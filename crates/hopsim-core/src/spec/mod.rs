@@ -5,21 +5,23 @@
 
 mod aries_mode;
 mod jobs;
+mod keys;
 mod link;
 mod link_class;
 mod nic;
 mod parse;
 mod validate;
-mod workload;
+pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind};
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind, MOTIFS};
+pub use keys::{keys_json, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
-pub use parse::{from_json_str, from_toml_str};
-pub use validate::WORKLOADS;
-pub use workload::{MessageSpec, WorkloadSpec};
+pub use parse::{from_json_str, from_toml_str, parse_json};
+pub use validate::validations;
+pub use workload::{workload_kind, workload_names, MessageSpec, Workload, WorkloadKind, WorkloadSpec, WORKLOADS};
 
 use serde::{Deserialize, Serialize};
 

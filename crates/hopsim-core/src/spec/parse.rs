@@ -3,8 +3,16 @@
 use super::Spec;
 use crate::error::{SpecError, SpecResult};
 
-/// Parse and validate a spec given as JSON (what the Python layer sends).
+/// Parse and validate a spec given as JSON.
 pub fn from_json_str(text: &str) -> SpecResult<Spec> {
+    let spec = parse_json(text)?;
+    spec.validate()?;
+    Ok(spec)
+}
+
+/// Parse a spec given as JSON (what the Python layer sends) without validating it: for
+/// callers that hand it to `Simulation::check` or `Simulation::new`, which validate it.
+pub fn parse_json(text: &str) -> SpecResult<Spec> {
     let mut de = serde_json::Deserializer::from_str(text);
     let spec: Spec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         // Python writes NaN and infinities as bare `NaN` / `Infinity`, which JSON has not.
@@ -15,7 +23,6 @@ pub fn from_json_str(text: &str) -> SpecResult<Spec> {
         let found = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| value_at(&v, &path));
         serde_error(&path, &e.inner().to_string(), found)
     })?;
-    spec.validate()?;
     Ok(spec)
 }
 

@@ -3,6 +3,9 @@
 
 use super::Spec;
 use crate::error::{SpecError, SpecResult};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Simulated cycles (warmup + measured) are stored in 32 bits (flit timestamps, creation
 /// cycles of queued messages), with headroom for the cycles a flit is scheduled ahead.
@@ -16,15 +19,63 @@ pub const MAX_BUFFER_FLITS: usize = u16::MAX as usize;
 pub const MAX_SERVERS_PER_SWITCH: usize = 60_000;
 /// Smallest rate of messages per server per cycle of the open-loop workload.
 pub const MIN_MESSAGE_RATE: f64 = 1e-13;
-/// The `workload.kind`s and whether each is closed-loop (senders wait for answers; its results
-/// are samples of round trips or windows): the one list, which Python reads through
-/// `components_json`.
-pub const WORKLOADS: &[(&str, bool)] = &[("bernoulli", false), ("ping_pong", true), ("bandwidth", true)];
 /// Largest `nic.source_queue_limit`, in packets per server.
 pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
 
+/// How many specs have been validated in this process: a run's spec is validated once, and
+/// tests check that no layer validates it again.
+static VALIDATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Specs validated so far in this process (not counting those found in `VALIDATED`).
+pub fn validations() -> u64 {
+    VALIDATIONS.load(Ordering::Relaxed)
+}
+
+/// The specs last found valid, in full (`{:?}`, which shows every field and NaN apart from
+/// null): a sweep checks every run before running any, and each run's engine is then handed
+/// a spec checked already. Validity depends on the spec alone, so one found here is valid.
+static VALIDATED: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+/// Specs `VALIDATED` keeps, and the longest it keeps (a job with an explicit server list can
+/// be long; it is then validated again).
+const VALIDATED_KEPT: usize = 256;
+const VALIDATED_LONGEST: usize = 16 << 10;
+
 impl Spec {
+    /// Check ranges and combinations that need no network; errors name the key. A spec
+    /// validated before in this process is not validated again.
     pub fn validate(&self) -> SpecResult<()> {
+        let text = format!("{self:?}");
+        let mut seen = VALIDATED.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.contains(&text) {
+            return Ok(());
+        }
+        drop(seen);
+        VALIDATIONS.fetch_add(1, Ordering::Relaxed);
+        self.check_without_network()?;
+        if text.len() <= VALIDATED_LONGEST {
+            seen = VALIDATED.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.len() == VALIDATED_KEPT {
+                seen.pop_front();
+            }
+            seen.push_back(text);
+        }
+        Ok(())
+    }
+
+    fn check_without_network(&self) -> SpecResult<()> {
+        self.validate_router()?;
+        self.validate_link()?;
+        self.validate_load()?;
+        self.nic.validate(self.packet.phits)?;
+        self.validate_messages()?;
+        super::jobs::validate_jobs(&self.jobs, self.packet.bytes.is_some() || self.nic.kind() != super::ProtocolKind::None)?;
+        self.validate_traffic()?;
+        self.validate_run()?;
+        self.validate_nic()
+    }
+
+    /// `[router]` and `[packet]`, and the buffers they size.
+    fn validate_router(&self) -> SpecResult<()> {
         let r = &self.router;
         if r.vcs == 0 || r.vcs > 32 {
             return Err(SpecError::new("router.vcs", r.vcs, "must be between 1 and 32"));
@@ -72,8 +123,10 @@ impl Spec {
             }
         }
         self.check_buffer("input_buffer", r.input_buffer, r.input_buffer_phits)?;
-        self.check_buffer("output_buffer", r.output_buffer, r.output_buffer_phits)?;
+        self.check_buffer("output_buffer", r.output_buffer, r.output_buffer_phits)
+    }
 
+    fn validate_link(&self) -> SpecResult<()> {
         if self.link.latency == 0 || self.link.latency > 10_000 {
             return Err(SpecError::new("link.latency", self.link.latency, "must be between 1 and 10000 cycles"));
         }
@@ -83,7 +136,11 @@ impl Spec {
             }
         }
         self.link.class_specs()?;
+        Ok(())
+    }
 
+    /// `traffic.load`: in range, and given when the workload is open-loop.
+    fn validate_load(&self) -> SpecResult<()> {
         let t = &self.traffic;
         match t.load {
             Some(l) if !(l > 0.0 && l <= 1.0) => {
@@ -94,9 +151,12 @@ impl Spec {
             }
             _ => {}
         }
-        self.nic.validate(p)?;
-        self.validate_messages()?;
-        super::jobs::validate_jobs(&self.jobs, self.packet.bytes.is_some() || self.nic.kind() != super::ProtocolKind::None)?;
+        Ok(())
+    }
+
+    /// `[traffic]`: a message rate the gaps can be drawn for, the active servers, the hot spots.
+    fn validate_traffic(&self) -> SpecResult<()> {
+        let t = &self.traffic;
         if let (Some(l), true) = (t.load, self.workload.is_open_loop()) {
             // The geometric gaps between messages cannot be drawn in reasonable time below
             // this rate, and such a run would generate nothing anyway.
@@ -126,7 +186,11 @@ impl Spec {
                 return Err(SpecError::new("traffic.hotspot_fraction", f, "must be in [0, 1]"));
             }
         }
+        Ok(())
+    }
 
+    /// `[run]`, and `topology.servers_per_switch`, whose range needs no network.
+    fn validate_run(&self) -> SpecResult<()> {
         let run = &self.run;
         if run.cycles == 0 {
             return Err(SpecError::new("run.cycles", run.cycles, "must be at least 1 measured cycle"));
@@ -158,7 +222,6 @@ impl Spec {
                 return Err(SpecError::new("topology.servers_per_switch", sps, format!("must be between 1 and {MAX_SERVERS_PER_SWITCH} (ports of a switch are numbered in 16 bits)")));
             }
         }
-        self.validate_nic()?;
         Ok(())
     }
 
@@ -237,10 +300,7 @@ impl Spec {
             }
         }
         let w = &self.workload;
-        if !WORKLOADS.iter().any(|(name, _)| *name == w.kind) {
-            let names: Vec<&str> = WORKLOADS.iter().map(|(name, _)| *name).collect();
-            return Err(SpecError::new("workload.kind", format!("{:?}", w.kind), format!("allowed: {}", names.join(", "))));
-        }
+        w.workload()?;
         if w.iterations == 0 {
             return Err(SpecError::new("workload.iterations", 0, "must be at least 1"));
         }

@@ -1,5 +1,6 @@
 //! `[message]` and `[workload]`: what servers send, beyond single packets at a fixed rate.
 
+use super::Key;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -42,8 +43,64 @@ impl Default for WorkloadSpec {
 impl WorkloadSpec {
     /// Open-loop workloads offer `traffic.load`; closed-loop ones send when answered.
     pub fn is_open_loop(&self) -> bool {
-        self.kind == "bernoulli"
+        workload_kind(&self.kind).is_some_and(|k| !k.closed_loop)
     }
+
+    /// The workload `kind` names, or an error naming `workload.kind` and what is allowed.
+    pub fn workload(&self) -> crate::error::SpecResult<Workload> {
+        workload_kind(&self.kind)
+            .map(|k| k.kind)
+            .ok_or_else(|| crate::error::SpecError::new("workload.kind", format!("{:?}", self.kind), format!("allowed: {}", workload_names())))
+    }
+}
+
+/// The workloads, as `workload.kind` names them in `WORKLOADS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    Bernoulli,
+    PingPong,
+    Bandwidth,
+}
+
+/// A `workload.kind` as the registry knows it: its name, one line on it, whether it is
+/// closed-loop (senders wait for answers; its results are samples of round trips or
+/// windows) and the `[workload]` keys it reads. `workload::build` makes it; Python reads the
+/// list through `components_json`.
+pub struct WorkloadKind {
+    pub kind: Workload,
+    pub name: &'static str,
+    pub about: &'static str,
+    pub closed_loop: bool,
+    pub keys: &'static [Key],
+}
+
+const ITERATIONS: Key = Key { name: "iterations", default: "10", meaning: "round trips or windows per pair" };
+const ACK_BYTES: Key = Key { name: "ack_bytes", default: "one packet", meaning: "size of an acknowledgement, in bytes" };
+
+/// Every `workload.kind`, in the order `hopsim list` and error messages give them.
+pub const WORKLOADS: &[WorkloadKind] = &[
+    WorkloadKind { kind: Workload::Bernoulli, name: "bernoulli", about: "messages at traffic.load, at Bernoulli-drawn cycles", closed_loop: false, keys: &[] },
+    WorkloadKind { kind: Workload::PingPong, name: "ping_pong", about: "a message, answered by an acknowledgement; one sample per round trip", closed_loop: true, keys: &[ITERATIONS, ACK_BYTES] },
+    WorkloadKind {
+        kind: Workload::Bandwidth,
+        name: "bandwidth",
+        about: "window messages, then one acknowledgement; one sample per window",
+        closed_loop: true,
+        keys: &[ITERATIONS, Key { name: "window", default: "10", meaning: "messages per window" }, ACK_BYTES],
+    },
+];
+
+/// The `[workload]` keys of every kind.
+pub const TABLE_KEYS: &[Key] = &[Key { name: "kind", default: "\"bernoulli\"", meaning: "what servers send and when" }];
+
+/// The workload `workload.kind` names.
+pub fn workload_kind(name: &str) -> Option<&'static WorkloadKind> {
+    WORKLOADS.iter().find(|k| k.name == name)
+}
+
+/// Every `workload.kind`, comma-separated.
+pub fn workload_names() -> String {
+    WORKLOADS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 
 fn bernoulli() -> String {

@@ -23,7 +23,7 @@ pub use dragonfly_plus::DragonflyPlus;
 pub use fat_tree::FatTree;
 pub use global::Arrangement;
 pub use hyperx::HyperX;
-pub use crate::spec::{LinkClass, LINK_CLASS_NAMES};
+pub use crate::spec::{Key, LinkClass, LINK_CLASS_NAMES};
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
@@ -105,15 +105,6 @@ pub trait Topology: Send + Sync {
     fn aries(&self) -> Option<&Aries> {
         None
     }
-}
-
-/// A key of a topology kind's `[topology]` table, declared next to the kind's code: what
-/// `hopsim list` prints and what docs/experiment-file.md is checked against.
-pub struct Key {
-    pub name: &'static str,
-    /// As written in an experiment file, or `required`.
-    pub default: &'static str,
-    pub meaning: &'static str,
 }
 
 /// A topology kind: its `topology.kind` name, its keys (besides `kind`) and how it is built.

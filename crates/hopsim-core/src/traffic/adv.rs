@@ -26,3 +26,10 @@ impl TrafficPattern for Adv {
         target[g.position[src] as usize % target.len()] as usize
     }
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "adv",
+    about: "ADV+i: the server at the same position in group G+i (dragonflies)",
+    keys: super::ADV_KEYS,
+    build: |cx| Ok(std::sync::Arc::new(Adv::new(cx)?)),
+};

@@ -26,3 +26,10 @@ impl TrafficPattern for AdvRandom {
         target[rng.gen_range(0..target.len())] as usize
     }
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "adv_random",
+    about: "ADVr+i: a random server of group G+i (dragonflies)",
+    keys: super::ADV_KEYS,
+    build: |cx| Ok(std::sync::Arc::new(AdvRandom::new(cx)?)),
+};

@@ -7,3 +7,10 @@ use crate::error::SpecResult;
 pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
     SwitchPermutation::from_coords(ctx, "bit_complement", |grid, c| c.iter().zip(&grid.dims).map(|(&x, &k)| k - 1 - x).collect())
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "bit_complement",
+    about: "switch (k0-1-c0, k1-1-c1, ...)",
+    keys: &[],
+    build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
+};

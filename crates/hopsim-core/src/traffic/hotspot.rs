@@ -45,3 +45,13 @@ impl TrafficPattern for Hotspot {
         uniform_other(&self.pool, src, rng)
     }
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "hotspot",
+    about: "a hot server with probability hotspot_fraction, else uniform",
+    keys: &[
+        crate::spec::Key { name: "hotspots", default: "[0]", meaning: "the hot servers" },
+        crate::spec::Key { name: "hotspot_fraction", default: "0.1", meaning: "the share of packets the hot servers receive" },
+    ],
+    build: |cx| Ok(std::sync::Arc::new(Hotspot::new(cx)?)),
+};

@@ -13,7 +13,7 @@ mod uniform;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
-use crate::spec::Spec;
+use crate::spec::{Key, Spec};
 use crate::topology::{Cartesian, ServerMap, Topology};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -25,8 +25,51 @@ pub trait TrafficPattern: Send + Sync {
     fn destination(&self, src: usize, rng: &mut Rng) -> usize;
 }
 
-pub const PATTERNS: &str =
-    "uniform, random_pairs, random_permutation, shift, transpose, bit_complement, tornado, hotspot, adv, adv_random";
+/// A traffic pattern as the registry knows it, declared in its file: its `traffic.pattern`
+/// name, one line on whom a server sends to, the `[traffic]` keys only it reads (set for
+/// another pattern they are an error) and how it is built.
+pub struct PatternKind {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub keys: &'static [Key],
+    pub build: fn(&mut PatternCtx) -> SpecResult<Arc<dyn TrafficPattern>>,
+}
+
+/// Every traffic pattern, in the order `hopsim list` and error messages give them.
+pub const PATTERNS: &[PatternKind] = &[
+    uniform::KIND,
+    random_pairs::KIND,
+    random_permutation::KIND,
+    shift::KIND,
+    transpose::KIND,
+    bit_complement::KIND,
+    tornado::KIND,
+    hotspot::KIND,
+    adv::KIND,
+    adv_random::KIND,
+];
+
+/// The `[traffic]` keys of every pattern (the others are declared by the patterns that read them).
+pub const TABLE_KEYS: &[Key] = &[
+    Key { name: "pattern", default: "\"uniform\"", meaning: "whom servers send to" },
+    Key { name: "load", default: "required for bernoulli", meaning: "offered phits per active server per cycle, in (0, 1]" },
+    Key { name: "active_servers", default: "all", meaning: "how many servers (drawn from the seed) take part" },
+    Key { name: "active_fraction", default: "all", meaning: "or the share of servers that takes part" },
+    Key { name: "burst", default: "none", meaning: "another pattern at another load during [start, start + cycles)" },
+];
+
+/// The key both ADV patterns read.
+const ADV_KEYS: &[Key] = &[Key { name: "adv_offset", default: "h (global links per switch)", meaning: "the group offset i of ADV+i / ADVr+i" }];
+
+/// The pattern `traffic.pattern` names.
+pub fn pattern(name: &str) -> Option<&'static PatternKind> {
+    PATTERNS.iter().find(|p| p.name == name)
+}
+
+/// Every pattern's name, comma-separated.
+pub fn pattern_names() -> String {
+    PATTERNS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
 
 /// A pattern together with the servers that take part.
 pub struct Traffic {
@@ -138,35 +181,36 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
     }
     let mut ctx = PatternCtx { spec, topo, servers, active: &active, rng: &mut rng };
     let name = t.pattern.as_str();
-    let pattern: Arc<dyn TrafficPattern> = match name {
-        "uniform" => Arc::new(uniform::Uniform::new(&ctx)?),
-        "random_pairs" => Arc::new(random_pairs::RandomPairs::new(&mut ctx)?),
-        "shift" => Arc::new(shift::build(&ctx)?),
-        "transpose" => Arc::new(transpose::build(&ctx)?),
-        "bit_complement" => Arc::new(bit_complement::build(&ctx)?),
-        "tornado" => Arc::new(tornado::build(&ctx)?),
-        "hotspot" => Arc::new(hotspot::Hotspot::new(&ctx)?),
-        "adv" => Arc::new(adv::Adv::new(&ctx)?),
-        "adv_random" => Arc::new(adv_random::AdvRandom::new(&ctx)?),
-        "random_permutation" => Arc::new(random_permutation::RandomPermutation::new(&mut ctx)?),
-        _ => return Err(SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {PATTERNS}"))),
-    };
-    // The pattern keys serve the main pattern or the burst's.
-    let uses = |names: &[&str]| names.contains(&name) || t.burst.as_ref().is_some_and(|b| names.contains(&b.pattern.as_str()));
-    if !uses(&["shift"]) && t.shift.is_some() {
-        return Err(SpecError::new("traffic.shift", format!("{:?}", t.shift.as_ref().unwrap()), "only used with traffic.pattern = \"shift\""));
-    }
-    if !uses(&["adv", "adv_random"]) && t.adv_offset.is_some() {
-        return Err(SpecError::new("traffic.adv_offset", t.adv_offset.unwrap(), "only used with traffic.pattern = \"adv\" or \"adv_random\""));
-    }
-    if !uses(&["hotspot"]) && (t.hotspots.is_some() || t.hotspot_fraction.is_some()) {
-        return Err(SpecError::new("traffic.hotspots", "", "traffic.hotspots and traffic.hotspot_fraction are only used with traffic.pattern = \"hotspot\""));
-    }
+    let kind = pattern(name).ok_or_else(|| SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {}", pattern_names())))?;
+    let pattern = (kind.build)(&mut ctx)?;
+    reject_unused(t)?;
     let burst = match &t.burst {
         None => None,
         Some(b) => Some(build_burst(spec, topo, servers, b)?),
     };
     Ok(Traffic { pattern, active, burst })
+}
+
+/// Refuse a pattern's own key when neither the pattern nor the burst's reads it.
+fn reject_unused(t: &crate::spec::TrafficSpec) -> SpecResult<()> {
+    let table = serde_json::to_value(t).expect("the traffic table serialises");
+    let in_use: Vec<&str> = std::iter::once(t.pattern.as_str()).chain(t.burst.as_ref().map(|b| b.pattern.as_str())).collect();
+    for p in PATTERNS {
+        for key in p.keys {
+            let value = &table[key.name];
+            let read = PATTERNS.iter().filter(|q| q.keys.iter().any(|k| k.name == key.name));
+            if value.is_null() || read.clone().any(|q| in_use.contains(&q.name)) {
+                continue;
+            }
+            let readers: Vec<String> = read.map(|q| format!("{:?}", q.name)).collect();
+            let shown = match value {
+                serde_json::Value::Array(items) => format!("[{}]", items.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")),
+                other => other.to_string(),
+            };
+            return Err(SpecError::new(format!("traffic.{}", key.name), shown, format!("only used with traffic.pattern = {}", readers.join(" or "))));
+        }
+    }
+    Ok(())
 }
 
 /// The burst's pattern, built as the main one with the burst's name (its other keys, such

@@ -42,3 +42,10 @@ impl TrafficPattern for RandomPairs {
         self.partner[src] as usize
     }
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "random_pairs",
+    about: "its partner in a random perfect matching of the active servers",
+    keys: &[],
+    build: |cx| Ok(std::sync::Arc::new(RandomPairs::new(cx)?)),
+};

@@ -41,3 +41,10 @@ impl TrafficPattern for RandomPermutation {
         self.target[src] as usize
     }
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "random_permutation",
+    about: "its image in a random permutation of the active servers (no fixed points)",
+    keys: &[],
+    build: |cx| Ok(std::sync::Arc::new(RandomPermutation::new(cx)?)),
+};

@@ -17,3 +17,10 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
         (0..n).map(|d| (c[d] as i64 + offsets[d].rem_euclid(grid.dims[d] as i64)).rem_euclid(grid.dims[d] as i64) as usize).collect()
     })
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "shift",
+    about: "same local server at switch (c0+s0, c1+s1, ...) mod k (grids)",
+    keys: &[crate::spec::Key { name: "shift", default: "none", meaning: "offset per dimension in switch coordinates, e.g. [7, 7]" }],
+    build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
+};

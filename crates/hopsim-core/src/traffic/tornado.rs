@@ -9,3 +9,10 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
         c.iter().zip(&grid.dims).map(|(&x, &k)| (x + k.div_ceil(2) - 1) % k).collect()
     })
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "tornado",
+    about: "switch (c0+ceil(k0/2)-1, ...) mod k",
+    keys: &[],
+    build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
+};

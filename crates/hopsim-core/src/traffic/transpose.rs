@@ -15,3 +15,10 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
     }
     SwitchPermutation::from_coords(ctx, "transpose", |_, c| c.iter().rev().copied().collect())
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "transpose",
+    about: "switch (cn-1, ..., c1, c0) (sides must be symmetric)",
+    keys: &[],
+    build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
+};

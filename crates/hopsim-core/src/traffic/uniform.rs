@@ -26,3 +26,10 @@ impl TrafficPattern for Uniform {
         uniform_other(&self.pool, src, rng)
     }
 }
+
+pub const KIND: super::PatternKind = super::PatternKind {
+    name: "uniform",
+    about: "a server drawn uniformly among the other active servers",
+    keys: &[],
+    build: |cx| Ok(std::sync::Arc::new(Uniform::new(cx)?)),
+};

@@ -52,3 +52,25 @@ impl VcPolicy for Dateline {
         mask_all(self.vcs)
     }
 }
+
+fn build(cx: &super::PolicyCtx) -> crate::error::SpecResult<std::sync::Arc<dyn VcPolicy>> {
+    let partition = cx.policy == super::Policy::DatelinePartition;
+    let policy = Dateline::new(cx.vcs(), partition).ok_or_else(|| cx.too_few("needs at least 2 VCs (one class before the dateline, one after)".into()))?;
+    Ok(std::sync::Arc::new(policy))
+}
+
+pub const DATELINE: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::Dateline,
+    name: "dateline",
+    about: "tori: the lower half of the VCs before a ring's wrap-around link, the upper half after it",
+    keys: &[],
+    build,
+};
+
+pub const DATELINE_PARTITION: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::DatelinePartition,
+    name: "dateline_partition",
+    about: "tori: the upper half for a whole dimension whose path crosses the wrap-around link (BookSim2)",
+    keys: &[],
+    build,
+};

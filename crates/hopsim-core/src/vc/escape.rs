@@ -51,3 +51,16 @@ impl VcPolicy for Escape {
         mask_all(self.vcs)
     }
 }
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::Escape,
+    name: "escape",
+    about: "Duato's escape VCs: DOR with a dateline on the lowest VCs, the others adaptive",
+    keys: &[],
+    build: |cx| {
+        let wrap = cx.wrap();
+        let need = if wrap { "3 VCs (2 escape with a dateline + 1 adaptive)" } else { "2 VCs (1 escape + 1 adaptive)" };
+        let policy = Escape::new(cx.vcs(), wrap).ok_or_else(|| cx.too_few(format!("needs at least {need} on a {}", cx.topo.kind())))?;
+        Ok(std::sync::Arc::new(policy))
+    },
+};

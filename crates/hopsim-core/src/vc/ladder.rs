@@ -62,3 +62,43 @@ impl VcPolicy for Ladder {
         mask_all(self.vcs)
     }
 }
+
+/// The key both ladders read.
+const VCS_PER_STEP: crate::spec::Key = crate::spec::Key {
+    name: "ladder_vcs_per_step",
+    default: "0",
+    meaning: "VCs per step, lowest first, the rest unused; 0 spreads all of router.vcs over the steps",
+};
+
+/// A ladder (`reuse`: `ladder_reuse`) over the VCs `routing.ladder_vcs_per_step` gives it,
+/// with one step per hop of the routing's longest path.
+pub(super) fn checked(cx: &super::PolicyCtx, reuse: bool) -> crate::error::SpecResult<std::sync::Arc<dyn super::VcPolicy>> {
+    use crate::error::SpecError;
+    let (vcs, spec) = (cx.vcs(), cx.spec);
+    let steps = cx.max_hops.max(1);
+    let per_step = spec.routing.ladder_vcs_per_step;
+    if per_step.saturating_mul(steps) > vcs {
+        return Err(SpecError::new(
+            "routing.ladder_vcs_per_step",
+            per_step,
+            format!("{steps} steps x {per_step} VCs need more than router.vcs = {vcs}; allowed: 0 (spread the {vcs} VCs over the steps) to {}", vcs / steps),
+        ));
+    }
+    let used = if per_step == 0 { vcs } else { per_step * steps };
+    let ladder = if reuse { super::ladder_reuse::build(used, steps) } else { Ladder::new(used, steps, false) };
+    let ladder = ladder.ok_or_else(|| {
+        let kind = cx.topo.kind();
+        cx.too_few(format!("needs at least {steps} VCs on this {kind} with routing.algorithm = {:?} (one per hop of its longest path)", spec.routing.algorithm))
+    })?;
+    Ok(std::sync::Arc::new(ladder))
+}
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::Ladder,
+    name: "ladder",
+    about: "the i-th hop on VC class i, one class per hop of the longest path",
+    keys: &[VCS_PER_STEP],
+    build: |cx| checked(cx, false),
+};
+
+pub(super) const REUSE_KEYS: &[crate::spec::Key] = &[VCS_PER_STEP];

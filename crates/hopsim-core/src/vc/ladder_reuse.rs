@@ -6,3 +6,11 @@ use super::ladder::Ladder;
 pub fn build(vcs: usize, steps: usize) -> Option<Ladder> {
     Ladder::new(vcs, steps, true)
 }
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::LadderReuse,
+    name: "ladder_reuse",
+    about: "ladder whose i-th hop may take any class up to i",
+    keys: super::ladder::REUSE_KEYS,
+    build: |cx| super::ladder::checked(cx, true),
+};

@@ -8,3 +8,11 @@ use crate::route::RouteState;
 pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
     TwoPhases::new("min_both", vcs, dragonfly, |st: &RouteState| usize::from(st.intermediate != st.src_switch))
 }
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::MinBoth,
+    name: "min_both",
+    about: "2Phases: VCs by Valiant phase, minimally routed packets on the phase their drawn intermediate says",
+    keys: &[],
+    build: |cx| super::two_phases::checked(cx, build),
+};

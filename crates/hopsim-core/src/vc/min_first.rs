@@ -6,3 +6,11 @@ use crate::route::RouteState;
 pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
     TwoPhases::new("min_first", vcs, dragonfly, |_: &RouteState| 0)
 }
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::MinFirst,
+    name: "min_first",
+    about: "2Phases: VCs by Valiant phase, minimally routed packets on the first phase's",
+    keys: &[],
+    build: |cx| super::two_phases::checked(cx, build),
+};

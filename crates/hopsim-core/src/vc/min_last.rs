@@ -7,3 +7,11 @@ use crate::route::RouteState;
 pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
     TwoPhases::new("min_last", vcs, dragonfly, |_: &RouteState| 1)
 }
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::MinLast,
+    name: "min_last",
+    about: "2Phases: VCs by Valiant phase, minimally routed packets on the second phase's",
+    keys: &[],
+    build: |cx| super::two_phases::checked(cx, build),
+};

@@ -16,7 +16,7 @@ mod two_phases;
 
 use crate::error::{SpecError, SpecResult};
 use crate::route::{Hop, RouteState};
-use crate::spec::Spec;
+use crate::spec::{Key, Spec};
 use crate::topology::Topology;
 use std::sync::Arc;
 
@@ -78,32 +78,13 @@ pub enum Policy {
 }
 
 impl Policy {
-    pub const ALL: [Policy; 10] = [
-        Policy::Dateline,
-        Policy::DatelinePartition,
-        Policy::Escape,
-        Policy::Ladder,
-        Policy::LadderReuse,
-        Policy::MinBoth,
-        Policy::MinFirst,
-        Policy::MinLast,
-        Policy::None,
-        Policy::PhaseDateline,
-    ];
+    /// Its registry entry.
+    pub fn kind(self) -> &'static PolicyKind {
+        POLICIES.iter().find(|k| k.policy == self).expect("every policy has a line in POLICIES")
+    }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Policy::Dateline => "dateline",
-            Policy::DatelinePartition => "dateline_partition",
-            Policy::Escape => "escape",
-            Policy::Ladder => "ladder",
-            Policy::LadderReuse => "ladder_reuse",
-            Policy::MinBoth => "min_both",
-            Policy::MinFirst => "min_first",
-            Policy::MinLast => "min_last",
-            Policy::None => "none",
-            Policy::PhaseDateline => "phase_dateline",
-        }
+        self.kind().name
     }
 
     /// The policy `routing.vc_policy` names, or `None` for `auto`.
@@ -112,10 +93,57 @@ impl Policy {
         if name == "auto" {
             return Ok(None);
         }
-        Self::ALL.into_iter().find(|p| p.name() == name).map(Some).ok_or_else(|| {
-            let all = Self::ALL.map(Policy::name).join(", ");
+        POLICIES.iter().find(|p| p.name == name).map(|p| Some(p.policy)).ok_or_else(|| {
+            let all = POLICIES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
             SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: auto, {all}"))
         })
+    }
+}
+
+/// A VC policy as the registry knows it, declared in its file: its `routing.vc_policy` name,
+/// one line on it, the `[routing]` keys it reads and how it is built.
+pub struct PolicyKind {
+    pub policy: Policy,
+    pub name: &'static str,
+    pub about: &'static str,
+    pub keys: &'static [Key],
+    pub build: fn(&PolicyCtx) -> SpecResult<Arc<dyn VcPolicy>>,
+}
+
+/// Every VC policy, in the order `hopsim list` and error messages give them.
+pub const POLICIES: &[PolicyKind] = &[
+    dateline::DATELINE,
+    dateline::DATELINE_PARTITION,
+    escape::KIND,
+    ladder::KIND,
+    ladder_reuse::KIND,
+    min_both::KIND,
+    min_first::KIND,
+    min_last::KIND,
+    none::KIND,
+    phase_dateline::KIND,
+];
+
+/// What a policy is built from.
+pub struct PolicyCtx<'a> {
+    pub spec: &'a Spec,
+    pub policy: Policy,
+    pub topo: &'a Arc<dyn Topology>,
+    /// Switch-to-switch hops of the routing's longest path.
+    pub max_hops: usize,
+}
+
+impl PolicyCtx<'_> {
+    pub fn vcs(&self) -> usize {
+        self.spec.router.vcs
+    }
+    /// A torus (rings with a wrap-around link).
+    pub fn wrap(&self) -> bool {
+        self.topo.cartesian().is_some_and(|g| g.wrap)
+    }
+    /// `router.vcs` is too few for the policy: `needs` says what it needs.
+    pub fn too_few(&self, needs: String) -> SpecError {
+        SpecError::new("router.vcs", self.vcs(), format!("vc_policy = {:?} {needs}", self.policy.name()))
     }
 }
 
@@ -134,58 +162,6 @@ pub fn mask_range(lo: usize, hi: usize) -> u32 {
 
 /// The policy `policy` for a run whose routing takes paths of up to `max_hops` hops.
 pub fn build(spec: &Spec, policy: Policy, topo: &Arc<dyn Topology>, max_hops: usize) -> SpecResult<Arc<dyn VcPolicy>> {
-    let vcs = spec.router.vcs;
-    let name = policy.name();
-    let wrap = topo.cartesian().is_some_and(|g| g.wrap);
-    let kind = topo.kind();
-    match policy {
-        Policy::Dateline | Policy::DatelinePartition => Ok(Arc::new(dateline::Dateline::new(vcs, policy == Policy::DatelinePartition).ok_or_else(|| {
-            SpecError::new("router.vcs", vcs, format!("vc_policy = {name:?} needs at least 2 VCs (one class before the dateline, one after)"))
-        })?)),
-        Policy::None => Ok(Arc::new(none::AnyVc::new(vcs))),
-        Policy::Escape => Ok(Arc::new(escape::Escape::new(vcs, wrap).ok_or_else(|| {
-            let need = if wrap { "3 VCs (2 escape with a dateline + 1 adaptive)" } else { "2 VCs (1 escape + 1 adaptive)" };
-            SpecError::new("router.vcs", vcs, format!("vc_policy = \"escape\" needs at least {need} on a {kind}"))
-        })?)),
-        Policy::PhaseDateline => Ok(Arc::new(phase_dateline::PhaseDateline::new(vcs, wrap).ok_or_else(|| {
-            let need = if wrap { "4 VCs (2 phases x 2 dateline classes)" } else { "2 VCs (one per phase)" };
-            SpecError::new("router.vcs", vcs, format!("vc_policy = \"phase_dateline\" needs at least {need} on a {kind}"))
-        })?)),
-        Policy::Ladder | Policy::LadderReuse => {
-            let steps = max_hops.max(1);
-            let per_step = spec.routing.ladder_vcs_per_step;
-            if per_step.saturating_mul(steps) > vcs {
-                return Err(SpecError::new(
-                    "routing.ladder_vcs_per_step",
-                    per_step,
-                    format!("{steps} steps x {per_step} VCs need more than router.vcs = {vcs}; allowed: 0 (spread the {vcs} VCs over the steps) to {}", vcs / steps),
-                ));
-            }
-            let used = if per_step == 0 { vcs } else { per_step * steps };
-            let ladder = if policy == Policy::Ladder { ladder::Ladder::new(used, steps, false) } else { ladder_reuse::build(used, steps) };
-            Ok(Arc::new(ladder.ok_or_else(|| {
-                SpecError::new(
-                    "router.vcs",
-                    vcs,
-                    format!(
-                        "vc_policy = {name:?} needs at least {steps} VCs on this {kind} with routing.algorithm = {:?} (one per hop of its longest path)",
-                        spec.routing.algorithm
-                    ),
-                )
-            })?))
-        }
-        Policy::MinFirst | Policy::MinLast | Policy::MinBoth => {
-            let dragonfly = topo.dragonfly().is_some();
-            let two_phases = match policy {
-                Policy::MinFirst => min_first::build(vcs, dragonfly),
-                Policy::MinLast => min_last::build(vcs, dragonfly),
-                _ => min_both::build(vcs, dragonfly),
-            };
-            Ok(Arc::new(two_phases.ok_or_else(|| {
-                let need = two_phases::TwoPhases::needs(dragonfly);
-                let why = if dragonfly { "2 phases x local VCs before / after the global hop" } else { "one per Valiant phase" };
-                SpecError::new("router.vcs", vcs, format!("vc_policy = {name:?} needs at least {need} VCs on a {kind} ({why})"))
-            })?))
-        }
-    }
+    (policy.kind().build)(&PolicyCtx { spec, policy, topo, max_hops })
 }
+

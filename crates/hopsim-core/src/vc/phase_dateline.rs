@@ -58,3 +58,16 @@ impl VcPolicy for PhaseDateline {
         mask_all(self.vcs)
     }
 }
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    policy: super::Policy::PhaseDateline,
+    name: "phase_dateline",
+    about: "two-phase routings on grids: VCs by (phase, dateline class)",
+    keys: &[],
+    build: |cx| {
+        let wrap = cx.wrap();
+        let need = if wrap { "4 VCs (2 phases x 2 dateline classes)" } else { "2 VCs (one per phase)" };
+        let policy = PhaseDateline::new(cx.vcs(), wrap).ok_or_else(|| cx.too_few(format!("needs at least {need} on a {}", cx.topo.kind())))?;
+        Ok(std::sync::Arc::new(policy))
+    },
+};

@@ -133,11 +133,11 @@ pub fn build(spec: &Spec, traffic: &Traffic, topo: &dyn crate::topology::Topolog
     let message = MessageSize::new(spec, spec.packets_per_message(), spec.message_bytes());
     let ack = MessageSize::new(spec, spec.packets_per_ack(), spec.ack_message_bytes());
     let w = &spec.workload;
-    Ok(match w.kind.as_str() {
-        "bernoulli" => Box::new(bernoulli::Bernoulli::new(spec, traffic, message)),
-        "ping_pong" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, 1, w.iterations)),
-        "bandwidth" => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, w.window, w.iterations)),
-        other => return Err(SpecError::new("workload.kind", format!("{other:?}"), "allowed: bernoulli, ping_pong, bandwidth")),
+    use crate::spec::Workload as W;
+    Ok(match w.workload()? {
+        W::Bernoulli => Box::new(bernoulli::Bernoulli::new(spec, traffic, message)),
+        W::PingPong => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, 1, w.iterations)),
+        W::Bandwidth => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, w.window, w.iterations)),
     })
 }
 

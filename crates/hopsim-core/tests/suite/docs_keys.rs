@@ -1,14 +1,25 @@
 //! docs/experiment-file.md's `[topology]` rows against the topology registry, which declares
 //! each kind's keys next to its code: a kind or key added without its row, or a row left for
-//! a key no kind has, fails here.
+//! a key no kind has, fails here. The same for the `[routing]`, `[traffic]` and `[workload]`
+//! keys against the routing algorithms, VC policies, traffic patterns and workloads, which
+//! declare theirs the same way, and for the names of every registered component.
 
+use hopsim_core::spec::Key;
 use hopsim_core::topology::KINDS;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// The first cells of the experiment-file key table, e.g. "`topology.k`, `topology.levels`".
+/// The first cells of the experiment-file key table, e.g. "`topology.k`, `topology.levels`"
+/// (the table of the top-level keys, before the sections on workloads and jobs).
 fn key_cells() -> Vec<(String, String)> {
+    cells(doc().split("\n## ").next().unwrap())
+}
+
+fn doc() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/experiment-file.md");
-    let text = std::fs::read_to_string(path).expect("docs/experiment-file.md");
+    std::fs::read_to_string(path).expect("docs/experiment-file.md")
+}
+
+fn cells(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|l| l.strip_prefix("| "))
         .filter_map(|l| l.split_once(" | "))
@@ -48,6 +59,94 @@ fn a_kind_row_names_the_kinds_that_use_it() {
                     assert!(k.keys.iter().any(|d| d.name == key), "row {first} names {} for topology.{key}, which it lacks", k.name);
                 }
             }
+        }
+    }
+}
+
+/// The `<table>.<key>` names in a cell (backquoted; `[traffic.burst]` names `burst`).
+fn table_keys(cell: &str, table: &str) -> Vec<String> {
+    let prefix = format!("{table}.");
+    cell.split('`').map(|part| part.trim_matches(|c| c == '[' || c == ']')).filter_map(|part| part.strip_prefix(prefix.as_str())).map(str::to_string).collect()
+}
+
+/// A default as the docs' column and the registries write it, without the backquotes.
+fn plain(default: &str) -> String {
+    default.replace('`', "").trim().to_string()
+}
+
+/// Every key a family's components and table declare, with its declared defaults.
+fn declared(families: &[&[Key]]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for keys in families {
+        for k in *keys {
+            out.entry(k.name.to_string()).or_default().insert(plain(k.default));
+        }
+    }
+    out
+}
+
+/// The rows of `table` against its declared keys: each declared key has a row, each row a
+/// declared key, and a row of one key gives the default the registry declares.
+fn check_table(table: &str, keys: &BTreeMap<String, BTreeSet<String>>) {
+    let cells = key_cells();
+    let documented: BTreeSet<String> = cells.iter().flat_map(|(first, _)| table_keys(first, table)).collect();
+    let names: BTreeSet<String> = keys.keys().cloned().collect();
+    let missing: Vec<&String> = names.difference(&documented).collect();
+    assert!(missing.is_empty(), "{table} keys without a row in docs/experiment-file.md: {missing:?}");
+    let stale: Vec<&String> = documented.difference(&names).collect();
+    assert!(stale.is_empty(), "rows in docs/experiment-file.md for {table} keys no component declares: {stale:?}");
+    for (first, rest) in &cells {
+        let own = table_keys(first, table);
+        if own.len() != 1 || first.trim() != format!("`{table}.{}`", own[0]) {
+            continue;
+        }
+        let default = plain(rest.split(" | ").next().unwrap_or(""));
+        let want = &keys[&own[0]];
+        assert!(want.len() == 1 && want.contains(&default), "{table}.{}: docs default {default:?}, declared {want:?}", own[0]);
+    }
+}
+
+/// The row of `key` names every one of `names`, backquoted.
+fn row_names_all(key: &str, names: &[&str]) {
+    let cells = key_cells();
+    let (_, row) = cells.iter().find(|(first, _)| first == &format!("`{key}`")).unwrap_or_else(|| panic!("a {key} row"));
+    for n in names {
+        assert!(row.contains(&format!("`{n}`")), "the {key} row lacks `{n}`");
+    }
+}
+
+#[test]
+fn routing_traffic_and_workload_rows_match_their_registries() {
+    use hopsim_core::{routing, spec, traffic, vc};
+    let algorithms: Vec<&[Key]> = routing::ALGORITHMS.iter().map(|a| a.keys).collect();
+    let policies: Vec<&[Key]> = vc::POLICIES.iter().map(|p| p.keys).collect();
+    check_table("routing", &declared(&[&[routing::TABLE_KEYS], &algorithms[..], &policies[..]].concat()));
+    let patterns: Vec<&[Key]> = traffic::PATTERNS.iter().map(|p| p.keys).collect();
+    check_table("traffic", &declared(&[&[traffic::TABLE_KEYS], &patterns[..]].concat()));
+    let workloads: Vec<&[Key]> = spec::WORKLOADS.iter().map(|w| w.keys).collect();
+    check_table("workload", &declared(&[&[spec::workload::TABLE_KEYS], &workloads[..]].concat()));
+
+    row_names_all("routing.algorithm", &routing::ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>());
+    row_names_all("routing.vc_policy", &vc::POLICIES.iter().map(|p| p.name).collect::<Vec<_>>());
+    row_names_all("traffic.pattern", &traffic::PATTERNS.iter().map(|p| p.name).collect::<Vec<_>>());
+    row_names_all("workload.kind", &spec::WORKLOADS.iter().map(|w| w.name).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_pattern_and_motif_tables_match_their_registries() {
+    use hopsim_core::{spec, traffic};
+    // "| `name` | ..." rows of the Traffic patterns table, which follows its heading.
+    let text = doc();
+    let section = text.split("## Traffic patterns").nth(1).expect("a Traffic patterns section").split("\n## ").next().unwrap();
+    let rows: BTreeSet<&str> = section.lines().filter_map(|l| l.strip_prefix("| `")).filter_map(|l| l.split('`').next()).collect();
+    let names: BTreeSet<&str> = traffic::PATTERNS.iter().map(|p| p.name).collect();
+    assert_eq!(rows, names, "the Traffic patterns table against traffic::PATTERNS");
+
+    let (_, motif_row) = cells(&text).into_iter().find(|(first, _)| first == "`workload.motif`").expect("a workload.motif row");
+    for m in spec::MOTIFS {
+        assert!(motif_row.contains(&format!("`{}`", m.name)), "the workload.motif row lacks `{}`", m.name);
+        for k in m.keys {
+            assert!(motif_row.contains(&format!("`{}`", k.name)), "the workload.motif row lacks {}'s key `{}`", m.name, k.name);
         }
     }
 }

@@ -271,3 +271,21 @@ fn saturation_table() {
         }
     }
 }
+
+#[test]
+fn every_algorithm_and_policy_of_the_deadlock_freedom_table_has_one_registry_line() {
+    use hopsim_core::{deadlock_freedom, routing, vc};
+    for row in deadlock_freedom::TABLE {
+        assert_eq!(routing::ALGORITHMS.iter().filter(|k| k.algorithm == row.algorithm).count(), 1, "{:?}", row.algorithm);
+        for p in row.sound.iter().chain([&row.auto]) {
+            assert_eq!(vc::POLICIES.iter().filter(|k| k.policy == *p).count(), 1, "{p:?}");
+        }
+    }
+    for k in routing::ALGORITHMS {
+        assert_eq!(routing::Algorithm::from_name(k.name), Some(k.algorithm));
+        assert_eq!(k.algorithm.name(), k.name);
+    }
+    for k in vc::POLICIES {
+        assert_eq!(k.policy.name(), k.name);
+    }
+}

@@ -85,3 +85,34 @@ fn link_class_tables_are_checked() {
     let e = err("gbytes_per_s = 100\n[link.dim1]\ngbytes_per_s = 1", torus);
     assert!(e.contains("link.dim1.gbytes_per_s") && e.contains("15 times slower"), "{e}");
 }
+
+#[test]
+fn a_spec_changed_after_it_was_validated_is_validated_again() {
+    // The engine remembers the specs it found valid (a run is validated once); a valid spec
+    // changed into an invalid one must still be refused.
+    let mut spec = hopsim_core::spec::from_toml_str("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.25\n").unwrap();
+    spec.validate().unwrap();
+    spec.traffic.load = Some(1.5);
+    let e = spec.validate().unwrap_err();
+    assert_eq!(e.key, "traffic.load");
+    spec.traffic.load = Some(f64::NAN);
+    assert_eq!(spec.validate().unwrap_err().key, "traffic.load");
+    spec.traffic.load = Some(0.25);
+    spec.validate().unwrap();
+}
+
+#[test]
+fn a_patterns_own_key_is_refused_for_other_patterns_naming_the_patterns_that_read_it() {
+    let run = |traffic: &str| {
+        let toml = format!("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.25\n{traffic}");
+        hopsim_core::engine::Simulation::check(&from_toml_str(&toml).unwrap())
+    };
+    let e = run("pattern = \"uniform\"\nhotspot_fraction = 0.2\n").unwrap_err();
+    assert_eq!((e.key.as_str(), e.allowed.as_str()), ("traffic.hotspot_fraction", "only used with traffic.pattern = \"hotspot\""));
+    let e = run("pattern = \"shift\"\nshift = [1, 0]\nadv_offset = 1\n").unwrap_err();
+    assert_eq!((e.key.as_str(), e.allowed.as_str()), ("traffic.adv_offset", "only used with traffic.pattern = \"adv\" or \"adv_random\""));
+    let e = run("pattern = \"uniform\"\nshift = [1, 0]\n").unwrap_err();
+    assert_eq!(e.to_string(), "traffic.shift = [1, 0]: only used with traffic.pattern = \"shift\"");
+    // A key the burst's pattern reads is the burst's.
+    run("pattern = \"uniform\"\nshift = [1, 0]\nburst = { pattern = \"shift\", load = 0.5, start = 10, cycles = 10 }\n").unwrap();
+}
