@@ -295,7 +295,7 @@ impl Simulation {
             }
             let events = self.cal.take_events(now);
             let measuring = self.stats.in_window(now);
-            let finished = match team.filter(|_| self.worth_splitting(now, events.len())) {
+            let finished = match team.filter(|_| self.worth_splitting(now, events.len(), visit.len())) {
                 Some(team) => {
                     let limits = Limits { end, watchdog, detector_at: detector.next_at };
                     let (finished, ahead) = self.cycle_on_team(team, now, measuring, &events, deliver_apart, &mut visit, limits);
@@ -341,10 +341,13 @@ impl Simulation {
         report::summarise(&self, wall)
     }
 
-    /// Whether a cycle has enough to do to pay for splitting it among threads.
-    fn worth_splitting(&self, now: u64, events: usize) -> bool {
+    /// Whether a cycle has enough to do to pay for splitting it among threads: its events,
+    /// or the switches it will step, judged by those due now and those the cycle before
+    /// stepped (most of a cycle's are woken by its own credits, delivered later).
+    fn worth_splitting(&self, now: u64, events: usize, stepped_before: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
-        let ports_due = self.cal.routers_due(now) * self.routers.ports.len() / self.topo.num_switches();
+        let due = self.cal.routers_due(now).max(stepped_before);
+        let ports_due = due * self.routers.ports.len() / self.topo.num_switches();
         events >= min_events || ports_due >= ports
     }
 
@@ -408,10 +411,12 @@ impl Simulation {
             for ev in to_deliver {
                 me.wake_switch(now, *ev);
             }
+            // The switches to step depend on the wake-ups only: the others start at once.
+            me.cal.take_routers(now, visit);
+            team.publish(job, visit);
             if !to_deliver.is_empty() {
                 team.deliver_own(job);
             }
-            me.cal.take_routers(now, visit);
             team.step_own(job, visit);
             if overlap {
                 me.to_servers_and_nics(now, measuring, to_deliver, true);

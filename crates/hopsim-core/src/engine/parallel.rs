@@ -318,10 +318,10 @@ impl Team {
     }
 
     /// Run cycle `now` on every thread: the others deliver the cycle's `events` to their
-    /// switches, wait for the switches to step (`step_own`) and step theirs, while this
-    /// thread does `run_thread`, which must call `deliver_own` (if there are events) and
-    /// `step_own`, and may do anything the other threads do not touch (engine/mod.rs says
-    /// what). Returns the cycle's job, for `merge`.
+    /// switches, wait for the switches to step (`publish`) and step theirs, while this
+    /// thread does `run_thread`, which must call `publish`, `deliver_own` (if there are
+    /// events) and `step_own`, in that order, and may do anything the other threads do not
+    /// touch (engine/mod.rs says what). Returns the cycle's job, for `merge`.
     pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) -> Job {
         // SAFETY: the other threads wait at the gate until it opens.
         let job = unsafe {
@@ -363,15 +363,15 @@ impl Team {
         self.deliver_part(0, job);
     }
 
-    /// Hand the cycle's switches to step, in the one-thread order, to the other threads and
-    /// step thread 0's (from `run_thread`). `visit` must stay untouched until `cycle` returns.
+    /// Step thread 0's switches of `visit` (from `run_thread`, after `publish`).
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
-        self.publish(job, visit);
         // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
         self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
     }
 
-    fn publish(&self, job: &Job, visit: &[u32]) {
+    /// Hand the cycle's switches to step, in the one-thread order, to the other threads
+    /// (from `run_thread`). `visit` must stay untouched until `cycle` returns.
+    pub fn publish(&self, job: &Job, visit: &[u32]) {
         // SAFETY: the others read `visit` only after they see `published` at this cycle.
         unsafe { *self.visit.get() = visit };
         self.published.store(job.seq, Ordering::Release);
@@ -471,6 +471,19 @@ mod tests {
             assert_eq!(owners[0], 0);
             assert_eq!(*owners.last().unwrap(), threads - 1);
             assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, {switches} switches");
+        }
+    }
+
+    #[test]
+    fn any_share_of_the_first_thread_keeps_contiguous_ranges() {
+        for (threads, switches) in [(2, 64), (3, 1000), (4, 10)] {
+            for end in [0, 1, switches / 3, switches - 1, switches, switches + 5] {
+                let p = Partition::new(threads, switches).with_first_end(end);
+                let owners: Vec<usize> = (0..switches).map(|s| p.owner(s)).collect();
+                assert_eq!(owners.iter().filter(|&&t| t == 0).count(), end.min(switches), "{threads} threads, end {end}");
+                assert!(owners.iter().all(|&t| t < threads));
+                assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, end {end}");
+            }
         }
     }
 
