@@ -175,7 +175,7 @@ struct Gate {
 
 impl Gate {
     const MIN_SPINS: u32 = 16;
-    const MAX_SPINS: u32 = 8192;
+    const MAX_SPINS: u32 = 1 << 16;
 
     fn new(n: usize) -> Self {
         Gate {
