@@ -41,6 +41,44 @@ impl Schedule for Calendar {
     }
 }
 
+/// What a NIC's step may do to the future: schedule an event (its flit reaching the switch),
+/// and ask to be stepped again.
+pub trait NicSchedule {
+    fn schedule(&mut self, at: u64, now: u64, ev: Event);
+    fn wake_nic(&mut self, server: usize, at: u64);
+}
+
+impl NicSchedule for Calendar {
+    #[inline]
+    fn schedule(&mut self, at: u64, now: u64, ev: Event) {
+        Calendar::schedule(self, at, now, ev)
+    }
+    #[inline]
+    fn wake_nic(&mut self, server: usize, at: u64) {
+        Calendar::wake_nic(self, server, at)
+    }
+}
+
+/// NIC steps that run while other threads still step switches (engine/parallel.rs): their
+/// wake-ups go to the calendar at once (the NICs' wheel is the run thread's alone), their
+/// events wait in `events` until the switches' events are in, since one thread would have
+/// scheduled those first.
+pub struct Deferred<'a> {
+    pub cal: &'a mut Calendar,
+    pub events: &'a mut Vec<(u64, Event)>,
+}
+
+impl NicSchedule for Deferred<'_> {
+    #[inline]
+    fn schedule(&mut self, at: u64, _now: u64, ev: Event) {
+        self.events.push((at, ev));
+    }
+    #[inline]
+    fn wake_nic(&mut self, server: usize, at: u64) {
+        self.cal.wake_nic(server, at)
+    }
+}
+
 pub struct Calendar {
     mask: u64,
     events: Vec<Vec<Event>>,
@@ -102,6 +140,12 @@ impl Calendar {
         if slot.is_empty() {
             *slot = v;
         }
+    }
+
+    /// Entries in the switches' wheel for `now` (stale ones included): about how many
+    /// switches the cycle will step, before its credits wake more.
+    pub fn routers_due(&self, now: u64) -> usize {
+        self.routers[(now & self.mask) as usize].len()
     }
 
     /// Switches to visit at `now`, stale entries removed; each is marked as visited.

@@ -26,7 +26,7 @@ use crate::stats::{RunResult, Stats};
 use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
 use crate::vc::VcPolicy;
-use crate::calendar::{Calendar, Event};
+use crate::calendar::{Calendar, Deferred, Event};
 use crate::params::Params;
 use crate::random::seed_for;
 use rand::SeedableRng;
@@ -34,6 +34,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// What may stop the loop at the end of a cycle (`Simulation::may_generate_ahead`).
+#[derive(Clone, Copy)]
+struct Limits {
+    end: u64,
+    watchdog: u64,
+    detector_at: u64,
+}
 
 /// The pluggable parts of a run, built and cross-checked from the spec.
 struct Parts {
@@ -132,9 +140,17 @@ pub struct Simulation {
     cancel: Option<Arc<AtomicBool>>,
     /// The most threads `run` may use (`limit_threads`).
     max_threads: usize,
-    /// Fewest ports of the switches to step, and events to deliver, that a cycle splits
-    /// among threads.
+    /// Fewest ports of the switches due, or events to deliver, that a cycle splits among
+    /// threads.
     min_parallel: (usize, usize),
+    /// Packets the arena holds without growing (`Arena::with_capacity`): the run's thread
+    /// makes packets while other threads step switches only while that many are not reached,
+    /// since growing would move the packets they read.
+    packet_room: usize,
+    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
+    nic_visit: Vec<u32>,
+    /// Events of NIC steps that ran before the switches' events reached the calendar.
+    nic_events: Vec<(u64, Event)>,
 }
 
 impl Simulation {
@@ -167,6 +183,7 @@ impl Simulation {
         // reservation is address space only, but kept within a quarter of the free memory.
         let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
         let room = memory::available().map_or(usize::MAX, |b| (b / 4) as usize / std::mem::size_of::<crate::packet::Packet>());
+        let packet_room = most_packets.min(room);
         let mut sim = Simulation {
             spec: spec.clone(),
             topo,
@@ -177,7 +194,7 @@ impl Simulation {
             params,
             routers,
             nics,
-            packets: Arena::with_capacity(most_packets.min(room)),
+            packets: Arena::with_capacity(packet_room),
             cal,
             stats,
             workload,
@@ -200,6 +217,9 @@ impl Simulation {
             cancel: None,
             max_threads: usize::MAX,
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
+            packet_room,
+            nic_visit: Vec::new(),
+            nic_events: Vec::new(),
         };
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
@@ -223,7 +243,7 @@ impl Simulation {
         self.max_threads = n.max(1);
     }
 
-    /// Split every cycle's phases among the threads however few switches and events it has
+    /// Split every cycle among the threads however few switches and events it has
     /// (tests: their small networks would otherwise run every phase on one thread).
     pub fn split_every_phase(&mut self) {
         self.min_parallel = (0, 0);
@@ -256,6 +276,8 @@ impl Simulation {
         let mut visit = Vec::new();
         let mut next_report = 0;
         let mut detector = deadlock::Detector::new(&self);
+        // The workload's timers of this cycle fired at the end of the one before.
+        let mut generated_ahead = false;
         while self.now < end {
             // One relaxed load a cycle: negligible beside stepping the switches.
             if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -268,57 +290,27 @@ impl Simulation {
                 }
                 next_report = now + 4096;
             }
-            self.generate(now);
-            let events = self.cal.take_events(now);
-            match team {
-                Some(team) if deliver_apart && events.len() >= self.min_parallel.1 => {
-                    team.deliver_to_switches(&mut self, now, &events);
-                    for ev in &events {
-                        self.deliver_rest(now, *ev);
-                    }
-                }
-                _ => {
-                    for (i, ev) in events.iter().enumerate() {
-                        if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
-                            self.routers.prefetch_event(ahead, &self.packets);
-                        }
-                        self.deliver(now, *ev);
-                    }
-                }
+            if !std::mem::take(&mut generated_ahead) {
+                self.generate(now);
             }
+            let events = self.cal.take_events(now);
+            let measuring = self.stats.in_window(now);
+            let finished = match team.filter(|_| self.worth_splitting(now, events.len(), visit.len())) {
+                Some(team) => {
+                    let limits = Limits { end, watchdog, detector_at: detector.next_at };
+                    let (finished, ahead) = self.cycle_on_team(team, now, measuring, &events, deliver_apart, &mut visit, limits);
+                    generated_ahead = ahead;
+                    finished
+                }
+                None => {
+                    self.cycle_alone(now, measuring, &events, &mut visit);
+                    self.workload_done()
+                }
+            };
             self.cal.return_events(now, events);
 
-            let measuring = self.stats.in_window(now);
-            self.cal.take_routers(now, &mut visit);
-            let ports_to_step = visit.len() * self.routers.ports.len() / self.topo.num_switches();
-            if let Some(team) = team.filter(|_| ports_to_step >= self.min_parallel.0) {
-                team.step_switches(&mut self, now, measuring, &visit);
-            } else {
-                let mut cx = StepCtx {
-                    routers: &mut self.routers,
-                    packets: &mut self.packets,
-                    cal: &mut self.cal,
-                    params: &self.params,
-                    scratch: &mut self.scratch,
-                    measuring,
-                    last_progress: &mut self.last_progress,
-                    phit_hops: &mut self.phit_hops,
-                    switch_rng: &mut self.switch_rng,
-                };
-                for (i, &s) in visit.iter().enumerate() {
-                    cx.routers.prefetch_visits(&visit, i, cx.packets);
-                    router::step(s as usize, now, &mut cx);
-                }
-            }
-            self.cal.take_nics(now, &mut visit);
-            for &s in &visit {
-                self.nics.step(s as usize, now, &self.params, &mut self.packets, &mut self.cal, self.vc_policy.as_ref(), &mut self.nic_rng[s as usize], measuring);
-                let next_send = self.nics.nics[s as usize].channel_free.max(now + 1);
-                self.refill(s as usize, next_send);
-            }
-
             let in_network = self.nics.injected - self.stats.packets_delivered;
-            if self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered {
+            if finished {
                 self.now = now + 1;
                 self.finished_early = true;
                 break;
@@ -339,13 +331,150 @@ impl Simulation {
                     break;
                 }
             }
-            self.now = self.next_cycle(now, in_network, watchdog, end);
+            // Timers fired ahead were due at `now + 1`, which `next_cycle` would have chosen.
+            self.now = if generated_ahead { now + 1 } else { self.next_cycle(now, in_network, watchdog, end) };
         }
         if let Some(p) = &self.progress {
             p.store(self.now, Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
         report::summarise(&self, wall)
+    }
+
+    /// Whether a cycle has enough to do to pay for splitting it among threads: its events,
+    /// or the switches it will step, judged by those due now and those the cycle before
+    /// stepped (most of a cycle's are woken by its own credits, delivered later).
+    fn worth_splitting(&self, now: u64, events: usize, stepped_before: usize) -> bool {
+        let (ports, min_events) = self.min_parallel;
+        let due = self.cal.routers_due(now).max(stepped_before);
+        let ports_due = due * self.routers.ports.len() / self.topo.num_switches();
+        events >= min_events || ports_due >= ports
+    }
+
+    /// A closed-loop workload has nothing more to send and everything it sent arrived.
+    fn workload_done(&self) -> bool {
+        self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered
+    }
+
+    /// One cycle on this thread alone: deliver, step the switches, step the NICs.
+    fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], visit: &mut Vec<u32>) {
+        for (i, ev) in events.iter().enumerate() {
+            if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
+                self.routers.prefetch_event(ahead, &self.packets);
+            }
+            self.deliver(now, *ev);
+        }
+        self.cal.take_routers(now, visit);
+        let mut cx = StepCtx {
+            routers: &mut self.routers,
+            packets: &mut self.packets,
+            cal: &mut self.cal,
+            params: &self.params,
+            scratch: &mut self.scratch,
+            measuring,
+            last_progress: &mut self.last_progress,
+            phit_hops: &mut self.phit_hops,
+            switch_rng: &mut self.switch_rng,
+        };
+        for (i, &s) in visit.iter().enumerate() {
+            cx.routers.prefetch_visits(visit, i, cx.packets);
+            router::step(s as usize, now, &mut cx);
+        }
+        self.step_nics(now, measuring, false);
+    }
+
+    /// One cycle split among the team's threads (docs/parallel.md). The other threads deliver
+    /// to and step their switches; this thread delivers to and steps its own, and meanwhile
+    /// does what one thread does after the switches' steps: the events for servers, the NIC
+    /// steps (their events held back until the switches' are in the calendar) and, when the
+    /// next cycle is sure to be `now + 1`, that cycle's timers. None of that touches a
+    /// switch, its random stream or a packet a switch holds. Returns whether the workload has
+    /// finished and whether the next cycle's timers fired.
+    #[allow(clippy::too_many_arguments)]
+    fn cycle_on_team(&mut self, team: &parallel::Team, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>, limits: Limits) -> (bool, bool) {
+        if !deliver_apart {
+            for ev in events {
+                self.deliver(now, *ev);
+            }
+        }
+        // Packets are made meanwhile (answers, refills: fewer than an event or three per
+        // server) only if the arena holds them without moving.
+        let overlap = self.packets.live() + events.len() + 3 * self.servers.num_servers() <= self.packet_room;
+        let (mut finished, mut ahead) = (false, false);
+        let sim: *mut Simulation = self;
+        let to_deliver = if deliver_apart { events } else { &[] };
+        let job = team.cycle(sim, now, measuring, to_deliver, |job| {
+            // SAFETY: the other threads reach only their switches, the switches' random
+            // streams and the packets their switches hold (engine/parallel.rs); what follows
+            // reaches the calendar, NICs, servers, statistics and workload, and packets no
+            // switch holds (the arena does not grow: `overlap`).
+            let me = unsafe { &mut *sim };
+            for ev in to_deliver {
+                me.wake_switch(now, *ev);
+            }
+            // The switches to step depend on the wake-ups only: the others start at once.
+            me.cal.take_routers(now, visit);
+            team.publish(job, visit);
+            if !to_deliver.is_empty() {
+                team.deliver_own(job);
+            }
+            team.step_own(job, visit);
+            if overlap {
+                me.to_servers_and_nics(now, measuring, to_deliver, true);
+                finished = me.workload_done();
+                ahead = !finished && me.may_generate_ahead(now, limits);
+                if ahead {
+                    me.generate(now + 1);
+                }
+            }
+        });
+        team.merge(self, &job, visit);
+        if overlap {
+            for (at, ev) in std::mem::take(&mut self.nic_events) {
+                self.cal.schedule(at, now, ev);
+            }
+        } else {
+            self.to_servers_and_nics(now, measuring, to_deliver, false);
+            finished = self.workload_done();
+        }
+        (finished, ahead)
+    }
+
+    /// The part of a cycle after the switches' steps that concerns servers: the cycle's
+    /// events for them (`events`: those the switches' part left), then the NIC steps.
+    fn to_servers_and_nics(&mut self, now: u64, measuring: bool, events: &[Event], defer: bool) {
+        for ev in events {
+            self.deliver_to_server(now, *ev);
+        }
+        self.step_nics(now, measuring, defer);
+    }
+
+    /// Step the NICs due now and refill their queues; with `defer` their events wait in
+    /// `nic_events`.
+    fn step_nics(&mut self, now: u64, measuring: bool, defer: bool) {
+        let mut due = std::mem::take(&mut self.nic_visit);
+        self.cal.take_nics(now, &mut due);
+        for &s in &due {
+            let s = s as usize;
+            let (nics, params, packets, vc_policy, rng) = (&mut self.nics, &self.params, &mut self.packets, self.vc_policy.as_ref(), &mut self.nic_rng[s]);
+            if defer {
+                nics.step(s, now, params, packets, &mut Deferred { cal: &mut self.cal, events: &mut self.nic_events }, vc_policy, rng, measuring);
+            } else {
+                nics.step(s, now, params, packets, &mut self.cal, vc_policy, rng, measuring);
+            }
+            let next_send = self.nics.nics[s].channel_free.max(now + 1);
+            self.refill(s, next_send);
+        }
+        self.nic_visit = due;
+    }
+
+    /// Whether the loop is sure to go on to cycle `now + 1` (so its timers may fire now):
+    /// they are due then, and neither the end, the watchdog nor the deadlock check (whose
+    /// progress the switches' steps can only move later) stops it.
+    fn may_generate_ahead(&self, now: u64, limits: Limits) -> bool {
+        let in_network = self.nics.injected - self.stats.packets_delivered;
+        let checks = in_network > 0 && (now - self.last_progress >= limits.watchdog || now >= limits.detector_at);
+        now + 1 < limits.end && !checks && self.timers.peek().is_some_and(|r| r.0 .0 == now + 1)
     }
 
     /// The next cycle with anything to do: skip idle stretches at low load.
@@ -383,6 +512,12 @@ impl Simulation {
     /// What delivering `ev` does beyond its switch's own state (`to_switch`): wake-ups,
     /// progress, and everything about NICs and servers.
     fn deliver_rest(&mut self, now: u64, ev: Event) {
+        self.wake_switch(now, ev);
+        self.deliver_to_server(now, ev);
+    }
+
+    /// The switch an arrival or a credit reaches is stepped (the switches' wheel).
+    fn wake_switch(&mut self, now: u64, ev: Event) {
         match ev {
             Event::FlitArrive { switch, .. } => {
                 self.cal.wake_router(switch as usize, now + self.params.pipeline_delay as u64);
@@ -391,6 +526,15 @@ impl Simulation {
             Event::Credit { switch, .. } => {
                 self.cal.wake_router(switch as usize, now);
             }
+            _ => {}
+        }
+    }
+
+    /// Credits back at a NIC, and flits ejected into one: everything but the switches and
+    /// their wheel, so it commutes with `wake_switch` of the other events.
+    fn deliver_to_server(&mut self, now: u64, ev: Event) {
+        match ev {
+            Event::FlitArrive { .. } | Event::Credit { .. } => {}
             Event::NicCredit { server, vc, phits } => {
                 self.nics.credit(server as usize, vc as usize, phits as u32);
                 self.cal.wake_nic(server as usize, now);

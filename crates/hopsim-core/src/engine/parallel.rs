@@ -5,14 +5,15 @@
 //! switches' steps, and the arrivals and credits delivered to them, are independent, and each
 //! thread does those of the switches it owns. Everything that is global to the run (the
 //! workload, packet making, NICs, ejection, statistics, the deadlock watchdog) stays on the
-//! run's own thread between those phases.
+//! run's own thread, which does it while the other threads step their switches, and owns
+//! fewer switches to make up for it (the split follows the measured balance each cycle).
 //!
 //! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
-//! its thread's outbox, and at the barrier that ends the phase the run's thread copies the
+//! its thread's outbox, and at the barrier that ends the cycle the run's thread copies the
 //! outboxes into the calendar switch by switch, in the order one thread would have stepped the
-//! switches. The calendar then holds exactly what a one-thread run puts there, in the same
-//! order, so every later draw of a random number, every tie and every sum is the same: the
-//! results do not depend on the number of threads.
+//! switches, and then the NICs' events. The calendar then holds exactly what a one-thread run
+//! puts there, in the same order, so every later draw of a random number, every tie and every
+//! sum is the same: the results depend neither on the number of threads nor on the split.
 
 use super::Simulation;
 use crate::calendar::{Event, Schedule, NEVER};
@@ -26,31 +27,44 @@ use std::sync::{Condvar, Mutex};
 /// barrier costs a few microseconds, as much as stepping a few hundred small switches or a
 /// few dozen high-radix ones, so the size that pays for a thread is counted in ports.
 const AUTO_PORTS_PER_THREAD: usize = 4096;
-/// A cycle whose switches to step have fewer ports than this in all, or with fewer events
-/// to deliver than `MIN_PARALLEL_EVENTS`, does that phase on the run's thread alone (the
-/// one-thread order, so the results are the same): its two barriers would cost more than
-/// the other threads save, and a small network, or a large one at low load, is never
-/// slower on several threads than on one.
+/// A cycle whose switches due have fewer ports than this in all, and with fewer events to
+/// deliver than `MIN_PARALLEL_EVENTS`, runs on the run's thread alone (the one-thread order,
+/// so the results are the same): its barriers would cost more than the other threads save,
+/// and a small network, or a large one at low load, is never slower on several threads
+/// than on one.
 pub const MIN_PARALLEL_PORTS: usize = 2048;
 pub const MIN_PARALLEL_EVENTS: usize = 512;
 
-/// Which thread owns which switch: thread `t` owns the switches `s` with `s * T / N == t`,
-/// contiguous ranges of switch numbers (neighbours in a torus or a group of a Dragonfly),
-/// so a thread's switches and the links between them stay in its core's cache. Computed, not
-/// stored, so it costs no memory per switch.
+/// Which thread owns which switch: contiguous ranges of switch numbers (neighbours in a
+/// torus or a group of a Dragonfly), so a thread's switches and the links between them stay
+/// in its core's cache. Thread 0, the run's own thread, owns the switches below `first_end`;
+/// the others share the rest evenly. Computed, not stored, so it costs no memory per switch.
 #[derive(Debug, Clone, Copy)]
 pub struct Partition {
     threads: usize,
     switches: usize,
+    first_end: usize,
 }
 
 impl Partition {
+    /// Equal ranges.
     pub fn new(threads: usize, switches: usize) -> Self {
-        Partition { threads: threads.clamp(1, switches.max(1)), switches: switches.max(1) }
+        let (threads, switches) = (threads.clamp(1, switches.max(1)), switches.max(1));
+        Partition { threads, switches, first_end: switches.div_ceil(threads) }
+    }
+    /// The same threads, thread 0 owning the switches below `end`.
+    pub fn with_first_end(self, end: usize) -> Self {
+        Partition { first_end: if self.threads == 1 { self.switches } else { end.min(self.switches) }, ..self }
     }
     #[inline]
     pub fn owner(&self, switch: usize) -> usize {
-        (switch as u64 * self.threads as u64 / self.switches as u64) as usize
+        if switch < self.first_end {
+            0
+        } else if self.threads == 2 {
+            1
+        } else {
+            1 + ((switch - self.first_end) as u64 * (self.threads - 1) as u64 / (self.switches - self.first_end) as u64) as usize
+        }
     }
     pub fn threads(&self) -> usize {
         self.threads
@@ -126,20 +140,22 @@ struct Lane {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    Step,
-    Deliver,
+    Cycle,
     Stop,
 }
 
 /// What the run's thread asks the others to do until the next barrier.
 #[derive(Clone, Copy)]
-struct Job {
+pub struct Job {
     phase: Phase,
+    /// Which cycle of the run this is, to match the switches to step with their cycle.
+    seq: u64,
     now: u64,
     measuring: bool,
+    part: Partition,
     sim: *mut Simulation,
-    /// The switches to step (`Phase::Step`) or the events of the cycle (`Phase::Deliver`).
-    visit: *const [u32],
+    /// The arrivals and credits of the cycle to deliver (empty: the run's thread delivered
+    /// them before the cycle started).
     events: *const [Event],
 }
 
@@ -159,7 +175,7 @@ struct Gate {
 
 impl Gate {
     const MIN_SPINS: u32 = 16;
-    const MAX_SPINS: u32 = 8192;
+    const MAX_SPINS: u32 = 1 << 16;
 
     fn new(n: usize) -> Self {
         Gate {
@@ -173,7 +189,8 @@ impl Gate {
         }
     }
 
-    fn wait(&self) {
+    /// Wait for every thread; true for the thread that arrived last.
+    fn wait(&self) -> bool {
         let gen = self.generation.load(Ordering::SeqCst);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.arrived.store(0, Ordering::Relaxed);
@@ -185,13 +202,13 @@ impl Gate {
                 drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
                 self.cv.notify_all();
             }
-            return;
+            return true;
         }
         let spins = self.spins.load(Ordering::Relaxed);
         for _ in 0..spins {
             if self.generation.load(Ordering::Acquire) != gen {
                 self.spins.store((spins * 2).min(Self::MAX_SPINS), Ordering::Relaxed);
-                return;
+                return false;
             }
             std::hint::spin_loop();
         }
@@ -202,32 +219,45 @@ impl Gate {
             guard = self.cv.wait(guard).unwrap_or_else(|e| e.into_inner());
         }
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
+        false
     }
 }
 
 /// The threads of one run and what they share.
 pub struct Team {
     part: Partition,
+    /// Where thread 0's switches end this cycle (`Partition::with_first_end`).
+    first_end: AtomicUsize,
     gate: Gate,
     job: UnsafeCell<Job>,
     lanes: Vec<UnsafeCell<Lane>>,
+    /// The switches to step this cycle, in the one-thread order, and the `Job::seq` of the
+    /// cycle they belong to once they are there.
+    visit: UnsafeCell<*const [u32]>,
+    published: AtomicU64,
     failed: AtomicBool,
     stopped: AtomicBool,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 // SAFETY: `job` is written only by the run's thread while the others wait at the gate, and
-// lane `t` is touched only by thread `t` during a phase and by the run's thread between
-// phases; the gate's atomics order those accesses.
+// `visit` only by the run's thread before it publishes it (`published`, release) and after
+// the gate that ends the cycle; lane `t` is touched only by thread `t` during a cycle and by
+// the run's thread between cycles; the gate's atomics order those accesses.
 unsafe impl Sync for Team {}
 
 impl Team {
     pub fn new(part: Partition) -> Self {
+        let no_events: *const [Event] = &[];
+        let no_visit: *const [u32] = &[];
         Team {
             part,
+            first_end: AtomicUsize::new(part.first_end),
             gate: Gate::new(part.threads()),
-            job: UnsafeCell::new(Job { phase: Phase::Stop, now: 0, measuring: false, sim: std::ptr::null_mut(), visit: &[], events: &[] }),
+            job: UnsafeCell::new(Job { phase: Phase::Stop, seq: 0, now: 0, measuring: false, part, sim: std::ptr::null_mut(), events: no_events }),
             lanes: (0..part.threads()).map(|_| UnsafeCell::new(Lane::default())).collect(),
+            visit: UnsafeCell::new(no_visit),
+            published: AtomicU64::new(0),
             failed: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -238,7 +268,8 @@ impl Team {
         self.part.threads()
     }
 
-    /// The loop of thread `t >= 1`: do each phase the run's thread starts, until told to stop.
+    /// The loop of thread `t >= 1`: do its part of each cycle the run's thread starts, until
+    /// told to stop.
     pub fn serve(&self, t: usize) {
         loop {
             self.gate.wait();
@@ -247,7 +278,12 @@ impl Team {
             if job.phase == Phase::Stop {
                 return;
             }
-            self.guarded(|| self.work(t, &job));
+            self.guarded(|| {
+                self.deliver_part(t, &job);
+                let visit = self.wait_for_visit(job.seq);
+                // SAFETY: during a cycle lane `t` belongs to thread `t` alone.
+                self.step_part(t, &job, unsafe { &mut *self.lanes[t].get() }, visit);
+            });
             self.gate.wait();
         }
     }
@@ -263,7 +299,7 @@ impl Team {
     }
 
     /// A guard that stops the other threads when the run's thread leaves the run, also when
-    /// it panics outside a phase: the scope that owns the threads waits for them to end.
+    /// it panics outside a cycle: the scope that owns the threads waits for them to end.
     pub fn stop_on_drop(&self) -> impl Drop + '_ {
         struct Stop<'a>(&'a Team);
         impl Drop for Stop<'_> {
@@ -281,45 +317,94 @@ impl Team {
         }
     }
 
-    /// Run one phase on every thread (this one doing thread 0's part) and wait for all.
-    fn phase(&self, job: Job) {
+    /// Run cycle `now` on every thread: the others deliver the cycle's `events` to their
+    /// switches, wait for the switches to step (`publish`) and step theirs, while this
+    /// thread does `run_thread`, which must call `publish`, `deliver_own` (if there are
+    /// events) and `step_own`, in that order, and may do anything the other threads do not
+    /// touch (engine/mod.rs says what). Returns the cycle's job, for `merge`.
+    pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) -> Job {
         // SAFETY: the other threads wait at the gate until it opens.
-        unsafe { *self.job.get() = job };
+        let job = unsafe {
+            let j = &mut *self.job.get();
+            let part = self.part.with_first_end(self.first_end.load(Ordering::Relaxed));
+            *j = Job { phase: Phase::Cycle, seq: j.seq + 1, now, measuring, part, sim, events };
+            *j
+        };
         self.gate.wait();
-        self.guarded(|| self.work(0, &job));
-        self.gate.wait();
+        self.guarded(|| run_thread(&job));
+        if self.published.load(Ordering::Relaxed) != job.seq {
+            // `run_thread` failed before it got there: let the others reach the gate.
+            self.publish(&job, &[]);
+        }
+        let last = self.gate.wait();
+        self.balance(last);
         if self.failed.load(Ordering::Relaxed) {
             // Stop the others first, so the scope that owns them can end.
             self.stop();
             let p = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
             resume_unwind(p.unwrap_or_else(|| Box::new("a thread of the run failed")));
         }
+        job
     }
 
-    fn work(&self, t: usize, job: &Job) {
-        // SAFETY: during a phase lane `t` belongs to thread `t` alone.
-        let lane = unsafe { &mut *self.lanes[t].get() };
-        match job.phase {
-            Phase::Step => self.step_part(t, job, lane),
-            Phase::Deliver => self.deliver_part(t, job),
-            Phase::Stop => {}
+    /// Thread 0 has the run's own work besides its switches: when it reaches the end of a
+    /// cycle last, it gives the next thread a few of its switches, otherwise takes a few.
+    /// The split only decides who does a switch's work, never what it computes.
+    fn balance(&self, run_thread_last: bool) {
+        let n = self.part.switches;
+        let step = (n / 256).max(1);
+        let end = self.first_end.load(Ordering::Relaxed);
+        let end = if run_thread_last { end.saturating_sub(step) } else { (end + step).min(n) };
+        self.first_end.store(end, Ordering::Relaxed);
+    }
+
+    /// Thread 0's deliveries (from `run_thread`).
+    pub fn deliver_own(&self, job: &Job) {
+        self.deliver_part(0, job);
+    }
+
+    /// Step thread 0's switches of `visit` (from `run_thread`, after `publish`).
+    pub fn step_own(&self, job: &Job, visit: &[u32]) {
+        // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
+        self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
+    }
+
+    /// Hand the cycle's switches to step, in the one-thread order, to the other threads
+    /// (from `run_thread`). `visit` must stay untouched until `cycle` returns.
+    pub fn publish(&self, job: &Job, visit: &[u32]) {
+        // SAFETY: the others read `visit` only after they see `published` at this cycle.
+        unsafe { *self.visit.get() = visit };
+        self.published.store(job.seq, Ordering::Release);
+    }
+
+    /// Wait (spinning: the run's thread does only its deliveries and the wake-ups before it
+    /// publishes) for the switches to step in cycle `seq`.
+    fn wait_for_visit(&self, seq: u64) -> &[u32] {
+        let mut spins = 0u32;
+        while self.published.load(Ordering::Acquire) != seq {
+            if spins < 1 << 14 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
+        // SAFETY: published at this cycle, and unchanged until the cycle's end.
+        unsafe { &**self.visit.get() }
     }
 
     /// Step the switches of `visit` that thread `t` owns, in `visit`'s order.
-    fn step_part(&self, t: usize, job: &Job, lane: &mut Lane) {
+    fn step_part(&self, t: usize, job: &Job, lane: &mut Lane, visit: &[u32]) {
         let sim = job.sim;
         lane.out.clear(job.now);
-        // SAFETY (for the rest of the phase): each thread reaches only the state of the
+        // SAFETY (for the rest of the cycle): each thread reaches only the state of the
         // switches it owns (their ports, VCs, buffers, random streams) and the packets whose
         // heads those switches hold; what it reaches of the rest is read-only during the
-        // phase. The run's thread touches the simulation only through `sim` until the
-        // barrier.
-        let visit = unsafe { &*job.visit };
+        // cycle. The run's thread touches nothing of that (engine/mod.rs, `cycle_on_team`).
         let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
         let Lane { scratch, out, last_progress, phit_hops } = lane;
         let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
-        let mut mine = visit.iter().map(|&s| s as usize).filter(|&s| self.part.owner(s) == t).peekable();
+        let mut mine = visit.iter().map(|&s| s as usize).filter(|&s| job.part.owner(s) == t).peekable();
         while let Some(s) = mine.next() {
             if let Some(&next) = mine.peek() {
                 cx.routers.prefetch_switch(next);
@@ -337,7 +422,7 @@ impl Team {
         let events = unsafe { &*job.events };
         for ev in events {
             match *ev {
-                Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } if self.part.owner(switch as usize) == t => unsafe {
+                Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } if job.part.owner(switch as usize) == t => unsafe {
                     super::to_switch(job.sim, job.now, *ev)
                 },
                 _ => {}
@@ -345,15 +430,14 @@ impl Team {
         }
     }
 
-    /// Step the switches of `visit` on all threads and put what they sent into the calendar
-    /// in `visit`'s order.
-    pub fn step_switches(&self, sim: &mut Simulation, now: u64, measuring: bool, visit: &[u32]) {
-        let p: *mut Simulation = sim;
-        self.phase(Job { phase: Phase::Step, now, measuring, sim: p, visit, events: &[] });
+    /// After `cycle`: put what the switches of `visit` sent into the calendar in `visit`'s
+    /// order, and add up the threads' counters.
+    pub fn merge(&self, sim: &mut Simulation, job: &Job, visit: &[u32]) {
+        let now = job.now;
         let mut cursor = vec![(0usize, 0usize); self.threads()];
         for &s in visit {
-            let t = self.part.owner(s as usize);
-            // SAFETY: the phase is over; the other threads wait at the gate.
+            let t = job.part.owner(s as usize);
+            // SAFETY: the cycle is over; the other threads wait at the gate.
             let lane = unsafe { &mut *self.lanes[t].get() };
             let (step, from) = &mut cursor[t];
             let (end, wake) = lane.out.steps[*step];
@@ -373,13 +457,6 @@ impl Team {
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
     }
-
-    /// Deliver the cycle's arrivals and credits on all threads; the caller then does the
-    /// rest of each event in the calendar's order (`Simulation::deliver_rest`).
-    pub fn deliver_to_switches(&self, sim: &mut Simulation, now: u64, events: &[Event]) {
-        let p: *mut Simulation = sim;
-        self.phase(Job { phase: Phase::Deliver, now, measuring: false, sim: p, visit: &[], events });
-    }
 }
 
 #[cfg(test)]
@@ -394,6 +471,19 @@ mod tests {
             assert_eq!(owners[0], 0);
             assert_eq!(*owners.last().unwrap(), threads - 1);
             assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, {switches} switches");
+        }
+    }
+
+    #[test]
+    fn any_share_of_the_first_thread_keeps_contiguous_ranges() {
+        for (threads, switches) in [(2, 64), (3, 1000), (4, 10)] {
+            for end in [0, 1, switches / 3, switches - 1, switches, switches + 5] {
+                let p = Partition::new(threads, switches).with_first_end(end);
+                let owners: Vec<usize> = (0..switches).map(|s| p.owner(s)).collect();
+                assert_eq!(owners.iter().filter(|&&t| t == 0).count(), end.min(switches), "{threads} threads, end {end}");
+                assert!(owners.iter().all(|&t| t < threads));
+                assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, end {end}");
+            }
         }
     }
 

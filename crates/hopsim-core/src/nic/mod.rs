@@ -7,7 +7,7 @@
 // the workloads look for it.
 pub use crate::protocol;
 
-use crate::calendar::{Calendar, Event, NEVER};
+use crate::calendar::{Event, NicSchedule, NEVER};
 use crate::params::Params;
 use crate::packet::{Arena, Flit, PacketKind, NIL};
 use crate::routing::Rng;
@@ -223,7 +223,7 @@ impl Nics {
     /// else the oldest response, else the source queue's head unless `nic.max_outstanding`
     /// requests wait for their response.
     #[allow(clippy::too_many_arguments)]
-    pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut Calendar, vc_policy: &dyn VcPolicy, rng: &mut Rng, measuring: bool) {
+    pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut impl NicSchedule, vc_policy: &dyn VcPolicy, rng: &mut Rng, measuring: bool) {
         let vcs = self.vcs;
         let nic = self.nics[server];
         let (id, response) = if nic.next_flit > 0 {

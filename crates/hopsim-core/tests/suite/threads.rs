@@ -1,7 +1,9 @@
 //! One run split across threads (`run.threads`) gives bit-identical results to one thread,
 //! whatever the thread count: on a torus, a HyperX with Valiant (random intermediates), a
-//! Dragonfly with UGAL (adaptive, local and global), wormhole flow control, a deadlocking
-//! network and a closed-loop ping-pong workload.
+//! Dragonfly with UGAL (adaptive, local and global), the Aries network's adaptive routing,
+//! wormhole flow control, a deadlocking network, and workloads that make the NICs and the
+//! run's own thread work while the switches step (ping-pong, bandwidth windows under a GET
+//! protocol, an allreduce job beside background traffic).
 use crate::common;
 
 /// Everything a run reports except its wall-clock speed.
@@ -103,6 +105,43 @@ fn a_ping_pong_workload_is_the_same_on_1_2_and_3_threads() {
     );
     assert!(r.metrics.workload_complete);
     assert_eq!(r.metrics.samples, 30);
+}
+
+#[test]
+fn the_aries_adaptive_routing_is_the_same_on_1_2_and_3_threads() {
+    // Saturated global links: the adaptive choice reads the queues of its own switch.
+    let r = same_on_1_2_3_threads(
+        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 4\ncolumn_links = 3\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
+         [router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\n[traffic]\npattern = \"uniform\"\nload = 0.7",
+        "warmup = 500\ncycles = 2000\nseed = 4",
+    );
+    assert!(r.metrics.packets_delivered > 1000);
+}
+
+#[test]
+fn bandwidth_windows_under_a_get_protocol_are_the_same_on_1_2_and_3_threads() {
+    // Requests answered by the NICs, responses completing messages, acknowledgements opening
+    // the next window: packets are made and freed while the switches step.
+    let r = same_on_1_2_3_threads(
+        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 5\n[nic]\nprotocol = \"get\"\n\
+         [message]\nbytes = 1000\n[workload]\nkind = \"bandwidth\"\niterations = 3\nwindow = 4\nack_bytes = 100\n\
+         [traffic]\nactive_servers = 12",
+        "warmup = 0\ncycles = 1000000",
+    );
+    assert!(r.metrics.workload_complete && r.metrics.responses_received > 0);
+}
+
+#[test]
+fn an_allreduce_job_beside_background_traffic_is_the_same_on_1_2_and_3_threads() {
+    let r = same_on_1_2_3_threads(
+        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n\
+         [traffic]\n\
+         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
+         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
+         background = true\nallocation = { policy = \"linear\", offset = 16 }",
+        "warmup = 0\ncycles = 1000000",
+    );
+    assert!(r.jobs[0].complete && r.jobs[1].messages > 0);
 }
 
 #[test]
