@@ -61,9 +61,10 @@ struct Request {
 
 const NONE: u32 = u32::MAX;
 
-// Inlined into the engine's cycle loop: left to the inliner, whether it is depends on which
-// codegen unit the rest of the crate puts it in (adding the component registries once split
-// it out, with `choose_output`, for +2.9 % instructions on the 8x8 torus).
+// Inlined into the engine's cycle loop, with its stages and `choose_output`: left to the
+// inliner, whether they are depends on which codegen unit the rest of the crate puts them in
+// (adding the component registries once split `step` and `choose_output` out of the loop, for
+// +2.9 % instructions on the 8x8 torus). docs/benchmarks.md has the counts.
 #[inline]
 pub fn step<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     let mut wake = NEVER;

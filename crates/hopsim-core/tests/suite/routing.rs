@@ -273,14 +273,20 @@ fn saturation_table() {
 }
 
 #[test]
-fn every_algorithm_and_policy_is_found_by_its_own_name() {
+fn every_algorithm_policy_workload_and_motif_is_found_by_its_own_name() {
     // The enum and the registry come from one list, so a variant always has its entry; what
     // can still go wrong is two entries with one name (the second would be unreachable).
-    use hopsim_core::{routing::Algorithm, vc::Policy};
+    use hopsim_core::{routing::Algorithm, spec::MotifKind, spec::Workload, vc::Policy};
     for &a in Algorithm::ALL {
         assert_eq!(Algorithm::from_name(a.name()), Some(a), "{a:?}");
     }
     for &p in Policy::ALL {
         assert_eq!(Policy::from_name(p.name()), Some(p), "{p:?}");
+    }
+    for &w in Workload::ALL {
+        assert_eq!(Workload::from_name(w.name()), Some(w), "{w:?}");
+    }
+    for &m in MotifKind::ALL {
+        assert_eq!(MotifKind::from_name(m.name()), Some(m), "{m:?}");
     }
 }
