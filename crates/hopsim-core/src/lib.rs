@@ -4,6 +4,41 @@
 //! wormhole, separable allocation) is described in `docs/model.md`. Entry points:
 //! [`simulate`] for a parsed [`Spec`], and the JSON functions used by the Python package.
 
+/// One list per component family. `registry! { enum Algorithm; const ALGORITHMS: [AlgorithmKind] = { Dor => dor::KIND, ... } }`
+/// makes the closed enum (the names the deadlock-freedom table and the engine match on) and
+/// the registry slice from the same lines, in the same order, so a component is one line.
+/// The entries need a `name` field (the name the experiment file writes).
+macro_rules! registry {
+    ($(#[$m:meta])* enum $Enum:ident; $(#[$cm:meta])* const $REG:ident: [$Kind:ty] = { $($v:ident => $entry:expr),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $Enum {
+            $($v),*
+        }
+
+        impl $Enum {
+            /// Every variant, in the registry's order.
+            pub const ALL: &'static [$Enum] = &[$($Enum::$v),*];
+
+            /// Its registry entry.
+            pub fn kind(self) -> &'static $Kind {
+                &$REG[self as usize]
+            }
+
+            pub fn name(self) -> &'static str {
+                self.kind().name
+            }
+
+            pub fn from_name(name: &str) -> Option<Self> {
+                $REG.iter().position(|k| k.name == name).map(|i| Self::ALL[i])
+            }
+        }
+
+        $(#[$cm])*
+        pub const $REG: &[$Kind] = &[$($entry),*];
+    };
+}
+
 pub mod calendar;
 pub mod deadlock_freedom;
 pub mod engine;
@@ -114,11 +149,12 @@ pub fn components_json() -> String {
     use spec::keys_json;
     let entry = |name: &str, about: &str, keys: &[spec::Key]| serde_json::json!({"name": name, "about": about, "keys": keys_json(keys)});
     let topologies: Vec<_> = topology::KINDS.iter().map(|k| entry(k.name, k.about, k.keys)).collect();
-    let routings: Vec<_> = routing::ALGORITHMS
+    let routings: Vec<_> = routing::Algorithm::ALL
         .iter()
-        .map(|a| {
-            let mut e = entry(a.name, a.about, a.keys);
-            e["topologies"] = deadlock_freedom::kinds_of(a.algorithm).into();
+        .map(|&a| {
+            let k = a.kind();
+            let mut e = entry(k.name, k.about, k.keys);
+            e["topologies"] = deadlock_freedom::kinds_of(a).into();
             e
         })
         .collect();

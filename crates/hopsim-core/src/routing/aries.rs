@@ -254,7 +254,6 @@ impl Routing for AriesRouting {
 }
 
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Aries,
     name: "aries",
     about: "the Cray Aries routing modes (adaptive with biases, hashed, in order), per message",
     keys: &[

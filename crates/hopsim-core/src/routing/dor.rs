@@ -35,7 +35,6 @@ impl Routing for Dor {
 /// `dor`: on tori and meshes this file's routing; on a HyperX the topology's minimal step
 /// (one hop per dimension, lowest first), as `minimal`.
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Dor,
     name: "dor",
     about: "dimension-order routing: lowest dimension first, minimal in each ring",
     keys: &[],

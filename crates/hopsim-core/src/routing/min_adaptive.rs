@@ -48,7 +48,6 @@ impl Routing for MinAdaptive {
 }
 
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::MinAdaptive,
     name: "min_adaptive",
     about: "minimal adaptive on tori and meshes: any productive port, DOR escape VCs",
     keys: &[],

@@ -40,7 +40,6 @@ impl Routing for Minimal {
 }
 
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Minimal,
     name: "minimal",
     about: "the topology's minimal path (local-global-local, up/down, one hop per HyperX dimension)",
     keys: &[],

@@ -33,39 +33,11 @@ use crate::spec::{Key, Spec};
 use crate::topology::Topology;
 use std::sync::Arc;
 
-/// The routing algorithms, as `routing.algorithm` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
-    Dor,
-    Minimal,
-    MinAdaptive,
-    Rdr,
-    Romm,
-    Valiant,
-    UgalL,
-    UgalG,
-    Par,
-    Aries,
-}
-
 impl Algorithm {
-    /// Its registry entry.
-    pub fn kind(self) -> &'static AlgorithmKind {
-        ALGORITHMS.iter().find(|k| k.algorithm == self).expect("every algorithm has a line in ALGORITHMS")
-    }
-
     /// Whether routing a head reads the queues of switches other than the one it is at
     /// (a global observer's view): such runs deliver arrivals on one thread, in order.
     pub fn reads_remote_queues(self) -> bool {
         self.kind().reads_remote_queues
-    }
-
-    pub fn name(self) -> &'static str {
-        self.kind().name
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        ALGORITHMS.iter().find(|k| k.name == name).map(|k| k.algorithm)
     }
 
     /// Every name, comma-separated, for error messages and `--help`.
@@ -80,7 +52,6 @@ impl Algorithm {
 /// against them) and how it is built. Which VC policies make it deadlock-free where is said
 /// in `crate::deadlock_freedom`.
 pub struct AlgorithmKind {
-    pub algorithm: Algorithm,
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
@@ -89,19 +60,24 @@ pub struct AlgorithmKind {
     pub build: fn(&BuildCtx) -> SpecResult<Arc<dyn Routing>>,
 }
 
-/// Every routing algorithm, in the order `hopsim list` and error messages give them.
-pub const ALGORITHMS: &[AlgorithmKind] = &[
-    dor::KIND,
-    minimal::KIND,
-    min_adaptive::KIND,
-    rdr::KIND,
-    romm::KIND,
-    valiant::KIND,
-    ugal::UGAL_L,
-    ugal::UGAL_G,
-    par::KIND,
-    aries::KIND,
-];
+registry! {
+    /// The routing algorithms, as `routing.algorithm` names them: one line each, its variant
+    /// (the closed set the deadlock-freedom table names) and its entry, declared in its file.
+    enum Algorithm;
+    /// Every routing algorithm, in the order `hopsim list` and error messages give them.
+    const ALGORITHMS: [AlgorithmKind] = {
+        Dor => dor::KIND,
+        Minimal => minimal::KIND,
+        MinAdaptive => min_adaptive::KIND,
+        Rdr => rdr::KIND,
+        Romm => romm::KIND,
+        Valiant => valiant::KIND,
+        UgalL => ugal::UGAL_L,
+        UgalG => ugal::UGAL_G,
+        Par => par::KIND,
+        Aries => aries::KIND,
+    }
+}
 
 /// The `[routing]` keys of every algorithm and VC policy (the others are declared by the
 /// components that read them).

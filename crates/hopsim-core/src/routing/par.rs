@@ -65,7 +65,6 @@ impl Routing for Par {
 }
 
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Par,
     name: "par",
     about: "progressive adaptive routing: UGAL-L's choice, made again at the next switch of the source group",
     keys: super::ugal::PAR_KEYS,

@@ -61,7 +61,6 @@ impl Routing for Rdr {
 }
 
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Rdr,
     name: "rdr",
     about: "randomized dimension routing: a random dimension still to correct at each hop, DOR escape VCs",
     keys: &[],

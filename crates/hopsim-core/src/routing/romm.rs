@@ -53,7 +53,6 @@ impl Routing for Romm {
 }
 
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Romm,
     name: "romm",
     about: "two DOR phases through a random switch of the minimal quadrant",
     keys: &[],

@@ -301,7 +301,6 @@ fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
 }
 
 pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::UgalL,
     name: "ugal_l",
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
     keys: &[THRESHOLD, QUEUE, INTERMEDIATE],
@@ -310,7 +309,6 @@ pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
 };
 
 pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::UgalG,
     name: "ugal_g",
     about: "UGAL with global information: minimal or Valiant by the queues along both paths",
     keys: &[THRESHOLD, INTERMEDIATE],

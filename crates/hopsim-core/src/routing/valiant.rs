@@ -41,7 +41,6 @@ impl Routing for Valiant {
 
 /// `valiant`: this file's routing on tori and meshes, `valiant_low_diameter` elsewhere.
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
-    algorithm: super::Algorithm::Valiant,
     name: "valiant",
     about: "two minimal phases through a random intermediate switch",
     keys: &[

@@ -152,39 +152,10 @@ fn forget_after() -> u32 {
     16
 }
 
-/// The motifs and the open-loop workload a job may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MotifKind {
-    PingPong,
-    Allreduce,
-    Alltoall,
-    Barrier,
-    Bcast,
-    Halo3d,
-    Sweep3d,
-    Bernoulli,
-}
-
-impl MotifKind {
-    /// Its registry entry.
-    pub fn info(self) -> &'static MotifInfo {
-        MOTIFS.iter().find(|m| m.motif == self).expect("every motif has a line in MOTIFS")
-    }
-
-    pub fn name(self) -> &'static str {
-        self.info().name
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        MOTIFS.iter().find(|m| m.name == name).map(|m| m.motif)
-    }
-}
-
 /// A motif as the registry knows it: its `jobs[].workload.motif` name, one line on it and
 /// the `jobs[].workload` keys it reads besides `motif`, `iterations`, `compute` and
 /// `barrier` (`workload::motifs` makes it).
 pub struct MotifInfo {
-    pub motif: MotifKind,
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
@@ -195,37 +166,39 @@ const ELEMENT_BYTES: Key = Key { name: "element_bytes", default: "8", meaning: "
 const GRID: Key = Key { name: "grid", default: "as square (cubic) as the ranks allow", meaning: "ranks per dimension" };
 const DOMAIN: Key = Key { name: "domain", default: "[32, 32, 32]", meaning: "elements of each rank's subdomain per dimension (3 numbers)" };
 
-/// Every motif, in the order `hopsim list` and error messages give them.
-pub const MOTIFS: &[MotifInfo] = &[
-    MotifInfo { motif: MotifKind::PingPong, name: "ping_pong", about: "rank i with rank i + ranks/2", keys: &[BYTES] },
-    MotifInfo {
-        motif: MotifKind::Allreduce,
-        name: "allreduce",
-        about: "allreduce of a vector, ring or recursive doubling",
-        keys: &[
-            Key { name: "algorithm", default: "\"ring\"", meaning: "ring or recursive_doubling" },
-            BYTES,
-            Key { name: "elements", default: "none", meaning: "the vector's size in elements instead of bytes" },
-            ELEMENT_BYTES,
-        ],
-    },
-    MotifInfo { motif: MotifKind::Alltoall, name: "alltoall", about: "pairwise exchange, bytes per pair", keys: &[BYTES] },
-    MotifInfo { motif: MotifKind::Barrier, name: "barrier", about: "dissemination barrier", keys: &[BYTES] },
-    MotifInfo { motif: MotifKind::Bcast, name: "bcast", about: "binomial broadcast from a root", keys: &[BYTES, Key { name: "root", default: "0", meaning: "the root rank" }] },
-    MotifInfo { motif: MotifKind::Halo3d, name: "halo3d", about: "3D halo exchange with the 6 neighbours", keys: &[GRID, DOMAIN, ELEMENT_BYTES] },
-    MotifInfo {
-        motif: MotifKind::Sweep3d,
-        name: "sweep3d",
-        about: "2D wavefront sweeps (Ember's KBA)",
-        keys: &[GRID, DOMAIN, ELEMENT_BYTES, Key { name: "block", default: "1", meaning: "z planes per wavefront step" }],
-    },
-    MotifInfo {
-        motif: MotifKind::Bernoulli,
-        name: "bernoulli",
-        about: "open loop: messages to a random other rank of the job",
-        keys: &[Key { name: "load", default: "required", meaning: "phits per rank per cycle, in (0, 1]" }, BYTES],
-    },
-];
+registry! {
+    /// The motifs and the open-loop workload a job may run: one line each, its variant (what
+    /// `workload::motifs` matches on) and its entry.
+    enum MotifKind;
+    /// Every motif, in the order `hopsim list` and error messages give them.
+    const MOTIFS: [MotifInfo] = {
+        PingPong => MotifInfo { name: "ping_pong", about: "rank i with rank i + ranks/2", keys: &[BYTES] },
+        Allreduce => MotifInfo {
+            name: "allreduce",
+            about: "allreduce of a vector, ring or recursive doubling",
+            keys: &[
+                Key { name: "algorithm", default: "\"ring\"", meaning: "ring or recursive_doubling" },
+                BYTES,
+                Key { name: "elements", default: "none", meaning: "the vector's size in elements instead of bytes" },
+                ELEMENT_BYTES,
+            ],
+        },
+        Alltoall => MotifInfo { name: "alltoall", about: "pairwise exchange, bytes per pair", keys: &[BYTES] },
+        Barrier => MotifInfo { name: "barrier", about: "dissemination barrier", keys: &[BYTES] },
+        Bcast => MotifInfo { name: "bcast", about: "binomial broadcast from a root", keys: &[BYTES, Key { name: "root", default: "0", meaning: "the root rank" }] },
+        Halo3d => MotifInfo { name: "halo3d", about: "3D halo exchange with the 6 neighbours", keys: &[GRID, DOMAIN, ELEMENT_BYTES] },
+        Sweep3d => MotifInfo {
+            name: "sweep3d",
+            about: "2D wavefront sweeps (Ember's KBA)",
+            keys: &[GRID, DOMAIN, ELEMENT_BYTES, Key { name: "block", default: "1", meaning: "z planes per wavefront step" }],
+        },
+        Bernoulli => MotifInfo {
+            name: "bernoulli",
+            about: "open loop: messages to a random other rank of the job",
+            keys: &[Key { name: "load", default: "required", meaning: "phits per rank per cycle, in (0, 1]" }, BYTES],
+        },
+    }
+}
 
 impl JobSpec {
     /// Checks that need only the job's table; `i` is its index in `jobs`.

@@ -48,18 +48,8 @@ impl WorkloadSpec {
 
     /// The workload `kind` names, or an error naming `workload.kind` and what is allowed.
     pub fn workload(&self) -> crate::error::SpecResult<Workload> {
-        workload_kind(&self.kind)
-            .map(|k| k.kind)
-            .ok_or_else(|| crate::error::SpecError::new("workload.kind", format!("{:?}", self.kind), format!("allowed: {}", workload_names())))
+        Workload::from_name(&self.kind).ok_or_else(|| crate::error::SpecError::new("workload.kind", format!("{:?}", self.kind), format!("allowed: {}", workload_names())))
     }
-}
-
-/// The workloads, as `workload.kind` names them in `WORKLOADS`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workload {
-    Bernoulli,
-    PingPong,
-    Bandwidth,
 }
 
 /// A `workload.kind` as the registry knows it: its name, one line on it, whether it is
@@ -67,7 +57,6 @@ pub enum Workload {
 /// windows) and the `[workload]` keys it reads. `workload::build` makes it; Python reads the
 /// list through `components_json`.
 pub struct WorkloadKind {
-    pub kind: Workload,
     pub name: &'static str,
     pub about: &'static str,
     pub closed_loop: bool,
@@ -77,18 +66,22 @@ pub struct WorkloadKind {
 const ITERATIONS: Key = Key { name: "iterations", default: "10", meaning: "round trips or windows per pair" };
 const ACK_BYTES: Key = Key { name: "ack_bytes", default: "one packet", meaning: "size of an acknowledgement, in bytes" };
 
-/// Every `workload.kind`, in the order `hopsim list` and error messages give them.
-pub const WORKLOADS: &[WorkloadKind] = &[
-    WorkloadKind { kind: Workload::Bernoulli, name: "bernoulli", about: "messages at traffic.load, at Bernoulli-drawn cycles", closed_loop: false, keys: &[] },
-    WorkloadKind { kind: Workload::PingPong, name: "ping_pong", about: "a message, answered by an acknowledgement; one sample per round trip", closed_loop: true, keys: &[ITERATIONS, ACK_BYTES] },
-    WorkloadKind {
-        kind: Workload::Bandwidth,
-        name: "bandwidth",
-        about: "window messages, then one acknowledgement; one sample per window",
-        closed_loop: true,
-        keys: &[ITERATIONS, Key { name: "window", default: "10", meaning: "messages per window" }, ACK_BYTES],
-    },
-];
+registry! {
+    /// The workloads, as `workload.kind` names them: one line each, its variant (what
+    /// `workload::build` matches on) and its entry.
+    enum Workload;
+    /// Every `workload.kind`, in the order `hopsim list` and error messages give them.
+    const WORKLOADS: [WorkloadKind] = {
+        Bernoulli => WorkloadKind { name: "bernoulli", about: "messages at traffic.load, at Bernoulli-drawn cycles", closed_loop: false, keys: &[] },
+        PingPong => WorkloadKind { name: "ping_pong", about: "a message, answered by an acknowledgement; one sample per round trip", closed_loop: true, keys: &[ITERATIONS, ACK_BYTES] },
+        Bandwidth => WorkloadKind {
+            name: "bandwidth",
+            about: "window messages, then one acknowledgement; one sample per window",
+            closed_loop: true,
+            keys: &[ITERATIONS, Key { name: "window", default: "10", meaning: "messages per window" }, ACK_BYTES],
+        },
+    }
+}
 
 /// The `[workload]` keys of every kind.
 pub const TABLE_KEYS: &[Key] = &[Key { name: "kind", default: "\"bernoulli\"", meaning: "what servers send and when" }];

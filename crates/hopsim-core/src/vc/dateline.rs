@@ -60,7 +60,6 @@ fn build(cx: &super::PolicyCtx) -> crate::error::SpecResult<std::sync::Arc<dyn V
 }
 
 pub const DATELINE: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::Dateline,
     name: "dateline",
     about: "tori: the lower half of the VCs before a ring's wrap-around link, the upper half after it",
     keys: &[],
@@ -68,7 +67,6 @@ pub const DATELINE: super::PolicyKind = super::PolicyKind {
 };
 
 pub const DATELINE_PARTITION: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::DatelinePartition,
     name: "dateline_partition",
     about: "tori: the upper half for a whole dimension whose path crosses the wrap-around link (BookSim2)",
     keys: &[],

@@ -53,7 +53,6 @@ impl VcPolicy for Escape {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::Escape,
     name: "escape",
     about: "Duato's escape VCs: DOR with a dateline on the lowest VCs, the others adaptive",
     keys: &[],

@@ -94,7 +94,6 @@ pub(super) fn checked(cx: &super::PolicyCtx, reuse: bool) -> crate::error::SpecR
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::Ladder,
     name: "ladder",
     about: "the i-th hop on VC class i, one class per hop of the longest path",
     keys: &[VCS_PER_STEP],

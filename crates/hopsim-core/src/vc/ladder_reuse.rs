@@ -8,7 +8,6 @@ pub fn build(vcs: usize, steps: usize) -> Option<Ladder> {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::LadderReuse,
     name: "ladder_reuse",
     about: "ladder whose i-th hop may take any class up to i",
     keys: super::ladder::REUSE_KEYS,

@@ -10,7 +10,6 @@ pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::MinBoth,
     name: "min_both",
     about: "2Phases: VCs by Valiant phase, minimally routed packets on the phase their drawn intermediate says",
     keys: &[],

@@ -8,7 +8,6 @@ pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::MinFirst,
     name: "min_first",
     about: "2Phases: VCs by Valiant phase, minimally routed packets on the first phase's",
     keys: &[],

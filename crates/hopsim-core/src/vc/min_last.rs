@@ -9,7 +9,6 @@ pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::MinLast,
     name: "min_last",
     about: "2Phases: VCs by Valiant phase, minimally routed packets on the second phase's",
     keys: &[],

@@ -61,39 +61,14 @@ pub trait VcPolicy: Send + Sync {
     fn all(&self) -> u32;
 }
 
-/// The VC policies, as `routing.vc_policy` names them (`auto` is resolved by
-/// `crate::deadlock_freedom` to one of these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    Dateline,
-    DatelinePartition,
-    Escape,
-    Ladder,
-    LadderReuse,
-    MinBoth,
-    MinFirst,
-    MinLast,
-    None,
-    PhaseDateline,
-}
-
 impl Policy {
-    /// Its registry entry.
-    pub fn kind(self) -> &'static PolicyKind {
-        POLICIES.iter().find(|k| k.policy == self).expect("every policy has a line in POLICIES")
-    }
-
-    pub fn name(self) -> &'static str {
-        self.kind().name
-    }
-
     /// The policy `routing.vc_policy` names, or `None` for `auto`.
     pub fn from_spec(spec: &Spec) -> SpecResult<Option<Policy>> {
         let name = spec.routing.vc_policy.as_str();
         if name == "auto" {
             return Ok(None);
         }
-        POLICIES.iter().find(|p| p.name == name).map(|p| Some(p.policy)).ok_or_else(|| {
+        Policy::from_name(name).map(Some).ok_or_else(|| {
             let all = POLICIES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
             SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: auto, {all}"))
         })
@@ -103,26 +78,31 @@ impl Policy {
 /// A VC policy as the registry knows it, declared in its file: its `routing.vc_policy` name,
 /// one line on it, the `[routing]` keys it reads and how it is built.
 pub struct PolicyKind {
-    pub policy: Policy,
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
     pub build: fn(&PolicyCtx) -> SpecResult<Arc<dyn VcPolicy>>,
 }
 
-/// Every VC policy, in the order `hopsim list` and error messages give them.
-pub const POLICIES: &[PolicyKind] = &[
-    dateline::DATELINE,
-    dateline::DATELINE_PARTITION,
-    escape::KIND,
-    ladder::KIND,
-    ladder_reuse::KIND,
-    min_both::KIND,
-    min_first::KIND,
-    min_last::KIND,
-    none::KIND,
-    phase_dateline::KIND,
-];
+registry! {
+    /// The VC policies, as `routing.vc_policy` names them (`auto` is resolved by
+    /// `crate::deadlock_freedom` to one of these): one line each, its variant and its entry,
+    /// declared in its file.
+    enum Policy;
+    /// Every VC policy, in the order `hopsim list` and error messages give them.
+    const POLICIES: [PolicyKind] = {
+        Dateline => dateline::DATELINE,
+        DatelinePartition => dateline::DATELINE_PARTITION,
+        Escape => escape::KIND,
+        Ladder => ladder::KIND,
+        LadderReuse => ladder_reuse::KIND,
+        MinBoth => min_both::KIND,
+        MinFirst => min_first::KIND,
+        MinLast => min_last::KIND,
+        None => none::KIND,
+        PhaseDateline => phase_dateline::KIND,
+    }
+}
 
 /// What a policy is built from.
 pub struct PolicyCtx<'a> {

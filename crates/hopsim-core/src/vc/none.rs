@@ -27,7 +27,6 @@ impl VcPolicy for AnyVc {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::None,
     name: "none",
     about: "every VC everywhere: not deadlock-free, to show the deadlock a policy prevents",
     keys: &[],

@@ -60,7 +60,6 @@ impl VcPolicy for PhaseDateline {
 }
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
-    policy: super::Policy::PhaseDateline,
     name: "phase_dateline",
     about: "two-phase routings on grids: VCs by (phase, dateline class)",
     keys: &[],
