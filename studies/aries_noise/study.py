@@ -225,6 +225,8 @@ def figures(full: bool) -> None:
     runs = pd.read_csv(data / "runs.csv")
     for (setting, noise), part in its.groupby(["setting", "noise"]):
         cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case", sort=False)}
+        # A study still running has cases with some modes only: drawn once all three are in.
+        cases = {c: modes for c, modes in cases.items() if set(MODES) <= set(modes)}
         notes = {}
         for c in cases:
             r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")

@@ -31,7 +31,9 @@ def plot_mode_boxes(
     title: str = "",
 ) -> None:
     """``cases[case][mode]`` = iteration times. Each case's boxes are divided by the median
-    of its ``default`` mode's times; ``notes[case]`` is printed under the case."""
+    of its ``default`` mode's times; ``notes[case]`` is printed under the case. Outliers are
+    not drawn, as in the paper's Figures 8-10: a few iterations several times the median
+    would flatten every box (they still count in the medians)."""
     names = list(cases)
     modes: list[str] = []
     for c in names:
@@ -46,7 +48,7 @@ def plot_mode_boxes(
             if not len(vals):
                 continue
             b = ax.boxplot(vals / base, positions=[ci + (mi - (len(modes) - 1) / 2) * width], widths=width * 0.9,
-                           patch_artist=True, showfliers=True, flierprops={"markersize": 2})
+                           patch_artist=True, showfliers=False)
             for patch in b["boxes"]:
                 patch.set_facecolor(_COLOURS.get(m, "#888888"))
                 patch.set_alpha(0.6)
@@ -57,7 +59,7 @@ def plot_mode_boxes(
     handles = [ax.plot([], [], "s", color=_COLOURS.get(m, "#888888"), alpha=0.6, label=m)[0] for m in modes]
     ax.legend(handles=handles, fontsize=7, loc="upper left")
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title + " (outliers not drawn)", fontsize=9)
     _save(fig, Path(path))
 
 
@@ -66,7 +68,7 @@ def plot_cost_model(rows: Sequence[Mapping[str, float | str]], path: Path) -> No
     and ``estimate``; one panel per quantity, bars grouped by case."""
     cases = list(dict.fromkeys(str(r["case"]) for r in rows))
     modes = list(dict.fromkeys(str(r["mode"]) for r in rows))
-    fig = _new_figure(10, 2.8)
+    fig = _new_figure(12, 3.2)
     width = 0.8 / max(1, len(modes))
     for k, (key, label) in enumerate([("time", "message time (cycles)"), ("s", "stalls per flit s"), ("L", "latency L (cycles)"), ("estimate", "model estimate (cycles)")]):
         ax = fig.add_subplot(1, 4, k + 1)
@@ -74,8 +76,10 @@ def plot_cost_model(rows: Sequence[Mapping[str, float | str]], path: Path) -> No
             ys = [next((float(r[key]) for r in rows if r["case"] == c and r["mode"] == m), np.nan) for c in cases]
             ax.bar(np.arange(len(cases)) + (mi - (len(modes) - 1) / 2) * width, ys, width * 0.9, color=_COLOURS.get(m, "#888888"), label=m)
         ax.set_xticks(range(len(cases)))
-        ax.set_xticklabels(cases, fontsize=7)
+        # Case names ("inter-groups +bg") side by side overlap at this width: slanted.
+        ax.set_xticklabels(cases, fontsize=7, rotation=30, ha="right")
         ax.set_title(label, fontsize=8)
-        if k == 0:
-            ax.legend(fontsize=6)
+        if k == 1:
+            # The stalls panel: idle cases have none, so its upper left is free.
+            ax.legend(fontsize=6, loc="upper left")
     _save(fig, Path(path))
