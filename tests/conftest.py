@@ -123,6 +123,20 @@ def write_spec(directory: Path, text: str = SMALL, name: str = "exp.toml", sweep
     return path
 
 
+def run_sweep(directory: Path, text: str, key: str, values: list[str]):
+    """Run `text` swept over `key` with `hopsim run` (no link maps) in `directory`; the output
+    directory and its runs.csv, one row per value of `key`."""
+    import json
+
+    import pandas as pd
+
+    # A JSON list of strings is a TOML array.
+    path = write_spec(directory, text, sweep=f'"{key}" = {json.dumps(values)}\n')
+    out = Path(directory) / "out"
+    run_cli("run", path, "--out", out, "--link-maps", "none", check=0)
+    return out, pd.read_csv(out / "runs.csv").set_index(key)
+
+
 @pytest.fixture
 def small_spec(tmp_path):
     return write_spec(tmp_path)

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from conftest import run_cli, write_spec
+from conftest import run_cli, run_sweep, write_spec
 from hopsim import jobs as hjobs
 
 ARIES_JOBS = """\
@@ -65,11 +65,7 @@ def test_qcd_of_a_known_sample():
 
 @pytest.fixture(scope="module")
 def job_runs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("jobs")
-    path = write_spec(d, ARIES_JOBS, sweep='"jobs.0.routing_mode" = ["adaptive", "adaptive_high_bias", "app_aware"]\n')
-    out = d / "out"
-    run_cli("run", path, "--out", out, "--link-maps", "none", check=0)
-    return out, pd.read_csv(out / "runs.csv").set_index("jobs.0.routing_mode")
+    return run_sweep(tmp_path_factory.mktemp("jobs"), ARIES_JOBS, "jobs.0.routing_mode", ["adaptive", "adaptive_high_bias", "app_aware"])
 
 
 def test_each_run_writes_its_jobs(job_runs):

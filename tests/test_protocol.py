@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import run_cli, write_spec
+from conftest import run_sweep
 
 PING_PONG = """\
 name = "tiny-put"
@@ -39,11 +39,7 @@ cycles = 200000
 
 @pytest.fixture(scope="module")
 def protocol_runs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("protocol")
-    path = write_spec(d, PING_PONG, sweep='"nic.protocol" = ["put", "get"]\n')
-    out = d / "out"
-    run_cli("run", path, "--out", out, "--link-maps", "none", check=0)
-    return out, pd.read_csv(out / "runs.csv").set_index("nic.protocol")
+    return run_sweep(tmp_path_factory.mktemp("protocol"), PING_PONG, "nic.protocol", ["put", "get"])
 
 
 def test_runs_table_has_the_nic_columns(protocol_runs):

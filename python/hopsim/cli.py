@@ -218,8 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
         "list",
         help="list the engine's components with their keys and defaults: topologies, routings, VC policies, patterns, workloads, motifs",
         description="List every component the engine registers, from the engine itself: topology\n"
-        "kinds with their [topology] keys and defaults, routing algorithms with the topologies\n"
-        "they are defined on, VC policies and traffic patterns.",
+        "kinds, routing algorithms (with the topologies they are defined on), VC policies,\n"
+        "traffic patterns, workloads and motifs, each with its keys and their defaults.",
         epilog="example:\n  hopsim list",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
