@@ -407,7 +407,7 @@ impl Team {
         let mut mine = visit.iter().map(|&s| s as usize).filter(|&s| job.part.owner(s) == t).peekable();
         while let Some(s) = mine.next() {
             if let Some(&next) = mine.peek() {
-                cx.routers.prefetch_switch(next);
+                cx.routers.prefetch_owned_next(next);
             }
             router::step(s, job.now, &mut cx);
             cx.cal.end_step();
