@@ -16,7 +16,17 @@ fn main() {
             }
         }
     }
-    match spec.and_then(|s| hopsim_core::simulate(&s)) {
+    // Long runs (the million-node torus) say how far they are: the engine stores its cycle
+    // count every 4,096 cycles, read here once a minute.
+    let cycles = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = cycles.clone();
+    let start = std::time::Instant::now();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let c = seen.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!("progress: {c} cycles after {:.0} s", start.elapsed().as_secs_f64());
+    });
+    match spec.and_then(|s| hopsim_core::simulate_with_progress(&s, Some(cycles))) {
         Ok(r) => println!("{}", serde_json::to_string_pretty(&r.metrics).unwrap()),
         Err(e) => {
             eprintln!("error: {e}");
