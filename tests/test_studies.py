@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -226,3 +227,18 @@ def test_aries_noise_table_from_kept_runs():
     assert m, out
     within, cases = int(m.group(1)), int(m.group(2))
     assert cases >= 12 and within >= 0.8 * cases
+
+
+def test_median_ratio_interval_tells_apart_only_what_differs():
+    """The bootstrap interval of a ratio of medians holds the true ratio, excludes 1 when two
+    samples really differ and contains 1 when they come from one distribution."""
+    from studies.aries_noise.study import median_ratio_interval
+
+    rng = np.random.default_rng(7)
+    same_a, same_b = rng.lognormal(7.0, 0.4, 20), rng.lognormal(7.0, 0.4, 20)
+    low, high = median_ratio_interval(list(same_a), list(same_b))
+    assert low < 1.0 < high
+    slower = rng.lognormal(7.0 + np.log(1.5), 0.05, 20)
+    base = rng.lognormal(7.0, 0.05, 20)
+    low, high = median_ratio_interval(list(slower), list(base))
+    assert 1.0 < low < 1.5 < high < 1.7
