@@ -158,7 +158,7 @@ pub fn components_json() -> String {
             e
         })
         .collect();
-    let workloads: Vec<_> = spec::WORKLOADS
+    let workloads: Vec<_> = workload::WORKLOADS
         .iter()
         .map(|w| {
             let mut e = entry(w.name, w.about, w.keys);
@@ -175,7 +175,7 @@ pub fn components_json() -> String {
         "traffic_table_keys": keys_json(traffic::TABLE_KEYS),
         "workloads": workloads,
         "workload_table_keys": keys_json(spec::workload::TABLE_KEYS),
-        "motifs": spec::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
+        "motifs": workload::motifs::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
         "metrics": stats::metric_units::METRICS.iter().map(|(name, unit)| serde_json::json!({"name": name, "unit": unit})).collect::<Vec<_>>(),
         "metric_families": stats::metric_units::METRIC_FAMILIES.iter().map(|(pattern, unit)| serde_json::json!({"pattern": pattern, "unit": unit})).collect::<Vec<_>>(),
     })

@@ -14,14 +14,14 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind, MOTIFS};
-pub use keys::{keys_json, Key};
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec};
+pub use keys::{defaults_of, keys_json, read_own_keys, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str, parse_json};
-pub use validate::validations;
-pub use workload::{workload_kind, workload_names, MessageSpec, Workload, WorkloadKind, WorkloadSpec, WORKLOADS};
+pub use validate::{validations, MIN_MESSAGE_RATE};
+pub use workload::{MessageSpec, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};
 

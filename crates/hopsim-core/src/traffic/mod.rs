@@ -222,9 +222,6 @@ fn build_burst(spec: &Spec, topo: &dyn Topology, servers: &ServerMap, b: &crate:
     if b.cycles == 0 || b.start.checked_add(b.cycles).is_none() {
         return Err(SpecError::new("traffic.burst.cycles", b.cycles, "must be at least 1 cycle, and start + cycles must fit in 64 bits"));
     }
-    if !spec.workload.is_open_loop() {
-        return Err(SpecError::new("traffic.burst", "", "only used by the open-loop workload (workload.kind = \"bernoulli\")"));
-    }
     let mut alone = spec.clone();
     alone.traffic.pattern = b.pattern.clone();
     alone.traffic.burst = None;
