@@ -195,17 +195,15 @@ impl Default for PacketSpec {
     }
 }
 
+/// `[routing]`: the keys every algorithm reads, and the algorithms' own keys as written.
+/// Each algorithm reads and checks its own with its key type (`routing::own_keys`); unknown
+/// keys are refused there, since serde cannot tell them from an algorithm's here.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct RoutingSpec {
     #[serde(default = "dor")]
     pub algorithm: String,
     #[serde(default = "auto_policy")]
     pub vc_policy: String,
-    /// `valiant` on low-diameter networks: draw the intermediate again when it is the source
-    /// or destination switch, instead of routing that packet minimally.
-    #[serde(default)]
-    pub valiant_redraw: bool,
     /// VCs a server may inject into in its switch's input buffer: "policy" (those the VC
     /// policy gives the first hop, e.g. VC 0 of the ladder) or "any" (every VC, as servers
     /// do in CAMINOS). Injection buffers take no part in deadlock, so both are safe.
@@ -217,52 +215,14 @@ pub struct RoutingSpec {
     /// ladder with 2Phases on more VCs.
     #[serde(default)]
     pub ladder_vcs_per_step: usize,
-    /// `ugal_l`, `ugal_g`, `par`: phits by which a non-minimal path's estimate must beat the
-    /// minimal one's (default: one packet, `packet.phits`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ugal_threshold: Option<u64>,
-    /// `ugal_l`, `par`: the queue behind a first hop that the choice reads ("port", "vc",
-    /// "vc_hybrid"; `routing/ugal.rs`, `QueueView`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ugal_queue: Option<String>,
-    /// `ugal_l`, `ugal_g`, `par` on a dragonfly: where the non-minimal path goes ("group": an
-    /// intermediate group, left from its gateway; "switch": any switch of that group).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ugal_intermediate: Option<String>,
-    /// `valiant` on low-diameter networks: the paths of each phase ("topology": the
-    /// topology's minimal path, e.g. local-global-local; "all_shortest": every shortest next
-    /// hop from the wiring, as CAMINOS's `Shortest`; `routing/all_shortest.rs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub valiant_paths: Option<String>,
-    /// `aries`: the routing mode of messages that do not choose one (`adaptive`,
-    /// `adaptive_low_bias`, `adaptive_high_bias`, `increasingly_minimal`, `min_hash`,
-    /// `nmin_hash`, `in_order`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
-    /// `aries`: the bias added to non-minimal paths by the low- and high-bias modes, in phits
-    /// of queue per minimal hop (defaults: an eighth and a half of one VC's buffers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bias_low: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bias_high: Option<u64>,
+    /// The algorithms' own keys (`ugal_threshold`, `mode`, ...), as written.
+    #[serde(flatten, default)]
+    pub algorithm_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec {
-            algorithm: "dor".into(),
-            vc_policy: "auto".into(),
-            valiant_redraw: false,
-            injection_vcs: policy(),
-            ladder_vcs_per_step: 0,
-            ugal_threshold: None,
-            ugal_queue: None,
-            ugal_intermediate: None,
-            valiant_paths: None,
-            mode: None,
-            bias_low: None,
-            bias_high: None,
-        }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
     }
 }
 

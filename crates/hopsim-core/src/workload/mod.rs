@@ -201,6 +201,22 @@ pub fn check(spec: &Spec) -> SpecResult<()> {
     Ok(())
 }
 
+/// `spec` with the `[workload]` keys of every kind that it does not give set to their
+/// defaults: the normalised spec (`validate_json`) lists them all, whichever kind runs, as
+/// it did when they were fields of one table (a run folder's `spec.json` is compared with it
+/// on `--resume`). The other kinds ignore them.
+pub fn with_defaults(spec: &Spec) -> Spec {
+    let mut out = spec.clone();
+    for k in WORKLOADS {
+        if let serde_json::Value::Object(defaults) = (k.defaults)() {
+            for (key, value) in defaults {
+                out.workload.kind_keys.entry(key).or_insert(value);
+            }
+        }
+    }
+    out
+}
+
 pub fn build(spec: &Spec, traffic: &Traffic, topo: &dyn crate::topology::Topology, servers: &crate::topology::ServerMap) -> SpecResult<Box<dyn Workload>> {
     if !spec.jobs.is_empty() {
         return Ok(Box::new(jobs::Jobs::build(spec, topo, servers)?));

@@ -170,6 +170,9 @@ fn keys_match_their_type(component: &str, keys: &[Key], defaults: serde_json::Va
 
 #[test]
 fn each_components_declared_keys_are_its_key_types_fields() {
+    for a in hopsim_core::routing::ALGORITHMS {
+        keys_match_their_type(&format!("routing {}", a.name), a.keys, (a.defaults)());
+    }
     for w in hopsim_core::workload::WORKLOADS {
         keys_match_their_type(&format!("workload {}", w.name), w.keys, (w.defaults)());
     }
