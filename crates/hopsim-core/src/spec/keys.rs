@@ -42,7 +42,8 @@ pub fn read_own_keys<T: serde::de::DeserializeOwned>(
     use crate::error::SpecError;
     let others: Vec<&str> = others.map(|k| k.name).collect();
     let mut mine = serde_json::Map::new();
-    for (key, value) in given {
+    // A null is a key not given (the normalised spec lists the keys of every pattern so).
+    for (key, value) in given.iter().filter(|(_, v)| !v.is_null()) {
         if own.iter().any(|k| k.name == key) {
             mine.insert(key.clone(), value.clone());
         } else if !others.contains(&key.as_str()) {

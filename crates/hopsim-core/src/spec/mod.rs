@@ -226,34 +226,28 @@ impl Default for RoutingSpec {
     }
 }
 
+/// `[traffic]`: the keys every pattern reads, and the patterns' own keys as written. Each
+/// pattern reads its own with its key type (`traffic::own_keys`); unknown keys are refused
+/// there, since serde cannot tell them from a pattern's here.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
     #[serde(default = "uniform")]
     pub pattern: String,
     /// Offered phits per (active) server per cycle; required by open-loop workloads.
     #[serde(default)]
     pub load: Option<f64>,
-    /// `shift`: offset per dimension, in switch coordinates.
-    #[serde(default)]
-    pub shift: Option<Vec<i64>>,
-    /// `adv`, `adv_random`: group offset i of ADV+i (default: global links per switch, h).
-    #[serde(default)]
-    pub adv_offset: Option<usize>,
-    /// `random_pairs` (and any pattern): how many servers take part.
+    /// How many servers take part (any pattern).
     #[serde(default)]
     pub active_servers: Option<usize>,
     #[serde(default)]
     pub active_fraction: Option<f64>,
-    /// `hotspot`: the hot servers and the share of packets sent to them.
-    #[serde(default)]
-    pub hotspots: Option<Vec<usize>>,
-    #[serde(default)]
-    pub hotspot_fraction: Option<f64>,
     /// A burst of other traffic: during `[start, start + cycles)` the open-loop workload
     /// sends `pattern` at `load` instead (to watch a network react to a transient).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<BurstSpec>,
+    /// The patterns' own keys (`shift`, `adv_offset`, `hotspots`, ...), as written.
+    #[serde(flatten, default)]
+    pub pattern_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

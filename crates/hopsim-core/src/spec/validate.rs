@@ -148,7 +148,7 @@ impl Spec {
         }
     }
 
-    /// `[traffic]`: the active servers, the hot spots.
+    /// `[traffic]`: the active servers (the patterns check their own keys).
     fn validate_traffic(&self) -> SpecResult<()> {
         let t = &self.traffic;
         if let Some(f) = t.active_fraction {
@@ -161,11 +161,6 @@ impl Spec {
                     f,
                     "give either traffic.active_servers or traffic.active_fraction, not both",
                 ));
-            }
-        }
-        if let Some(f) = t.hotspot_fraction {
-            if !(0.0..=1.0).contains(&f) {
-                return Err(SpecError::new("traffic.hotspot_fraction", f, "must be in [0, 1]"));
             }
         }
         Ok(())

@@ -170,6 +170,9 @@ fn keys_match_their_type(component: &str, keys: &[Key], defaults: serde_json::Va
 
 #[test]
 fn each_components_declared_keys_are_its_key_types_fields() {
+    for p in hopsim_core::traffic::PATTERNS {
+        keys_match_their_type(&format!("traffic {}", p.name), p.keys, (p.defaults)());
+    }
     for a in hopsim_core::routing::ALGORITHMS {
         keys_match_their_type(&format!("routing {}", a.name), a.keys, (a.defaults)());
     }
