@@ -192,6 +192,8 @@ pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
 /// The checks of the workload (`[workload]`, or the motifs of `[[jobs]]`) that need no
 /// network: the kind and its keys, and what it needs of `[traffic]` and `[nic]`.
 pub fn check(spec: &Spec) -> SpecResult<()> {
+    // A misspelt `[traffic]` key is named before the load it may have meant is missed.
+    crate::traffic::own_keys::<serde_json::Value>(spec)?;
     let k = kind(spec)?;
     (k.check)(spec)?;
     motifs::check(&spec.jobs)?;
