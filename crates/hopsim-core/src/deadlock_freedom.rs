@@ -117,7 +117,7 @@ pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Polic
     // Valiant over every shortest next hop leaves the topology's minimal paths (on a
     // dragonfly, global-local-global through a third group): only the hop ladders, which
     // order any path of bounded length, still hold.
-    let all_shortest = spec.routing.valiant_paths.as_deref() == Some(crate::routing::ValiantPaths::AllShortest.name());
+    let all_shortest = crate::routing::ValiantPaths::from_spec(spec) == crate::routing::ValiantPaths::AllShortest;
     let sound: &[Policy] = if all_shortest { &[P::Ladder, P::LadderReuse] } else { r.sound };
     let asked = Policy::from_spec(spec)?;
     let Some(p) = asked else { return Ok(if all_shortest { P::Ladder } else { r.auto }) };

@@ -126,7 +126,7 @@ pub fn simulate_json_cancellable(
     }
     if with_spec {
         let mut v = serde_json::to_value(&result).expect("results serialise");
-        v["spec"] = serde_json::to_value(&spec).expect("specs serialise");
+        v["spec"] = serde_json::to_value(normalised(&spec)).expect("specs serialise");
         return Ok(Some(v.to_string()));
     }
     Ok(Some(serde_json::to_string(&result).expect("results serialise")))
@@ -137,7 +137,13 @@ pub fn simulate_json_cancellable(
 pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
     let spec = spec::parse_json(spec_json)?;
     engine::Simulation::check(&spec)?;
-    Ok(serde_json::to_string(&spec).expect("specs serialise"))
+    Ok(serde_json::to_string(&normalised(&spec)).expect("specs serialise"))
+}
+
+/// The spec with the defaults of every key the engine lists filled in: what `validate_json`
+/// returns and what a run folder's `spec.json` keeps.
+fn normalised(spec: &Spec) -> Spec {
+    traffic::with_listed_keys(workload::with_defaults(spec))
 }
 
 /// Every registered component, from the registries themselves, each with the keys it reads
@@ -158,7 +164,7 @@ pub fn components_json() -> String {
             e
         })
         .collect();
-    let workloads: Vec<_> = spec::WORKLOADS
+    let workloads: Vec<_> = workload::WORKLOADS
         .iter()
         .map(|w| {
             let mut e = entry(w.name, w.about, w.keys);
@@ -175,7 +181,7 @@ pub fn components_json() -> String {
         "traffic_table_keys": keys_json(traffic::TABLE_KEYS),
         "workloads": workloads,
         "workload_table_keys": keys_json(spec::workload::TABLE_KEYS),
-        "motifs": spec::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
+        "motifs": workload::motifs::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
         "metrics": stats::metric_units::METRICS.iter().map(|(name, unit)| serde_json::json!({"name": name, "unit": unit})).collect::<Vec<_>>(),
         "metric_families": stats::metric_units::METRIC_FAMILIES.iter().map(|(pattern, unit)| serde_json::json!({"pattern": pattern, "unit": unit})).collect::<Vec<_>>(),
     })

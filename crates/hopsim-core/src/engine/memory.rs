@@ -168,14 +168,15 @@ fn buffer_key(spec: &Spec, which: &str) -> &'static str {
 fn source_queue(spec: &Spec) -> (u64, u64, bool) {
     let end = spec.run.warmup.saturating_add(spec.run.cycles);
     let packets_per_message = spec.packets_per_message().max(1) as u64;
-    let generated = if spec.workload.is_open_loop() {
+    let open_loop = crate::workload::is_open_loop(spec);
+    let generated = if open_loop {
         (spec.traffic.load.unwrap_or(1.0) * end as f64 / spec.packet.phits as f64).ceil() as u64
     } else {
-        spec.workload.window as u64 * packets_per_message + spec.packets_per_ack() as u64
+        crate::workload::packets_at_once(spec)
     };
     let limit = spec.nic.source_queue_limit;
     let queued = generated.min(limit);
-    let tracked = packets_per_message > 1 || !spec.workload.is_open_loop();
+    let tracked = packets_per_message > 1 || !open_loop;
     let bytes = if tracked {
         let messages = queued.div_ceil(packets_per_message);
         times(grown(times(messages, 3)), 8) + times(messages, size_of::<crate::message::Message>() as u64 + 4)

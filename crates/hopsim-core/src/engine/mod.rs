@@ -57,6 +57,7 @@ struct Parts {
 impl Parts {
     fn build(spec: &Spec) -> SpecResult<Parts> {
         spec.validate()?;
+        crate::workload::check(spec)?;
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
         memory::check_fits(spec, topo.as_ref(), memory::available())?;

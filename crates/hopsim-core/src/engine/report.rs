@@ -86,7 +86,7 @@ pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
         reorder_delay_mean: if st.reorder_released > 0 { st.reorder_delay_sum as f64 / st.reorder_released as f64 } else { 0.0 },
         reorder_buffer_max: st.reorder_buffer_max,
         workload: sim.spec.workload.kind.clone(),
-        workload_complete: sim.finished_early || sim.spec.workload.is_open_loop(),
+        workload_complete: sim.finished_early || crate::workload::is_open_loop(&sim.spec),
         samples: samples.cycles.len() as u64,
         sample_cycles_mean: if sample_cycles.is_empty() { f64::NAN } else { sample_cycles.iter().sum::<u64>() as f64 / sample_cycles.len() as f64 },
         sample_cycles_p50: pick(0.5),

@@ -50,10 +50,29 @@ pub struct AriesParams {
     pub bias_high: u64,
 }
 
+/// `aries`'s `[routing]` keys.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AriesKeys {
+    /// The routing mode of messages that do not choose one (`AriesMode`).
+    #[serde(default = "adaptive")]
+    mode: String,
+    /// The bias added to non-minimal paths by the low- and high-bias modes, in phits of
+    /// queue per minimal hop (defaults: an eighth and a half of one VC's buffers).
+    #[serde(default)]
+    bias_low: Option<u64>,
+    #[serde(default)]
+    bias_high: Option<u64>,
+}
+
+fn adaptive() -> String {
+    Mode::Adaptive.name().into()
+}
+
 impl AriesParams {
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        let r = &spec.routing;
-        let name = r.mode.as_deref().unwrap_or("adaptive");
+        let r: AriesKeys = super::own_keys(spec)?;
+        let name = r.mode.as_str();
         let mode = Mode::from_name(name).ok_or_else(|| {
             SpecError::new("routing.mode", format!("{name:?}"), format!("unknown Aries routing mode; allowed: {}", Mode::ALL.map(Mode::name).join(", ")))
         })?;
@@ -261,6 +280,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
         crate::spec::Key { name: "bias_low", default: "an eighth of one VC's buffers", meaning: "bias of adaptive_low_bias on non-minimal paths, phits of queue per minimal hop" },
         crate::spec::Key { name: "bias_high", default: "half of one VC's buffers", meaning: "bias of adaptive_high_bias on non-minimal paths, phits of queue per minimal hop" },
     ],
+    defaults: crate::spec::defaults_of::<AriesKeys>,
     reads_remote_queues: false,
     build: |cx| Ok(Arc::new(AriesRouting::new(cx.topo.as_ref(), cx.step(), AriesParams::from_spec(cx.spec)?))),
 };

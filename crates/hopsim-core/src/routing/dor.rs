@@ -38,6 +38,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "dor",
     about: "dimension-order routing: lowest dimension first, minimal in each ring",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     reads_remote_queues: false,
     build: |cx| if cx.grid() { Ok(Arc::new(Dor::new(cx.topo.clone()).expect("cartesian"))) } else { super::minimal::build(cx) },
 };

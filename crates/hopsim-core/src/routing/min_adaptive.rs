@@ -51,6 +51,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "min_adaptive",
     about: "minimal adaptive on tori and meshes: any productive port, DOR escape VCs",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     reads_remote_queues: false,
     build: |cx| {
         let routing = MinAdaptive::new(cx.topo.clone()).ok_or_else(|| {

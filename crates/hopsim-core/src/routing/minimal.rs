@@ -43,6 +43,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "minimal",
     about: "the topology's minimal path (local-global-local, up/down, one hop per HyperX dimension)",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     reads_remote_queues: false,
     build,
 };

@@ -55,6 +55,9 @@ pub struct AlgorithmKind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
+    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// compares with `keys`.
+    pub defaults: fn() -> serde_json::Value,
     /// See `Algorithm::reads_remote_queues`.
     pub reads_remote_queues: bool,
     pub build: fn(&BuildCtx) -> SpecResult<Arc<dyn Routing>>,
@@ -78,6 +81,11 @@ registry! {
         Aries => aries::KIND,
     }
 }
+
+/// The key type of an algorithm that reads no `[routing]` keys of its own.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoKeys {}
 
 /// The `[routing]` keys of every algorithm and VC policy (the others are declared by the
 /// components that read them).
@@ -180,26 +188,22 @@ pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
     })
 }
 
+/// The chosen algorithm's own `[routing]` keys, read into its key type `T` (the keys of
+/// other algorithms are left to them, so one table serves a sweep over algorithms).
+pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
+    let algo = algorithm(spec)?;
+    let chosen = format!("routing.algorithm = {:?}", algo.name());
+    let mut others = ALGORITHMS.iter().flat_map(|a| a.keys.iter());
+    crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &mut others)
+}
+
 /// The routing `spec` names on `topo`, which must be a topology the algorithm is defined on
 /// (`deadlock_freedom::check_defined`, asked first where a run is composed).
 pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routing>> {
-    use Algorithm as A;
     let algo = algorithm(spec)?;
-    if spec.routing.valiant_redraw && !(algo == A::Valiant && minimal_step(topo.as_ref()).is_some()) {
-        return Err(SpecError::new(
-            "routing.valiant_redraw",
-            "true",
-            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries",
-        ));
-    }
-    let paths = valiant_low_diameter::ValiantPaths::from_spec(spec)?;
-    if paths != valiant_low_diameter::ValiantPaths::Topology && !(algo == A::Valiant && minimal_step(topo.as_ref()).is_some()) {
-        return Err(SpecError::new(
-            "routing.valiant_paths",
-            format!("{:?}", paths.name()),
-            "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus, aries and slim_fly",
-        ));
-    }
+    // Unknown keys and wrong types, for every algorithm (those without keys read none).
+    own_keys::<serde_json::Value>(spec)?;
+    valiant::ValiantKeys::refuse_unless_used(spec, algo == Algorithm::Valiant && minimal_step(topo.as_ref()).is_some())?;
     // HyperX has a grid too, but its minimal step, not the torus's DOR.
     let cx = BuildCtx { spec, topo, algorithm: algo, low_diameter: minimal_step(topo.as_ref()) };
     (algo.kind().build)(&cx)

@@ -64,6 +64,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "rdr",
     about: "randomized dimension routing: a random dimension still to correct at each hop, DOR escape VCs",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     reads_remote_queues: false,
     build: |cx| Ok(Arc::new(Rdr::new(cx.topo.clone()).expect("cartesian"))),
 };

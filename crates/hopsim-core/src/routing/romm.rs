@@ -56,6 +56,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "romm",
     about: "two DOR phases through a random switch of the minimal quadrant",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     reads_remote_queues: false,
     build: |cx| Ok(Arc::new(Romm::new(cx.topo.clone()).expect("cartesian"))),
 };

@@ -23,6 +23,7 @@ use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The queue behind a first hop that UGAL-L's choice reads (`routing.ugal_queue`), the
@@ -97,17 +98,55 @@ pub struct UgalParams {
     pub intermediate: IntermediateKind,
 }
 
+/// The `[routing]` keys of `ugal_l` and `par`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UgalKeys {
+    /// Phits by which a non-minimal path's estimate must beat the minimal one's (default:
+    /// one packet, `packet.phits`).
+    #[serde(default)]
+    ugal_threshold: Option<u64>,
+    /// The queue behind a first hop that the choice reads (`QueueView`).
+    #[serde(default = "port")]
+    ugal_queue: String,
+    /// On a dragonfly, where the non-minimal path goes (`IntermediateKind`).
+    #[serde(default = "group")]
+    ugal_intermediate: String,
+}
+
+/// The `[routing]` keys of `ugal_g`, which reads whole paths, not one queue.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct UgalGKeys {
+    #[serde(default)]
+    ugal_threshold: Option<u64>,
+    #[serde(default = "group")]
+    ugal_intermediate: String,
+}
+
+fn port() -> String {
+    QueueView::Port.name().into()
+}
+fn group() -> String {
+    IntermediateKind::Group.name().into()
+}
+
 impl UgalParams {
+    /// The chosen algorithm's keys (`ugal_l`, `ugal_g` or `par`), checked.
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        let r = &spec.routing;
-        let threshold = r.ugal_threshold.unwrap_or(spec.packet.phits as u64);
+        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate } = if super::algorithm(spec)? == super::Algorithm::UgalG {
+            let UgalGKeys { ugal_threshold, ugal_intermediate } = super::own_keys(spec)?;
+            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate }
+        } else {
+            super::own_keys(spec)?
+        };
+        let threshold = ugal_threshold.unwrap_or(spec.packet.phits as u64);
         if threshold > 1 << 30 {
             return Err(SpecError::new("routing.ugal_threshold", threshold, "must be between 0 and 2^30 phits"));
         }
         let hop_cycles = spec.link.latency as u64 + spec.router.pipeline_delay as u64 + 1;
-        let queue = choose("routing.ugal_queue", r.ugal_queue.as_deref(), QueueView::Port, &QueueView::ALL, QueueView::name)?;
-        let intermediate =
-            choose("routing.ugal_intermediate", r.ugal_intermediate.as_deref(), IntermediateKind::Group, &IntermediateKind::ALL, IntermediateKind::name)?;
+        let queue = choose("routing.ugal_queue", Some(&ugal_queue), QueueView::Port, &QueueView::ALL, QueueView::name)?;
+        let intermediate = choose("routing.ugal_intermediate", Some(&ugal_intermediate), IntermediateKind::Group, &IntermediateKind::ALL, IntermediateKind::name)?;
         Ok(UgalParams { threshold, hop_cycles, queue, intermediate })
     }
 }
@@ -304,6 +343,7 @@ pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_l",
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
     keys: &[THRESHOLD, QUEUE, INTERMEDIATE],
+    defaults: crate::spec::defaults_of::<UgalKeys>,
     reads_remote_queues: false,
     build,
 };
@@ -312,6 +352,7 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_g",
     about: "UGAL with global information: minimal or Valiant by the queues along both paths",
     keys: &[THRESHOLD, INTERMEDIATE],
+    defaults: crate::spec::defaults_of::<UgalGKeys>,
     // A global observer's view: such runs deliver arrivals on one thread, in order.
     reads_remote_queues: true,
     build,

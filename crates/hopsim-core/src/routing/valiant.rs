@@ -4,9 +4,12 @@
 //! it deadlock-free: phase 0 channels only lead to phase 1 channels, and each phase is DOR with
 //! a dateline.
 
-use super::{start_two_phase, two_phase_dor, Candidates, RouteCtx, RouteState, Routing, Rng};
+use super::{start_two_phase, two_phase_dor, Candidates, RouteCtx, RouteState, Routing, Rng, ValiantPaths};
+use crate::error::{SpecError, SpecResult};
+use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 pub struct Valiant {
@@ -47,12 +50,61 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
         crate::spec::Key { name: "valiant_paths", default: "\"topology\"", meaning: "low-diameter networks: each phase's paths, topology (its minimal path) or all_shortest (every shortest next hop)" },
         crate::spec::Key { name: "valiant_redraw", default: "false", meaning: "low-diameter networks: draw the intermediate again when it is the source or destination switch" },
     ],
+    defaults: crate::spec::defaults_of::<ValiantKeys>,
     reads_remote_queues: false,
     build: |cx| {
         if cx.grid() {
             return Ok(Arc::new(Valiant::new(cx.topo.clone()).expect("cartesian")));
         }
-        let paths = super::ValiantPaths::from_spec(cx.spec)?;
-        Ok(Arc::new(super::valiant_low_diameter::LowDiameterValiant::new(cx.topo.as_ref(), cx.step(), cx.spec.routing.valiant_redraw, paths)))
+        let keys = ValiantKeys::of(cx.spec)?;
+        Ok(Arc::new(super::valiant_low_diameter::LowDiameterValiant::new(cx.topo.as_ref(), cx.step(), keys.valiant_redraw, keys.paths()?)))
     },
 };
+
+/// `valiant`'s `[routing]` keys, which only its low-diameter form reads.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ValiantKeys {
+    /// The paths of each phase (`ValiantPaths`).
+    #[serde(default = "topology")]
+    valiant_paths: String,
+    /// Draw the intermediate again when it is the source or destination switch, instead of
+    /// routing that packet minimally.
+    #[serde(default)]
+    valiant_redraw: bool,
+}
+
+fn topology() -> String {
+    ValiantPaths::Topology.name().into()
+}
+
+impl ValiantKeys {
+    /// As the `[routing]` table gives them, whichever algorithm is chosen (a spec that sets
+    /// them for another is refused, `refuse_unless_used`).
+    pub(super) fn of(spec: &Spec) -> SpecResult<Self> {
+        let chosen = format!("routing.algorithm = {:?}", spec.routing.algorithm);
+        let mut others = super::ALGORITHMS.iter().flat_map(|a| a.keys.iter());
+        crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, super::TABLE_KEYS, KIND.keys, &mut others)
+    }
+
+    pub(super) fn paths(&self) -> SpecResult<ValiantPaths> {
+        super::ugal::choose("routing.valiant_paths", Some(&self.valiant_paths), ValiantPaths::Topology, &ValiantPaths::ALL, ValiantPaths::name)
+    }
+
+    /// Refuse the keys when `used` is false: they change only low-diameter Valiant.
+    pub(super) fn refuse_unless_used(spec: &Spec, used: bool) -> SpecResult<()> {
+        let keys = Self::of(spec)?;
+        if keys.valiant_redraw && !used {
+            return Err(SpecError::new("routing.valiant_redraw", "true", "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries"));
+        }
+        let paths = keys.paths()?;
+        if paths != ValiantPaths::Topology && !used {
+            return Err(SpecError::new(
+                "routing.valiant_paths",
+                format!("{:?}", paths.name()),
+                "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus, aries and slim_fly",
+            ));
+        }
+        Ok(())
+    }
+}

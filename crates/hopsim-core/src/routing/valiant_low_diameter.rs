@@ -12,7 +12,6 @@
 
 use super::all_shortest::AllShortest;
 use super::{phase_target, Candidates, MinimalStep, RouteCtx, RouteState, Routing, Rng};
-use crate::error::SpecResult;
 use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
@@ -37,8 +36,9 @@ impl ValiantPaths {
         }
     }
 
-    pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        super::ugal::choose("routing.valiant_paths", spec.routing.valiant_paths.as_deref(), ValiantPaths::Topology, &Self::ALL, Self::name)
+    /// As `routing.valiant_paths` names them (a run whose routing was built).
+    pub fn from_spec(spec: &Spec) -> Self {
+        super::valiant::ValiantKeys::of(spec).and_then(|k| k.paths()).unwrap_or(ValiantPaths::Topology)
     }
 }
 

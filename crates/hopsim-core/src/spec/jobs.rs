@@ -2,9 +2,9 @@
 //! (`allocation`), runs a workload (an MPI-like motif, or open-loop traffic) and sends its
 //! messages with one routing mode (or lets application-aware routing choose per message).
 //! Checks that need the network (does the allocation fit?) are made when the jobs are built
-//! (`workload::jobs`); the ones here need only the file.
+//! (`workload::jobs`), and those of a motif by the motif (`workload::motifs`); the ones
+//! here need only the file.
 
-use super::Key;
 use crate::error::{SpecError, SpecResult};
 use serde::{Deserialize, Serialize};
 
@@ -152,66 +152,15 @@ fn forget_after() -> u32 {
     16
 }
 
-/// A motif as the registry knows it: its `jobs[].workload.motif` name, one line on it and
-/// the `jobs[].workload` keys it reads besides `motif`, `iterations`, `compute` and
-/// `barrier` (`workload::motifs` makes it).
-pub struct MotifInfo {
-    pub name: &'static str,
-    pub about: &'static str,
-    pub keys: &'static [Key],
-}
-
-const BYTES: Key = Key { name: "bytes", default: "8", meaning: "message size in bytes" };
-const ELEMENT_BYTES: Key = Key { name: "element_bytes", default: "8", meaning: "bytes per element" };
-const GRID: Key = Key { name: "grid", default: "as square (cubic) as the ranks allow", meaning: "ranks per dimension" };
-const DOMAIN: Key = Key { name: "domain", default: "[32, 32, 32]", meaning: "elements of each rank's subdomain per dimension (3 numbers)" };
-
-registry! {
-    /// The motifs and the open-loop workload a job may run: one line each, its variant (what
-    /// `workload::motifs` matches on) and its entry.
-    enum MotifKind;
-    /// Every motif, in the order `hopsim list` and error messages give them.
-    const MOTIFS: [MotifInfo] = {
-        PingPong => MotifInfo { name: "ping_pong", about: "rank i with rank i + ranks/2", keys: &[BYTES] },
-        Allreduce => MotifInfo {
-            name: "allreduce",
-            about: "allreduce of a vector, ring or recursive doubling",
-            keys: &[
-                Key { name: "algorithm", default: "\"ring\"", meaning: "ring or recursive_doubling" },
-                BYTES,
-                Key { name: "elements", default: "none", meaning: "the vector's size in elements instead of bytes" },
-                ELEMENT_BYTES,
-            ],
-        },
-        Alltoall => MotifInfo { name: "alltoall", about: "pairwise exchange, bytes per pair", keys: &[BYTES] },
-        Barrier => MotifInfo { name: "barrier", about: "dissemination barrier", keys: &[BYTES] },
-        Bcast => MotifInfo { name: "bcast", about: "binomial broadcast from a root", keys: &[BYTES, Key { name: "root", default: "0", meaning: "the root rank" }] },
-        Halo3d => MotifInfo { name: "halo3d", about: "3D halo exchange with the 6 neighbours", keys: &[GRID, DOMAIN, ELEMENT_BYTES] },
-        Sweep3d => MotifInfo {
-            name: "sweep3d",
-            about: "2D wavefront sweeps (Ember's KBA)",
-            keys: &[GRID, DOMAIN, ELEMENT_BYTES, Key { name: "block", default: "1", meaning: "z planes per wavefront step" }],
-        },
-        Bernoulli => MotifInfo {
-            name: "bernoulli",
-            about: "open loop: messages to a random other rank of the job",
-            keys: &[Key { name: "load", default: "required", meaning: "phits per rank per cycle, in (0, 1]" }, BYTES],
-        },
-    }
-}
-
 impl JobSpec {
-    /// Checks that need only the job's table; `i` is its index in `jobs`.
+    /// Checks that need only the job's table, but not its motif (the motif's own are
+    /// `workload::motifs::check`); `i` is its index in `jobs`.
     pub fn validate(&self, i: usize, packet_bytes_given: bool) -> SpecResult<()> {
         let key = |k: &str| format!("jobs[{i}].{k}");
         if self.ranks == 0 {
             return Err(SpecError::new(key("ranks"), 0, "must be at least 1"));
         }
         let w = &self.workload;
-        let Some(motif) = MotifKind::from_name(&w.motif) else {
-            let names: Vec<_> = MOTIFS.iter().map(|m| m.name).collect();
-            return Err(SpecError::new(key("workload.motif"), format!("{:?}", w.motif), format!("allowed: {}", names.join(", "))));
-        };
         if let Some(m) = &self.routing_mode {
             if m != "app_aware" && super::AriesMode::from_name(m).is_none() {
                 let names: Vec<_> = super::AriesMode::ALL.iter().map(|m| m.name()).collect();
@@ -220,12 +169,6 @@ impl JobSpec {
         }
         if w.iterations == 0 {
             return Err(SpecError::new(key("workload.iterations"), 0, "must be at least 1"));
-        }
-        if motif == MotifKind::Bernoulli {
-            match w.load {
-                Some(l) if l > 0.0 && l <= 1.0 => {}
-                l => return Err(SpecError::new(key("workload.load"), format!("{l:?}"), "bernoulli needs a load in (0, 1] phits per rank per cycle")),
-            }
         }
         if let Some(b) = w.bytes {
             if b == 0 || b > 1 << 36 {
@@ -237,9 +180,6 @@ impl JobSpec {
         }
         if w.bytes.is_some() && w.elements.is_some() {
             return Err(SpecError::new(key("workload.elements"), w.elements.unwrap_or(0), "give either workload.bytes or workload.elements, not both"));
-        }
-        if motif == MotifKind::PingPong && self.ranks % 2 != 0 {
-            return Err(SpecError::new(key("ranks"), self.ranks, "ping_pong pairs rank i with rank i + ranks / 2: needs an even number of ranks"));
         }
         if w.block == 0 {
             return Err(SpecError::new(key("workload.block"), 0, "must be at least 1 plane"));
@@ -259,10 +199,6 @@ impl JobSpec {
             return Err(SpecError::new(key("app_aware.forget_after"), 0, "must be at least 1 decision"));
         }
         Ok(())
-    }
-
-    pub fn motif(&self) -> MotifKind {
-        MotifKind::from_name(&self.workload.motif).expect("validated jobs[].workload.motif")
     }
 }
 

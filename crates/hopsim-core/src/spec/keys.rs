@@ -22,3 +22,53 @@ impl Key {
 pub fn keys_json(keys: &[Key]) -> Vec<serde_json::Value> {
     keys.iter().map(Key::json).collect()
 }
+
+/// A component's own keys: those of its family's table that `own` declares, read by serde
+/// into its per-kind type `T` (`#[serde(deny_unknown_fields)]`, whose fields are exactly the
+/// declared keys: `tests/suite/docs_keys.rs` checks them with `defaults_of`). `table` is the
+/// dotted prefix (`workload`, `jobs[0].workload`), `chosen` names the choice that picked
+/// the component (`workload.kind = "bandwidth"`), `family` are the keys every component of
+/// the family reads and `given` is what the table holds beyond them. A key that another
+/// component of the family declares is left to it (one table can serve a sweep over
+/// components); any other key is refused, naming the component's keys.
+pub fn read_own_keys<T: serde::de::DeserializeOwned>(
+    table: &str,
+    chosen: &str,
+    given: &std::collections::BTreeMap<String, serde_json::Value>,
+    family: &[Key],
+    own: &[Key],
+    others: &mut dyn Iterator<Item = &Key>,
+) -> crate::error::SpecResult<T> {
+    use crate::error::SpecError;
+    let others: Vec<&str> = others.map(|k| k.name).collect();
+    let mut mine = serde_json::Map::new();
+    // A null is a key not given (the normalised spec lists the keys of every pattern so).
+    for (key, value) in given.iter().filter(|(_, v)| !v.is_null()) {
+        if own.iter().any(|k| k.name == key) {
+            mine.insert(key.clone(), value.clone());
+        } else if !others.contains(&key.as_str()) {
+            let names: Vec<&str> = family.iter().chain(own).map(|k| k.name).collect();
+            return Err(SpecError::new(format!("{table}.{key}"), value.to_string(), format!("unknown key for {chosen}; allowed keys: {}", names.join(", "))));
+        }
+    }
+    let mine = serde_json::Value::Object(mine);
+    serde_path_to_error::deserialize(&mine).map_err(|e| {
+        let key = e.path().to_string();
+        let msg = e.inner().to_string();
+        if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+            return SpecError::new(format!("{table}.{missing}"), "", format!("missing; {chosen} needs it"));
+        }
+        let msg = msg.replace("invalid type: ", "wrong type: ").replace('`', "");
+        let value = mine.get(&key).map(|v| v.to_string()).unwrap_or_default();
+        SpecError::new(format!("{table}.{key}"), value, msg)
+    })
+}
+
+/// A per-kind key type's values when nothing is given, as JSON (`null` for keys without a
+/// value of their own: required ones, or those whose default depends on other keys): what
+/// `tests/suite/docs_keys.rs` compares with the declared `Key`s.
+pub fn defaults_of<T: serde::de::DeserializeOwned + serde::Serialize>() -> serde_json::Value {
+    let empty = serde_json::Value::Object(Default::default());
+    let t: T = T::deserialize(&empty).expect("a per-kind key type reads an empty table");
+    serde_json::to_value(t).expect("per-kind keys serialise")
+}

@@ -14,14 +14,14 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, MotifKind, MOTIFS};
-pub use keys::{keys_json, Key};
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec};
+pub use keys::{defaults_of, keys_json, read_own_keys, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind};
 pub use parse::{from_json_str, from_toml_str, parse_json};
-pub use validate::validations;
-pub use workload::{workload_kind, workload_names, MessageSpec, Workload, WorkloadKind, WorkloadSpec, WORKLOADS};
+pub use validate::{validations, MIN_MESSAGE_RATE};
+pub use workload::{MessageSpec, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};
 
@@ -195,17 +195,15 @@ impl Default for PacketSpec {
     }
 }
 
+/// `[routing]`: the keys every algorithm reads, and the algorithms' own keys as written.
+/// Each algorithm reads and checks its own with its key type (`routing::own_keys`); unknown
+/// keys are refused there, since serde cannot tell them from an algorithm's here.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct RoutingSpec {
     #[serde(default = "dor")]
     pub algorithm: String,
     #[serde(default = "auto_policy")]
     pub vc_policy: String,
-    /// `valiant` on low-diameter networks: draw the intermediate again when it is the source
-    /// or destination switch, instead of routing that packet minimally.
-    #[serde(default)]
-    pub valiant_redraw: bool,
     /// VCs a server may inject into in its switch's input buffer: "policy" (those the VC
     /// policy gives the first hop, e.g. VC 0 of the ladder) or "any" (every VC, as servers
     /// do in CAMINOS). Injection buffers take no part in deadlock, so both are safe.
@@ -217,83 +215,39 @@ pub struct RoutingSpec {
     /// ladder with 2Phases on more VCs.
     #[serde(default)]
     pub ladder_vcs_per_step: usize,
-    /// `ugal_l`, `ugal_g`, `par`: phits by which a non-minimal path's estimate must beat the
-    /// minimal one's (default: one packet, `packet.phits`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ugal_threshold: Option<u64>,
-    /// `ugal_l`, `par`: the queue behind a first hop that the choice reads ("port", "vc",
-    /// "vc_hybrid"; `routing/ugal.rs`, `QueueView`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ugal_queue: Option<String>,
-    /// `ugal_l`, `ugal_g`, `par` on a dragonfly: where the non-minimal path goes ("group": an
-    /// intermediate group, left from its gateway; "switch": any switch of that group).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ugal_intermediate: Option<String>,
-    /// `valiant` on low-diameter networks: the paths of each phase ("topology": the
-    /// topology's minimal path, e.g. local-global-local; "all_shortest": every shortest next
-    /// hop from the wiring, as CAMINOS's `Shortest`; `routing/all_shortest.rs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub valiant_paths: Option<String>,
-    /// `aries`: the routing mode of messages that do not choose one (`adaptive`,
-    /// `adaptive_low_bias`, `adaptive_high_bias`, `increasingly_minimal`, `min_hash`,
-    /// `nmin_hash`, `in_order`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
-    /// `aries`: the bias added to non-minimal paths by the low- and high-bias modes, in phits
-    /// of queue per minimal hop (defaults: an eighth and a half of one VC's buffers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bias_low: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bias_high: Option<u64>,
+    /// The algorithms' own keys (`ugal_threshold`, `mode`, ...), as written.
+    #[serde(flatten, default)]
+    pub algorithm_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec {
-            algorithm: "dor".into(),
-            vc_policy: "auto".into(),
-            valiant_redraw: false,
-            injection_vcs: policy(),
-            ladder_vcs_per_step: 0,
-            ugal_threshold: None,
-            ugal_queue: None,
-            ugal_intermediate: None,
-            valiant_paths: None,
-            mode: None,
-            bias_low: None,
-            bias_high: None,
-        }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
     }
 }
 
+/// `[traffic]`: the keys every pattern reads, and the patterns' own keys as written. Each
+/// pattern reads its own with its key type (`traffic::own_keys`); unknown keys are refused
+/// there, since serde cannot tell them from a pattern's here.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
     #[serde(default = "uniform")]
     pub pattern: String,
     /// Offered phits per (active) server per cycle; required by open-loop workloads.
     #[serde(default)]
     pub load: Option<f64>,
-    /// `shift`: offset per dimension, in switch coordinates.
-    #[serde(default)]
-    pub shift: Option<Vec<i64>>,
-    /// `adv`, `adv_random`: group offset i of ADV+i (default: global links per switch, h).
-    #[serde(default)]
-    pub adv_offset: Option<usize>,
-    /// `random_pairs` (and any pattern): how many servers take part.
+    /// How many servers take part (any pattern).
     #[serde(default)]
     pub active_servers: Option<usize>,
     #[serde(default)]
     pub active_fraction: Option<f64>,
-    /// `hotspot`: the hot servers and the share of packets sent to them.
-    #[serde(default)]
-    pub hotspots: Option<Vec<usize>>,
-    #[serde(default)]
-    pub hotspot_fraction: Option<f64>,
     /// A burst of other traffic: during `[start, start + cycles)` the open-loop workload
     /// sends `pattern` at `load` instead (to watch a network react to a transient).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<BurstSpec>,
+    /// The patterns' own keys (`shift`, `adv_offset`, `hotspots`, ...), as written.
+    #[serde(flatten, default)]
+    pub pattern_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

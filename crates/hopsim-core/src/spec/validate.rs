@@ -139,36 +139,18 @@ impl Spec {
         Ok(())
     }
 
-    /// `traffic.load`: in range, and given when the workload is open-loop.
+    /// `traffic.load`, when given, in range (whether the workload needs it is its own check,
+    /// `workload::check`).
     fn validate_load(&self) -> SpecResult<()> {
-        let t = &self.traffic;
-        match t.load {
-            Some(l) if !(l > 0.0 && l <= 1.0) => {
-                return Err(SpecError::new("traffic.load", l, "must be in (0, 1] phits per server per cycle"));
-            }
-            None if self.workload.is_open_loop() && self.jobs.is_empty() => {
-                return Err(SpecError::new("traffic.load", "", "missing; the bernoulli workload needs an offered load in (0, 1]"));
-            }
-            _ => {}
+        match self.traffic.load {
+            Some(l) if !(l > 0.0 && l <= 1.0) => Err(SpecError::new("traffic.load", l, "must be in (0, 1] phits per server per cycle")),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
-    /// `[traffic]`: a message rate the gaps can be drawn for, the active servers, the hot spots.
+    /// `[traffic]`: the active servers (the patterns check their own keys).
     fn validate_traffic(&self) -> SpecResult<()> {
         let t = &self.traffic;
-        if let (Some(l), true) = (t.load, self.workload.is_open_loop()) {
-            // The geometric gaps between messages cannot be drawn in reasonable time below
-            // this rate, and such a run would generate nothing anyway.
-            let per_cycle = l / (self.packet.phits as f64 * self.packets_per_message() as f64);
-            if per_cycle < MIN_MESSAGE_RATE {
-                return Err(SpecError::new(
-                    "traffic.load",
-                    l,
-                    format!("too small: {per_cycle:e} messages per server per cycle (with packet.phits = {} and {} packets per message); at least {MIN_MESSAGE_RATE:e}", self.packet.phits, self.packets_per_message()),
-                ));
-            }
-        }
         if let Some(f) = t.active_fraction {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(SpecError::new("traffic.active_fraction", f, "must be in (0, 1]"));
@@ -179,11 +161,6 @@ impl Spec {
                     f,
                     "give either traffic.active_servers or traffic.active_fraction, not both",
                 ));
-            }
-        }
-        if let Some(f) = t.hotspot_fraction {
-            if !(0.0..=1.0).contains(&f) {
-                return Err(SpecError::new("traffic.hotspot_fraction", f, "must be in [0, 1]"));
             }
         }
         Ok(())
@@ -225,22 +202,12 @@ impl Spec {
         Ok(())
     }
 
-    /// `[nic]`: the source queue's cap, and closed-loop windows that must fit in it (a
-    /// closed-loop workload whose message is dropped would wait for its answer forever).
+    /// `[nic]`: the source queue's cap (what a closed-loop window needs of it is the
+    /// workload's check).
     fn validate_nic(&self) -> SpecResult<()> {
         let limit = self.nic.source_queue_limit;
         if limit == 0 || limit > MAX_SOURCE_QUEUE {
             return Err(SpecError::new("nic.source_queue_limit", limit, format!("must be between 1 and {MAX_SOURCE_QUEUE} packets per server")));
-        }
-        if !self.workload.is_open_loop() {
-            let burst = self.workload.window as u64 * self.packets_per_message() as u64;
-            if burst > limit {
-                return Err(SpecError::new(
-                    "workload.window",
-                    self.workload.window,
-                    format!("{burst} packets sent at once do not fit nic.source_queue_limit = {limit} (closed-loop messages are never dropped)"),
-                ));
-            }
         }
         Ok(())
     }
@@ -264,20 +231,6 @@ impl Spec {
         }
     }
 
-    /// Bytes of an acknowledgement under a `nic.protocol`: `workload.ack_bytes`, or one full
-    /// request.
-    pub fn ack_message_bytes(&self) -> u64 {
-        self.workload.ack_bytes.map_or(self.nic.payload_bytes as u64, |a| a.ceil() as u64)
-    }
-
-    /// Packets per acknowledgement of the closed-loop workloads.
-    pub fn packets_per_ack(&self) -> usize {
-        match (self.workload.ack_bytes, self.packet.bytes) {
-            (Some(a), Some(p)) => (a / p).ceil().max(1.0) as usize,
-            _ => 1,
-        }
-    }
-
     fn validate_messages(&self) -> SpecResult<()> {
         let m = &self.message;
         if let Some(n) = m.packets {
@@ -297,22 +250,6 @@ impl Spec {
             }
             if self.packets_per_message() > 1 << 20 || b / self.nic.payload_bytes.max(1) as f64 > (1 << 20) as f64 {
                 return Err(SpecError::new("message.bytes", b, "makes more than 1048576 packets per message"));
-            }
-        }
-        let w = &self.workload;
-        w.workload()?;
-        if w.iterations == 0 {
-            return Err(SpecError::new("workload.iterations", 0, "must be at least 1"));
-        }
-        if w.window == 0 {
-            return Err(SpecError::new("workload.window", 0, "must be at least 1 message"));
-        }
-        if let Some(a) = w.ack_bytes {
-            if !(a > 0.0 && a.is_finite()) || (self.packet.bytes.is_none() && self.nic.kind() == super::ProtocolKind::None) {
-                return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given (or a nic.protocol)"));
-            }
-            if self.packets_per_ack() > 1 << 20 {
-                return Err(SpecError::new("workload.ack_bytes", a, "makes more than 1048576 packets per acknowledgement"));
             }
         }
         Ok(())

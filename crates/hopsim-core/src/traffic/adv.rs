@@ -31,5 +31,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "adv",
     about: "ADV+i: the server at the same position in group G+i (dragonflies)",
     keys: super::ADV_KEYS,
+    defaults: crate::spec::defaults_of::<super::AdvKeys>,
     build: |cx| Ok(std::sync::Arc::new(Adv::new(cx)?)),
 };

@@ -31,5 +31,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "adv_random",
     about: "ADVr+i: a random server of group G+i (dragonflies)",
     keys: super::ADV_KEYS,
+    defaults: crate::spec::defaults_of::<super::AdvKeys>,
     build: |cx| Ok(std::sync::Arc::new(AdvRandom::new(cx)?)),
 };

@@ -12,5 +12,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "bit_complement",
     about: "switch (k0-1-c0, k1-1-c1, ...)",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

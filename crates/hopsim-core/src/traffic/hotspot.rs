@@ -6,6 +6,22 @@ use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
 use rand::Rng as _;
 
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default = "server_0")]
+    hotspots: Vec<usize>,
+    #[serde(default = "one_tenth")]
+    hotspot_fraction: f64,
+}
+
+fn server_0() -> Vec<usize> {
+    vec![0]
+}
+fn one_tenth() -> f64 {
+    0.1
+}
+
 pub struct Hotspot {
     hot: Vec<u32>,
     fraction: f64,
@@ -14,9 +30,11 @@ pub struct Hotspot {
 
 impl Hotspot {
     pub fn new(ctx: &PatternCtx) -> SpecResult<Self> {
-        let t = &ctx.spec.traffic;
+        let Keys { hotspots: hot, hotspot_fraction: fraction } = super::own_keys(ctx.spec)?;
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(SpecError::new("traffic.hotspot_fraction", fraction, "must be in [0, 1]"));
+        }
         let n = ctx.servers.num_servers();
-        let hot = t.hotspots.clone().unwrap_or_else(|| vec![0]);
         if hot.is_empty() {
             return Err(SpecError::new("traffic.hotspots", "[]", "give at least one hot server"));
         }
@@ -27,7 +45,7 @@ impl Hotspot {
         if ctx.active.len() < 2 {
             return Err(SpecError::new("traffic.active_servers", ctx.active.len(), "hotspot traffic needs at least 2 communicating servers"));
         }
-        Ok(Hotspot { hot, fraction: t.hotspot_fraction.unwrap_or(0.1), pool: ctx.active.to_vec() })
+        Ok(Hotspot { hot, fraction, pool: ctx.active.to_vec() })
     }
 }
 
@@ -53,5 +71,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
         crate::spec::Key { name: "hotspots", default: "[0]", meaning: "the hot servers" },
         crate::spec::Key { name: "hotspot_fraction", default: "0.1", meaning: "the share of packets the hot servers receive" },
     ],
+    defaults: crate::spec::defaults_of::<Keys>,
     build: |cx| Ok(std::sync::Arc::new(Hotspot::new(cx)?)),
 };

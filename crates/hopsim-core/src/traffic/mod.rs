@@ -32,6 +32,9 @@ pub struct PatternKind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
+    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// compares with `keys`.
+    pub defaults: fn() -> serde_json::Value,
     pub build: fn(&mut PatternCtx) -> SpecResult<Arc<dyn TrafficPattern>>,
 }
 
@@ -58,8 +61,40 @@ pub const TABLE_KEYS: &[Key] = &[
     Key { name: "burst", default: "none", meaning: "another pattern at another load during [start, start + cycles)" },
 ];
 
-/// The key both ADV patterns read.
+/// The key both ADV patterns read, and its type.
 const ADV_KEYS: &[Key] = &[Key { name: "adv_offset", default: "h (global links per switch)", meaning: "the group offset i of ADV+i / ADVr+i" }];
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AdvKeys {
+    /// Group offset i of ADV+i (default: global links per switch, h).
+    #[serde(default)]
+    adv_offset: Option<usize>,
+}
+
+/// The key type of a pattern that reads no `[traffic]` keys of its own.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoKeys {}
+
+/// The chosen pattern's own `[traffic]` keys, read into its key type `T`.
+pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
+    let t = &spec.traffic;
+    let kind = pattern(&t.pattern).ok_or_else(|| SpecError::new("traffic.pattern", format!("{:?}", t.pattern), format!("unknown traffic pattern; allowed: {}", pattern_names())))?;
+    let chosen = format!("traffic.pattern = {:?}", kind.name);
+    let mut others = PATTERNS.iter().flat_map(|p| p.keys.iter());
+    crate::spec::read_own_keys("traffic", &chosen, &t.pattern_keys, TABLE_KEYS, kind.keys, &mut others)
+}
+
+/// `spec` with every pattern's `[traffic]` keys that it does not give listed as null: the
+/// normalised spec (`validate_json`) lists them all, as it did when they were fields of one
+/// table (a run folder's `spec.json` is compared with it on `--resume`).
+pub fn with_listed_keys(mut spec: Spec) -> Spec {
+    for key in PATTERNS.iter().flat_map(|p| p.keys.iter()) {
+        spec.traffic.pattern_keys.entry(key.name.to_string()).or_insert(serde_json::Value::Null);
+    }
+    spec
+}
 
 /// The pattern `traffic.pattern` names.
 pub fn pattern(name: &str) -> Option<&'static PatternKind> {
@@ -130,7 +165,8 @@ impl GroupServers {
                 format!("needs a topology with groups (dragonfly, dragonfly_plus), not {:?}", topo.kind()),
             ));
         }
-        let offset = t.adv_offset.unwrap_or(topo.global_links_per_switch());
+        let AdvKeys { adv_offset } = own_keys(ctx.spec)?;
+        let offset = adv_offset.unwrap_or(topo.global_links_per_switch());
         if offset % g == 0 {
             return Err(SpecError::new("traffic.adv_offset", offset, format!("must not be a multiple of the {g} groups (servers would send inside their own group)")));
         }
@@ -182,6 +218,8 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
     let mut ctx = PatternCtx { spec, topo, servers, active: &active, rng: &mut rng };
     let name = t.pattern.as_str();
     let kind = pattern(name).ok_or_else(|| SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {}", pattern_names())))?;
+    // Unknown keys and wrong types, for every pattern (those without keys read none).
+    own_keys::<serde_json::Value>(spec)?;
     let pattern = (kind.build)(&mut ctx)?;
     reject_unused(t)?;
     let burst = match &t.burst {
@@ -193,7 +231,7 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
 
 /// Refuse a pattern's own key when neither the pattern nor the burst's reads it.
 fn reject_unused(t: &crate::spec::TrafficSpec) -> SpecResult<()> {
-    let table = serde_json::to_value(t).expect("the traffic table serialises");
+    let table = serde_json::to_value(&t.pattern_keys).expect("the traffic table serialises");
     let in_use: Vec<&str> = std::iter::once(t.pattern.as_str()).chain(t.burst.as_ref().map(|b| b.pattern.as_str())).collect();
     for p in PATTERNS {
         for key in p.keys {
@@ -221,9 +259,6 @@ fn build_burst(spec: &Spec, topo: &dyn Topology, servers: &ServerMap, b: &crate:
     }
     if b.cycles == 0 || b.start.checked_add(b.cycles).is_none() {
         return Err(SpecError::new("traffic.burst.cycles", b.cycles, "must be at least 1 cycle, and start + cycles must fit in 64 bits"));
-    }
-    if !spec.workload.is_open_loop() {
-        return Err(SpecError::new("traffic.burst", "", "only used by the open-loop workload (workload.kind = \"bernoulli\")"));
     }
     let mut alone = spec.clone();
     alone.traffic.pattern = b.pattern.clone();

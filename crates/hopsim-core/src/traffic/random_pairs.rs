@@ -47,5 +47,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "random_pairs",
     about: "its partner in a random perfect matching of the active servers",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     build: |cx| Ok(std::sync::Arc::new(RandomPairs::new(cx)?)),
 };

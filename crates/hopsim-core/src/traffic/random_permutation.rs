@@ -46,5 +46,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "random_permutation",
     about: "its image in a random permutation of the active servers (no fixed points)",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     build: |cx| Ok(std::sync::Arc::new(RandomPermutation::new(cx)?)),
 };

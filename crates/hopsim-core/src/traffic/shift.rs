@@ -4,9 +4,18 @@
 use super::{PatternCtx, SwitchPermutation};
 use crate::error::{SpecError, SpecResult};
 
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    /// Offset per dimension, in switch coordinates (required).
+    #[serde(default)]
+    shift: Option<Vec<i64>>,
+}
+
 pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
     let n = ctx.grid()?.n();
-    let offsets = ctx.spec.traffic.shift.clone().ok_or_else(|| {
+    let Keys { shift } = super::own_keys(ctx.spec)?;
+    let offsets = shift.ok_or_else(|| {
         SpecError::new("traffic.shift", "", format!("missing; pattern \"shift\" needs one offset per dimension, e.g. {:?}", vec![1; n]))
     })?;
     if offsets.len() != n {
@@ -22,5 +31,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "shift",
     about: "same local server at switch (c0+s0, c1+s1, ...) mod k (grids)",
     keys: &[crate::spec::Key { name: "shift", default: "none", meaning: "offset per dimension in switch coordinates, e.g. [7, 7]" }],
+    defaults: crate::spec::defaults_of::<Keys>,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

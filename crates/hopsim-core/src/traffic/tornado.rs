@@ -14,5 +14,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "tornado",
     about: "switch (c0+ceil(k0/2)-1, ...) mod k",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

@@ -20,5 +20,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "transpose",
     about: "switch (cn-1, ..., c1, c0) (sides must be symmetric)",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

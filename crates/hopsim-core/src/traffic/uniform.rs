@@ -31,5 +31,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     name: "uniform",
     about: "a server drawn uniformly among the other active servers",
     keys: &[],
+    defaults: crate::spec::defaults_of::<super::NoKeys>,
     build: |cx| Ok(std::sync::Arc::new(Uniform::new(cx)?)),
 };

@@ -5,8 +5,123 @@
 //! Each sample also keeps when the data was complete and the sender's NIC counters over it,
 //! from which the report computes the paper's cost model.
 
-use super::{tag, untag, Ctx, Delivered, MessageSize, Sample, Workload};
+use super::{tag, untag, BuildCtx, Ctx, Delivered, MessageSize, Sample, Workload, WorkloadKind};
+use crate::error::{SpecError, SpecResult};
 use crate::nic::Counters;
+use crate::spec::{Key, ProtocolKind, Spec};
+use serde::{Deserialize, Serialize};
+
+const ITERATIONS: Key = Key { name: "iterations", default: "10", meaning: "round trips or windows per pair" };
+const ACK_BYTES: Key = Key { name: "ack_bytes", default: "one packet", meaning: "size of an acknowledgement, in bytes" };
+
+pub const PING_PONG: WorkloadKind = WorkloadKind {
+    name: "ping_pong",
+    about: "a message, answered by an acknowledgement; one sample per round trip",
+    closed_loop: true,
+    keys: &[ITERATIONS, ACK_BYTES],
+    defaults: crate::spec::defaults_of::<PingPongKeys>,
+    check: |spec| check(spec, &ping_pong_keys(spec)?),
+    build: |cx| build(cx, &ping_pong_keys(cx.spec)?),
+};
+
+pub const BANDWIDTH: WorkloadKind = WorkloadKind {
+    name: "bandwidth",
+    about: "window messages, then one acknowledgement; one sample per window",
+    closed_loop: true,
+    keys: &[ITERATIONS, Key { name: "window", default: "10", meaning: "messages per window" }, ACK_BYTES],
+    defaults: crate::spec::defaults_of::<BandwidthKeys>,
+    check: |spec| check(spec, &super::own_keys(spec)?),
+    build: |cx| build(cx, &super::own_keys(cx.spec)?),
+};
+
+/// `ping_pong`'s keys: a bandwidth test with a window of one message.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PingPongKeys {
+    #[serde(default = "ten")]
+    iterations: u32,
+    #[serde(default)]
+    ack_bytes: Option<f64>,
+}
+
+fn ping_pong_keys(spec: &Spec) -> SpecResult<BandwidthKeys> {
+    let PingPongKeys { iterations, ack_bytes } = super::own_keys(spec)?;
+    Ok(BandwidthKeys { iterations, window: 1, ack_bytes })
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BandwidthKeys {
+    /// Windows (round trips) per pair.
+    #[serde(default = "ten")]
+    iterations: u32,
+    /// Messages sent before waiting for one acknowledgement.
+    #[serde(default = "ten")]
+    window: u32,
+    /// Size of an acknowledgement, in bytes (with packet.bytes) or packets; default one packet.
+    #[serde(default)]
+    ack_bytes: Option<f64>,
+}
+
+fn ten() -> u32 {
+    10
+}
+
+impl BandwidthKeys {
+    /// Bytes of an acknowledgement under a `nic.protocol`: `ack_bytes`, or one full request.
+    fn ack_message_bytes(&self, spec: &Spec) -> u64 {
+        self.ack_bytes.map_or(spec.nic.payload_bytes as u64, |a| a.ceil() as u64)
+    }
+
+    /// Packets per acknowledgement.
+    fn packets_per_ack(&self, spec: &Spec) -> usize {
+        match (self.ack_bytes, spec.packet.bytes) {
+            (Some(a), Some(p)) => (a / p).ceil().max(1.0) as usize,
+            _ => 1,
+        }
+    }
+}
+
+/// The keys in range, and a window that fits the source queue (a closed-loop workload whose
+/// message is dropped would wait for its answer forever).
+fn check(spec: &Spec, k: &BandwidthKeys) -> SpecResult<()> {
+    if k.iterations == 0 {
+        return Err(SpecError::new("workload.iterations", 0, "must be at least 1"));
+    }
+    if k.window == 0 {
+        return Err(SpecError::new("workload.window", 0, "must be at least 1 message"));
+    }
+    if let Some(a) = k.ack_bytes {
+        if !(a > 0.0 && a.is_finite()) || (spec.packet.bytes.is_none() && spec.nic.kind() == ProtocolKind::None) {
+            return Err(SpecError::new("workload.ack_bytes", a, "must be a positive number of bytes, with packet.bytes given (or a nic.protocol)"));
+        }
+        if k.packets_per_ack(spec) > 1 << 20 {
+            return Err(SpecError::new("workload.ack_bytes", a, "makes more than 1048576 packets per acknowledgement"));
+        }
+    }
+    let limit = spec.nic.source_queue_limit;
+    let burst = k.window as u64 * spec.packets_per_message() as u64;
+    if burst > limit {
+        return Err(SpecError::new(
+            "workload.window",
+            k.window,
+            format!("{burst} packets sent at once do not fit nic.source_queue_limit = {limit} (closed-loop messages are never dropped)"),
+        ));
+    }
+    Ok(())
+}
+
+fn build(cx: &BuildCtx, k: &BandwidthKeys) -> SpecResult<Box<dyn Workload>> {
+    let ack = MessageSize::new(cx.spec, k.packets_per_ack(cx.spec), k.ack_message_bytes(cx.spec));
+    Ok(Box::new(Bandwidth::new(super::pairs(cx.spec, cx.traffic)?, cx.message, ack, k.window, k.iterations)))
+}
+
+/// Packets a closed-loop sender may have queued at once: a window of messages and an
+/// acknowledgement (what the memory estimate counts).
+pub fn packets_at_once(spec: &Spec) -> u64 {
+    let keys = if spec.workload.kind == PING_PONG.name { ping_pong_keys(spec) } else { super::own_keys(spec) };
+    keys.map_or(0, |k| k.window as u64 * spec.packets_per_message() as u64 + k.packets_per_ack(spec) as u64)
+}
 
 pub struct Bandwidth {
     name: &'static str,

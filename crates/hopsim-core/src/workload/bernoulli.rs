@@ -3,12 +3,52 @@
 //! With `traffic.burst`, another pattern and load take over for the burst's cycles; gaps
 //! are memoryless, so a gap that would cross a phase boundary is drawn again from there.
 
-use super::{Ctx, MessageSize, Workload};
+use super::{Ctx, MessageSize, Workload, WorkloadKind};
+use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
+use crate::spec::MIN_MESSAGE_RATE;
 use crate::spec::Spec;
 use crate::traffic::{Traffic, TrafficPattern};
 use rand_distr::{Distribution, Geometric};
 use std::sync::Arc;
+
+pub const KIND: WorkloadKind = WorkloadKind {
+    name: "bernoulli",
+    about: "messages at traffic.load, at Bernoulli-drawn cycles",
+    closed_loop: false,
+    keys: &[],
+    defaults: crate::spec::defaults_of::<Keys>,
+    check,
+    build: |cx| Ok(Box::new(Bernoulli::new(cx.spec, cx.traffic, cx.message))),
+};
+
+/// It reads no `[workload]` keys of its own.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {}
+
+/// `traffic.load` given (unless `[[jobs]]` replace the workload), at a message rate whose
+/// gaps can be drawn.
+fn check(spec: &Spec) -> SpecResult<()> {
+    let Keys {} = super::own_keys(spec)?;
+    let Some(l) = spec.traffic.load else {
+        if spec.jobs.is_empty() {
+            return Err(SpecError::new("traffic.load", "", "missing; the bernoulli workload needs an offered load in (0, 1]"));
+        }
+        return Ok(());
+    };
+    // The geometric gaps between messages cannot be drawn in reasonable time below this
+    // rate, and such a run would generate nothing anyway.
+    let per_cycle = l / (spec.packet.phits as f64 * spec.packets_per_message() as f64);
+    if per_cycle < MIN_MESSAGE_RATE {
+        return Err(SpecError::new(
+            "traffic.load",
+            l,
+            format!("too small: {per_cycle:e} messages per server per cycle (with packet.phits = {} and {} packets per message); at least {MIN_MESSAGE_RATE:e}", spec.packet.phits, spec.packets_per_message()),
+        ));
+    }
+    Ok(())
+}
 
 /// A pattern and its injection process.
 struct Phase {

@@ -5,13 +5,15 @@
 pub mod alloc;
 pub mod app_aware;
 mod bandwidth;
+
+pub use bandwidth::packets_at_once;
 mod bernoulli;
 mod jobs;
 pub mod motifs;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
-use crate::spec::Spec;
+use crate::spec::{Key, Spec};
 use crate::traffic::Traffic;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -126,19 +128,103 @@ pub trait Workload: Send {
     }
 }
 
+/// A `workload.kind` as the registry knows it, declared in its file: its name, one line on
+/// it, whether it is closed-loop (senders wait for answers; its results are samples of round
+/// trips or windows), the `[workload]` keys it reads (its key type's fields, read with
+/// `own_keys`), its checks that need no network and how it is built. Python reads the list
+/// through `components_json`.
+pub struct WorkloadKind {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub closed_loop: bool,
+    pub keys: &'static [Key],
+    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// compares with `keys`.
+    pub defaults: fn() -> serde_json::Value,
+    /// Its keys in range, and what it needs of the rest of the spec.
+    pub check: fn(&Spec) -> SpecResult<()>,
+    pub build: fn(&BuildCtx) -> SpecResult<Box<dyn Workload>>,
+}
+
+registry! {
+    /// The workloads, as `workload.kind` names them: one line each, its variant and its
+    /// entry, declared in its file.
+    enum Kind;
+    /// Every `workload.kind`, in the order `hopsim list` and error messages give them.
+    const WORKLOADS: [WorkloadKind] = {
+        Bernoulli => bernoulli::KIND,
+        PingPong => bandwidth::PING_PONG,
+        Bandwidth => bandwidth::BANDWIDTH,
+    }
+}
+
+/// What a workload is built from.
+pub struct BuildCtx<'a> {
+    pub spec: &'a Spec,
+    pub traffic: &'a Traffic,
+    /// The size of its messages (`[message]`).
+    pub message: MessageSize,
+}
+
+/// The kind `workload.kind` names, or an error naming it and what is allowed.
+pub fn kind(spec: &Spec) -> SpecResult<&'static WorkloadKind> {
+    let name = &spec.workload.kind;
+    Kind::from_name(name).map(Kind::kind).ok_or_else(|| {
+        let names: Vec<_> = WORKLOADS.iter().map(|k| k.name).collect();
+        SpecError::new("workload.kind", format!("{name:?}"), format!("allowed: {}", names.join(", ")))
+    })
+}
+
+/// Open-loop workloads offer `traffic.load`; closed-loop ones send when answered. (With
+/// `[[jobs]]`, the `[workload]` table's.)
+pub fn is_open_loop(spec: &Spec) -> bool {
+    Kind::from_name(&spec.workload.kind).is_some_and(|k| !k.kind().closed_loop)
+}
+
+/// The chosen kind's own `[workload]` keys, read into its key type `T`.
+pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
+    let k = kind(spec)?;
+    let chosen = format!("workload.kind = {:?}", k.name);
+    let mut others = WORKLOADS.iter().flat_map(|w| w.keys.iter());
+    crate::spec::read_own_keys("workload", &chosen, &spec.workload.kind_keys, crate::spec::workload::TABLE_KEYS, k.keys, &mut others)
+}
+
+/// The checks of the workload (`[workload]`, or the motifs of `[[jobs]]`) that need no
+/// network: the kind and its keys, and what it needs of `[traffic]` and `[nic]`.
+pub fn check(spec: &Spec) -> SpecResult<()> {
+    // A misspelt `[traffic]` key is named before the load it may have meant is missed.
+    crate::traffic::own_keys::<serde_json::Value>(spec)?;
+    let k = kind(spec)?;
+    (k.check)(spec)?;
+    motifs::check(&spec.jobs)?;
+    if spec.traffic.burst.is_some() && k.closed_loop {
+        return Err(SpecError::new("traffic.burst", "", "only used by the open-loop workload (workload.kind = \"bernoulli\")"));
+    }
+    Ok(())
+}
+
+/// `spec` with the `[workload]` keys of every kind that it does not give set to their
+/// defaults: the normalised spec (`validate_json`) lists them all, whichever kind runs, as
+/// it did when they were fields of one table (a run folder's `spec.json` is compared with it
+/// on `--resume`). The other kinds ignore them.
+pub fn with_defaults(spec: &Spec) -> Spec {
+    let mut out = spec.clone();
+    for k in WORKLOADS {
+        if let serde_json::Value::Object(defaults) = (k.defaults)() {
+            for (key, value) in defaults {
+                out.workload.kind_keys.entry(key).or_insert(value);
+            }
+        }
+    }
+    out
+}
+
 pub fn build(spec: &Spec, traffic: &Traffic, topo: &dyn crate::topology::Topology, servers: &crate::topology::ServerMap) -> SpecResult<Box<dyn Workload>> {
     if !spec.jobs.is_empty() {
         return Ok(Box::new(jobs::Jobs::build(spec, topo, servers)?));
     }
     let message = MessageSize::new(spec, spec.packets_per_message(), spec.message_bytes());
-    let ack = MessageSize::new(spec, spec.packets_per_ack(), spec.ack_message_bytes());
-    let w = &spec.workload;
-    use crate::spec::Workload as W;
-    Ok(match w.workload()? {
-        W::Bernoulli => Box::new(bernoulli::Bernoulli::new(spec, traffic, message)),
-        W::PingPong => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, 1, w.iterations)),
-        W::Bandwidth => Box::new(bandwidth::Bandwidth::new(pairs(spec, traffic)?, message, ack, w.window, w.iterations)),
-    })
+    (kind(spec)?.build)(&BuildCtx { spec, traffic, message })
 }
 
 /// The papers' pairing: the communicating servers, split at random into senders and

@@ -117,24 +117,24 @@ fn row_names_all(key: &str, names: &[&str]) {
 
 #[test]
 fn routing_traffic_and_workload_rows_match_their_registries() {
-    use hopsim_core::{routing, spec, traffic, vc};
+    use hopsim_core::{routing, spec, traffic, vc, workload};
     let algorithms: Vec<&[Key]> = routing::ALGORITHMS.iter().map(|a| a.keys).collect();
     let policies: Vec<&[Key]> = vc::POLICIES.iter().map(|p| p.keys).collect();
     check_table("routing", &declared(&[&[routing::TABLE_KEYS], &algorithms[..], &policies[..]].concat()));
     let patterns: Vec<&[Key]> = traffic::PATTERNS.iter().map(|p| p.keys).collect();
     check_table("traffic", &declared(&[&[traffic::TABLE_KEYS], &patterns[..]].concat()));
-    let workloads: Vec<&[Key]> = spec::WORKLOADS.iter().map(|w| w.keys).collect();
+    let workloads: Vec<&[Key]> = workload::WORKLOADS.iter().map(|w| w.keys).collect();
     check_table("workload", &declared(&[&[spec::workload::TABLE_KEYS], &workloads[..]].concat()));
 
     row_names_all("routing.algorithm", &routing::ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>());
     row_names_all("routing.vc_policy", &vc::POLICIES.iter().map(|p| p.name).collect::<Vec<_>>());
     row_names_all("traffic.pattern", &traffic::PATTERNS.iter().map(|p| p.name).collect::<Vec<_>>());
-    row_names_all("workload.kind", &spec::WORKLOADS.iter().map(|w| w.name).collect::<Vec<_>>());
+    row_names_all("workload.kind", &workload::WORKLOADS.iter().map(|w| w.name).collect::<Vec<_>>());
 }
 
 #[test]
 fn the_pattern_and_motif_tables_match_their_registries() {
-    use hopsim_core::{spec, traffic};
+    use hopsim_core::{traffic, workload::motifs::MOTIFS};
     // "| `name` | ..." rows of the Traffic patterns table, which follows its heading.
     let text = doc();
     let section = text.split("## Traffic patterns").nth(1).expect("a Traffic patterns section").split("\n## ").next().unwrap();
@@ -143,10 +143,40 @@ fn the_pattern_and_motif_tables_match_their_registries() {
     assert_eq!(rows, names, "the Traffic patterns table against traffic::PATTERNS");
 
     let (_, motif_row) = cells(&text).into_iter().find(|(first, _)| first == "`workload.motif`").expect("a workload.motif row");
-    for m in spec::MOTIFS {
+    for m in MOTIFS {
         assert!(motif_row.contains(&format!("`{}`", m.name)), "the workload.motif row lacks `{}`", m.name);
         for k in m.keys {
             assert!(motif_row.contains(&format!("`{}`", k.name)), "the workload.motif row lacks {}'s key `{}`", m.name, k.name);
         }
+    }
+}
+
+/// A component's declared keys against its one key type's values when nothing is given: the
+/// same names, and each declared default that is a value (not words such as "one packet"
+/// or "required") equal to the type's.
+fn keys_match_their_type(component: &str, keys: &[Key], defaults: serde_json::Value) {
+    let values = defaults.as_object().unwrap_or_else(|| panic!("{component}: its key type is a table"));
+    let declared: BTreeSet<&str> = keys.iter().map(|k| k.name).collect();
+    let typed: BTreeSet<&str> = values.keys().map(String::as_str).collect();
+    assert_eq!(declared, typed, "{component}: declared keys against its key type's fields");
+    for k in keys {
+        let value = &values[k.name];
+        match serde_json::from_str::<serde_json::Value>(k.default) {
+            Ok(declared) => assert_eq!(&declared, value, "{component}.{}: declared default against its key type's", k.name),
+            Err(_) => assert!(value.is_null(), "{component}.{}: declared {:?}, its key type gives {value}", k.name, k.default),
+        }
+    }
+}
+
+#[test]
+fn each_components_declared_keys_are_its_key_types_fields() {
+    for p in hopsim_core::traffic::PATTERNS {
+        keys_match_their_type(&format!("traffic {}", p.name), p.keys, (p.defaults)());
+    }
+    for a in hopsim_core::routing::ALGORITHMS {
+        keys_match_their_type(&format!("routing {}", a.name), a.keys, (a.defaults)());
+    }
+    for w in hopsim_core::workload::WORKLOADS {
+        keys_match_their_type(&format!("workload {}", w.name), w.keys, (w.defaults)());
     }
 }

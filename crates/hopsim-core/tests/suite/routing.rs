@@ -276,7 +276,7 @@ fn saturation_table() {
 fn every_algorithm_policy_workload_and_motif_is_found_by_its_own_name() {
     // The enum and the registry come from one list, so a variant always has its entry; what
     // can still go wrong is two entries with one name (the second would be unreachable).
-    use hopsim_core::{routing::Algorithm, spec::MotifKind, spec::Workload, vc::Policy};
+    use hopsim_core::{routing::Algorithm, vc::Policy, workload::motifs::MotifKind, workload::Kind as Workload};
     for &a in Algorithm::ALL {
         assert_eq!(Algorithm::from_name(a.name()), Some(a), "{a:?}");
     }

@@ -43,6 +43,12 @@ fn each_mistake_names_its_key() {
         ("[topology]\ndims = [4]".to_string(), "topology.kind"),
         (TORUS.to_string() + "[traffic]\npattern = \"uniform\"", "traffic.load"),
         ("[topology\nkind = 1".to_string(), "malformed TOML"),
+        (format!("{TORUS}[routing]\nugal_thresold = 3"), "routing.ugal_thresold = 3: unknown key for routing.algorithm = \"dor\"; allowed keys: algorithm"),
+        (format!("{TORUS}[routing]\nalgorithm = \"valiant\"\nvaliant_redraw = 1"), "routing.valiant_redraw = 1"),
+        (format!("{TORUS}[workload]\nkind = \"bandwidth\"\nwndow = 3"), "workload.wndow = 3: unknown key for workload.kind = \"bandwidth\"; allowed keys: kind, iterations, window, ack_bytes"),
+        (format!("{TORUS}[workload]\nkind = \"bandwidth\"\nwindow = -1"), "workload.window = -1"),
+        (format!("{TORUS}[traffic]\nload = 0.1\npattern = \"hotspot\"\nhotspot_fraction = 2.0"), "traffic.hotspot_fraction = 2"),
+        (format!("{TORUS}[traffic]\nload = 0.1\nshfit = [1, 0]"), "traffic.shfit = [1,0]: unknown key for traffic.pattern = \"uniform\""),
     ];
     for (toml, key) in cases {
         let line = err(&toml);
@@ -115,4 +121,17 @@ fn a_patterns_own_key_is_refused_for_other_patterns_naming_the_patterns_that_rea
     assert_eq!(e.to_string(), "traffic.shift = [1, 0]: only used with traffic.pattern = \"shift\"");
     // A key the burst's pattern reads is the burst's.
     run("pattern = \"uniform\"\nshift = [1, 0]\nburst = { pattern = \"shift\", load = 0.5, start = 10, cycles = 10 }\n").unwrap();
+}
+
+#[test]
+fn the_normalised_spec_lists_the_workload_and_pattern_keys_as_one_table_did() {
+    // Run folders keep it (spec.json) and `--resume` compares it, so its shape stays.
+    let v: serde_json::Value = serde_json::from_str(&hopsim_core::validate_json(r#"{"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.3}}"#).unwrap()).unwrap();
+    assert_eq!(v["workload"], serde_json::json!({"kind": "bernoulli", "iterations": 10, "window": 10, "ack_bytes": null}));
+    for key in ["shift", "adv_offset", "hotspots", "hotspot_fraction", "active_servers", "active_fraction"] {
+        assert!(v["traffic"][key].is_null() && v["traffic"].as_object().unwrap().contains_key(key), "{key}: {}", v["traffic"]);
+    }
+    // A closed-loop kind ignores the keys of the others, so a sweep over kinds shares one table.
+    let spec = from_toml_str(&format!("{TORUS}[workload]\nkind = \"ping_pong\"\nwindow = 4\n[traffic]\nactive_servers = 4\n")).unwrap();
+    hopsim_core::engine::Simulation::check(&spec).unwrap();
 }

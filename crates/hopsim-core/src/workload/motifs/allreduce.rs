@@ -3,7 +3,30 @@
 //! Recursive doubling: log2(n) steps, each exchanging the whole vector with the rank whose
 //! number differs in that step's bit.
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op, BYTES};
+use crate::error::SpecError;
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "allreduce",
+    about: "allreduce of a vector, ring or recursive doubling",
+    keys: &[
+        crate::spec::Key { name: "algorithm", default: "\"ring\"", meaning: "ring or recursive_doubling" },
+        BYTES,
+        crate::spec::Key { name: "elements", default: "none", meaning: "the vector's size in elements instead of bytes" },
+        super::ELEMENT_BYTES,
+    ],
+    check: |_| Ok(()),
+    build: |cx| {
+        let (w, n, compute) = (cx.workload(), cx.ranks(), cx.compute());
+        let total = w.elements.map_or(cx.bytes(), |e| e * w.element_bytes);
+        Ok(Some(match w.algorithm.as_deref().unwrap_or("ring") {
+            "ring" => Box::new(Ring { n, chunk: total.div_ceil(n as u64).max(1), compute }),
+            "recursive_doubling" if n.is_power_of_two() => Box::new(RecursiveDoubling { n, bytes: total, compute }),
+            "recursive_doubling" => return Err(SpecError::new(cx.key("ranks"), n, "recursive_doubling needs a power-of-two number of ranks")),
+            other => return Err(SpecError::new(cx.key("workload.algorithm"), format!("{other:?}"), "allowed: ring, recursive_doubling")),
+        }))
+    },
+};
 
 pub struct Ring {
     pub n: usize,

@@ -1,7 +1,15 @@
 //! Alltoall by pairwise exchange: n - 1 steps; in step k a rank sends to rank + k and waits
 //! for rank - k's message (mod n).
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op, BYTES};
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "alltoall",
+    about: "pairwise exchange, bytes per pair",
+    keys: &[BYTES],
+    check: |_| Ok(()),
+    build: |cx| Ok(Some(Box::new(Pairwise { n: cx.ranks(), bytes: cx.bytes(), compute: cx.compute() }))),
+};
 use crate::routing::AriesMode;
 
 pub struct Pairwise {

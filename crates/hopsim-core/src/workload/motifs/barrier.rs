@@ -1,7 +1,15 @@
 //! Dissemination barrier: ceil(log2 n) rounds; in round k a rank signals rank + 2^k and
 //! waits for rank - 2^k's signal (mod n).
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op, BYTES};
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "barrier",
+    about: "dissemination barrier",
+    keys: &[BYTES],
+    check: |_| Ok(()),
+    build: |cx| Ok(Some(Box::new(Dissemination { n: cx.ranks(), bytes: cx.bytes(), compute: cx.compute() }))),
+};
 
 pub struct Dissemination {
     pub n: usize,

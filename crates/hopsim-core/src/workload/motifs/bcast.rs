@@ -2,7 +2,21 @@
 //! the rank that differs in its lowest set bit, then sends to rank + 2^k for each 2^k below
 //! that bit, largest first.
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op, BYTES};
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "bcast",
+    about: "binomial broadcast from a root",
+    keys: &[BYTES, crate::spec::Key { name: "root", default: "0", meaning: "the root rank" }],
+    check: |_| Ok(()),
+    build: |cx| {
+        let (n, root) = (cx.ranks(), cx.workload().root);
+        if root >= n {
+            return Err(crate::error::SpecError::new(cx.key("workload.root"), root, format!("must be a rank of the job, below {n}")));
+        }
+        Ok(Some(Box::new(Binomial { n, root, bytes: cx.bytes(), compute: cx.compute() })))
+    },
+};
 
 pub struct Binomial {
     pub n: usize,

@@ -3,7 +3,20 @@
 //! ranks on the grid's surface have fewer neighbours), then computes. A face normal to x
 //! holds domain_y x domain_z elements, and so on.
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op};
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "halo3d",
+    about: "3D halo exchange with the 6 neighbours",
+    keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES],
+    check: |_| Ok(()),
+    build: |cx| {
+        let w = cx.workload();
+        let grid = super::grid(w.grid.as_deref(), cx.ranks(), 3, &cx.key("workload.grid"))?;
+        let d = w.domain.clone().unwrap_or(vec![32, 32, 32]);
+        Ok(Some(Box::new(Halo3d { grid: [grid[0], grid[1], grid[2]], domain: [d[0], d[1], d[2]], element_bytes: w.element_bytes, compute: cx.compute() })))
+    },
+};
 
 pub struct Halo3d {
     pub grid: [usize; 3],

@@ -2,19 +2,20 @@
 //! computation, one iteration at a time. A send does not block (MPI_Isend); a receive blocks
 //! until the next message from that rank has arrived (a run of receives is MPI_Waitall, since
 //! all must arrive anyway); messages between two ranks are matched in the order they were
-//! sent, whatever order they arrive in. One motif per file, registered in `build`.
+//! sent, whatever order they arrive in. One motif per file, registered with one line in `MOTIFS`.
 
 mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
+mod bernoulli;
 mod halo3d;
 mod ping_pong;
 mod sweep3d;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
-use crate::spec::{JobSpec, MotifKind};
+use crate::spec::{JobSpec, JobWorkloadSpec, Key};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -33,12 +34,88 @@ pub trait Motif: Send {
     }
 }
 
+/// A motif as the registry knows it, declared in its file: its `jobs[].workload.motif` name,
+/// one line on it, the `jobs[].workload` keys it reads besides `motif`, `iterations`,
+/// `compute` and `barrier`, its checks that need only the job, and how it is built (`None`
+/// for open-loop traffic, which is not a program).
+pub struct MotifInfo {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub keys: &'static [Key],
+    pub check: fn(&MotifCtx) -> SpecResult<()>,
+    pub build: fn(&MotifCtx) -> SpecResult<Option<Box<dyn Motif>>>,
+}
+
+registry! {
+    /// The motifs and the open-loop workload a job may run: one line each, its variant and
+    /// its entry, declared in its file.
+    enum MotifKind;
+    /// Every motif, in the order `hopsim list` and error messages give them.
+    const MOTIFS: [MotifInfo] = {
+        PingPong => ping_pong::KIND,
+        Allreduce => allreduce::KIND,
+        Alltoall => alltoall::KIND,
+        Barrier => barrier::KIND,
+        Bcast => bcast::KIND,
+        Halo3d => halo3d::KIND,
+        Sweep3d => sweep3d::KIND,
+        Bernoulli => bernoulli::KIND,
+    }
+}
+
+const BYTES: Key = Key { name: "bytes", default: "8", meaning: "message size in bytes" };
+const ELEMENT_BYTES: Key = Key { name: "element_bytes", default: "8", meaning: "bytes per element" };
+const GRID: Key = Key { name: "grid", default: "as square (cubic) as the ranks allow", meaning: "ranks per dimension" };
+const DOMAIN: Key = Key { name: "domain", default: "[32, 32, 32]", meaning: "elements of each rank's subdomain per dimension (3 numbers)" };
+
+/// Job `i` of the spec, as its motif sees it.
+pub struct MotifCtx<'a> {
+    pub job: &'a JobSpec,
+    pub i: usize,
+}
+
+impl MotifCtx<'_> {
+    pub fn workload(&self) -> &JobWorkloadSpec {
+        &self.job.workload
+    }
+    pub fn ranks(&self) -> usize {
+        self.job.ranks
+    }
+    /// Message size, 8 bytes unless given.
+    pub fn bytes(&self) -> u64 {
+        self.job.workload.bytes.unwrap_or(8)
+    }
+    pub fn compute(&self) -> u64 {
+        self.job.workload.compute
+    }
+    /// The dotted name of one of the job's keys (`ranks`, `workload.root`).
+    pub fn key(&self, k: &str) -> String {
+        format!("jobs[{}].{k}", self.i)
+    }
+}
+
+/// The motif job `i` runs, or an error naming `jobs[i].workload.motif` and what is allowed.
+pub fn motif_of(job: &JobSpec, i: usize) -> SpecResult<&'static MotifInfo> {
+    let name = &job.workload.motif;
+    MotifKind::from_name(name).map(MotifKind::kind).ok_or_else(|| {
+        let names: Vec<_> = MOTIFS.iter().map(|m| m.name).collect();
+        SpecError::new(format!("jobs[{i}].workload.motif"), format!("{name:?}"), format!("allowed: {}", names.join(", ")))
+    })
+}
+
+/// The checks of every job's motif that need only the job.
+pub fn check(jobs: &[JobSpec]) -> SpecResult<()> {
+    for (i, job) in jobs.iter().enumerate() {
+        (motif_of(job, i)?.check)(&MotifCtx { job, i })?;
+    }
+    Ok(())
+}
+
 /// The motif job `i` runs (`None` for `bernoulli`, which is not a program).
 pub fn build(job: &JobSpec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
-    let (w, n) = (&job.workload, job.ranks);
-    let motif = motif(job, i)?;
+    let motif = (motif_of(job, i)?.build)(&MotifCtx { job, i })?;
     Ok(match motif {
-        Some(m) if w.barrier => Some(Box::new(Synced { inner: m, barrier: barrier::Dissemination { n, bytes: 8, compute: 0 } })),
+        Some(m) if job.workload.barrier => Some(Box::new(Synced { inner: m, barrier: barrier::Dissemination { n: job.ranks, bytes: 8, compute: 0 } })),
         m => m,
     })
 }
@@ -57,48 +134,6 @@ impl Motif for Synced {
     fn adaptive_mode(&self) -> AriesMode {
         self.inner.adaptive_mode()
     }
-}
-
-fn motif(job: &JobSpec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
-    let w = &job.workload;
-    let n = job.ranks;
-    let key = |k: &str| format!("jobs[{i}].workload.{k}");
-    let bytes = w.bytes.unwrap_or(8);
-    let compute = w.compute;
-    Ok(Some(match job.motif() {
-        MotifKind::Bernoulli => return Ok(None),
-        MotifKind::PingPong => Box::new(ping_pong::PingPong { half: n / 2, bytes, compute }),
-        MotifKind::Allreduce => {
-            let total = w.elements.map_or(bytes, |e| e * w.element_bytes);
-            let algorithm = w.algorithm.as_deref().unwrap_or("ring");
-            match algorithm {
-                "ring" => Box::new(allreduce::Ring { n, chunk: total.div_ceil(n as u64).max(1), compute }),
-                "recursive_doubling" if n.is_power_of_two() => Box::new(allreduce::RecursiveDoubling { n, bytes: total, compute }),
-                "recursive_doubling" => {
-                    return Err(SpecError::new(format!("jobs[{i}].ranks"), n, "recursive_doubling needs a power-of-two number of ranks"))
-                }
-                other => return Err(SpecError::new(key("algorithm"), format!("{other:?}"), "allowed: ring, recursive_doubling")),
-            }
-        }
-        MotifKind::Alltoall => Box::new(alltoall::Pairwise { n, bytes, compute }),
-        MotifKind::Barrier => Box::new(barrier::Dissemination { n, bytes, compute }),
-        MotifKind::Bcast => {
-            if w.root >= n {
-                return Err(SpecError::new(key("root"), w.root, format!("must be a rank of the job, below {n}")));
-            }
-            Box::new(bcast::Binomial { n, root: w.root, bytes, compute })
-        }
-        MotifKind::Halo3d => {
-            let grid = grid(w.grid.as_deref(), n, 3, &key("grid"))?;
-            let d = w.domain.clone().unwrap_or(vec![32, 32, 32]);
-            Box::new(halo3d::Halo3d { grid: [grid[0], grid[1], grid[2]], domain: [d[0], d[1], d[2]], element_bytes: w.element_bytes, compute })
-        }
-        MotifKind::Sweep3d => {
-            let grid = grid(w.grid.as_deref(), n, 2, &key("grid"))?;
-            let d = w.domain.clone().unwrap_or(vec![32, 32, 32]);
-            Box::new(sweep3d::Sweep3d { grid: [grid[0], grid[1]], domain: [d[0], d[1], d[2]], block: w.block, element_bytes: w.element_bytes, compute })
-        }
-    }))
 }
 
 /// The ranks' grid: as given (its product must be the rank count), or the most nearly

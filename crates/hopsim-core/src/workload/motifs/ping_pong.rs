@@ -1,6 +1,19 @@
 //! Ping-pong: rank i < n/2 sends to rank i + n/2, which sends the message back.
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op, BYTES};
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "ping_pong",
+    about: "rank i with rank i + ranks/2",
+    keys: &[BYTES],
+    check: |cx| {
+        if cx.job.ranks % 2 != 0 {
+            return Err(crate::error::SpecError::new(cx.key("ranks"), cx.job.ranks, "ping_pong pairs rank i with rank i + ranks / 2: needs an even number of ranks"));
+        }
+        Ok(())
+    },
+    build: |cx| Ok(Some(Box::new(PingPong { half: cx.ranks() / 2, bytes: cx.bytes(), compute: cx.compute() }))),
+};
 
 pub struct PingPong {
     pub half: usize,

@@ -4,7 +4,20 @@
 //! its faces downstream. A face to an x neighbour holds domain_y x block elements, to a y
 //! neighbour domain_x x block.
 
-use super::{Motif, Op};
+use super::{Motif, MotifInfo, Op};
+
+pub const KIND: MotifInfo = MotifInfo {
+    name: "sweep3d",
+    about: "2D wavefront sweeps (Ember's KBA)",
+    keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES, crate::spec::Key { name: "block", default: "1", meaning: "z planes per wavefront step" }],
+    check: |_| Ok(()),
+    build: |cx| {
+        let w = cx.workload();
+        let grid = super::grid(w.grid.as_deref(), cx.ranks(), 2, &cx.key("workload.grid"))?;
+        let d = w.domain.clone().unwrap_or(vec![32, 32, 32]);
+        Ok(Some(Box::new(Sweep3d { grid: [grid[0], grid[1]], domain: [d[0], d[1], d[2]], block: w.block, element_bytes: w.element_bytes, compute: cx.compute() })))
+    },
+};
 
 pub struct Sweep3d {
     pub grid: [usize; 2],
