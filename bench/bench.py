@@ -573,8 +573,8 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
                 if h.error:
                     hcells = [f"error: {h.error[:60]}", "-", "-", "-", "-"]
                 else:
-                    ups = speedups(one, h) if one and not one.error else []
-                    speedup = "-" if not ups else f"{median(ups):.2f}x" + fmt_spread(ups, lambda x: f"{x:.2f}")
+                    ups = [] if h is one else speedups(one, h) if one and not one.error else []
+                    speedup = "1.00x" if h is one else "-" if not ups else f"{median(ups):.2f}x" + fmt_spread(ups, lambda x: f"{x:.2f}")
                     hcells = [fmt_rate(h.rate) + fmt_spread(h.rates, fmt_rate), fmt_rate(h.phits_per_s), speedup,
                               fmt_num(h.peak_mib), fmt_num(h.bytes_per_router, 0)]
             ccells = ["-"] * 3
