@@ -9,9 +9,10 @@
 //! fewer switches to make up for it (the split follows the measured balance each cycle).
 //!
 //! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
-//! its thread's outbox, and at the barrier that ends the cycle the run's thread copies the
+//! its thread's outbox. Once every thread has stepped its switches, thread 1 copies the
 //! outboxes into the calendar switch by switch, in the order one thread would have stepped the
-//! switches, and then the NICs' events. The calendar then holds exactly what a one-thread run
+//! switches, while the run's thread ejects and steps the NICs; after the barrier that ends the
+//! cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run
 //! puts there, in the same order, so every later draw of a random number, every tie and every
 //! sum is the same: the results depend neither on the number of threads nor on the split.
 
