@@ -8,6 +8,7 @@ Usage:
     python bench/bench.py --no-caminos    # hopsim only
     python bench/bench.py --no-hopsim     # CAMINOS only (e.g. before the engine builds)
     python bench/bench.py --list          # show the configs and exit
+    python bench/bench.py --repeat 3      # each hopsim measure 3 times, 1 and 2 threads alternated
 
 Method (docs/benchmarks.md explains it in full):
 
@@ -19,6 +20,10 @@ Method (docs/benchmarks.md explains it in full):
   so process start-up, Python import, network construction, the transient of
   the empty network filling up and the writing of results all cancel out; what
   is left is the cost of simulating `extra` cycles of the loaded network.
+* With --repeat N each hopsim pair of runs is made N times per thread count, the thread
+  counts alternated (1, 2, then 2, 1, ...) so that a change in the machine's load falls on
+  both; the table gives medians, the 2-thread speed-up as the median of the N ratios of
+  runs made next to each other, and each spread as min-max.
 * Memory: peak RSS of the long run, minus the peak RSS of a baseline child that
   starts the same program on a tiny network (Python + hopsim import, or the
   CAMINOS binary).  bytes/router = (peak - baseline) / switches.
@@ -403,6 +408,9 @@ class Measure:
     cpu_long: float | None = None
     wall: float | None = None  # wall seconds of the extra cycles (long run - short run)
     cycles_extra: int = 0
+    # With --repeat: every repeat's rate and wall time, in the order they were measured.
+    rates: list[float] = field(default_factory=list)
+    walls: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     error: str | None = None
@@ -454,6 +462,53 @@ def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, thre
     if met_l.get("deadlock"):
         m.notes.append("DEADLOCK reported by the engine")
     return m
+
+
+def median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+# The metrics that must be identical whatever the thread count or repeat (same seed).
+RESULT_KEYS = ("accepted_load", "packet_latency_mean", "hops_mean", "deadlock")
+
+
+def combine(ms: list[Measure]) -> Measure:
+    """One measure from repeats of the same config and thread count: medians of the rates
+    and wall times (each kept in `rates` / `walls`), the largest peak memory."""
+    ok = [m for m in ms if not m.error]
+    if not ok:
+        return ms[0]
+    first = ok[0]
+    out = Measure(cycles_extra=first.cycles_extra, info=dict(first.info), notes=list(first.notes))
+    rates = [m.rate for m in ok if m.rate]
+    walls = [m.wall for m in ok if m.wall]
+    out.rates, out.walls = rates, walls
+    out.rate = median(rates) if rates else None
+    phits = [m.phits_per_s for m in ok if m.phits_per_s]
+    out.phits_per_s = median(phits) if phits else None
+    out.wall = median(walls) if walls else None
+    out.cpu_short = median([m.cpu_short for m in ok])
+    out.cpu_long = median([m.cpu_long for m in ok])
+    out.peak_mib = max(m.peak_mib for m in ok)
+    out.bytes_per_router = max(m.bytes_per_router for m in ok)
+    if any(tuple(m.info.get(k) for k in RESULT_KEYS) != tuple(first.info.get(k) for k in RESULT_KEYS) for m in ok):
+        out.notes.append("RESULTS DIFFER between repeats")
+    return out
+
+
+def speedups(one: Measure, h: Measure) -> list[float]:
+    """Wall time of the extra cycles on 1 thread over that on `h`'s threads, per repeat (runs
+    made next to each other are paired), or from the single pair of medians."""
+    if len(one.walls) == len(h.walls) and len(h.walls) > 1:
+        return [a / b for a, b in zip(one.walls, h.walls) if a and b]
+    return [one.wall / h.wall] if one.wall and h.wall else []
+
+
+def fmt_spread(xs: list[float], fmt) -> str:
+    """' (min-max)' of several values, nothing for one."""
+    return f" ({fmt(min(xs))}-{fmt(max(xs))})" if len(xs) > 1 else ""
 
 
 def measure_caminos(b: Bench, cyc: Cycles, binary: str, workdir: Path, baseline_kib: int,
@@ -518,8 +573,9 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
                 if h.error:
                     hcells = [f"error: {h.error[:60]}", "-", "-", "-", "-"]
                 else:
-                    speedup = one.wall / h.wall if one and one.wall and h.wall else None
-                    hcells = [fmt_rate(h.rate), fmt_rate(h.phits_per_s), "-" if speedup is None else f"{speedup:.2f}x",
+                    ups = [] if h is one else speedups(one, h) if one and not one.error else []
+                    speedup = "1.00x" if h is one else "-" if not ups else f"{median(ups):.2f}x" + fmt_spread(ups, lambda x: f"{x:.2f}")
+                    hcells = [fmt_rate(h.rate) + fmt_spread(h.rates, fmt_rate), fmt_rate(h.phits_per_s), speedup,
                               fmt_num(h.peak_mib), fmt_num(h.bytes_per_router, 0)]
             ccells = ["-"] * 3
             if c is not None:
@@ -583,6 +639,9 @@ def details(rows, baselines: dict, quick: bool) -> str:
             info = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in m.info.items() if v is not None)
             wall = [] if m.wall is None else [f"wall s of the extra cycles={m.wall:.3g}"]
+            if len(m.walls) > 1:
+                wall = [f"wall s of the extra cycles per repeat={', '.join(f'{w:.3g}' for w in m.walls)}",
+                        f"router-cycles/CPU-s per repeat={', '.join(fmt_rate(r) for r in m.rates)}"]
             notes = "; ".join(([m.error] if m.error else []) + m.notes + wall + ([info] if info else []))
             out.append(f"| {b.name} | {label} | {cyc.warmup} | {cyc.extra} | {fmt_num(m.cpu_short, 2)} | "
                        f"{fmt_num(m.cpu_long, 2)} | {notes} |")
@@ -603,6 +662,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--caminos", metavar="PATH", help="CAMINOS binary (default: caminos on PATH or ~/.cargo/bin/caminos)")
     ap.add_argument("--threads", type=int, action="append", metavar="N",
                     help="threads of one hopsim run (run.threads); repeatable (default: 1 and 2)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="measure hopsim N times per thread count, the counts alternated; medians and spreads (default 1)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md)")
     ap.add_argument("--list", action="store_true", help="list the configs and exit")
@@ -610,6 +671,9 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts = sorted(set(args.threads or [1, 2]))
     if thread_counts[0] < 1:
         print("--threads: must be at least 1", file=sys.stderr)
+        return 2
+    if args.repeat < 1:
+        print(f"--repeat: must be at least 1, not {args.repeat}", file=sys.stderr)
         return 2
 
     if args.list:
@@ -661,13 +725,29 @@ def main(argv: list[str] | None = None) -> int:
     for b in selected:
         hs: dict[int, Measure] = {}
         h = c = None
-        for threads in thread_counts if do_hopsim else []:
-            cyc = b.hopsim.quick() if args.quick else b.hopsim
-            print(f"[{b.name}] hopsim, {threads} thread(s): warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
-            h = hs[threads] = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, args.timeout)
-            print(f"[{b.name}] hopsim, {threads} thread(s): " + (f"error: {h.error}" if h.error else f"{fmt_rate(h.rate)} router-cycles/CPU-s"), flush=True)
-            if h.error:
+        runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
+        cyc = b.hopsim.quick() if args.quick else b.hopsim
+        for r in range(args.repeat if do_hopsim else 0):
+            # Alternate the order of the thread counts so a drift in the machine's load
+            # favours none of them.
+            for threads in thread_counts if r % 2 == 0 else thread_counts[::-1]:
+                print(f"[{b.name}] hopsim, {threads} thread(s), run {r + 1}/{args.repeat}: warmup {cyc.warmup}, "
+                      f"{cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
+                h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, args.timeout)
+                runs[threads].append(h)
+                print(f"[{b.name}] hopsim, {threads} thread(s): " + (f"error: {h.error}" if h.error else
+                      f"{fmt_rate(h.rate)} router-cycles/CPU-s, {fmt_num(h.wall, 2)} s wall"), flush=True)
+                if h.error:
+                    break
+            if h is not None and h.error:
                 break
+        hs = {t: combine(ms) for t, ms in runs.items() if ms}
+        if hs and not any(m.error for m in hs.values()):
+            results = {tuple(m.info.get(k) for k in RESULT_KEYS) for m in hs.values()}
+            if len(results) > 1:
+                print(f"[{b.name}] RESULTS DIFFER between thread counts: {results}", flush=True)
+                for m in hs.values():
+                    m.notes.append("RESULTS DIFFER between thread counts")
         if do_caminos and b.caminos_cfg and b.caminos and not (h is not None and h.error):
             cyc = b.caminos.quick() if args.quick else b.caminos
             print(f"[{b.name}] CAMINOS: warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
@@ -683,7 +763,10 @@ def main(argv: list[str] | None = None) -> int:
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     mode = "quick (rough numbers)" if args.quick else "full"
     md = [f"# hopsim benchmark, {stamp}", "",
-          f"Machine: {machine_description()}.", f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}.", "",
+          f"Machine: {machine_description()}.",
+          f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}; each measured {args.repeat} time(s)"
+          + (" (medians, min-max in parentheses; speed-up: median of the ratios of runs made next to each other)" if args.repeat > 1 else "")
+          + ".", "",
           markdown_table(HEADER, trows), "", "## Details", "", details(rows, baselines, args.quick)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(md))

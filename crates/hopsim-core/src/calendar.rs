@@ -89,7 +89,11 @@ pub struct Calendar {
     /// them: 4 bytes per switch and per server less to keep.
     router_at: Vec<u32>,
     nic_at: Vec<u32>,
+    /// Entries in the events' and switches' wheels, and in the NICs' wheel: counted apart
+    /// because a partitioned run fills the first two on one thread while another steps the
+    /// NICs (engine/parallel.rs), so no field is written by both.
     pending: usize,
+    pending_nics: usize,
 }
 
 impl Calendar {
@@ -103,6 +107,7 @@ impl Calendar {
             router_at: vec![UNSET; switches],
             nic_at: vec![UNSET; servers],
             pending: 0,
+            pending_nics: 0,
         }
     }
 
@@ -124,7 +129,7 @@ impl Calendar {
 
     #[inline]
     pub fn wake_nic(&mut self, server: usize, at: u64) {
-        self.pending += wake(&mut self.nic_at, &mut self.nics, self.mask, server, at);
+        self.pending_nics += wake(&mut self.nic_at, &mut self.nics, self.mask, server, at);
     }
 
     /// Events of cycle `now`; the caller hands the vector back with `return_events`.
@@ -163,7 +168,7 @@ impl Calendar {
 
     pub fn take_nics(&mut self, now: u64, out: &mut Vec<u32>) {
         let slot = &mut self.nics[(now & self.mask) as usize];
-        self.pending -= slot.len();
+        self.pending_nics -= slot.len();
         out.clear();
         for s in slot.drain(..) {
             if self.nic_at[s as usize] as u64 == now {
@@ -175,7 +180,7 @@ impl Calendar {
 
     /// Nothing is scheduled: the network is idle until the next packet is generated.
     pub fn is_idle(&self) -> bool {
-        self.pending == 0
+        self.pending == 0 && self.pending_nics == 0
     }
 
     /// All events still waiting, for the conservation checks at the end of a run.

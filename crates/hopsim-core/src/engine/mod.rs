@@ -404,11 +404,13 @@ impl Simulation {
         let (mut finished, mut ahead) = (false, false);
         let sim: *mut Simulation = self;
         let to_deliver = if deliver_apart { events } else { &[] };
-        let job = team.cycle(sim, now, measuring, to_deliver, |job| {
+        team.cycle(sim, now, measuring, to_deliver, |job| {
             // SAFETY: the other threads reach only their switches, the switches' random
-            // streams and the packets their switches hold (engine/parallel.rs); what follows
-            // reaches the calendar, NICs, servers, statistics and workload, and packets no
-            // switch holds (the arena does not grow: `overlap`).
+            // streams and the packets their switches hold, and, after this thread's own
+            // steps, the calendar's events' and switches' wheels (engine/parallel.rs); what
+            // follows reaches the calendar (those wheels only before `step_own`), NICs,
+            // servers, statistics and workload, and packets no switch holds (the arena does
+            // not grow: `overlap`).
             let me = unsafe { &mut *sim };
             for ev in to_deliver {
                 me.wake_switch(now, *ev);
@@ -429,7 +431,7 @@ impl Simulation {
                 }
             }
         });
-        team.merge(self, &job, visit);
+        team.add_counters(self);
         if overlap {
             for (at, ev) in std::mem::take(&mut self.nic_events) {
                 self.cal.schedule(at, now, ev);

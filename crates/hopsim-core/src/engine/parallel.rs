@@ -9,9 +9,10 @@
 //! fewer switches to make up for it (the split follows the measured balance each cycle).
 //!
 //! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
-//! its thread's outbox, and at the barrier that ends the cycle the run's thread copies the
+//! its thread's outbox. Once every thread has stepped its switches, thread 1 copies the
 //! outboxes into the calendar switch by switch, in the order one thread would have stepped the
-//! switches, and then the NICs' events. The calendar then holds exactly what a one-thread run
+//! switches, while the run's thread ejects and steps the NICs; after the barrier that ends the
+//! cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run
 //! puts there, in the same order, so every later draw of a random number, every tie and every
 //! sum is the same: the results depend neither on the number of threads nor on the split.
 
@@ -129,13 +130,32 @@ impl Schedule for Outbox {
     }
 }
 
-/// One thread's working state.
+/// One thread's working state. Aligned to two cache lines (a line and its prefetched
+/// pair) so that no line holds two threads' lanes: every step writes its lane's scratch
+/// lengths and counters, and a line shared with the next lane would move between the cores
+/// at each of them.
 #[derive(Default)]
+#[repr(align(128))]
 struct Lane {
     scratch: Scratch,
     out: Outbox,
+    /// The switches of the cycle's list this thread owns, in the list's order, so that
+    /// prefetching can look ahead among them as one thread does among all.
+    mine: Vec<u32>,
     last_progress: u64,
     phit_hops: u64,
+}
+
+/// A value alone on its cache lines: what one thread writes during a cycle (the gate's
+/// counters, the published cycle) is not beside what the others read in a loop.
+#[repr(align(128))]
+struct Alone<T>(T);
+
+impl<T> std::ops::Deref for Alone<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -228,13 +248,16 @@ pub struct Team {
     part: Partition,
     /// Where thread 0's switches end this cycle (`Partition::with_first_end`).
     first_end: AtomicUsize,
-    gate: Gate,
+    gate: Alone<Gate>,
     job: UnsafeCell<Job>,
     lanes: Vec<UnsafeCell<Lane>>,
     /// The switches to step this cycle, in the one-thread order, and the `Job::seq` of the
     /// cycle they belong to once they are there.
     visit: UnsafeCell<*const [u32]>,
-    published: AtomicU64,
+    published: Alone<AtomicU64>,
+    /// Switch steps finished: each thread adds one per cycle once its switches are stepped,
+    /// so cycle `seq` has all of them when this reaches `seq * threads`.
+    stepped: Alone<AtomicU64>,
     failed: AtomicBool,
     stopped: AtomicBool,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -247,17 +270,20 @@ pub struct Team {
 unsafe impl Sync for Team {}
 
 impl Team {
+    /// A team of `part.threads()` threads, at least two (one thread needs no team).
     pub fn new(part: Partition) -> Self {
+        assert!(part.threads() >= 2, "a team has at least two threads");
         let no_events: *const [Event] = &[];
         let no_visit: *const [u32] = &[];
         Team {
             part,
             first_end: AtomicUsize::new(part.first_end),
-            gate: Gate::new(part.threads()),
+            gate: Alone(Gate::new(part.threads())),
             job: UnsafeCell::new(Job { phase: Phase::Stop, seq: 0, now: 0, measuring: false, part, sim: std::ptr::null_mut(), events: no_events }),
             lanes: (0..part.threads()).map(|_| UnsafeCell::new(Lane::default())).collect(),
             visit: UnsafeCell::new(no_visit),
-            published: AtomicU64::new(0),
+            published: Alone(AtomicU64::new(0)),
+            stepped: Alone(AtomicU64::new(0)),
             failed: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -284,6 +310,10 @@ impl Team {
                 // SAFETY: during a cycle lane `t` belongs to thread `t` alone.
                 self.step_part(t, &job, unsafe { &mut *self.lanes[t].get() }, visit);
             });
+            self.stepped.fetch_add(1, Ordering::Release);
+            if t == Self::MERGER {
+                self.guarded(|| self.merge_steps(&job));
+            }
             self.gate.wait();
         }
     }
@@ -321,8 +351,9 @@ impl Team {
     /// switches, wait for the switches to step (`publish`) and step theirs, while this
     /// thread does `run_thread`, which must call `publish`, `deliver_own` (if there are
     /// events) and `step_own`, in that order, and may do anything the other threads do not
-    /// touch (engine/mod.rs says what). Returns the cycle's job, for `merge`.
-    pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) -> Job {
+    /// touch (engine/mod.rs says what). When it returns, what the switches sent is in the
+    /// calendar (`merge_steps`) and the threads' counters wait for `add_counters`.
+    pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) {
         // SAFETY: the other threads wait at the gate until it opens.
         let job = unsafe {
             let j = &mut *self.job.get();
@@ -344,7 +375,6 @@ impl Team {
             let p = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
             resume_unwind(p.unwrap_or_else(|| Box::new("a thread of the run failed")));
         }
-        job
     }
 
     /// Thread 0 has the run's own work besides its switches: when it reaches the end of a
@@ -363,10 +393,13 @@ impl Team {
         self.deliver_part(0, job);
     }
 
-    /// Step thread 0's switches of `visit` (from `run_thread`, after `publish`).
+    /// Step thread 0's switches of `visit` (from `run_thread`, after `publish`). From then
+    /// on until the cycle ends the run's thread must not touch the events' or the switches'
+    /// wheel of the calendar: `MERGER` fills them meanwhile.
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
         // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
         self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
+        self.stepped.fetch_add(1, Ordering::Release);
     }
 
     /// Hand the cycle's switches to step, in the one-thread order, to the other threads
@@ -393,7 +426,8 @@ impl Team {
         unsafe { &**self.visit.get() }
     }
 
-    /// Step the switches of `visit` that thread `t` owns, in `visit`'s order.
+    /// Step the switches of `visit` that thread `t` owns, in `visit`'s order, prefetching
+    /// ahead among them as one thread does among all (`Routers::prefetch_visits`).
     fn step_part(&self, t: usize, job: &Job, lane: &mut Lane, visit: &[u32]) {
         let sim = job.sim;
         lane.out.clear(job.now);
@@ -402,56 +436,95 @@ impl Team {
         // heads those switches hold; what it reaches of the rest is read-only during the
         // cycle. The run's thread touches nothing of that (engine/mod.rs, `cycle_on_team`).
         let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
-        let Lane { scratch, out, last_progress, phit_hops } = lane;
+        let Lane { scratch, out, mine, last_progress, phit_hops } = lane;
+        mine.clear();
+        mine.extend(visit.iter().copied().filter(|&s| job.part.owner(s as usize) == t));
         let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
-        let mut mine = visit.iter().map(|&s| s as usize).filter(|&s| job.part.owner(s) == t).peekable();
-        while let Some(s) = mine.next() {
-            if let Some(&next) = mine.peek() {
-                cx.routers.prefetch_owned_next(next);
-            }
-            router::step(s, job.now, &mut cx);
+        for (i, &s) in mine.iter().enumerate() {
+            cx.routers.prefetch_visits(mine, i, cx.packets);
+            router::step(s as usize, job.now, &mut cx);
             cx.cal.end_step();
         }
     }
 
     /// Deliver the arrivals and credits of the cycle to the switches thread `t` owns, in the
-    /// calendar's order; their wake-ups and everything else are the run thread's.
+    /// calendar's order; their wake-ups and everything else are the run thread's. The lines
+    /// an event touches are asked for `PREFETCH_EVENTS_AHEAD` of the thread's events ahead,
+    /// as one thread does (engine/mod.rs, `cycle_alone`).
     fn deliver_part(&self, t: usize, job: &Job) {
-        // SAFETY: as in `step_part`: an arrival reaches its own switch's input buffer and
-        // random stream and the packet whose head arrives, a credit its own switch's VC.
         let events = unsafe { &*job.events };
-        for ev in events {
-            match *ev {
-                Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } if job.part.owner(switch as usize) == t => unsafe {
-                    super::to_switch(job.sim, job.now, *ev)
-                },
-                _ => {}
+        let owned = |ev: &&Event| match **ev {
+            Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => job.part.owner(switch as usize) == t,
+            _ => false,
+        };
+        let sim = job.sim;
+        let mut ahead = events.iter().filter(owned);
+        let prefetch = |ev: &Event| {
+            // SAFETY: reads addresses of this thread's switches' records and of the packets
+            // arriving at them; the references end before `to_switch` writes.
+            unsafe { (*sim).routers.prefetch_event(ev, &(*sim).packets) }
+        };
+        for ev in ahead.by_ref().take(router::PREFETCH_EVENTS_AHEAD) {
+            prefetch(ev);
+        }
+        for ev in events.iter().filter(owned) {
+            if let Some(next) = ahead.next() {
+                prefetch(next);
             }
+            // SAFETY: as in `step_part`: an arrival reaches its own switch's input buffer and
+            // random stream and the packet whose head arrives, a credit its own switch's VC.
+            unsafe { super::to_switch(sim, job.now, *ev) };
         }
     }
 
-    /// After `cycle`: put what the switches of `visit` sent into the calendar in `visit`'s
-    /// order, and add up the threads' counters.
-    pub fn merge(&self, sim: &mut Simulation, job: &Job, visit: &[u32]) {
+    /// The thread that, once every thread's switches are stepped, puts what they sent into
+    /// the calendar, while the run's thread does its own work of the cycle (ejection, NICs).
+    const MERGER: usize = 1;
+
+    /// Put what the switches of the cycle's list sent into the calendar in the list's order
+    /// (on `MERGER`, once every thread has stepped its switches). Touches only the events'
+    /// and the switches' wheels, which the run's thread leaves alone after its own steps.
+    fn merge_steps(&self, job: &Job) {
+        let all = job.seq * self.threads() as u64;
+        let mut spins = 0u32;
+        while self.stepped.load(Ordering::Acquire) < all {
+            if self.failed.load(Ordering::Relaxed) {
+                return;
+            }
+            if spins < 1 << 14 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        // SAFETY: every thread has stepped its switches and leaves its outbox until the
+        // cycle ends; the calendar's events' and switches' wheels are this thread's until then
+        // (`step_own`), and the list of switches is unchanged until the cycle ends.
+        let (cal, visit) = unsafe { (&mut (*job.sim).cal, &**self.visit.get()) };
         let now = job.now;
         let mut cursor = vec![(0usize, 0usize); self.threads()];
         for &s in visit {
             let t = job.part.owner(s as usize);
-            // SAFETY: the cycle is over; the other threads wait at the gate.
-            let lane = unsafe { &mut *self.lanes[t].get() };
+            // SAFETY: as above.
+            let lane = unsafe { &*self.lanes[t].get() };
             let (step, from) = &mut cursor[t];
             let (end, wake) = lane.out.steps[*step];
             for &(at, ev) in &lane.out.events[*from..end as usize] {
-                sim.cal.schedule(at, now, ev);
+                cal.schedule(at, now, ev);
             }
             *step += 1;
             *from = end as usize;
             if wake != Outbox::NO_WAKE {
-                sim.cal.wake_router(s as usize, now + wake as u64);
+                cal.wake_router(s as usize, now + wake as u64);
             }
         }
+    }
+
+    /// After `cycle`: add up the threads' counters.
+    pub fn add_counters(&self, sim: &mut Simulation) {
         for lane in &self.lanes {
-            // SAFETY: as above.
+            // SAFETY: the cycle is over; the other threads wait at the gate.
             let lane = unsafe { &mut *lane.get() };
             sim.phit_hops += std::mem::take(&mut lane.phit_hops);
             sim.last_progress = sim.last_progress.max(lane.last_progress);

@@ -341,15 +341,6 @@ impl Routers {
         }
     }
 
-    /// What a thread of a partitioned run asks for before a step: the ports and VCs of the
-    /// next switch it owns, unless the network is small enough that prefetching only adds
-    /// work (`Prefetch::None`, as `prefetch_visits` decides for one thread).
-    pub fn prefetch_owned_next(&self, next: usize) {
-        if self.prefetch != Prefetch::None {
-            self.prefetch_switch(next);
-        }
-    }
-
     /// The packets at the front of `switch`'s input VCs that VC allocation may look at (the
     /// heads of marked ports without an output VC, not waiting).
     fn prefetch_heads(&self, switch: usize, packets: &Arena) {
