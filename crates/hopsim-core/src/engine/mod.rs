@@ -504,22 +504,20 @@ impl Simulation {
         }
     }
 
+    /// An event for a switch (`to_switch`, then its wake-up) or for a server: the two kinds
+    /// share nothing, so a switch's event never enters the servers' part.
     fn deliver(&mut self, now: u64, ev: Event) {
         if let Event::FlitArrive { .. } | Event::Credit { .. } = ev {
             // SAFETY: `self` is borrowed uniquely for the call.
             unsafe { to_switch(self, now, ev) };
+            self.wake_switch(now, ev);
+        } else {
+            self.deliver_to_server(now, ev);
         }
-        self.deliver_rest(now, ev);
-    }
-
-    /// What delivering `ev` does beyond its switch's own state (`to_switch`): wake-ups,
-    /// progress, and everything about NICs and servers.
-    fn deliver_rest(&mut self, now: u64, ev: Event) {
-        self.wake_switch(now, ev);
-        self.deliver_to_server(now, ev);
     }
 
     /// The switch an arrival or a credit reaches is stepped (the switches' wheel).
+    #[inline]
     fn wake_switch(&mut self, now: u64, ev: Event) {
         match ev {
             Event::FlitArrive { switch, .. } => {

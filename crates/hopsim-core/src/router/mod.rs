@@ -267,7 +267,7 @@ impl Routers {
 
     /// Output VC `gov` of `switch` freed space or was released: its waiting heads may now win
     /// it. A head may be woken by a VC it no longer waits for; it then merely looks again.
-    #[inline]
+    #[inline(never)]
     pub fn wake_waiters(&mut self, switch: usize, gov: usize) {
         if !std::mem::take(&mut self.vc[gov].waited_on) {
             return;
@@ -317,7 +317,17 @@ impl Routers {
     /// The packets need the next switch's VCs, asked for one step earlier, so reading them
     /// now rarely waits; a torus switch has one head or two, too few to overlap their own
     /// misses within its step.
+    #[inline(always)]
     pub fn prefetch_visits(&self, visit: &[u32], i: usize, packets: &Arena) {
+        // Tested here, inlined into the engine's loop: most networks that run long are small
+        // enough to prefetch nothing, and a call per step only to return costs 1 % there.
+        if self.prefetch != Prefetch::None {
+            self.prefetch_visits_far(visit, i, packets);
+        }
+    }
+
+    #[inline(never)]
+    fn prefetch_visits_far(&self, visit: &[u32], i: usize, packets: &Arena) {
         match self.prefetch {
             Prefetch::None => return,
             Prefetch::Next => {

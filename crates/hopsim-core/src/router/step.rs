@@ -68,10 +68,31 @@ const NONE: u32 = u32::MAX;
 #[inline]
 pub fn step<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     let mut wake = NEVER;
-    link_stage(switch, now, cx, &mut wake);
-    allocation_stage(switch, now, cx, &mut wake);
+    let at = At::new(cx.routers, switch);
+    link_stage(at, now, cx, &mut wake);
+    allocation_stage(at, now, cx, &mut wake);
     if wake != NEVER {
         cx.cal.wake_router(switch, wake);
+    }
+}
+
+/// Where the stepped switch's records are: read once per step rather than by every stage.
+#[derive(Clone, Copy)]
+struct At {
+    switch: usize,
+    /// The switch's first global port, and its number of ports.
+    base: usize,
+    nports: usize,
+    /// Its words of the port bit sets (`Routers::port_words` from `first_word`).
+    first_word: usize,
+    words: usize,
+}
+
+impl At {
+    #[inline(always)]
+    fn new(r: &Routers, switch: usize) -> Self {
+        let (base, end) = (r.port_base[switch] as usize, r.port_base[switch + 1] as usize);
+        At { switch, base, nports: end - base, first_word: switch * r.port_words, words: r.port_words }
     }
 }
 
@@ -93,16 +114,15 @@ fn note(wake: &mut u64, t: u64) {
 }
 
 #[inline]
-fn link_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    let (base, words) = (cx.routers.port_base[switch] as usize, cx.routers.port_words);
+fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     // Only ports with a flit in a buffer or on the link (`busy_ports`): the others have
     // nothing to send or release. Sending changes no bit of the set.
-    for (k, w) in (switch * words..(switch + 1) * words).enumerate() {
-        let mut busy = cx.routers.busy_ports[w];
+    for k in 0..at.words {
+        let mut busy = cx.routers.busy_ports[at.first_word + k];
         while busy != 0 {
-            let gp = base + k * 64 + busy.trailing_zeros() as usize;
+            let gp = at.base + k * 64 + busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            link_port(switch, gp, now, cx, wake);
+            link_port(at.switch, gp, now, cx, wake);
         }
     }
 }
@@ -181,9 +201,9 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
 }
 
 #[inline]
-fn allocation_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    vc_allocation(switch, now, cx, wake);
-    switch_allocation(switch, now, cx, wake);
+fn allocation_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+    vc_allocation(at, now, cx, wake);
+    switch_allocation(at, now, cx, wake);
 }
 
 /// Separable VC allocation: every input VC whose head has no output VC yet asks for the best
@@ -192,27 +212,31 @@ fn allocation_stage<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, w
 /// crossbar, so a packet that waits for buffer space keeps its turn instead of losing it to
 /// whichever input happens to be free when the space appears.
 #[inline]
-fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
-    let base = r.port_base[switch] as usize;
-    let nports = r.port_base[switch + 1] as usize - base;
-    let slots = nports * vcs;
+    let (switch, base) = (at.switch, at.base);
+    let slots = at.nports * vcs;
     let sc = &mut *cx.scratch;
+    sc.heads.clear();
+    for k in 0..at.words {
+        let w = at.first_word + k;
+        let mut marked = r.va_ports[w];
+        while marked != 0 {
+            let ip = k * 64 + marked.trailing_zeros() as usize;
+            marked &= marked - 1;
+            ready_heads(base, ip, w, now, r, cx.packets, sc, wake);
+        }
+    }
+    // Most steps have no head to allocate: they stop here.
+    if sc.heads.is_empty() {
+        return;
+    }
     sc.requests.clear();
     if sc.best.len() < slots {
         sc.best.resize(slots, NONE);
     }
     let rng = &mut cx.switch_rng[switch];
-    sc.heads.clear();
-    for (k, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
-        let mut marked = r.va_ports[w];
-        while marked != 0 {
-            let ip = k * 64 + marked.trailing_zeros() as usize;
-            marked &= marked - 1;
-            ready_heads(switch, ip, w, now, r, cx.packets, sc, wake);
-        }
-    }
     for i in 0..sc.heads.len() {
         vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng);
     }
@@ -246,9 +270,9 @@ fn vc_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake
 /// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn ready_heads(switch: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
+fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
     let vcs = r.vcs;
-    let gp = r.port_base[switch] as usize + ip;
+    let gp = base + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
     // grants). Heads that found every VC they may use taken wait, untouched, until one of
     // those VCs changes: at saturation most heads of a high-radix switch wait.
@@ -311,16 +335,19 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
 /// whose flit fits in its output VC's buffer; each output port grants one input port,
 /// round-robin starting after its last winner.
 #[inline]
-fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     let prm = cx.params;
-    let base = r.port_base[switch] as usize;
-    let nports = r.port_base[switch + 1] as usize - base;
+    let (switch, base, nports) = (at.switch, at.base, at.nports);
     let sc = &mut *cx.scratch;
     sc.requests.clear();
+    if sc.best.len() < nports {
+        sc.best.resize(nports, NONE);
+    }
 
-    for (word, w) in (switch * r.port_words..(switch + 1) * r.port_words).enumerate() {
+    for word in 0..at.words {
+        let w = at.first_word + word;
         let mut busy = r.busy_ports[w];
         while busy != 0 {
             let ip = word * 64 + busy.trailing_zeros() as usize;
@@ -393,7 +420,7 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
             continue;
         }
         let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
-        grant(r, cx.packets, cx.cal, prm, switch, now, rq, wake, waiting);
+        grant(r, cx.packets, cx.cal, prm, at, now, rq, wake, waiting);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
@@ -402,11 +429,12 @@ fn switch_allocation<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>, 
 
 /// Output VC `gov` changed: wake the heads waiting for it if one of them may now take it.
 /// While it is owned or full they would only fail again; the change that ends that wakes
-/// them then.
-#[inline]
+/// them then. Always inlined: every release and every tail calls it, and it mostly returns
+/// at once (nobody waits), which costs less than the call.
+#[inline(always)]
 fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
     let q = &r.vc[gov];
-    if !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits(prm.min_packet_phits) as u32 {
+    if q.waited_on && !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits(prm.min_packet_phits) as u32 {
         r.wake_waiters(switch, gov);
     }
 }
@@ -468,9 +496,9 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &Params, switch: usize, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
+fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &Params, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
     let vcs = r.vcs;
-    let base = r.port_base[switch] as usize;
+    let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
     let e = r.vc[gvi].input.pop(&r.in_store[vc_slots(gvi, r.in_slots)]);
@@ -488,7 +516,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.ports[gi].xbar_in_free = (now + xbar) as u32;
     r.ports[go].xbar_out_free = (now + xbar) as u32;
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
-    r.ports[go].rr_out = wrap(rq.in_port as usize + 1, r.num_ports(switch)) as u16;
+    r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
     note(wake, now + xbar);
     note(wake, link_may_start);
 

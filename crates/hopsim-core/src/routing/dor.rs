@@ -1,17 +1,19 @@
 //! Dimension-order routing: correct dimension 0 first, then 1, ...; minimal in each ring.
 
 use super::{dor_hop, Candidates, RouteCtx, RouteState, Routing};
-use crate::topology::Topology;
+use crate::topology::{Cartesian, Topology};
 use std::sync::Arc;
 
 pub struct Dor {
     topo: Arc<dyn Topology>,
+    /// The topology's grid, kept here: every head's route reads it.
+    grid: Cartesian,
 }
 
 impl Dor {
     pub fn new(topo: Arc<dyn Topology>) -> Option<Self> {
-        topo.cartesian()?;
-        Some(Dor { topo })
+        let grid = topo.cartesian()?.clone();
+        Some(Dor { topo, grid })
     }
 }
 
@@ -21,8 +23,7 @@ impl Routing for Dor {
     }
 
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
-        let grid = self.topo.cartesian().expect("checked in new");
-        if let Some(hop) = dor_hop(grid, cx.switch, state.dst_switch as usize, state.tie_dirs) {
+        if let Some(hop) = dor_hop(&self.grid, cx.switch, state.dst_switch as usize, state.tie_dirs) {
             out.push(hop, 0);
         }
     }

@@ -210,12 +210,26 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
 }
 
 /// The DOR hop from `cur` towards `target` (lowest dimension not yet corrected), if any.
+/// Every head's route on a torus or mesh passes here: the coordinates are peeled off one
+/// dimension at a time (one 32-bit division gives a coordinate and the rest), and the
+/// dimensions above the first one left to correct are never looked at.
 #[inline]
 pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie_dirs: u32) -> Option<Hop> {
-    (0..grid.n()).find(|&dim| grid.coord(cur, dim) != grid.coord(target, dim)).map(|dim| {
-        let dir = grid_direction(grid, cur, target, dim, tie_dirs);
-        grid_hop(grid, cur, target, dim, dir)
-    })
+    let (mut a, mut b) = (cur as u32, target as u32);
+    for (dim, &k) in grid.dims.iter().enumerate() {
+        if a == b {
+            return None; // every coordinate from `dim` up is equal
+        }
+        let k = k as u32;
+        let (c, d) = (a % k, b % k);
+        if c != d {
+            let dir = ring_direction(grid.wrap, k, c, d, dim, tie_dirs);
+            return Some(ring_hop(grid.wrap, k, c, d, dim, dir));
+        }
+        a /= k;
+        b /= k;
+    }
+    None
 }
 
 /// Move to the second phase when a packet reaches its intermediate switch: a fresh set of
@@ -257,29 +271,48 @@ pub fn two_phase_dor(grid: &crate::topology::Cartesian, switch: usize, state: &m
 /// packet's tie choice when the destination is exactly half-way round a ring.
 #[inline]
 pub fn grid_direction(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: usize, tie_dirs: u32) -> i8 {
-    let off = grid.offset(cur, dst, dim);
-    if grid.is_tie(cur, dst, dim) {
-        if tie_dirs >> (dim % 32) & 1 == 1 {
-            -1
-        } else {
-            1
+    let (c, d) = (grid.coord(cur, dim) as u32, grid.coord(dst, dim) as u32);
+    ring_direction(grid.wrap, grid.dims[dim] as u32, c, d, dim, tie_dirs)
+}
+
+/// The hop one step along `dim` in `dir` on a grid.
+#[inline]
+pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: usize, dir: i8) -> Hop {
+    let (c, d) = (grid.coord(cur, dim) as u32, grid.coord(dst, dim) as u32);
+    ring_hop(grid.wrap, grid.dims[dim] as u32, c, d, dim, dir)
+}
+
+/// `grid_direction` from coordinates `c` (here) and `d` (the target) along a dimension of `k`
+/// switches: the shorter way round a ring (the positive one when `d` is ahead by at most
+/// half of it), the tie bit's way when exactly half-way, the only way on a mesh; -1 when
+/// there is nothing to correct (`c == d`), as the signed offset's sign says.
+#[inline(always)]
+fn ring_direction(wrap: bool, k: u32, c: u32, d: u32, dim: usize, tie_dirs: u32) -> i8 {
+    let positive = if wrap {
+        let ahead = if d >= c { d - c } else { d + k - c };
+        if ahead * 2 == k {
+            return if tie_dirs >> (dim % 32) & 1 == 1 { -1 } else { 1 };
         }
-    } else if off > 0 {
+        ahead != 0 && ahead * 2 < k
+    } else {
+        d > c
+    };
+    if positive {
         1
     } else {
         -1
     }
 }
 
-/// The hop one step along `dim` in `dir` on a grid.
-#[inline]
-pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: usize, dir: i8) -> Hop {
-    let (c, d) = (grid.coord(cur, dim), grid.coord(dst, dim));
+/// `grid_hop` from coordinates `c` (here) and `d` (the target) along a dimension of `k`.
+#[inline(always)]
+fn ring_hop(wrap: bool, k: u32, c: u32, d: u32, dim: usize, dir: i8) -> Hop {
+    let up = dir > 0;
     Hop {
         port: crate::topology::Cartesian::port(dim, dir) as u16,
         dim: dim as u8,
-        wraps: grid.wraps(cur, dim, dir),
-        wrap_ahead: grid.wrap && ((dir > 0 && c > d) || (dir < 0 && c < d)),
+        wraps: wrap && if up { c + 1 == k } else { c == 0 },
+        wrap_ahead: wrap && if up { c > d } else { c < d },
         class: 0,
         eject: false,
         escape: false,
@@ -288,6 +321,64 @@ pub fn grid_hop(grid: &crate::topology::Cartesian, cur: usize, dst: usize, dim: 
 
 #[cfg(test)]
 mod tests {
+    use crate::topology::Cartesian;
+
+    /// The DOR hop as `Cartesian` defines it, dimension by dimension from full coordinates.
+    fn dor_hop_by_definition(grid: &Cartesian, cur: usize, dst: usize, tie_dirs: u32) -> Option<super::Hop> {
+        let dim = (0..grid.n()).find(|&dim| grid.coord(cur, dim) != grid.coord(dst, dim))?;
+        let off = grid.offset(cur, dst, dim);
+        let dir = if grid.is_tie(cur, dst, dim) {
+            if tie_dirs >> dim & 1 == 1 {
+                -1
+            } else {
+                1
+            }
+        } else if off > 0 {
+            1
+        } else {
+            -1
+        };
+        let (c, d) = (grid.coord(cur, dim), grid.coord(dst, dim));
+        Some(super::Hop {
+            port: Cartesian::port(dim, dir) as u16,
+            dim: dim as u8,
+            wraps: grid.wraps(cur, dim, dir),
+            wrap_ahead: grid.wrap && ((dir > 0 && c > d) || (dir < 0 && c < d)),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn dor_hop_matches_the_grid_definition() {
+        for (dims, wrap) in [(vec![8, 8], true), (vec![5, 4, 3], true), (vec![4, 6], false), (vec![3, 1, 2, 2], true), (vec![7], false)] {
+            let grid = Cartesian::new(dims, wrap);
+            for cur in 0..grid.size() {
+                for dst in 0..grid.size() {
+                    for tie_dirs in [0, 1, 2, 5, u32::MAX] {
+                        let fast = super::dor_hop(&grid, cur, dst, tie_dirs);
+                        let slow = dor_hop_by_definition(&grid, cur, dst, tie_dirs);
+                        assert_eq!(fast.map(|h| (h.port, h.dim, h.wraps, h.wrap_ahead)), slow.map(|h| (h.port, h.dim, h.wraps, h.wrap_ahead)), "{:?} wrap {wrap}: {cur} -> {dst}, ties {tie_dirs:b}", grid.dims);
+                        for dim in 0..grid.n() {
+                            let off = grid.offset(cur, dst, dim);
+                            let want = if grid.is_tie(cur, dst, dim) { if tie_dirs >> dim & 1 == 1 { -1 } else { 1 } } else if off > 0 { 1 } else { -1 };
+                            assert_eq!(super::grid_direction(&grid, cur, dst, dim, tie_dirs), want);
+                            for dir in [1, -1] {
+                                let g = super::grid_hop(&grid, cur, dst, dim, dir);
+                                let (c, d) = (grid.coord(cur, dim), grid.coord(dst, dim));
+                                assert_eq!((g.wraps, g.wrap_ahead), (grid.wraps(cur, dim, dir), grid.wrap && ((dir > 0 && c > d) || (dir < 0 && c < d))));
+                            }
+                        }
+                        if let Some(h) = fast {
+                            let dir = if h.port % 2 == 0 { 1 } else { -1 };
+                            assert_eq!(super::grid_direction(&grid, cur, dst, h.dim as usize, tie_dirs), dir);
+                            let g = super::grid_hop(&grid, cur, dst, h.dim as usize, dir);
+                            assert_eq!((g.port, g.wraps, g.wrap_ahead), (h.port, h.wraps, h.wrap_ahead));
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn skipping_leaves_out_exactly_the_two_values() {
