@@ -241,6 +241,9 @@ def figures(full: bool) -> None:
         cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case", sort=False)}
         # A study still running has cases with some modes only: drawn once all three are in.
         cases = {c: modes for c, modes in cases.items() if set(MODES) <= set(modes)}
+        # In the study's order of cases (small to large), whatever order the runs were kept in.
+        order = [label for label, _, _ in REDUCED + FULL_EXTRA]
+        cases = dict(sorted(cases.items(), key=lambda item: order.index(item[0])))
         notes = {}
         for c in cases:
             r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")
