@@ -182,6 +182,12 @@ fn each_components_declared_keys_are_its_key_types_fields() {
     for m in hopsim_core::workload::motifs::MOTIFS {
         keys_match_their_type(&format!("motif {}", m.name), m.keys, (m.defaults)());
     }
+    // The keys every motif reads, against the fields of `jobs[].workload` (`motif` is
+    // required: given here, and declared as such).
+    let w: hopsim_core::spec::JobWorkloadSpec = serde_json::from_str(r#"{"motif": "barrier"}"#).unwrap();
+    let mut fields = serde_json::to_value(w).unwrap();
+    fields["motif"] = serde_json::Value::Null;
+    keys_match_their_type("jobs[].workload", hopsim_core::spec::JOB_WORKLOAD_KEYS, fields);
 }
 
 #[test]
