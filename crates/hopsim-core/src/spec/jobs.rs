@@ -5,6 +5,7 @@
 //! (`workload::jobs`), and those of a motif by the motif (`workload::motifs`); the ones
 //! here need only the file.
 
+use super::Key;
 use crate::error::{SpecError, SpecResult};
 use serde::{Deserialize, Serialize};
 
@@ -54,51 +55,37 @@ impl Default for AllocationSpec {
     }
 }
 
+/// `jobs[].workload`: the keys every motif reads, and the motifs' own keys as written. The
+/// motifs and their keys are the workload layer's (`workload::motifs::MOTIFS`, each motif's
+/// key type in its file), which reads and checks them: the spec cannot name the code it
+/// describes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct JobWorkloadSpec {
     /// A motif (`ping_pong`, `allreduce`, `alltoall`, `barrier`, `bcast`, `halo3d`,
     /// `sweep3d`) or `bernoulli` (open-loop traffic among the job's ranks).
     pub motif: String,
     #[serde(default = "ten")]
     pub iterations: u32,
-    /// Message size (`allreduce`: of the whole vector).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    /// `allreduce`: the vector's size in elements of `element_bytes` instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elements: Option<u64>,
-    #[serde(default = "eight")]
-    pub element_bytes: u64,
     /// Cycles of computation after each iteration's communication (`sweep3d`: per block).
     #[serde(default)]
     pub compute: u64,
-    /// `allreduce`: `ring` or `recursive_doubling`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub algorithm: Option<String>,
-    /// `halo3d`: ranks per dimension (3 numbers); `sweep3d`: 2 numbers. Default: as square
-    /// (cubic) as the rank count allows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grid: Option<Vec<usize>>,
-    /// `halo3d`, `sweep3d`: elements of each rank's subdomain per dimension (3 numbers),
-    /// which set the faces' sizes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<Vec<u64>>,
-    /// `sweep3d`: planes of the z dimension per wavefront step (Ember's `kba`).
-    #[serde(default = "one")]
-    pub block: u64,
-    /// `bcast`: the root rank.
-    #[serde(default)]
-    pub root: usize,
     /// End every iteration with a dissemination barrier among the job's ranks, as benchmark
     /// loops do: without it a rank done early (a bcast's root) starts the next iteration at
     /// once and successive iterations overlap.
     #[serde(default)]
     pub barrier: bool,
-    /// `bernoulli`: phits per rank per cycle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<f64>,
+    /// The motifs' own keys (`bytes`, `grid`, `root`, ...), as written.
+    #[serde(flatten, default)]
+    pub motif_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
+
+/// The `jobs[].workload` keys of every motif.
+pub const JOB_WORKLOAD_KEYS: &[Key] = &[
+    Key { name: "motif", default: "required", meaning: "what the job's ranks run" },
+    Key { name: "iterations", default: "10", meaning: "iterations of the motif" },
+    Key { name: "compute", default: "0", meaning: "cycles of computation after each iteration's communication" },
+    Key { name: "barrier", default: "false", meaning: "end every iteration with a barrier among the job's ranks" },
+];
 
 /// Application-aware routing (the paper's Algorithm 1).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -130,12 +117,6 @@ fn linear() -> String {
 fn ten() -> u32 {
     10
 }
-fn eight() -> u64 {
-    8
-}
-fn one() -> u64 {
-    1
-}
 fn four_kib() -> u64 {
     4096
 }
@@ -155,7 +136,7 @@ fn forget_after() -> u32 {
 impl JobSpec {
     /// Checks that need only the job's table, but not its motif (the motif's own are
     /// `workload::motifs::check`); `i` is its index in `jobs`.
-    pub fn validate(&self, i: usize, packet_bytes_given: bool) -> SpecResult<()> {
+    pub fn validate(&self, i: usize) -> SpecResult<()> {
         let key = |k: &str| format!("jobs[{i}].{k}");
         if self.ranks == 0 {
             return Err(SpecError::new(key("ranks"), 0, "must be at least 1"));
@@ -169,25 +150,6 @@ impl JobSpec {
         }
         if w.iterations == 0 {
             return Err(SpecError::new(key("workload.iterations"), 0, "must be at least 1"));
-        }
-        if let Some(b) = w.bytes {
-            if b == 0 || b > 1 << 36 {
-                return Err(SpecError::new(key("workload.bytes"), b, "must be between 1 and 2^36 bytes"));
-            }
-            if !packet_bytes_given {
-                return Err(SpecError::new(key("workload.bytes"), b, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
-            }
-        }
-        if w.bytes.is_some() && w.elements.is_some() {
-            return Err(SpecError::new(key("workload.elements"), w.elements.unwrap_or(0), "give either workload.bytes or workload.elements, not both"));
-        }
-        if w.block == 0 {
-            return Err(SpecError::new(key("workload.block"), 0, "must be at least 1 plane"));
-        }
-        if let Some(d) = &w.domain {
-            if d.len() != 3 || d.contains(&0) {
-                return Err(SpecError::new(key("workload.domain"), format!("{d:?}"), "3 positive element counts (x, y, z) per rank"));
-            }
         }
         let p = &self.app_aware;
         for (k, v) in [("latency_scale", p.latency_scale), ("stall_scale", p.stall_scale)] {
@@ -203,9 +165,9 @@ impl JobSpec {
 }
 
 /// Checks across the jobs.
-pub fn validate_jobs(jobs: &[JobSpec], packet_bytes_given: bool) -> SpecResult<()> {
+pub fn validate_jobs(jobs: &[JobSpec]) -> SpecResult<()> {
     for (i, j) in jobs.iter().enumerate() {
-        j.validate(i, packet_bytes_given)?;
+        j.validate(i)?;
         if jobs[..i].iter().any(|o| o.name == j.name) {
             return Err(SpecError::new(format!("jobs[{i}].name"), format!("{:?}", j.name), "each job needs its own name"));
         }

@@ -14,7 +14,7 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec};
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, JOB_WORKLOAD_KEYS};
 pub use keys::{defaults_of, keys_json, read_own_keys, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};

@@ -68,7 +68,7 @@ impl Spec {
         self.validate_load()?;
         self.nic.validate(self.packet.phits)?;
         self.validate_messages()?;
-        super::jobs::validate_jobs(&self.jobs, self.packet.bytes.is_some() || self.nic.kind() != super::ProtocolKind::None)?;
+        super::jobs::validate_jobs(&self.jobs)?;
         self.validate_traffic()?;
         self.validate_run()?;
         self.validate_nic()

@@ -49,7 +49,8 @@ struct Rank {
 /// What a job runs: a program per rank, or open-loop traffic.
 enum Work {
     Program(Box<dyn Motif>),
-    OpenLoop(Geometric),
+    /// Gaps between a rank's messages, and their size.
+    OpenLoop { gap: Geometric, bytes: u64 },
 }
 
 struct Job {
@@ -84,17 +85,17 @@ impl Job {
         if js.routing_mode.is_some() && spec.routing.algorithm != "aries" {
             return Err(SpecError::new(format!("jobs[{i}].routing_mode"), format!("{:?}", js.routing_mode.as_deref().unwrap_or("")), "routing modes need routing.algorithm = \"aries\""));
         }
-        let work = match super::motifs::build(js, i)? {
+        let work = match super::motifs::build(spec, i)? {
             Some(m) => Work::Program(m),
             None => {
-                let load = js.workload.load.expect("validated bernoulli load");
-                let phits = Jobs::message_phits(spec, js.workload.bytes.unwrap_or(8));
-                Work::OpenLoop(Geometric::new((load / phits as f64).min(1.0)).expect("load in (0, 1]"))
+                let (load, bytes) = super::motifs::open_loop(spec, i)?;
+                let phits = Jobs::message_phits(spec, bytes);
+                Work::OpenLoop { gap: Geometric::new((load / phits as f64).min(1.0)).expect("load in (0, 1]"), bytes }
             }
         };
         let adaptive = match &work {
             Work::Program(m) => m.adaptive_mode(),
-            Work::OpenLoop(_) => AriesMode::Adaptive,
+            Work::OpenLoop { .. } => AriesMode::Adaptive,
         };
         let ranks = (0..js.ranks)
             .map(|_| Rank { app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)), ..Default::default() })
@@ -161,7 +162,7 @@ impl Jobs {
             jobs.push(Job::new(spec, i, placed, groups)?);
         }
         let running = jobs.iter().filter(|j| !j.spec.background).count();
-        let endless = jobs.iter().any(|j| !j.spec.background && matches!(j.work, Work::OpenLoop(_)));
+        let endless = jobs.iter().any(|j| !j.spec.background && matches!(j.work, Work::OpenLoop { .. }));
         Ok(Jobs {
             jobs,
             owner,
@@ -288,7 +289,7 @@ impl Jobs {
             return;
         }
         let job = &self.jobs[j];
-        let Work::OpenLoop(gap) = &job.work else { unreachable!("only open-loop jobs send at random") };
+        let Work::OpenLoop { gap, bytes } = job.work else { unreachable!("only open-loop jobs send at random") };
         let server = job.servers[r] as usize;
         let n = job.ranks.len() as u32;
         let rng = &mut cx.rng[server];
@@ -296,7 +297,6 @@ impl Jobs {
         if n > 1 {
             // Uniform over the job's other ranks.
             let to = (r as u32 + 1 + rng.gen_range(0..n - 1)) % n;
-            let bytes = job.spec.workload.bytes.unwrap_or(8);
             self.send(j, r, to, bytes, cx);
         }
         cx.timers.push((next, server as u32));
@@ -356,7 +356,7 @@ impl Workload for Jobs {
         let (j, r) = self.owner[server];
         match self.jobs[j as usize].work {
             Work::Program(_) => self.advance(j as usize, r as usize, cx),
-            Work::OpenLoop(_) => self.open_loop(j as usize, r as usize, cx),
+            Work::OpenLoop { .. } => self.open_loop(j as usize, r as usize, cx),
         }
     }
     fn wants_delivery(&self) -> bool {

@@ -196,7 +196,7 @@ pub fn check(spec: &Spec) -> SpecResult<()> {
     crate::traffic::own_keys::<serde_json::Value>(spec)?;
     let k = kind(spec)?;
     (k.check)(spec)?;
-    motifs::check(&spec.jobs)?;
+    motifs::check(spec)?;
     if spec.traffic.burst.is_some() && k.closed_loop {
         return Err(SpecError::new("traffic.burst", "", "only used by the open-loop workload (workload.kind = \"bernoulli\")"));
     }
@@ -209,6 +209,7 @@ pub fn check(spec: &Spec) -> SpecResult<()> {
 /// on `--resume`). The other kinds ignore them.
 pub fn with_defaults(spec: &Spec) -> Spec {
     let mut out = spec.clone();
+    motifs::with_defaults(&mut out);
     for k in WORKLOADS {
         if let serde_json::Value::Object(defaults) = (k.defaults)() {
             for (key, value) in defaults {

@@ -179,4 +179,33 @@ fn each_components_declared_keys_are_its_key_types_fields() {
     for w in hopsim_core::workload::WORKLOADS {
         keys_match_their_type(&format!("workload {}", w.name), w.keys, (w.defaults)());
     }
+    for m in hopsim_core::workload::motifs::MOTIFS {
+        keys_match_their_type(&format!("motif {}", m.name), m.keys, (m.defaults)());
+    }
+    // The keys every motif reads, against the fields of `jobs[].workload` (`motif` is
+    // required: given here, and declared as such).
+    let w: hopsim_core::spec::JobWorkloadSpec = serde_json::from_str(r#"{"motif": "barrier"}"#).unwrap();
+    let mut fields = serde_json::to_value(w).unwrap();
+    fields["motif"] = serde_json::Value::Null;
+    keys_match_their_type("jobs[].workload", hopsim_core::spec::JOB_WORKLOAD_KEYS, fields);
+}
+
+#[test]
+fn a_declaration_that_disagrees_with_its_key_type_fails_the_check() {
+    // bcast reads `bytes` and `root = 0` with its key type: declaring another default, one
+    // key fewer, or one more than the type has must each be caught.
+    let bcast = hopsim_core::workload::motifs::MOTIFS.iter().find(|m| m.name == "bcast").expect("bcast");
+    let bytes = Key { name: "bytes", default: "8 bytes", meaning: "" };
+    let root = |default| Key { name: "root", default, meaning: "" };
+    keys_match_their_type("bcast as declared", bcast.keys, (bcast.defaults)());
+    let wrong: [&[Key]; 3] = [
+        &[Key { ..bytes }, root("1")],
+        &[root("0")],
+        &[Key { ..bytes }, root("0"), Key { name: "block", default: "1", meaning: "" }],
+    ];
+    for keys in wrong {
+        let names: Vec<_> = keys.iter().map(|k| (k.name, k.default)).collect();
+        let caught = std::panic::catch_unwind(|| keys_match_their_type("bcast", keys, (bcast.defaults)()));
+        assert!(caught.is_err(), "declaring {names:?} for bcast passed the check");
+    }
 }

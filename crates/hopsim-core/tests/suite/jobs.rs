@@ -108,11 +108,51 @@ fn bad_jobs_are_refused_with_their_key() {
         (format!("{ONE_SWITCH}{}", job("a", 4, bar, "allocation = { policy = \"best\" }")), "jobs[0].allocation.policy"),
         (format!("{ONE_SWITCH}{}", job("a", 4, bar, "background = true")), "jobs[].background"),
         (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bernoulli\"", "")), "jobs[0].workload.load"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"allreduce\", bytes = 64, elements = 8", "")), "jobs[0].workload.elements"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", bytes = 0", "")), "jobs[0].workload.bytes"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", root = 4", "")), "jobs[0].workload.root"),
+        (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"sweep3d\", block = 0", "")), "jobs[0].workload.block"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"halo3d\", domain = [4, 4]", "")), "jobs[0].workload.domain"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"halo3d\", domain = \"big\"", "")), "jobs[0].workload.domain"),
+        (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"barrier\", byte = 64", "")), "jobs[0].workload.byte"),
+        (ONE_SWITCH.replace("bytes = 64\n", "") + &job("a", 4, "motif = \"alltoall\", bytes = 64", ""), "jobs[0].workload.bytes"),
     ];
     for (toml, key) in cases {
         let e = err(&toml);
         assert_eq!(e.key, key, "{e}\n{toml}");
     }
+}
+
+#[test]
+fn each_motif_reads_its_own_keys_and_leaves_the_others_keys_to_them() {
+    // A key no motif reads is refused naming the chosen motif's keys, the family's first.
+    let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", roots = 1", "")));
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("jobs[0].workload.roots", "1"));
+    assert!(e.allowed.contains("jobs[0].workload.motif = \"bcast\"") && e.allowed.ends_with("allowed keys: motif, iterations, compute, barrier, bytes, root"), "{e}");
+    // Another motif's key is left to it (one table serves a sweep over motifs), even when it
+    // would be out of range there: bcast's root 99 in a ping-pong of 4 ranks.
+    let r = common::run(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"ping_pong\", iterations = 2, root = 99, block = 0", "")));
+    assert!(r.jobs[0].complete);
+    // A wrong type is named with the motif's key.
+    let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", root = \"first\"", "")));
+    assert_eq!(e.key, "jobs[0].workload.root", "{e}");
+}
+
+#[test]
+fn the_normalised_spec_lists_the_motif_keys_as_one_table_did() {
+    // What a run folder's spec.json keeps (compared on --resume): the keys with a value of
+    // their own (element_bytes, block, root) for every job whatever its motif, the others
+    // only when given, and each as its motif's type reads it (a load of 1 is the float 1.0).
+    let toml = format!("{ONE_SWITCH}{}{}", job("a", 4, "motif = \"ping_pong\", bytes = 64", ""), job("b", 8, "motif = \"bernoulli\", load = 1", "background = true"));
+    let spec = spec::from_toml_str(&toml).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&hopsim_core::validate_json(&serde_json::to_string(&spec).unwrap()).unwrap()).unwrap();
+    let want = serde_json::json!([
+        {"motif": "ping_pong", "iterations": 10, "compute": 0, "barrier": false, "bytes": 64, "element_bytes": 8, "block": 1, "root": 0},
+        {"motif": "bernoulli", "iterations": 10, "compute": 0, "barrier": false, "load": 1.0, "element_bytes": 8, "block": 1, "root": 0},
+    ]);
+    let got: Vec<_> = v["jobs"].as_array().unwrap().iter().map(|j| j["workload"].clone()).collect();
+    assert_eq!(serde_json::Value::from(got.clone()), want);
+    assert_eq!(got[1]["load"].to_string(), "1.0");
 }
 
 #[test]

@@ -4,29 +4,64 @@
 //! number differs in that step's bit.
 
 use super::{Motif, MotifInfo, Op, BYTES};
-use crate::error::SpecError;
+use crate::error::{SpecError, SpecResult};
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "allreduce",
     about: "allreduce of a vector, ring or recursive doubling",
     keys: &[
-        crate::spec::Key { name: "algorithm", default: "\"ring\"", meaning: "ring or recursive_doubling" },
+        crate::spec::Key { name: "algorithm", default: "ring", meaning: "ring or recursive_doubling" },
         BYTES,
         crate::spec::Key { name: "elements", default: "none", meaning: "the vector's size in elements instead of bytes" },
         super::ELEMENT_BYTES,
     ],
-    check: |_| Ok(()),
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| vector_bytes(cx, &cx.own_keys()?).map(drop),
     build: |cx| {
-        let (w, n, compute) = (cx.workload(), cx.ranks(), cx.compute());
-        let total = w.elements.map_or(cx.bytes(), |e| e * w.element_bytes);
-        Ok(Some(match w.algorithm.as_deref().unwrap_or("ring") {
-            "ring" => Box::new(Ring { n, chunk: total.div_ceil(n as u64).max(1), compute }),
-            "recursive_doubling" if n.is_power_of_two() => Box::new(RecursiveDoubling { n, bytes: total, compute }),
-            "recursive_doubling" => return Err(SpecError::new(cx.key("ranks"), n, "recursive_doubling needs a power-of-two number of ranks")),
-            other => return Err(SpecError::new(cx.key("workload.algorithm"), format!("{other:?}"), "allowed: ring, recursive_doubling")),
+        let keys: Keys = cx.own_keys()?;
+        let (n, total, compute) = (cx.ranks(), vector_bytes(cx, &keys)?, cx.compute());
+        Ok(Some(match keys.algorithm.unwrap_or(Algorithm::Ring) {
+            Algorithm::Ring => Box::new(Ring { n, chunk: total.div_ceil(n as u64).max(1), compute }),
+            Algorithm::RecursiveDoubling if n.is_power_of_two() => Box::new(RecursiveDoubling { n, bytes: total, compute }),
+            Algorithm::RecursiveDoubling => return Err(SpecError::new(cx.key("ranks"), n, "recursive_doubling needs a power-of-two number of ranks")),
         }))
     },
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    /// Default: ring.
+    #[serde(default)]
+    algorithm: Option<Algorithm>,
+    /// The whole vector's size (default 8 bytes).
+    #[serde(default)]
+    bytes: Option<u64>,
+    /// Or the vector's size in elements of `element_bytes`.
+    #[serde(default)]
+    elements: Option<u64>,
+    #[serde(default = "super::eight")]
+    element_bytes: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum Algorithm {
+    Ring,
+    RecursiveDoubling,
+}
+
+/// The vector's size: `elements` x `element_bytes`, or `bytes`.
+fn vector_bytes(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<u64> {
+    let bytes = cx.message_bytes(keys.bytes)?;
+    match keys.elements {
+        Some(e) if keys.bytes.is_some() => Err(SpecError::new(cx.key("workload.elements"), e, "give either workload.bytes or workload.elements, not both")),
+        Some(e) => Ok(e * keys.element_bytes),
+        None => Ok(bytes),
+    }
+}
 
 pub struct Ring {
     pub n: usize,

@@ -2,15 +2,28 @@
 //! for rank - k's message (mod n).
 
 use super::{Motif, MotifInfo, Op, BYTES};
+use crate::routing::AriesMode;
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "alltoall",
     about: "pairwise exchange, bytes per pair",
     keys: &[BYTES],
-    check: |_| Ok(()),
-    build: |cx| Ok(Some(Box::new(Pairwise { n: cx.ranks(), bytes: cx.bytes(), compute: cx.compute() }))),
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| cx.message_bytes(cx.own_keys::<Keys>()?.bytes).map(drop),
+    build: |cx| {
+        let bytes = cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        Ok(Some(Box::new(Pairwise { n: cx.ranks(), bytes, compute: cx.compute() })))
+    },
 };
-use crate::routing::AriesMode;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default)]
+    bytes: Option<u64>,
+}
 
 pub struct Pairwise {
     pub n: usize,

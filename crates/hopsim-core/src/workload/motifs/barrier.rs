@@ -2,14 +2,27 @@
 //! waits for rank - 2^k's signal (mod n).
 
 use super::{Motif, MotifInfo, Op, BYTES};
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "barrier",
     about: "dissemination barrier",
     keys: &[BYTES],
-    check: |_| Ok(()),
-    build: |cx| Ok(Some(Box::new(Dissemination { n: cx.ranks(), bytes: cx.bytes(), compute: cx.compute() }))),
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| cx.message_bytes(cx.own_keys::<Keys>()?.bytes).map(drop),
+    build: |cx| {
+        let bytes = cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        Ok(Some(Box::new(Dissemination { n: cx.ranks(), bytes, compute: cx.compute() })))
+    },
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default)]
+    bytes: Option<u64>,
+}
 
 pub struct Dissemination {
     pub n: usize,

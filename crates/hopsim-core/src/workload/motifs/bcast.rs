@@ -3,20 +3,33 @@
 //! that bit, largest first.
 
 use super::{Motif, MotifInfo, Op, BYTES};
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "bcast",
     about: "binomial broadcast from a root",
     keys: &[BYTES, crate::spec::Key { name: "root", default: "0", meaning: "the root rank" }],
-    check: |_| Ok(()),
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| cx.message_bytes(cx.own_keys::<Keys>()?.bytes).map(drop),
     build: |cx| {
-        let (n, root) = (cx.ranks(), cx.workload().root);
+        let Keys { bytes, root } = cx.own_keys()?;
+        let n = cx.ranks();
         if root >= n {
             return Err(crate::error::SpecError::new(cx.key("workload.root"), root, format!("must be a rank of the job, below {n}")));
         }
-        Ok(Some(Box::new(Binomial { n, root, bytes: cx.bytes(), compute: cx.compute() })))
+        Ok(Some(Box::new(Binomial { n, root, bytes: cx.message_bytes(bytes)?, compute: cx.compute() })))
     },
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default)]
+    bytes: Option<u64>,
+    #[serde(default)]
+    root: usize,
+}
 
 pub struct Binomial {
     pub n: usize,

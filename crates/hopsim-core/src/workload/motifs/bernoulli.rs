@@ -1,16 +1,43 @@
 //! Open-loop traffic among a job's ranks: not a program of iterations, so it builds no
-//! `Motif`; `workload::jobs` draws its messages (`Work::OpenLoop`).
+//! `Motif`; `workload::jobs` draws its messages (`Work::OpenLoop`) at the rate `open_loop`
+//! gives.
 
-use super::{MotifInfo, BYTES};
-use crate::error::SpecError;
+use super::{MotifCtx, MotifInfo, BYTES};
+use crate::error::{SpecError, SpecResult};
+use crate::spec::Spec;
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "bernoulli",
     about: "open loop: messages to a random other rank of the job",
     keys: &[crate::spec::Key { name: "load", default: "required", meaning: "phits per rank per cycle, in (0, 1]" }, BYTES],
-    check: |cx| match cx.workload().load {
-        Some(l) if l > 0.0 && l <= 1.0 => Ok(()),
-        l => Err(SpecError::new(cx.key("workload.load"), format!("{l:?}"), "bernoulli needs a load in (0, 1] phits per rank per cycle")),
-    },
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| read(cx).map(drop),
     build: |_| Ok(None),
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    /// Required; optional here so that its absence is named as bernoulli's.
+    #[serde(default)]
+    load: Option<f64>,
+    #[serde(default)]
+    bytes: Option<u64>,
+}
+
+/// Its load (phits per rank per cycle) and message size.
+fn read(cx: &MotifCtx) -> SpecResult<(f64, u64)> {
+    let keys: Keys = cx.own_keys()?;
+    let bytes = cx.message_bytes(keys.bytes)?;
+    match keys.load {
+        Some(l) if l > 0.0 && l <= 1.0 => Ok((l, bytes)),
+        l => Err(SpecError::new(cx.key("workload.load"), format!("{l:?}"), "bernoulli needs a load in (0, 1] phits per rank per cycle")),
+    }
+}
+
+/// Job `i`'s load (phits per rank per cycle) and message size in bytes.
+pub fn open_loop(spec: &Spec, i: usize) -> SpecResult<(f64, u64)> {
+    read(&MotifCtx { spec, i })
+}

@@ -4,19 +4,33 @@
 //! holds domain_y x domain_z elements, and so on.
 
 use super::{Motif, MotifInfo, Op};
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "halo3d",
     about: "3D halo exchange with the 6 neighbours",
     keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES],
-    check: |_| Ok(()),
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| cx.domain(cx.own_keys::<Keys>()?.domain.as_deref()).map(drop),
     build: |cx| {
-        let w = cx.workload();
-        let grid = super::grid(w.grid.as_deref(), cx.ranks(), 3, &cx.key("workload.grid"))?;
-        let d = w.domain.clone().unwrap_or(vec![32, 32, 32]);
-        Ok(Some(Box::new(Halo3d { grid: [grid[0], grid[1], grid[2]], domain: [d[0], d[1], d[2]], element_bytes: w.element_bytes, compute: cx.compute() })))
+        let keys: Keys = cx.own_keys()?;
+        let grid = super::grid(keys.grid.as_deref(), cx.ranks(), 3, &cx.key("workload.grid"))?;
+        let domain = cx.domain(keys.domain.as_deref())?;
+        Ok(Some(Box::new(Halo3d { grid: [grid[0], grid[1], grid[2]], domain, element_bytes: keys.element_bytes, compute: cx.compute() })))
     },
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default)]
+    grid: Option<Vec<usize>>,
+    #[serde(default)]
+    domain: Option<Vec<u64>>,
+    #[serde(default = "super::eight")]
+    element_bytes: u64,
+}
 
 pub struct Halo3d {
     pub grid: [usize; 3],

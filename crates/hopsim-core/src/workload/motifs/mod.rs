@@ -15,7 +15,8 @@ mod sweep3d;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
-use crate::spec::{JobSpec, JobWorkloadSpec, Key};
+use crate::spec::{JobSpec, Key, Spec};
+use serde::{de::DeserializeOwned, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -36,12 +37,19 @@ pub trait Motif: Send {
 
 /// A motif as the registry knows it, declared in its file: its `jobs[].workload.motif` name,
 /// one line on it, the `jobs[].workload` keys it reads besides `motif`, `iterations`,
-/// `compute` and `barrier`, its checks that need only the job, and how it is built (`None`
-/// for open-loop traffic, which is not a program).
+/// `compute` and `barrier` (its key type's fields, read with `MotifCtx::own_keys`), its
+/// checks that need no network, and how it is built (`None` for open-loop traffic, which is
+/// not a program).
 pub struct MotifInfo {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
+    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// compares with `keys`.
+    pub defaults: fn() -> serde_json::Value,
+    /// Its key type as read from job `cx.i`'s table by the motif given (`typed::<T>`): the
+    /// values the normalised spec lists.
+    pub typed: fn(&MotifCtx, &MotifInfo) -> SpecResult<serde_json::Value>,
     pub check: fn(&MotifCtx) -> SpecResult<()>,
     pub build: fn(&MotifCtx) -> SpecResult<Option<Box<dyn Motif>>>,
 }
@@ -63,35 +71,75 @@ registry! {
     }
 }
 
-const BYTES: Key = Key { name: "bytes", default: "8", meaning: "message size in bytes" };
+const BYTES: Key = Key { name: "bytes", default: "8 bytes", meaning: "message size in bytes (given, it needs packet.bytes or a nic.protocol)" };
 const ELEMENT_BYTES: Key = Key { name: "element_bytes", default: "8", meaning: "bytes per element" };
 const GRID: Key = Key { name: "grid", default: "as square (cubic) as the ranks allow", meaning: "ranks per dimension" };
-const DOMAIN: Key = Key { name: "domain", default: "[32, 32, 32]", meaning: "elements of each rank's subdomain per dimension (3 numbers)" };
+const DOMAIN: Key = Key { name: "domain", default: "32 x 32 x 32", meaning: "elements of each rank's subdomain per dimension (3 numbers)" };
+
+fn eight() -> u64 {
+    8
+}
 
 /// Job `i` of the spec, as its motif sees it.
 pub struct MotifCtx<'a> {
-    pub job: &'a JobSpec,
+    pub spec: &'a Spec,
     pub i: usize,
 }
 
 impl MotifCtx<'_> {
-    pub fn workload(&self) -> &JobWorkloadSpec {
-        &self.job.workload
+    pub fn job(&self) -> &JobSpec {
+        &self.spec.jobs[self.i]
     }
     pub fn ranks(&self) -> usize {
-        self.job.ranks
-    }
-    /// Message size, 8 bytes unless given.
-    pub fn bytes(&self) -> u64 {
-        self.job.workload.bytes.unwrap_or(8)
+        self.job().ranks
     }
     pub fn compute(&self) -> u64 {
-        self.job.workload.compute
+        self.job().workload.compute
     }
     /// The dotted name of one of the job's keys (`ranks`, `workload.root`).
     pub fn key(&self, k: &str) -> String {
         format!("jobs[{}].{k}", self.i)
     }
+
+    /// The job's motif's own keys, read into its key type `T`.
+    pub fn own_keys<T: DeserializeOwned>(&self) -> SpecResult<T> {
+        self.keys_of(motif_of(self.job(), self.i)?)
+    }
+
+    /// `motif`'s keys in the job's table, read into its key type `T`; another motif's keys
+    /// are left to it (one table can serve a sweep over motifs).
+    fn keys_of<T: DeserializeOwned>(&self, motif: &MotifInfo) -> SpecResult<T> {
+        let chosen = format!("{} = {:?}", self.key("workload.motif"), motif.name);
+        let mut others = MOTIFS.iter().flat_map(|m| m.keys.iter());
+        crate::spec::read_own_keys(&self.key("workload"), &chosen, &self.job().workload.motif_keys, crate::spec::JOB_WORKLOAD_KEYS, motif.keys, &mut others)
+    }
+
+    /// The size of the job's messages: `bytes` if given (between 1 and 2^36, and cut into
+    /// packets of `packet.bytes` or a protocol's requests), else 8.
+    pub fn message_bytes(&self, bytes: Option<u64>) -> SpecResult<u64> {
+        let Some(b) = bytes else { return Ok(8) };
+        if b == 0 || b > 1 << 36 {
+            return Err(SpecError::new(self.key("workload.bytes"), b, "must be between 1 and 2^36 bytes"));
+        }
+        if self.spec.bytes_per_phit().is_none() {
+            return Err(SpecError::new(self.key("workload.bytes"), b, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
+        }
+        Ok(b)
+    }
+
+    /// Each rank's subdomain: `domain` if given (3 positive element counts), else 32^3.
+    fn domain(&self, domain: Option<&[u64]>) -> SpecResult<[u64; 3]> {
+        match domain {
+            None => Ok([32; 3]),
+            Some(&[x, y, z]) if x > 0 && y > 0 && z > 0 => Ok([x, y, z]),
+            Some(d) => Err(SpecError::new(self.key("workload.domain"), format!("{d:?}"), "3 positive element counts (x, y, z) per rank")),
+        }
+    }
+}
+
+/// A motif's key type `T` as `motif` reads it from job `cx.i`'s table, as JSON.
+fn typed<T: DeserializeOwned + Serialize>(cx: &MotifCtx, motif: &MotifInfo) -> SpecResult<serde_json::Value> {
+    Ok(serde_json::to_value(cx.keys_of::<T>(motif)?).expect("motif keys serialise"))
 }
 
 /// The motif job `i` runs, or an error naming `jobs[i].workload.motif` and what is allowed.
@@ -103,21 +151,44 @@ pub fn motif_of(job: &JobSpec, i: usize) -> SpecResult<&'static MotifInfo> {
     })
 }
 
-/// The checks of every job's motif that need only the job.
-pub fn check(jobs: &[JobSpec]) -> SpecResult<()> {
-    for (i, job) in jobs.iter().enumerate() {
-        (motif_of(job, i)?.check)(&MotifCtx { job, i })?;
+/// The checks of every job's motif that need no network: its keys, and what it needs of
+/// the job and of `[packet]` and `[nic]`.
+pub fn check(spec: &Spec) -> SpecResult<()> {
+    for i in 0..spec.jobs.len() {
+        let cx = MotifCtx { spec, i };
+        (motif_of(cx.job(), i)?.check)(&cx)?;
     }
     Ok(())
 }
 
 /// The motif job `i` runs (`None` for `bernoulli`, which is not a program).
-pub fn build(job: &JobSpec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
-    let motif = (motif_of(job, i)?.build)(&MotifCtx { job, i })?;
+pub fn build(spec: &Spec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
+    let cx = MotifCtx { spec, i };
+    let job = cx.job();
+    let motif = (motif_of(job, i)?.build)(&cx)?;
     Ok(match motif {
         Some(m) if job.workload.barrier => Some(Box::new(Synced { inner: m, barrier: barrier::Dissemination { n: job.ranks, bytes: 8, compute: 0 } })),
         m => m,
     })
+}
+
+pub use bernoulli::open_loop;
+
+/// `spec` with each job's motif keys as every motif's key type reads them, and the defaults
+/// of those not given that have one: the normalised spec (`validate_json`) lists them so,
+/// whichever motif runs, as it did when they were fields of one table (a run folder's
+/// `spec.json` is compared with it on `--resume`). The other motifs ignore them.
+pub fn with_defaults(spec: &mut Spec) {
+    for i in 0..spec.jobs.len() {
+        let cx = MotifCtx { spec, i };
+        let mut listed = serde_json::Map::new();
+        for m in MOTIFS {
+            if let Ok(serde_json::Value::Object(values)) = (m.typed)(&cx, m) {
+                listed.extend(values.into_iter().filter(|(_, v)| !v.is_null()));
+            }
+        }
+        spec.jobs[i].workload.motif_keys.extend(listed);
+    }
 }
 
 /// A motif whose iterations each end with a barrier.

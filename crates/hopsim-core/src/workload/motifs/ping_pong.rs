@@ -1,19 +1,33 @@
 //! Ping-pong: rank i < n/2 sends to rank i + n/2, which sends the message back.
 
 use super::{Motif, MotifInfo, Op, BYTES};
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "ping_pong",
     about: "rank i with rank i + ranks/2",
     keys: &[BYTES],
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
     check: |cx| {
-        if cx.job.ranks % 2 != 0 {
-            return Err(crate::error::SpecError::new(cx.key("ranks"), cx.job.ranks, "ping_pong pairs rank i with rank i + ranks / 2: needs an even number of ranks"));
+        cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        if cx.ranks() % 2 != 0 {
+            return Err(crate::error::SpecError::new(cx.key("ranks"), cx.ranks(), "ping_pong pairs rank i with rank i + ranks / 2: needs an even number of ranks"));
         }
         Ok(())
     },
-    build: |cx| Ok(Some(Box::new(PingPong { half: cx.ranks() / 2, bytes: cx.bytes(), compute: cx.compute() }))),
+    build: |cx| {
+        let bytes = cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        Ok(Some(Box::new(PingPong { half: cx.ranks() / 2, bytes, compute: cx.compute() })))
+    },
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default)]
+    bytes: Option<u64>,
+}
 
 pub struct PingPong {
     pub half: usize,

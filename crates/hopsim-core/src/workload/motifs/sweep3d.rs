@@ -5,19 +5,47 @@
 //! neighbour domain_x x block.
 
 use super::{Motif, MotifInfo, Op};
+use crate::error::SpecError;
+use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "sweep3d",
     about: "2D wavefront sweeps (Ember's KBA)",
     keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES, crate::spec::Key { name: "block", default: "1", meaning: "z planes per wavefront step" }],
-    check: |_| Ok(()),
+    defaults: crate::spec::defaults_of::<Keys>,
+    typed: super::typed::<Keys>,
+    check: |cx| {
+        let keys: Keys = cx.own_keys()?;
+        if keys.block == 0 {
+            return Err(SpecError::new(cx.key("workload.block"), 0, "must be at least 1 plane"));
+        }
+        cx.domain(keys.domain.as_deref()).map(drop)
+    },
     build: |cx| {
-        let w = cx.workload();
-        let grid = super::grid(w.grid.as_deref(), cx.ranks(), 2, &cx.key("workload.grid"))?;
-        let d = w.domain.clone().unwrap_or(vec![32, 32, 32]);
-        Ok(Some(Box::new(Sweep3d { grid: [grid[0], grid[1]], domain: [d[0], d[1], d[2]], block: w.block, element_bytes: w.element_bytes, compute: cx.compute() })))
+        let keys: Keys = cx.own_keys()?;
+        let grid = super::grid(keys.grid.as_deref(), cx.ranks(), 2, &cx.key("workload.grid"))?;
+        let domain = cx.domain(keys.domain.as_deref())?;
+        Ok(Some(Box::new(Sweep3d { grid: [grid[0], grid[1]], domain, block: keys.block, element_bytes: keys.element_bytes, compute: cx.compute() })))
     },
 };
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(default)]
+    grid: Option<Vec<usize>>,
+    #[serde(default)]
+    domain: Option<Vec<u64>>,
+    #[serde(default = "super::eight")]
+    element_bytes: u64,
+    /// z planes per wavefront step (Ember's `kba`).
+    #[serde(default = "one")]
+    block: u64,
+}
+
+fn one() -> u64 {
+    1
+}
 
 pub struct Sweep3d {
     pub grid: [usize; 2],
