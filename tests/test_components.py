@@ -22,6 +22,7 @@ def test_list_json_has_every_registry_with_keys_and_defaults():
     aries_routing = {r["name"]: r for r in c["routing_algorithms"]}["aries"]
     assert {k["name"] for k in aries_routing["keys"]} == {"mode", "bias_low", "bias_high"}
     assert {m["name"] for m in c["motifs"]} >= {"allreduce", "halo3d", "bernoulli"}
+    assert [k["name"] for k in c["motif_table_keys"]] == ["motif", "iterations", "compute", "barrier"]
     closed = {w["name"]: w["closed_loop"] for w in c["workloads"]}
     assert closed == {"bernoulli": False, "ping_pong": True, "bandwidth": True}
 
@@ -34,7 +35,11 @@ def test_list_text_names_every_kind_and_key():
         for k in t["keys"]:
             assert f"topology.{k['name']}" in text
     families = [("routing", c["routing_algorithms"]), ("routing", c["vc_policies"]), ("traffic", c["traffic_patterns"]),
-                ("workload", c["workloads"]), ("workload", c["motifs"])]
+                ("workload", c["workloads"]), ("jobs[].workload", c["motifs"])]
+    for table, keys in [("routing", "routing_table_keys"), ("traffic", "traffic_table_keys"),
+                        ("workload", "workload_table_keys"), ("jobs[].workload", "motif_table_keys")]:
+        for k in c[keys]:
+            assert f"{table}.{k['name']}" in text
     for table, components in families:
         for comp in components:
             assert f"  {comp['name']}: " in text

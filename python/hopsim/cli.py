@@ -505,7 +505,7 @@ def cmd_list(args) -> int:
     _print_family("traffic.pattern", c["traffic_patterns"], "traffic", c["traffic_table_keys"])
     _print_family("workload.kind", c["workloads"], "workload", c["workload_table_keys"],
                   extra=lambda w: "closed loop" if w["closed_loop"] else "open loop")
-    _print_family("jobs[].workload.motif", c["motifs"], "workload")
+    _print_family("jobs[].workload.motif", c["motifs"], "jobs[].workload", c["motif_table_keys"])
     return 0
 
 
