@@ -1,29 +1,21 @@
 //! Alltoall by pairwise exchange: n - 1 steps; in step k a rank sends to rank + k and waits
 //! for rank - k's message (mod n).
 
-use super::{Motif, MotifInfo, Op, BYTES};
+use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
 use crate::routing::AriesMode;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "alltoall",
     about: "pairwise exchange, bytes per pair",
     keys: &[BYTES],
-    defaults: crate::spec::defaults_of::<Keys>,
-    typed: super::typed::<Keys>,
-    check: |cx| cx.message_bytes(cx.own_keys::<Keys>()?.bytes).map(drop),
+    defaults: crate::spec::defaults_of::<BytesKeys>,
+    typed: super::typed::<BytesKeys>,
+    check: |cx| cx.own_message_bytes().map(drop),
     build: |cx| {
-        let bytes = cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        let bytes = cx.own_message_bytes()?;
         Ok(Some(Box::new(Pairwise { n: cx.ranks(), bytes, compute: cx.compute() })))
     },
 };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    bytes: Option<u64>,
-}
 
 pub struct Pairwise {
     pub n: usize,

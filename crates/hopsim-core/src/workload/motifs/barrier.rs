@@ -1,28 +1,20 @@
 //! Dissemination barrier: ceil(log2 n) rounds; in round k a rank signals rank + 2^k and
 //! waits for rank - 2^k's signal (mod n).
 
-use super::{Motif, MotifInfo, Op, BYTES};
-use serde::{Deserialize, Serialize};
+use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "barrier",
     about: "dissemination barrier",
     keys: &[BYTES],
-    defaults: crate::spec::defaults_of::<Keys>,
-    typed: super::typed::<Keys>,
-    check: |cx| cx.message_bytes(cx.own_keys::<Keys>()?.bytes).map(drop),
+    defaults: crate::spec::defaults_of::<BytesKeys>,
+    typed: super::typed::<BytesKeys>,
+    check: |cx| cx.own_message_bytes().map(drop),
     build: |cx| {
-        let bytes = cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        let bytes = cx.own_message_bytes()?;
         Ok(Some(Box::new(Dissemination { n: cx.ranks(), bytes, compute: cx.compute() })))
     },
 };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    bytes: Option<u64>,
-}
 
 pub struct Dissemination {
     pub n: usize,

@@ -16,7 +16,7 @@ mod sweep3d;
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
 use crate::spec::{JobSpec, Key, Spec};
-use serde::{de::DeserializeOwned, Serialize};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -112,6 +112,11 @@ impl MotifCtx<'_> {
         let chosen = format!("{} = {:?}", self.key("workload.motif"), motif.name);
         let mut others = MOTIFS.iter().flat_map(|m| m.keys.iter());
         crate::spec::read_own_keys(&self.key("workload"), &chosen, &self.job().workload.motif_keys, crate::spec::JOB_WORKLOAD_KEYS, motif.keys, &mut others)
+    }
+
+    /// The message size of a motif whose only key is `bytes` (its key type `BytesKeys`).
+    pub fn own_message_bytes(&self) -> SpecResult<u64> {
+        self.message_bytes(self.own_keys::<BytesKeys>()?.bytes)
     }
 
     /// The size of the job's messages: `bytes` if given (between 1 and 2^36, and cut into
@@ -243,4 +248,13 @@ mod tests {
         assert_eq!(grid(None, 7, 3, "k").unwrap(), vec![7, 1, 1]);
         assert!(grid(Some(&[4, 4, 3]), 64, 3, "k").is_err());
     }
+}
+
+/// The key type of the motifs whose only key is the message size (ping_pong, alltoall,
+/// barrier): one type, so the three read and declare `bytes` alike.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BytesKeys {
+    #[serde(default)]
+    pub bytes: Option<u64>,
 }

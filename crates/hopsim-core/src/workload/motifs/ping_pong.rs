@@ -1,33 +1,25 @@
 //! Ping-pong: rank i < n/2 sends to rank i + n/2, which sends the message back.
 
-use super::{Motif, MotifInfo, Op, BYTES};
-use serde::{Deserialize, Serialize};
+use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "ping_pong",
     about: "rank i with rank i + ranks/2",
     keys: &[BYTES],
-    defaults: crate::spec::defaults_of::<Keys>,
-    typed: super::typed::<Keys>,
+    defaults: crate::spec::defaults_of::<BytesKeys>,
+    typed: super::typed::<BytesKeys>,
     check: |cx| {
-        cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        cx.own_message_bytes()?;
         if cx.ranks() % 2 != 0 {
             return Err(crate::error::SpecError::new(cx.key("ranks"), cx.ranks(), "ping_pong pairs rank i with rank i + ranks / 2: needs an even number of ranks"));
         }
         Ok(())
     },
     build: |cx| {
-        let bytes = cx.message_bytes(cx.own_keys::<Keys>()?.bytes)?;
+        let bytes = cx.own_message_bytes()?;
         Ok(Some(Box::new(PingPong { half: cx.ranks() / 2, bytes, compute: cx.compute() })))
     },
 };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    bytes: Option<u64>,
-}
 
 pub struct PingPong {
     pub half: usize,
