@@ -21,7 +21,7 @@ use crate::calendar::{Event, Schedule, NEVER};
 use crate::router::{self, Scratch, StepCtx};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// Ports (network and server) a network has per thread the automatic choice gives it: a
@@ -179,23 +179,30 @@ pub struct Job {
     events: *const [Event],
 }
 
-/// A barrier that spins briefly (a phase of a large network takes microseconds) and then
-/// sleeps, so a thread waiting on a loaded machine gives its core away. How long it spins
-/// adapts: longer while waits end during the spin (the other threads are on cores), shorter
-/// while they end asleep (they are not, and spinning only burns the core).
+/// A barrier that spins for a while (a phase of a large network takes microseconds) and then
+/// sleeps, so a thread waiting on a loaded machine gives its core away. How long it spins is
+/// a time, adapted to the waits that end asleep: one shorter than the longest spin would have
+/// been cheaper spun through (waking a sleeping thread takes tens of microseconds, as long as
+/// stepping a hundred switches), so the spin grows; a longer one means the thread waited for
+/// had no core, and spinning only took a core from it, so the spin shrinks. (Growing only
+/// when a wait ended within a few spins' time, as tried first, kept the spin at its minimum
+/// on a saturated HyperX, whose waits last tens of microseconds.)
 struct Gate {
     n: usize,
     arrived: AtomicUsize,
     generation: AtomicU64,
     sleeping: AtomicUsize,
-    spins: AtomicU32,
+    /// How long a waiter spins before it sleeps, in nanoseconds.
+    spin_ns: AtomicU64,
     lock: Mutex<()>,
     cv: Condvar,
 }
 
 impl Gate {
-    const MIN_SPINS: u32 = 16;
-    const MAX_SPINS: u32 = 1 << 16;
+    const MIN_SPIN_NS: u64 = 2_000;
+    const MAX_SPIN_NS: u64 = 250_000;
+    /// Spin-loop iterations between looks at the clock.
+    const SPINS_PER_LOOK: u32 = 64;
 
     fn new(n: usize) -> Self {
         Gate {
@@ -203,7 +210,7 @@ impl Gate {
             arrived: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             sleeping: AtomicUsize::new(0),
-            spins: AtomicU32::new(1024),
+            spin_ns: AtomicU64::new(20_000),
             lock: Mutex::new(()),
             cv: Condvar::new(),
         }
@@ -224,21 +231,29 @@ impl Gate {
             }
             return true;
         }
-        let spins = self.spins.load(Ordering::Relaxed);
-        for _ in 0..spins {
-            if self.generation.load(Ordering::Acquire) != gen {
-                self.spins.store((spins * 2).min(Self::MAX_SPINS), Ordering::Relaxed);
-                return false;
+        let spin = self.spin_ns.load(Ordering::Relaxed);
+        let started = std::time::Instant::now();
+        loop {
+            for _ in 0..Self::SPINS_PER_LOOK {
+                if self.generation.load(Ordering::Acquire) != gen {
+                    return false;
+                }
+                std::hint::spin_loop();
             }
-            std::hint::spin_loop();
+            if started.elapsed().as_nanos() as u64 >= spin {
+                break;
+            }
         }
-        self.spins.store((spins / 2).max(Self::MIN_SPINS), Ordering::Relaxed);
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.sleeping.fetch_add(1, Ordering::SeqCst);
         while self.generation.load(Ordering::SeqCst) == gen {
             guard = self.cv.wait(guard).unwrap_or_else(|e| e.into_inner());
         }
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
+        drop(guard);
+        let waited = started.elapsed().as_nanos() as u64;
+        let spin = if waited < Self::MAX_SPIN_NS { spin * 2 } else { spin / 2 };
+        self.spin_ns.store(spin.clamp(Self::MIN_SPIN_NS, Self::MAX_SPIN_NS), Ordering::Relaxed);
         false
     }
 }
