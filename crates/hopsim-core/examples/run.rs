@@ -17,7 +17,7 @@ fn main() {
         }
     }
     // Long runs (the million-node torus) say how far they are: the engine stores its cycle
-    // count every 4,096 cycles, read here once a minute.
+    // count every 64 cycles, read here once a minute.
     let cycles = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let seen = cycles.clone();
     let start = std::time::Instant::now();
