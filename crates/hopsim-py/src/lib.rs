@@ -65,14 +65,22 @@ impl Drop for Done<'_> {
 /// (a `Progress`) follows the cycles simulated; `max_threads` caps the threads the run uses
 /// (a sweep running several runs at once gives each its share of the cores); `with_spec`
 /// adds `spec` to the result, the spec with the engine's defaults filled in, so that one
-/// call validates and runs (the spec is validated once).
+/// call validates and runs (the spec is validated once); `seal`, the one `prepare_json` gave
+/// for this very text, spares validating it again.
 ///
 /// The engine runs on its own thread while this one waits without the GIL, waking up to
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false))]
-fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false, seal=None))]
+fn simulate_json(
+    py: Python<'_>,
+    spec_json: &str,
+    progress: Option<&Bound<'_, Progress>>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+    seal: Option<&str>,
+) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
@@ -83,7 +91,7 @@ fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Pr
             .stack_size(ENGINE_STACK)
             .spawn_scoped(s, || {
                 let _done = Done(&done);
-                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads, with_spec)
+                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads, with_spec, seal)
             })
             .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
         loop {
@@ -116,18 +124,33 @@ fn validate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
         .map_err(spec_error)
 }
 
+/// `validate_json`, and the engine's seal of `spec_json`: `(normalized_json, seal)`.
+#[pyfunction]
+fn prepare_json(py: Python<'_>, spec_json: &str) -> PyResult<(String, String)> {
+    py.detach(|| hopsim_core::prepare_json(spec_json)).map_err(spec_error)
+}
+
+/// A spec as this engine normalises it, without checking it (a run folder's `spec.json`
+/// from an older build, compared on `--resume`).
+#[pyfunction]
+fn normalise_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::normalise_json(spec_json)).map_err(spec_error)
+}
+
 /// Describe the topology of a spec as JSON: kind, switches, servers, links, radix,
 /// diameter, wiring_ok, description.
 #[pyfunction]
-fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    py.detach(|| hopsim_core::topology_json(spec_json))
+#[pyo3(signature = (spec_json, seal=None))]
+fn topology_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResult<String> {
+    py.detach(|| hopsim_core::topology_json(spec_json, seal))
         .map_err(spec_error)
 }
 
 /// Per switch, its group and tier, as JSON (link maps).
 #[pyfunction]
-fn switch_roles_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    py.detach(|| hopsim_core::switch_roles_json(spec_json))
+#[pyo3(signature = (spec_json, seal=None))]
+fn switch_roles_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResult<String> {
+    py.detach(|| hopsim_core::switch_roles_json(spec_json, seal))
         .map_err(spec_error)
 }
 
@@ -142,6 +165,12 @@ fn components_json() -> String {
 #[pyfunction]
 fn validations() -> u64 {
     hopsim_core::spec::validations()
+}
+
+/// How many times the engine has parsed a spec in this process.
+#[pyfunction]
+fn parses() -> u64 {
+    hopsim_core::spec::parses()
 }
 
 /// The engine crate's version.
@@ -160,6 +189,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
     m.add_function(wrap_pyfunction!(validations, m)?)?;
+    m.add_function(wrap_pyfunction!(parses, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_json, m)?)?;
+    m.add_function(wrap_pyfunction!(normalise_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -189,12 +189,27 @@ pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
 }
 
 /// The chosen algorithm's own `[routing]` keys, read into its key type `T` (the keys of
-/// other algorithms are left to them, so one table serves a sweep over algorithms).
+/// other algorithms are refused, unless the experiment sweeps `routing.algorithm`).
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let algo = algorithm(spec)?;
     let chosen = format!("routing.algorithm = {:?}", algo.name());
-    let mut others = ALGORITHMS.iter().flat_map(|a| a.keys.iter());
-    crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &mut others)
+    let others = spec.keys_left_to_others("routing.algorithm", ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));
+    crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &others)
+}
+
+/// `spec` with the `[routing]` keys of every algorithm that it does not give set to their
+/// defaults (those with a value of their own): the normalised spec (`validate_json`) lists
+/// them all, whichever algorithm runs, as it did when they were fields of one table (a run
+/// folder's `spec.json` is compared with it on `--resume`). The other algorithms ignore them.
+pub fn with_defaults(mut spec: Spec) -> Spec {
+    for a in ALGORITHMS {
+        if let serde_json::Value::Object(defaults) = (a.defaults)() {
+            for (key, value) in defaults.into_iter().filter(|(_, v)| !v.is_null()) {
+                spec.routing.algorithm_keys.entry(key).or_insert(value);
+            }
+        }
+    }
+    spec
 }
 
 /// The routing `spec` names on `topo`, which must be a topology the algorithm is defined on

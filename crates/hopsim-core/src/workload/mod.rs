@@ -185,8 +185,8 @@ pub fn is_open_loop(spec: &Spec) -> bool {
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let k = kind(spec)?;
     let chosen = format!("workload.kind = {:?}", k.name);
-    let mut others = WORKLOADS.iter().flat_map(|w| w.keys.iter());
-    crate::spec::read_own_keys("workload", &chosen, &spec.workload.kind_keys, crate::spec::workload::TABLE_KEYS, k.keys, &mut others)
+    let others = spec.keys_left_to_others("workload.kind", WORKLOADS.iter().flat_map(|w| w.keys.iter()).map(|k| k.name));
+    crate::spec::read_own_keys("workload", &chosen, &spec.workload.kind_keys, crate::spec::workload::TABLE_KEYS, k.keys, &others)
 }
 
 /// The checks of the workload (`[workload]`, or the motifs of `[[jobs]]`) that need no

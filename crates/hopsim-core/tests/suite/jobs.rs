@@ -124,14 +124,19 @@ fn bad_jobs_are_refused_with_their_key() {
 }
 
 #[test]
-fn each_motif_reads_its_own_keys_and_leaves_the_others_keys_to_them() {
+fn each_motif_reads_its_own_keys_and_refuses_the_others_unless_the_motif_is_swept() {
     // A key no motif reads is refused naming the chosen motif's keys, the family's first.
     let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", roots = 1", "")));
     assert_eq!((e.key.as_str(), e.value.as_str()), ("jobs[0].workload.roots", "1"));
     assert!(e.allowed.contains("jobs[0].workload.motif = \"bcast\"") && e.allowed.ends_with("allowed keys: motif, iterations, compute, barrier, bytes, root"), "{e}");
-    // Another motif's key is left to it (one table serves a sweep over motifs), even when it
-    // would be out of range there: bcast's root 99 in a ping-pong of 4 ranks.
-    let r = common::run(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"ping_pong\", iterations = 2, root = 99, block = 0", "")));
+    // Another motif's key is refused as well...
+    let ping_pong = format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"ping_pong\", iterations = 2, root = 99, block = 0", ""));
+    let e = err(&ping_pong);
+    assert_eq!(e.to_string(), "jobs[0].workload.block = 0: unknown key for jobs[0].workload.motif = \"ping_pong\"; allowed keys: motif, iterations, compute, barrier, bytes");
+    // ...unless the experiment sweeps the motif: then it is left to the motif that reads it
+    // (one table serves the sweep), even when it would be out of range there: bcast's root
+    // 99 in a ping-pong of 4 ranks.
+    let r = common::run(&format!("{ping_pong}[sweep]\n\"jobs.0.workload.motif\" = [\"ping_pong\", \"bcast\", \"sweep3d\"]\n"));
     assert!(r.jobs[0].complete);
     // A wrong type is named with the motif's key.
     let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", root = \"first\"", "")));

@@ -19,7 +19,7 @@ fn spec_of(topo: &str, extra: &str) -> spec::Spec {
 
 fn facts(topo: &str) -> serde_json::Value {
     let s = spec_of(topo, "");
-    serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap()).unwrap()).unwrap()
+    serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap(), None).unwrap()).unwrap()
 }
 
 #[test]
