@@ -169,6 +169,6 @@ fn a_key_of_another_motif_is_refused_by_a_whole_check_of_the_spec() {
     let e = hopsim_core::validate_json(&spec.to_string()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "jobs[0].workload.domain = [2, 2, 1]: unknown key for jobs[0].workload.motif = \"allreduce\"; allowed keys: motif, iterations, compute, barrier, algorithm, element_bytes, elements"
+        "jobs[0].workload.domain = [2, 2, 1]: unknown key for jobs[0].workload.motif = \"allreduce\"; allowed keys: motif, iterations, compute, barrier, algorithm, bytes, elements, element_bytes"
     );
 }

@@ -13,9 +13,10 @@ fn t0(h: u64, p: u64) -> u64 {
 
 /// A closed-loop run between two servers of an otherwise idle network.
 fn two_servers(topology: &str, protocol: &str, kind: &str, bytes: u64, extra: &str) -> RunResult {
+    let window = if kind == "bandwidth" { "window = 3\n" } else { "" };
     common::run(&format!(
         "{topology}\n[packet]\nphits = 5\n[nic]\nprotocol = \"{protocol}\"\n[message]\nbytes = {bytes}\n\
-         [workload]\nkind = \"{kind}\"\niterations = 1\nwindow = 3\nack_bytes = 64\n\
+         [workload]\nkind = \"{kind}\"\niterations = 1\n{window}ack_bytes = 64\n\
          [traffic]\nactive_servers = 2\n[run]\nwarmup = 0\ncycles = 4000000\nseed = 3\n{extra}"
     ))
 }

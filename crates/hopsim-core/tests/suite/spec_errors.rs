@@ -48,7 +48,7 @@ fn each_mistake_names_its_key() {
         (format!("{TORUS}[workload]\nkind = \"bandwidth\"\nwndow = 3"), "workload.wndow = 3: unknown key for workload.kind = \"bandwidth\"; allowed keys: kind, iterations, window, ack_bytes"),
         (format!("{TORUS}[workload]\nkind = \"bandwidth\"\nwindow = -1"), "workload.window = -1"),
         (format!("{TORUS}[traffic]\nload = 0.1\npattern = \"hotspot\"\nhotspot_fraction = 2.0"), "traffic.hotspot_fraction = 2"),
-        (format!("{TORUS}[traffic]\nload = 0.1\nshfit = [1, 0]"), "traffic.shfit = [1,0]: unknown key for traffic.pattern = \"uniform\""),
+        (format!("{TORUS}[traffic]\nload = 0.1\nshfit = [1, 0]"), "traffic.shfit = [1, 0]: unknown key for traffic.pattern = \"uniform\""),
     ];
     for (toml, key) in cases {
         let line = err(&toml);
