@@ -117,6 +117,8 @@ impl Spec {
         self.nic.validate(self.packet.phits)?;
         self.validate_messages()?;
         super::jobs::validate_jobs(&self.jobs)?;
+        super::jobs::refuse_unread_app_aware(self)?;
+        self.nic.refuse_unread(&self.keys_left_to_others("nic.protocol", super::nic::PROTOCOL_KEYS.into_iter()))?;
         self.validate_traffic()?;
         self.validate_run()?;
         self.validate_nic()

@@ -4,7 +4,7 @@
 //! kinds leaves the others' keys to them (one table serves every run of the sweep).
 
 use hopsim_core::error::SpecResult;
-use hopsim_core::spec::{parse_json, Spec};
+use hopsim_core::spec::{parse_json, AriesMode, ProtocolKind, Spec, APP_AWARE_KEYS};
 use serde_json::{json, Value};
 
 /// One table whose kind selects its keys.
@@ -53,6 +53,9 @@ fn merge(into: &mut Value, from: Value) {
 
 fn families() -> Vec<Family> {
     let c: Value = serde_json::from_str(&hopsim_core::components_json()).unwrap();
+    // A job's routing mode: an Aries mode, which reads no `app_aware` key, or app_aware.
+    let app_aware = (String::from("app_aware"), APP_AWARE_KEYS.iter().map(|k| k.to_string()).collect());
+    let routing_modes = AriesMode::ALL.iter().map(|m| (m.name().to_string(), vec![])).chain([app_aware]).collect();
     let allocation = hopsim_core::workload::alloc::POLICIES.iter().map(|p| (p.name.to_string(), p.keys.iter().map(|k| k.to_string()).collect())).collect();
     vec![
         Family {
@@ -96,6 +99,24 @@ fn families() -> Vec<Family> {
             kinds: names(&c["motifs"]),
             spec: |k| with_job(json!({"motif": k}), json!({})),
             check: hopsim_core::workload::motifs::check,
+        },
+        Family {
+            selector: "nic.protocol",
+            table: "nic",
+            kinds: ProtocolKind::ALL.iter().map(|p| (p.name().to_string(), p.keys().iter().map(|k| k.to_string()).collect())).collect(),
+            spec: |k| torus(json!({"nic": {"protocol": k}, "packet": {"phits": 16}})),
+            check: |s| s.validate(),
+        },
+        Family {
+            selector: "jobs[0].routing_mode",
+            table: "jobs[0].app_aware",
+            kinds: routing_modes,
+            spec: |k| {
+                let mut s = with_job(json!({"motif": "barrier"}), json!({}));
+                s["jobs"][0]["routing_mode"] = json!(k);
+                s
+            },
+            check: |s| s.validate(),
         },
         Family {
             selector: "jobs[0].allocation.policy",
