@@ -61,12 +61,17 @@ def _call(fn, spec: Mapping[str, Any]) -> str:
 class Prepared:
     """A run's spec the engine has validated: ``json``, the text it checked, ``seal``, the
     engine's seal of that text, and ``normalized``, the spec with its defaults filled in.
-    Given to :func:`simulate` or :func:`topology`, here or in another process (it pickles
-    as its text and seal), the spec is not validated again; any other spec is."""
+    Given to :func:`simulate` or :func:`topology`, the spec is not validated again; any
+    other spec is. In this process the engine's parsed spec (``handle``) runs, so it is not
+    parsed again either; another process (it pickles as its text and seal) parses it once."""
 
     json: str
     seal: str
     normalized: dict[str, Any] = field(compare=False)
+    handle: Any = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self):
+        return (Prepared, (self.json, self.seal, self.normalized))
 
 
 SpecLike = Union[Mapping[str, Any], Prepared]
@@ -76,10 +81,10 @@ def prepare(spec: Mapping[str, Any]) -> Prepared:
     """Check one run's spec, once; return it :class:`Prepared` to run."""
     text = spec_to_json(spec)
     try:
-        normalized, seal = _core().prepare_json(text)
+        handle = _core().prepare(text)
     except ValueError as e:
         raise SpecError(" ".join(str(e).split())) from None
-    return Prepared(text, seal, json.loads(normalized))
+    return Prepared(text, handle.seal, json.loads(handle.normalized_json), handle)
 
 
 def validate(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,7 +124,10 @@ def simulate(
     text, seal = _text_and_seal(spec)
     t0 = time.perf_counter()
     try:
-        out = core.simulate_json(text, progress, max_threads, with_spec, seal)
+        if isinstance(spec, Prepared) and spec.handle is not None:
+            out = core.simulate_prepared(spec.handle, progress, max_threads, with_spec)
+        else:
+            out = core.simulate_json(text, progress, max_threads, with_spec, seal)
     except ValueError as e:
         raise SpecError(" ".join(str(e).split())) from None
     wall = time.perf_counter() - t0

@@ -118,9 +118,20 @@ pub fn simulate_json_cancellable(
     with_spec: bool,
     seal: Option<&str>,
 ) -> Result<Option<String>, SpecError> {
-    let spec = checked(spec_json, seal)?;
+    simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec)
+}
+
+/// `simulate_json_cancellable` of a spec validated already (`prepare`): neither parsed nor
+/// validated again.
+pub fn simulate_validated(
+    spec: &spec::Validated,
+    cycles: Option<Arc<AtomicU64>>,
+    cancel: Arc<AtomicBool>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+) -> Result<Option<String>, SpecError> {
     let vouch = spec.vouch();
-    let mut sim = start(&spec, cycles, Some(cancel.clone()))?;
+    let mut sim = start(spec, cycles, Some(cancel.clone()))?;
     drop(vouch);
     if let Some(n) = max_threads {
         sim.limit_threads(n);
@@ -147,9 +158,27 @@ pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
 /// this very text to `simulate_json_cancellable`, `topology_json` or `switch_roles_json`,
 /// in this process or another, it spares them validating the spec again.
 pub fn prepare_json(spec_json: &str) -> Result<(String, String), SpecError> {
-    let spec = spec::parse_json(spec_json)?;
+    let p = prepare(spec_json)?;
+    Ok((p.normalised_json, p.seal))
+}
+
+/// A run's spec parsed and checked completely, once: `simulate_validated` runs it in this
+/// process; another process gets its text and `seal`.
+pub struct Prepared {
+    pub spec: spec::Validated,
+    /// The spec with the engine's defaults filled in (`validate_json`'s answer).
+    pub normalised_json: String,
+    pub seal: String,
+}
+
+pub fn prepare(spec_json: &str) -> Result<Prepared, SpecError> {
+    let spec = spec::Validated::new(spec::parse_json(spec_json)?)?;
+    // The checks that need the network and the registries; `Spec::validate` ran above.
+    let vouch = spec.vouch();
     engine::Simulation::check(&spec)?;
-    Ok((serde_json::to_string(&normalised(&spec)).expect("specs serialise"), spec::seal(spec_json)))
+    drop(vouch);
+    let normalised_json = serde_json::to_string(&normalised(&spec)).expect("specs serialise");
+    Ok(Prepared { spec, normalised_json, seal: spec::seal(spec_json) })
 }
 
 /// The spec of `spec_json`, validated unless `seal` is the engine's seal of that text.

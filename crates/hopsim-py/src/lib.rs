@@ -61,6 +61,34 @@ impl Drop for Done<'_> {
     }
 }
 
+/// A run's spec the engine parsed and validated (`prepare`): `simulate_prepared` runs it
+/// without parsing or validating it again.
+#[pyclass(frozen)]
+struct PreparedSpec {
+    inner: hopsim_core::Prepared,
+}
+
+#[pymethods]
+impl PreparedSpec {
+    /// The normalized spec (defaults filled in) as JSON.
+    #[getter]
+    fn normalized_json(&self) -> &str {
+        &self.inner.normalised_json
+    }
+
+    /// The engine's seal of the text it was prepared from (`simulate_json`'s `seal`).
+    #[getter]
+    fn seal(&self) -> &str {
+        &self.inner.seal
+    }
+}
+
+/// Parse and check one run's spec, once: a `PreparedSpec`.
+#[pyfunction]
+fn prepare(py: Python<'_>, spec_json: &str) -> PyResult<PreparedSpec> {
+    py.detach(|| hopsim_core::prepare(spec_json)).map(|inner| PreparedSpec { inner }).map_err(spec_error)
+}
+
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
 /// (a `Progress`) follows the cycles simulated; `max_threads` caps the threads the run uses
 /// (a sweep running several runs at once gives each its share of the cores); `with_spec`
@@ -81,6 +109,21 @@ fn simulate_json(
     with_spec: bool,
     seal: Option<&str>,
 ) -> PyResult<String> {
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_json_cancellable(spec_json, cycles, cancel, max_threads, with_spec, seal))
+}
+
+/// `simulate_json` of a `PreparedSpec`: neither parsed nor validated again.
+#[pyfunction]
+#[pyo3(signature = (prepared, progress=None, max_threads=None, with_spec=false))]
+fn simulate_prepared(py: Python<'_>, prepared: &PreparedSpec, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec))
+}
+
+type Outcome = Result<Option<String>, hopsim_core::SpecError>;
+
+/// Run `engine` (cycles to publish, flag that stops it) on a thread of its own, waiting
+/// without the GIL and waking to let Python handle signals.
+fn run_engine(py: Python<'_>, progress: Option<&Bound<'_, Progress>>, engine: impl FnOnce(Option<Arc<AtomicU64>>, Arc<AtomicBool>) -> Outcome + Send) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
@@ -91,7 +134,7 @@ fn simulate_json(
             .stack_size(ENGINE_STACK)
             .spawn_scoped(s, || {
                 let _done = Done(&done);
-                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads, with_spec, seal)
+                engine(cycles, engine_cancel)
             })
             .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
         loop {
@@ -183,6 +226,9 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Progress>()?;
+    m.add_class::<PreparedSpec>()?;
+    m.add_function(wrap_pyfunction!(prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_prepared, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
