@@ -124,10 +124,16 @@ def test_a_killed_worker_costs_nothing(tmp_path, client):
 
 
 def test_a_run_failing_twice_is_reported_and_the_others_finish(tmp_path, client):
-    from hopsim import sweep
+    import dataclasses
+
+    from hopsim import engine, sweep
 
     exp = sweep.plan(write_spec(tmp_path, sweep=SWEEP.replace("seeds = [1, 2]\n", "")))
-    exp.runs[1].spec["traffic"]["load"] = 7.0  # validated before, so only the engine sees it
+    # Changed after it was validated, so only the worker's engine sees it: the text no longer
+    # is the one the engine sealed, so the worker validates it.
+    bad = exp.runs[1]
+    bad.spec["traffic"]["load"] = 7.0
+    bad.prepared = dataclasses.replace(bad.prepared, json=engine.spec_to_json(bad.spec), handle=None)
     with pytest.raises(sweep.RunFailed) as failed:
         sweep.execute(exp, tmp_path / "out", client=client, progress=False)
     assert str(failed.value) == (

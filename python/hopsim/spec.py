@@ -308,9 +308,10 @@ class Run:
     seed: Any
     """``run.seed`` if the file or the sweep gives it, else ``None`` (the engine's default)."""
     spec: dict[str, Any]
-    """The full spec of this run; its ``[sweep]`` is the experiment's, which the engine
-    reads only to know which choices the sweep varies (a key of another routing algorithm,
-    motif, ... than the run's is then left to it, not refused)."""
+    """The full spec of this run; its ``[sweep]`` names the keys the experiment's sweep
+    varies (each with an empty list), which the engine reads only to know which choices
+    vary (a key of another routing algorithm, motif, ... than the run's is then left to it,
+    not refused)."""
     normalized: dict[str, Any] | None = field(default=None, repr=False)
     """The spec with defaults filled in by the engine (set by validation)."""
     prepared: Any = field(default=None, repr=False)
@@ -462,8 +463,8 @@ def expand(spec: Mapping[str, Any]) -> list[Run]:
     """Expand an experiment into its runs: the cartesian product of the ``[sweep]`` lists
     (in the order the keys appear), with ``seeds`` varying fastest.
 
-    Each run's spec has the swept values set, the experiment's ``[sweep]`` (``Run.spec``
-    says why) and no ``[cluster]`` table; ``run.seed`` is set
+    Each run's spec has the swept values set, the keys of the experiment's ``[sweep]``
+    (``Run.spec`` says why) and no ``[cluster]`` table; ``run.seed`` is set
     when seeds are swept. Run names come from the swept values, so they stay the same when
     a sweep is re-run or extended (``--resume`` relies on this).
     """
@@ -477,8 +478,9 @@ def expand(spec: Mapping[str, Any]) -> list[Run]:
         *vals, seed = combo
         params = dict(zip(keys, vals))
         run_spec = copy.deepcopy(base)
-        if "sweep" in spec:
-            run_spec["sweep"] = copy.deepcopy(spec["sweep"])
+        if keys:
+            # Which keys the sweep varies (dotted), not their values: the run has its own.
+            run_spec["sweep"] = {k: [] for k in keys}
         for k, v in params.items():
             try:
                 set_dotted(run_spec, k, copy.deepcopy(v))
