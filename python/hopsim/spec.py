@@ -69,7 +69,8 @@ def format_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items()) + "}"
+        # TOML has no null: a key not set is left out, as in `to_toml`'s tables.
+        return "{" + ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items() if v is not None) + "}"
     return str(value)
 
 

@@ -193,7 +193,7 @@ fn checked(spec_json: &str, seal: Option<&str>) -> Result<spec::Validated, SpecE
 /// The spec with the defaults of every key the engine lists filled in: what `validate_json`
 /// returns and what a run folder's `spec.json` keeps.
 fn normalised(spec: &Spec) -> Spec {
-    routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec)))
+    vc::with_own_keys(routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec))))
 }
 
 /// A spec as this engine normalises it, without checking it: a run folder's `spec.json`

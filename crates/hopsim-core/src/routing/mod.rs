@@ -197,18 +197,11 @@ pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &others)
 }
 
-/// `spec` with the `[routing]` keys of every algorithm that it does not give set to their
-/// defaults (those with a value of their own): the normalised spec (`validate_json`) lists
-/// them all, whichever algorithm runs, as it did when they were fields of one table (a run
-/// folder's `spec.json` is compared with it on `--resume`). The other algorithms ignore them.
+/// `spec` with its `[routing]` table as the normalised spec writes it (`spec::list_keys`):
+/// the chosen algorithm's keys with their defaults, the other algorithms' keys null.
 pub fn with_defaults(mut spec: Spec) -> Spec {
-    for a in ALGORITHMS {
-        if let serde_json::Value::Object(defaults) = (a.defaults)() {
-            for (key, value) in defaults.into_iter().filter(|(_, v)| !v.is_null()) {
-                spec.routing.algorithm_keys.entry(key).or_insert(value);
-            }
-        }
-    }
+    let own = algorithm(&spec).map_or(serde_json::Value::Null, |a| (a.kind().defaults)());
+    crate::spec::list_keys(&mut spec.routing.algorithm_keys, own, ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));
     spec
 }
 

@@ -65,6 +65,25 @@ pub fn read_listed_keys<T: serde::de::DeserializeOwned>(
     deserialize_own(table, chosen, serde_json::Value::Object(mine.map(|(k, v)| (k.clone(), v.clone())).collect()))
 }
 
+/// A component family's table as the normalised spec writes it: the chosen component's
+/// keys not given set to its defaults (`own`: its key type's values when nothing is given),
+/// and every other component's keys null, which readers take as not given. So the
+/// normalised spec lists the same keys whichever component runs, is valid input again, and
+/// a run folder's `spec.json` from an older build (which listed every component's defaults)
+/// normalises to the same table on `--resume`.
+pub fn list_keys<'a>(given: &mut std::collections::BTreeMap<String, serde_json::Value>, own: serde_json::Value, every: impl Iterator<Item = &'a str>) {
+    let own = match own {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    for key in every.filter(|k| !own.contains_key(*k)) {
+        given.insert(key.to_string(), serde_json::Value::Null);
+    }
+    for (key, value) in own.into_iter().filter(|(_, v)| !v.is_null()) {
+        given.entry(key).or_insert(value);
+    }
+}
+
 /// `table.key = value: unknown key for CHOSEN; allowed keys: ...`, the one error of a key
 /// the chosen component does not read.
 pub fn unknown_key(table: &str, key: &str, value: impl std::fmt::Display, chosen: &str, allowed: &[&str]) -> crate::error::SpecError {

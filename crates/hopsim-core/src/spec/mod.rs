@@ -15,7 +15,7 @@ pub mod workload;
 
 pub use aries_mode::AriesMode;
 pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE_KEYS, JOB_WORKLOAD_KEYS};
-pub use keys::{defaults_of, keys_json, read_listed_keys, read_own_keys, unknown_key, Key};
+pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};

@@ -94,6 +94,19 @@ impl Policy {
     }
 }
 
+/// `spec` as the normalised spec writes it: a policy's key the named policy does not read
+/// (given for the others of a sweep over `routing.vc_policy`) back at its default, so the
+/// normalised spec of each run is valid input on its own. `auto` keeps it: the policy it
+/// resolves to may read it.
+pub fn with_own_keys(mut spec: Spec) -> Spec {
+    if let Some(p) = Policy::from_name(spec.routing.vc_policy.as_str()) {
+        if !p.kind().keys.iter().any(|k| k.name == "ladder_vcs_per_step") {
+            spec.routing.ladder_vcs_per_step = 0;
+        }
+    }
+    spec
+}
+
 /// A VC policy as the registry knows it, declared in its file: its `routing.vc_policy` name,
 /// one line on it, the `[routing]` keys it reads and how it is built.
 pub struct PolicyKind {

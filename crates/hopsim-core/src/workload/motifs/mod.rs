@@ -182,20 +182,19 @@ pub fn build(spec: &Spec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
 
 pub use bernoulli::open_loop;
 
-/// `spec` with each job's motif keys as every motif's key type reads them, and the defaults
-/// of those not given that have one: the normalised spec (`validate_json`) lists them so,
-/// whichever motif runs, as it did when they were fields of one table (a run folder's
-/// `spec.json` is compared with it on `--resume`). The other motifs ignore them.
+/// `spec` with each job's motif keys as the normalised spec writes them: the keys of the
+/// motif it runs as that motif's key type reads them (defaults filled in), the other
+/// motifs' keys null (`spec::list_keys`).
 pub fn with_defaults(spec: &mut Spec) {
     for i in 0..spec.jobs.len() {
         let cx = MotifCtx { spec, i };
-        let mut listed = serde_json::Map::new();
-        for m in MOTIFS {
-            if let Ok(serde_json::Value::Object(values)) = (m.typed)(&cx, m) {
-                listed.extend(values.into_iter().filter(|(_, v)| !v.is_null()));
-            }
+        let own = motif_of(cx.job(), i).ok().and_then(|m| (m.typed)(&cx, m).ok()).unwrap_or(serde_json::Value::Null);
+        let keys = &mut spec.jobs[i].workload.motif_keys;
+        // As the motif reads them: a value given in another form is shown in its own.
+        if let serde_json::Value::Object(read) = &own {
+            keys.extend(read.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())));
         }
-        spec.jobs[i].workload.motif_keys.extend(listed);
+        crate::spec::list_keys(keys, own, MOTIFS.iter().flat_map(|m| m.keys.iter()).map(|k| k.name));
     }
 }
 
