@@ -45,6 +45,24 @@ FILE_CASES = [
     ("unknown flow control", 'flow_control = "vct"', 'flow_control = "credit"', ["router.flow_control", '"credit"']),
     ("zero vcs", "vcs = 2", "vcs = 0", ["router.vcs = 0"]),
     ("table as a value", "[traffic]", "traffic = 3\n[traffic2]", ["traffic"]),
+    (
+        "another algorithm's key",
+        'algorithm = "dor"',
+        'algorithm = "dor"\nugal_threshold = 3',
+        ["routing.ugal_threshold = 3", 'unknown key for routing.algorithm = "dor"; allowed keys: '],
+    ),
+    (
+        "another VC policy's key",
+        'vc_policy = "dateline"',
+        'vc_policy = "dateline"\nladder_vcs_per_step = 1',
+        ["routing.ladder_vcs_per_step = 1", 'unknown key for routing.vc_policy = "dateline"'],
+    ),
+    (
+        "another motif's key",
+        "[run]",
+        '[[jobs]]\nname = "a"\nranks = 4\nworkload = { motif = "allreduce", elements = 4, domain = [2, 2, 1] }\n[run]',
+        ["jobs[0].workload.domain = [2, 2, 1]", 'unknown key for jobs[0].workload.motif = "allreduce"'],
+    ),
 ]
 
 
@@ -56,6 +74,20 @@ def test_bad_file(tmp_path, command, what, old, new, fragments):
     args = [command, path] + (["--out", tmp_path / "out", "--quiet"] if command == "run" else [])
     assert_one_line_error(run_cli(*args, cwd=tmp_path), *fragments)
     assert not (tmp_path / "out" / "runs.csv").exists()
+
+
+def test_a_sweep_over_a_choice_shares_one_table_among_its_runs(tmp_path):
+    # ugal_threshold is UGAL-L's: the minimal run of a sweep over both leaves it to UGAL-L.
+    text = (
+        '[topology]\nkind = "dragonfly"\nswitches_per_group = 4\nglobal_links_per_switch = 1\n'
+        "servers_per_switch = 2\n[router]\nvcs = 4\n[routing]\nugal_threshold = 3\n[traffic]\nload = 0.2\n"
+    )
+    path = write_spec(tmp_path, text, sweep='"routing.algorithm" = ["minimal", "ugal_l"]\n')
+    proc = run_cli("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    # Fixed to minimal (an override takes the key out of the sweep), it is refused.
+    proc = run_cli("validate", path, "--set", 'routing.algorithm="minimal"')
+    assert_one_line_error(proc, "routing.ugal_threshold = 3", 'unknown key for routing.algorithm = "minimal"')
 
 
 def test_unknown_key_names_the_value(tmp_path):

@@ -66,6 +66,26 @@ def test_cluster_gives_the_thread_pool_results(tmp_path, client):
     assert not [p for p in (tmp_path / "dask").iterdir() if p.name.startswith(".hopsim-tmp-")]
 
 
+def _engine_counts() -> tuple[int, int]:
+    from hopsim import engine
+
+    return engine.validations(), engine.parses()
+
+
+def test_each_run_is_validated_once_on_the_client_and_never_on_the_workers(tmp_path, client):
+    """The client validates each run (`engine.prepare`); the task carries its text and the
+    engine's seal, and the worker's engine runs it without validating it again."""
+    from hopsim import engine
+
+    path = write_spec(tmp_path, SMALL.replace("cycles = 1500", "cycles = 1501"), sweep=SWEEP)
+    workers_before, here_before = client.run(_engine_counts), engine.validations()
+    quiet(path, tmp_path / "dask", client=client)
+    workers_after = client.run(_engine_counts)
+    assert engine.validations() - here_before == 6
+    assert sum(workers_after[w][0] - workers_before[w][0] for w in workers_after) == 0
+    assert sum(workers_after[w][1] - workers_before[w][1] for w in workers_after) == 6  # parsed once each
+
+
 def test_a_killed_worker_costs_nothing(tmp_path, client):
     path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.2, 0.4]\n')
     done: dict = {}
@@ -104,10 +124,16 @@ def test_a_killed_worker_costs_nothing(tmp_path, client):
 
 
 def test_a_run_failing_twice_is_reported_and_the_others_finish(tmp_path, client):
-    from hopsim import sweep
+    import dataclasses
+
+    from hopsim import engine, sweep
 
     exp = sweep.plan(write_spec(tmp_path, sweep=SWEEP.replace("seeds = [1, 2]\n", "")))
-    exp.runs[1].spec["traffic"]["load"] = 7.0  # validated before, so only the engine sees it
+    # Changed after it was validated, so only the worker's engine sees it: the text no longer
+    # is the one the engine sealed, so the worker validates it.
+    bad = exp.runs[1]
+    bad.spec["traffic"]["load"] = 7.0
+    bad.prepared = dataclasses.replace(bad.prepared, json=engine.spec_to_json(bad.spec), handle=None)
     with pytest.raises(sweep.RunFailed) as failed:
         sweep.execute(exp, tmp_path / "out", client=client, progress=False)
     assert str(failed.value) == (

@@ -11,11 +11,24 @@ import datetime as _dt
 import functools
 import json
 import time
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Union
 
 from .spec import SpecError, format_value
 
-__all__ = ["spec_to_json", "validate", "simulate", "progress_counter", "topology", "validations", "version"]
+__all__ = [
+    "spec_to_json",
+    "Prepared",
+    "prepare",
+    "validate",
+    "normalise",
+    "simulate",
+    "progress_counter",
+    "topology",
+    "validations",
+    "parses",
+    "version",
+]
 
 
 def _core():
@@ -44,9 +57,52 @@ def _call(fn, spec: Mapping[str, Any]) -> str:
         raise SpecError(" ".join(str(e).split())) from None
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A run's spec the engine has validated: ``json``, the text it checked, ``seal``, the
+    engine's seal of that text, and ``normalized``, the spec with its defaults filled in.
+    Given to :func:`simulate` or :func:`topology`, the spec is not validated again; any
+    other spec is. In this process the engine's parsed spec (``handle``) runs, so it is not
+    parsed again either; another process (it pickles as its text and seal) parses it once."""
+
+    json: str
+    seal: str
+    normalized: dict[str, Any] = field(compare=False)
+    handle: Any = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self):
+        return (Prepared, (self.json, self.seal, self.normalized))
+
+
+SpecLike = Union[Mapping[str, Any], Prepared]
+
+
+def prepare(spec: Mapping[str, Any]) -> Prepared:
+    """Check one run's spec, once; return it :class:`Prepared` to run."""
+    text = spec_to_json(spec)
+    try:
+        handle = _core().prepare(text)
+    except ValueError as e:
+        raise SpecError(" ".join(str(e).split())) from None
+    return Prepared(text, handle.seal, json.loads(handle.normalized_json), handle)
+
+
 def validate(spec: Mapping[str, Any]) -> dict[str, Any]:
     """Check one run's spec; return the normalized spec (defaults filled in)."""
-    return json.loads(_call(_core().validate_json, spec))
+    return prepare(spec).normalized
+
+
+def normalise(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A spec as this engine normalises it, without checking it: a run folder's
+    ``spec.json`` from an older build in today's shape (keys added since filled in with
+    their defaults), to compare with a run's normalized spec on ``--resume``."""
+    return json.loads(_call(_core().normalise_json, spec))
+
+
+def _text_and_seal(spec: SpecLike) -> tuple[str, str | None]:
+    if isinstance(spec, Prepared):
+        return spec.json, spec.seal
+    return spec_to_json(spec), None
 
 
 def progress_counter() -> Any:
@@ -56,30 +112,42 @@ def progress_counter() -> Any:
 
 
 def simulate(
-    spec: Mapping[str, Any], progress: Any = None, max_threads: int | None = None, *, with_spec: bool = False
+    spec: SpecLike, progress: Any = None, max_threads: int | None = None, *, with_spec: bool = False
 ) -> tuple[dict[str, Any], float]:
     """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
     :func:`progress_counter` that follows the run. ``max_threads``: the most threads the run
     may use (``run.threads`` or the engine's choice), for runs sharing the cores.
     ``with_spec``: the result also holds ``spec``, the spec with the engine's defaults filled
-    in, so that a spec not validated before is validated by this one call."""
+    in, so that a spec not validated before is validated by this one call. A
+    :class:`Prepared` spec is not validated again."""
     core = _core()
+    text, seal = _text_and_seal(spec)
     t0 = time.perf_counter()
-    text = _call(lambda j: core.simulate_json(j, progress, max_threads, with_spec), spec)
+    try:
+        if isinstance(spec, Prepared) and spec.handle is not None:
+            out = core.simulate_prepared(spec.handle, progress, max_threads, with_spec)
+        else:
+            out = core.simulate_json(text, progress, max_threads, with_spec, seal)
+    except ValueError as e:
+        raise SpecError(" ".join(str(e).split())) from None
     wall = time.perf_counter() - t0
-    return json.loads(text), wall
+    return json.loads(out), wall
 
 
 @functools.lru_cache(maxsize=32)
-def _topology_json(spec_json: str) -> str:
+def _topology_json(spec_json: str, seal: str | None) -> str:
     # `hopsim run` describes the first run's network before running and again in its report:
     # the engine parses the spec and builds the network once.
-    return _core().topology_json(spec_json)
+    return _core().topology_json(spec_json, seal)
 
 
-def topology(spec: Mapping[str, Any]) -> dict[str, Any]:
+def topology(spec: SpecLike) -> dict[str, Any]:
     """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...)."""
-    return json.loads(_call(_topology_json, spec))
+    text, seal = _text_and_seal(spec)
+    try:
+        return json.loads(_topology_json(text, seal))
+    except ValueError as e:
+        raise SpecError(" ".join(str(e).split())) from None
 
 
 def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,6 +193,11 @@ def metric_unit(column: str) -> str | None:
 def validations() -> int:
     """How many times the engine has validated a spec in this process."""
     return _core().validations()
+
+
+def parses() -> int:
+    """How many times the engine has parsed a spec in this process."""
+    return _core().parses()
 
 
 def version() -> str:

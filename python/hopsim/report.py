@@ -171,7 +171,7 @@ def _topology_cards(exp: Any) -> str:
         runs = getattr(exp, "runs", [])
         if not runs:
             return ""
-        topo = engine.topology(runs[0].spec)
+        topo = engine.topology(runs[0].prepared or runs[0].spec)
     except Exception:
         return ""
     cards = []

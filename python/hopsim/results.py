@@ -186,9 +186,13 @@ def mark_complete(directory: Path) -> None:
     tmp.replace(directory / COMPLETE)
 
 
-def check_run(directory: Path, normalized_spec: Mapping[str, Any] | None = None) -> str | None:
+def check_run(
+    directory: Path, normalized_spec: Mapping[str, Any] | None = None, normalise: Any = None
+) -> str | None:
     """Why ``directory`` does not hold a finished run (of this very spec, if given), or
-    None if it does."""
+    None if it does. ``normalise`` (:func:`hopsim.engine.normalise`) puts the folder's
+    ``spec.json`` in this engine's shape first, so that a folder an older build wrote, whose
+    spec lacks the keys added since, still matches."""
     directory = Path(directory)
     if not directory.is_dir():
         return "no such run folder"
@@ -219,12 +223,18 @@ def check_run(directory: Path, normalized_spec: Mapping[str, Any] | None = None)
         stored = json.loads((directory / "spec.json").read_text())
     except (OSError, ValueError):
         return "spec.json is not readable"
+    if normalise is not None and _canon(stored) != _canon(normalized_spec):
+        try:
+            stored = normalise(stored)
+        except SpecError:  # keys this engine no longer has: not this spec
+            return "it was run with a different spec"
     return None if _canon(stored) == _canon(normalized_spec) else "it was run with a different spec"
 
 
-def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = None) -> bool:
-    """True if ``directory`` holds a finished run (and, if given, of this very spec)."""
-    return check_run(directory, normalized_spec) is None
+def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = None, normalise: Any = None) -> bool:
+    """True if ``directory`` holds a finished run (and, if given, of this very spec; see
+    :func:`check_run` for ``normalise``)."""
+    return check_run(directory, normalized_spec, normalise) is None
 
 
 def _canon(obj: Any) -> str:

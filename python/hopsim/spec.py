@@ -69,7 +69,8 @@ def format_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items()) + "}"
+        # TOML has no null: a key not set is left out, as in `to_toml`'s tables.
+        return "{" + ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items() if v is not None) + "}"
     return str(value)
 
 
@@ -308,9 +309,15 @@ class Run:
     seed: Any
     """``run.seed`` if the file or the sweep gives it, else ``None`` (the engine's default)."""
     spec: dict[str, Any]
-    """The full spec of this run, without ``[sweep]``."""
+    """The full spec of this run; its ``[sweep]`` names the keys the experiment's sweep
+    varies (each with an empty list), which the engine reads only to know which choices
+    vary (a key of another routing algorithm, motif, ... than the run's is then left to it,
+    not refused)."""
     normalized: dict[str, Any] | None = field(default=None, repr=False)
     """The spec with defaults filled in by the engine (set by validation)."""
+    prepared: Any = field(default=None, repr=False)
+    """The spec as the engine validated it (:class:`hopsim.engine.Prepared`), which runs
+    without being validated again."""
 
 
 def _flatten(prefix: str, table: Mapping[str, Any], out: dict[str, Any]) -> None:
@@ -457,7 +464,8 @@ def expand(spec: Mapping[str, Any]) -> list[Run]:
     """Expand an experiment into its runs: the cartesian product of the ``[sweep]`` lists
     (in the order the keys appear), with ``seeds`` varying fastest.
 
-    Each run's spec has the swept values set and no ``[sweep]`` or ``[cluster]`` table; ``run.seed`` is set
+    Each run's spec has the swept values set, the keys of the experiment's ``[sweep]``
+    (``Run.spec`` says why) and no ``[cluster]`` table; ``run.seed`` is set
     when seeds are swept. Run names come from the swept values, so they stay the same when
     a sweep is re-run or extended (``--resume`` relies on this).
     """
@@ -471,6 +479,9 @@ def expand(spec: Mapping[str, Any]) -> list[Run]:
         *vals, seed = combo
         params = dict(zip(keys, vals))
         run_spec = copy.deepcopy(base)
+        if keys:
+            # Which keys the sweep varies (dotted), not their values: the run has its own.
+            run_spec["sweep"] = {k: [] for k in keys}
         for k, v in params.items():
             try:
                 set_dotted(run_spec, k, copy.deepcopy(v))

@@ -112,16 +112,18 @@ def plan(
 
 
 def validate_runs(exp: Experiment) -> None:
-    """Ask the engine to check each run; fill in ``run.normalized`` and ``run.seed``."""
-    cache: dict[str, dict[str, Any]] = {}
+    """Ask the engine to check each run, once; fill in ``run.prepared`` (what runs it),
+    ``run.normalized`` and ``run.seed``."""
+    cache: dict[str, engine.Prepared] = {}
     for run in exp.runs:
         key = json.dumps(run.spec, sort_keys=True, default=str)
         if key not in cache:
             try:
-                cache[key] = engine.validate(run.spec)
+                cache[key] = engine.prepare(run.spec)
             except SpecError as e:
                 raise SpecError(_blame_sweep(str(e), run)) from None
-        run.normalized = cache[key]
+        run.prepared = cache[key]
+        run.normalized = run.prepared.normalized
         if run.seed is None:
             run.seed = get_dotted(run.normalized, "run.seed")
     exp.validated = True
@@ -152,7 +154,7 @@ def group_by_topology(runs: list[Run]) -> list[tuple[dict[str, Any], list[Run]]]
     for run in runs:
         key = json.dumps((run.normalized or run.spec).get("topology"), sort_keys=True, default=str)
         if key not in groups:
-            groups[key] = (engine.topology(run.spec), [])
+            groups[key] = (engine.topology(run.prepared or run.spec), [])
         groups[key][1].append(run)
     return list(groups.values())
 
@@ -195,7 +197,7 @@ def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engin
 
 
 def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None, max_threads: int | None = None) -> str:
-    result, wall = engine.simulate(run.spec, progress, max_threads)
+    result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads)
     return store_run(run, out, result, wall, engine_version)
 
 
@@ -298,7 +300,7 @@ def _execute_locked(
     skipped: list[Run] = []
     todo: list[Run] = []
     for run in exp.runs:
-        if resume and results.is_complete(out / run.name, run.normalized):
+        if resume and results.is_complete(out / run.name, run.normalized, normalise=engine.normalise):
             skipped.append(run)
         else:
             todo.append(run)

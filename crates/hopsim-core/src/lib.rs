@@ -108,15 +108,31 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
 /// that several runs at once share the cores without oversubscribing them.
 /// With `with_spec`, the result also holds `spec`, the spec with the engine's defaults filled
 /// in (what `validate_json` returns), so that one call both validates and runs.
+/// With `seal` (what `prepare_json` returned for this very text), the spec is not validated
+/// again.
 pub fn simulate_json_cancellable(
     spec_json: &str,
     cycles: Option<Arc<AtomicU64>>,
     cancel: Arc<AtomicBool>,
     max_threads: Option<usize>,
     with_spec: bool,
+    seal: Option<&str>,
 ) -> Result<Option<String>, SpecError> {
-    let spec = spec::parse_json(spec_json)?;
-    let mut sim = start(&spec, cycles, Some(cancel.clone()))?;
+    simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec)
+}
+
+/// `simulate_json_cancellable` of a spec validated already (`prepare`): neither parsed nor
+/// validated again.
+pub fn simulate_validated(
+    spec: &spec::Validated,
+    cycles: Option<Arc<AtomicU64>>,
+    cancel: Arc<AtomicBool>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+) -> Result<Option<String>, SpecError> {
+    let vouch = spec.vouch();
+    let mut sim = start(spec, cycles, Some(cancel.clone()))?;
+    drop(vouch);
     if let Some(n) = max_threads {
         sim.limit_threads(n);
     }
@@ -135,15 +151,58 @@ pub fn simulate_json_cancellable(
 /// Check a spec completely (names, ranges, combinations) without running it; returns it
 /// normalised with defaults filled in. Validated once, by `Simulation::check`.
 pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::parse_json(spec_json)?;
+    Ok(prepare_json(spec_json)?.0)
+}
+
+/// `validate_json`, and the engine's seal of `spec_json` (`spec::seal`): given back with
+/// this very text to `simulate_json_cancellable`, `topology_json` or `switch_roles_json`,
+/// in this process or another, it spares them validating the spec again.
+pub fn prepare_json(spec_json: &str) -> Result<(String, String), SpecError> {
+    let p = prepare(spec_json)?;
+    Ok((p.normalised_json, p.seal))
+}
+
+/// A run's spec parsed and checked completely, once: `simulate_validated` runs it in this
+/// process; another process gets its text and `seal`.
+pub struct Prepared {
+    pub spec: spec::Validated,
+    /// The spec with the engine's defaults filled in (`validate_json`'s answer).
+    pub normalised_json: String,
+    pub seal: String,
+}
+
+pub fn prepare(spec_json: &str) -> Result<Prepared, SpecError> {
+    let spec = spec::Validated::new(spec::parse_json(spec_json)?)?;
+    // The checks that need the network and the registries; `Spec::validate` ran above.
+    let vouch = spec.vouch();
     engine::Simulation::check(&spec)?;
-    Ok(serde_json::to_string(&normalised(&spec)).expect("specs serialise"))
+    drop(vouch);
+    let normalised_json = serde_json::to_string(&normalised(&spec)).expect("specs serialise");
+    Ok(Prepared { spec, normalised_json, seal: spec::seal(spec_json) })
+}
+
+/// The spec of `spec_json`, validated unless `seal` is the engine's seal of that text.
+fn checked(spec_json: &str, seal: Option<&str>) -> Result<spec::Validated, SpecError> {
+    let spec = spec::parse_json(spec_json)?;
+    match seal {
+        Some(s) => spec::Validated::sealed(spec, spec_json, s),
+        None => spec::Validated::new(spec),
+    }
 }
 
 /// The spec with the defaults of every key the engine lists filled in: what `validate_json`
 /// returns and what a run folder's `spec.json` keeps.
 fn normalised(spec: &Spec) -> Spec {
-    traffic::with_listed_keys(workload::with_defaults(spec))
+    vc::with_own_keys(routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec))))
+}
+
+/// A spec as this engine normalises it, without checking it: a run folder's `spec.json`
+/// written by an older build (which lacks the keys added since, or lists its keys in an
+/// older shape) is compared with a run's normalised spec in today's shape on `--resume`.
+/// Keys added since are filled in with their defaults, which is what the older build ran.
+pub fn normalise_json(spec_json: &str) -> Result<String, SpecError> {
+    let spec = spec::parse_json(spec_json)?;
+    Ok(serde_json::to_string(&normalised(&spec)).expect("specs serialise"))
 }
 
 /// Every registered component, from the registries themselves, each with the keys it reads
@@ -192,8 +251,8 @@ pub fn components_json() -> String {
 /// Per switch of a spec's network, its group (`topology.group_of`; all 0 without groups) and
 /// its tier (`Topology::tier`): what link maps need to draw groups and name links up or
 /// down, without numbering the switches themselves.
-pub fn switch_roles_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+pub fn switch_roles_json(spec_json: &str, seal: Option<&str>) -> Result<String, SpecError> {
+    let spec = checked(spec_json, seal)?;
     let topo = topology::build(&spec)?;
     let switches = 0..topo.num_switches();
     let group: Vec<usize> = switches.clone().map(|s| topo.group_of(s)).collect();
@@ -202,8 +261,8 @@ pub fn switch_roles_json(spec_json: &str) -> Result<String, SpecError> {
 }
 
 /// Facts about the topology of a spec, and a check of its wiring.
-pub fn topology_json(spec_json: &str) -> Result<String, SpecError> {
-    let spec = spec::from_json_str(spec_json)?;
+pub fn topology_json(spec_json: &str, seal: Option<&str>) -> Result<String, SpecError> {
+    let spec = checked(spec_json, seal)?;
     let topo = topology::build(&spec)?;
     let servers = topology::ServerMap::new(topo.as_ref());
     let (links, wiring) = match topology::check_wiring(topo.as_ref()) {

@@ -61,18 +61,69 @@ impl Drop for Done<'_> {
     }
 }
 
+/// A run's spec the engine parsed and validated (`prepare`): `simulate_prepared` runs it
+/// without parsing or validating it again.
+#[pyclass(frozen)]
+struct PreparedSpec {
+    inner: hopsim_core::Prepared,
+}
+
+#[pymethods]
+impl PreparedSpec {
+    /// The normalized spec (defaults filled in) as JSON.
+    #[getter]
+    fn normalized_json(&self) -> &str {
+        &self.inner.normalised_json
+    }
+
+    /// The engine's seal of the text it was prepared from (`simulate_json`'s `seal`).
+    #[getter]
+    fn seal(&self) -> &str {
+        &self.inner.seal
+    }
+}
+
+/// Parse and check one run's spec, once: a `PreparedSpec`.
+#[pyfunction]
+fn prepare(py: Python<'_>, spec_json: &str) -> PyResult<PreparedSpec> {
+    py.detach(|| hopsim_core::prepare(spec_json)).map(|inner| PreparedSpec { inner }).map_err(spec_error)
+}
+
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
 /// (a `Progress`) follows the cycles simulated; `max_threads` caps the threads the run uses
 /// (a sweep running several runs at once gives each its share of the cores); `with_spec`
 /// adds `spec` to the result, the spec with the engine's defaults filled in, so that one
-/// call validates and runs (the spec is validated once).
+/// call validates and runs (the spec is validated once); `seal`, the one `prepare_json` gave
+/// for this very text, spares validating it again.
 ///
 /// The engine runs on its own thread while this one waits without the GIL, waking up to
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false))]
-fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
+#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false, seal=None))]
+fn simulate_json(
+    py: Python<'_>,
+    spec_json: &str,
+    progress: Option<&Bound<'_, Progress>>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+    seal: Option<&str>,
+) -> PyResult<String> {
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_json_cancellable(spec_json, cycles, cancel, max_threads, with_spec, seal))
+}
+
+/// `simulate_json` of a `PreparedSpec`: neither parsed nor validated again.
+#[pyfunction]
+#[pyo3(signature = (prepared, progress=None, max_threads=None, with_spec=false))]
+fn simulate_prepared(py: Python<'_>, prepared: &PreparedSpec, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec))
+}
+
+type Outcome = Result<Option<String>, hopsim_core::SpecError>;
+
+/// Run `engine` (cycles to publish, flag that stops it) on a thread of its own, waiting
+/// without the GIL and waking to let Python handle signals.
+fn run_engine(py: Python<'_>, progress: Option<&Bound<'_, Progress>>, engine: impl FnOnce(Option<Arc<AtomicU64>>, Arc<AtomicBool>) -> Outcome + Send) -> PyResult<String> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
@@ -83,7 +134,7 @@ fn simulate_json(py: Python<'_>, spec_json: &str, progress: Option<&Bound<'_, Pr
             .stack_size(ENGINE_STACK)
             .spawn_scoped(s, || {
                 let _done = Done(&done);
-                hopsim_core::simulate_json_cancellable(spec_json, cycles, engine_cancel, max_threads, with_spec)
+                engine(cycles, engine_cancel)
             })
             .map_err(|e| PyErr::new::<pyo3::exceptions::PyOSError, _>(format!("cannot start the engine thread: {e}")))?;
         loop {
@@ -116,18 +167,33 @@ fn validate_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
         .map_err(spec_error)
 }
 
+/// `validate_json`, and the engine's seal of `spec_json`: `(normalized_json, seal)`.
+#[pyfunction]
+fn prepare_json(py: Python<'_>, spec_json: &str) -> PyResult<(String, String)> {
+    py.detach(|| hopsim_core::prepare_json(spec_json)).map_err(spec_error)
+}
+
+/// A spec as this engine normalises it, without checking it (a run folder's `spec.json`
+/// from an older build, compared on `--resume`).
+#[pyfunction]
+fn normalise_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    py.detach(|| hopsim_core::normalise_json(spec_json)).map_err(spec_error)
+}
+
 /// Describe the topology of a spec as JSON: kind, switches, servers, links, radix,
 /// diameter, wiring_ok, description.
 #[pyfunction]
-fn topology_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    py.detach(|| hopsim_core::topology_json(spec_json))
+#[pyo3(signature = (spec_json, seal=None))]
+fn topology_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResult<String> {
+    py.detach(|| hopsim_core::topology_json(spec_json, seal))
         .map_err(spec_error)
 }
 
 /// Per switch, its group and tier, as JSON (link maps).
 #[pyfunction]
-fn switch_roles_json(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    py.detach(|| hopsim_core::switch_roles_json(spec_json))
+#[pyo3(signature = (spec_json, seal=None))]
+fn switch_roles_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResult<String> {
+    py.detach(|| hopsim_core::switch_roles_json(spec_json, seal))
         .map_err(spec_error)
 }
 
@@ -144,6 +210,12 @@ fn validations() -> u64 {
     hopsim_core::spec::validations()
 }
 
+/// How many times the engine has parsed a spec in this process.
+#[pyfunction]
+fn parses() -> u64 {
+    hopsim_core::spec::parses()
+}
+
 /// The engine crate's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -154,12 +226,18 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Progress>()?;
+    m.add_class::<PreparedSpec>()?;
+    m.add_function(wrap_pyfunction!(prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_prepared, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
     m.add_function(wrap_pyfunction!(validations, m)?)?;
+    m.add_function(wrap_pyfunction!(parses, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_json, m)?)?;
+    m.add_function(wrap_pyfunction!(normalise_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -103,8 +103,10 @@ def load_link_data(run_dir: Path) -> LinkData | None:
     except (OSError, ValueError, AttributeError, TypeError):
         pass
     data = LinkData(links, dims, coords, topology)
-    if not data.cartesian and spec:
-        data.roles = _switch_roles(spec)
+    if not data.cartesian and topology:
+        # The roles depend on the topology alone; the rest of a spec.json lists every
+        # component's keys, which is no spec to run.
+        data.roles = _switch_roles({"topology": topology, "traffic": {}})
     if data.cartesian:
         if int(links["switch"].max()) >= len(coords):
             data.coords, data.dims = None, []

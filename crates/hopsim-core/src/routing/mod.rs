@@ -189,12 +189,20 @@ pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
 }
 
 /// The chosen algorithm's own `[routing]` keys, read into its key type `T` (the keys of
-/// other algorithms are left to them, so one table serves a sweep over algorithms).
+/// other algorithms are refused, unless the experiment sweeps `routing.algorithm`).
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let algo = algorithm(spec)?;
     let chosen = format!("routing.algorithm = {:?}", algo.name());
-    let mut others = ALGORITHMS.iter().flat_map(|a| a.keys.iter());
-    crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &mut others)
+    let others = spec.keys_left_to_others("routing.algorithm", ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));
+    crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &others)
+}
+
+/// `spec` with its `[routing]` table as the normalised spec writes it (`spec::list_keys`):
+/// the chosen algorithm's keys with their defaults, the other algorithms' keys null.
+pub fn with_defaults(mut spec: Spec) -> Spec {
+    let own = algorithm(&spec).map_or(serde_json::Value::Null, |a| (a.kind().defaults)());
+    crate::spec::list_keys(&mut spec.routing.algorithm_keys, own, ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));
+    spec
 }
 
 /// The routing `spec` names on `topo`, which must be a topology the algorithm is defined on

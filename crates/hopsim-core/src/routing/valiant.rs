@@ -79,12 +79,12 @@ fn topology() -> String {
 }
 
 impl ValiantKeys {
-    /// As the `[routing]` table gives them, whichever algorithm is chosen (a spec that sets
-    /// them for another is refused, `refuse_unless_used`).
+    /// As the `[routing]` table gives them, whichever algorithm is chosen (the chosen one's
+    /// `own_keys` refuses them for another algorithm; `refuse_unless_used` for Valiant on
+    /// a grid).
     pub(super) fn of(spec: &Spec) -> SpecResult<Self> {
         let chosen = format!("routing.algorithm = {:?}", spec.routing.algorithm);
-        let mut others = super::ALGORITHMS.iter().flat_map(|a| a.keys.iter());
-        crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, super::TABLE_KEYS, KIND.keys, &mut others)
+        crate::spec::read_listed_keys("routing", &chosen, &spec.routing.algorithm_keys, KIND.keys)
     }
 
     pub(super) fn paths(&self) -> SpecResult<ValiantPaths> {

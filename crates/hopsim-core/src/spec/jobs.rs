@@ -164,6 +164,33 @@ impl JobSpec {
     }
 }
 
+/// The `app_aware` keys, which only `routing_mode = "app_aware"` reads.
+pub const APP_AWARE_KEYS: [&str; 4] = ["threshold_bytes", "latency_scale", "stall_scale", "forget_after"];
+
+impl AppAwareSpec {
+    /// Its keys given other than their defaults, with their values.
+    fn given(&self) -> Vec<(&'static str, serde_json::Value)> {
+        let (mine, default) = (serde_json::to_value(self).expect("serialises"), serde_json::to_value(Self::default()).expect("serialises"));
+        APP_AWARE_KEYS.into_iter().filter(|k| mine[k] != default[k]).map(|k| (k, mine[k].clone())).collect()
+    }
+}
+
+/// Refuse job `i`'s `app_aware` keys when its routing mode is not `app_aware`, unless the
+/// experiment sweeps the job's mode (one table then serves every mode).
+pub fn refuse_unread_app_aware(spec: &super::Spec) -> SpecResult<()> {
+    for (i, j) in spec.jobs.iter().enumerate() {
+        let selector = format!("jobs[{i}].routing_mode");
+        if j.routing_mode.as_deref() == Some("app_aware") || !spec.keys_left_to_others(&selector, APP_AWARE_KEYS.into_iter()).is_empty() {
+            continue;
+        }
+        if let Some((key, value)) = j.app_aware.given().into_iter().next() {
+            let chosen = format!("{selector} = {:?}", j.routing_mode.as_deref().unwrap_or("(routing.mode)"));
+            return Err(super::unknown_key(&format!("jobs[{i}].app_aware"), key, value, &chosen, &["none (only routing_mode = \"app_aware\" reads this table)"]));
+        }
+    }
+    Ok(())
+}
+
 /// Checks across the jobs.
 pub fn validate_jobs(jobs: &[JobSpec]) -> SpecResult<()> {
     for (i, j) in jobs.iter().enumerate() {

@@ -28,19 +28,18 @@ pub fn keys_json(keys: &[Key]) -> Vec<serde_json::Value> {
 /// declared keys: `tests/suite/docs_keys.rs` checks them with `defaults_of`). `table` is the
 /// dotted prefix (`workload`, `jobs[0].workload`), `chosen` names the choice that picked
 /// the component (`workload.kind = "bandwidth"`), `family` are the keys every component of
-/// the family reads and `given` is what the table holds beyond them. A key that another
-/// component of the family declares is left to it (one table can serve a sweep over
-/// components); any other key is refused, naming the component's keys.
+/// the family reads and `given` is what the table holds beyond them. `others` are the keys
+/// left to other components (`Spec::keys_left_to_others`: those of the family when the
+/// experiment sweeps the choice, so that one table serves every run of the sweep); any other
+/// key is refused, naming the component's keys.
 pub fn read_own_keys<T: serde::de::DeserializeOwned>(
     table: &str,
     chosen: &str,
     given: &std::collections::BTreeMap<String, serde_json::Value>,
     family: &[Key],
     own: &[Key],
-    others: &mut dyn Iterator<Item = &Key>,
+    others: &[&str],
 ) -> crate::error::SpecResult<T> {
-    use crate::error::SpecError;
-    let others: Vec<&str> = others.map(|k| k.name).collect();
     let mut mine = serde_json::Map::new();
     // A null is a key not given (the normalised spec lists the keys of every pattern so).
     for (key, value) in given.iter().filter(|(_, v)| !v.is_null()) {
@@ -48,10 +47,59 @@ pub fn read_own_keys<T: serde::de::DeserializeOwned>(
             mine.insert(key.clone(), value.clone());
         } else if !others.contains(&key.as_str()) {
             let names: Vec<&str> = family.iter().chain(own).map(|k| k.name).collect();
-            return Err(SpecError::new(format!("{table}.{key}"), value.to_string(), format!("unknown key for {chosen}; allowed keys: {}", names.join(", "))));
+            return Err(unknown_key(table, key, shown(value), chosen, &names));
         }
     }
-    let mine = serde_json::Value::Object(mine);
+    deserialize_own(table, chosen, serde_json::Value::Object(mine))
+}
+
+/// `own`'s keys of a table that lists every component's keys (the normalised spec), read
+/// into `T`; the other components' keys are skipped, not refused.
+pub fn read_listed_keys<T: serde::de::DeserializeOwned>(
+    table: &str,
+    chosen: &str,
+    given: &std::collections::BTreeMap<String, serde_json::Value>,
+    own: &[Key],
+) -> crate::error::SpecResult<T> {
+    let mine = given.iter().filter(|(k, v)| !v.is_null() && own.iter().any(|o| o.name == k.as_str()));
+    deserialize_own(table, chosen, serde_json::Value::Object(mine.map(|(k, v)| (k.clone(), v.clone())).collect()))
+}
+
+/// A component family's table as the normalised spec writes it: the chosen component's
+/// keys not given set to its defaults (`own`: its key type's values when nothing is given),
+/// and every other component's keys null, which readers take as not given. So the
+/// normalised spec lists the same keys whichever component runs, is valid input again, and
+/// a run folder's `spec.json` from an older build (which listed every component's defaults)
+/// normalises to the same table on `--resume`.
+pub fn list_keys<'a>(given: &mut std::collections::BTreeMap<String, serde_json::Value>, own: serde_json::Value, every: impl Iterator<Item = &'a str>) {
+    let own = match own {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    for key in every.filter(|k| !own.contains_key(*k)) {
+        given.insert(key.to_string(), serde_json::Value::Null);
+    }
+    for (key, value) in own.into_iter().filter(|(_, v)| !v.is_null()) {
+        given.entry(key).or_insert(value);
+    }
+}
+
+/// `table.key = value: unknown key for CHOSEN; allowed keys: ...`, the one error of a key
+/// the chosen component does not read.
+pub fn unknown_key(table: &str, key: &str, value: impl std::fmt::Display, chosen: &str, allowed: &[&str]) -> crate::error::SpecError {
+    crate::error::SpecError::new(format!("{table}.{key}"), value.to_string(), format!("unknown key for {chosen}; allowed keys: {}", allowed.join(", ")))
+}
+
+/// A value as an experiment file writes it (`[1, 0]`, not JSON's `[1,0]`).
+fn shown(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Array(items) => format!("[{}]", items.iter().map(shown).collect::<Vec<_>>().join(", ")),
+        other => other.to_string(),
+    }
+}
+
+fn deserialize_own<T: serde::de::DeserializeOwned>(table: &str, chosen: &str, mine: serde_json::Value) -> crate::error::SpecResult<T> {
+    use crate::error::SpecError;
     serde_path_to_error::deserialize(&mine).map_err(|e| {
         let key = e.path().to_string();
         let msg = e.inner().to_string();

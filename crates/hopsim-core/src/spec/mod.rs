@@ -14,13 +14,13 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, JOB_WORKLOAD_KEYS};
-pub use keys::{defaults_of, keys_json, read_own_keys, Key};
+pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE_KEYS, JOB_WORKLOAD_KEYS};
+pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
-pub use nic::{InjectionRule, NicSpec, ProtocolKind};
-pub use parse::{from_json_str, from_toml_str, parse_json};
-pub use validate::{validations, MIN_MESSAGE_RATE};
+pub use nic::{InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};
+pub use parse::{from_json_str, from_toml_str, parse_json, parses};
+pub use validate::{seal, validations, Validated, Vouch, MIN_MESSAGE_RATE};
 pub use workload::{MessageSpec, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};
@@ -51,7 +51,8 @@ pub struct Spec {
     /// Applications on the network (`jobs.rs`); when given, they replace `[workload]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<JobSpec>,
-    /// Sweeps are expanded by the Python layer; a single run ignores the table.
+    /// Sweeps are expanded by the Python layer, which leaves the table in each run's spec: a
+    /// run ignores it but for which choices it sweeps (`keys_left_to_others`).
     #[serde(default, skip_serializing)]
     pub sweep: Option<serde_json::Value>,
 }
@@ -371,6 +372,24 @@ pub enum FlowControl {
 }
 
 impl Spec {
+    /// The keys of a table that the chosen component may leave to the others of its family:
+    /// those they read (`family`) when the experiment sweeps the choice (`selector`, a dotted
+    /// key such as `routing.algorithm` or `jobs[0].workload.motif`), so that one table
+    /// serves every run of the sweep; none otherwise, and a key of another component is
+    /// refused as one the chosen component does not read.
+    pub fn keys_left_to_others<'k>(&self, selector: &str, family: impl Iterator<Item = &'k str>) -> Vec<&'k str> {
+        let swept = self.sweep.as_ref().and_then(|s| s.as_object()).is_some_and(|table| {
+            // The sweep names array entries as `jobs.0.workload.motif`.
+            let plain = selector.replace('[', ".").replace(']', "");
+            table.contains_key(selector) || table.contains_key(&plain)
+        });
+        if swept {
+            family.collect()
+        } else {
+            Vec::new()
+        }
+    }
+
     pub fn flow_control(&self) -> FlowControl {
         if self.router.flow_control == "wormhole" {
             FlowControl::Wormhole

@@ -30,6 +30,9 @@ pub struct NicSpec {
     pub source_queue_limit: u64,
 }
 
+/// The `[nic]` keys only the protocols (`put`, `get`) read.
+pub const PROTOCOL_KEYS: [&str; 4] = ["max_outstanding", "flit_bytes", "payload_bytes", "header_flits"];
+
 impl Default for NicSpec {
     fn default() -> Self {
         NicSpec {
@@ -72,12 +75,25 @@ pub enum ProtocolKind {
 }
 
 impl ProtocolKind {
+    pub const ALL: [ProtocolKind; 3] = [ProtocolKind::None, ProtocolKind::Put, ProtocolKind::Get];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtocolKind::None => "none",
+            ProtocolKind::Put => "put",
+            ProtocolKind::Get => "get",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "none" => Some(ProtocolKind::None),
-            "put" => Some(ProtocolKind::Put),
-            "get" => Some(ProtocolKind::Get),
-            _ => None,
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The `[nic]` keys it reads besides `protocol` and `source_queue_limit`.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            ProtocolKind::None => &[],
+            ProtocolKind::Put | ProtocolKind::Get => &PROTOCOL_KEYS,
         }
     }
 }
@@ -86,6 +102,32 @@ impl NicSpec {
     /// The protocol this table names (`validate` refuses any other name).
     pub fn kind(&self) -> ProtocolKind {
         ProtocolKind::from_name(&self.protocol).unwrap_or(ProtocolKind::None)
+    }
+
+    /// The keys only a protocol (`put`, `get`) reads, with their values, when given other
+    /// than their defaults (a key given as its default cannot be told from one not given).
+    fn protocol_keys_given(&self) -> Vec<(&'static str, u32)> {
+        let d = NicSpec::default();
+        let keys = [
+            ("max_outstanding", self.max_outstanding, d.max_outstanding),
+            ("flit_bytes", self.flit_bytes, d.flit_bytes),
+            ("payload_bytes", self.payload_bytes, d.payload_bytes),
+            ("header_flits", self.header_flits, d.header_flits),
+        ];
+        keys.into_iter().filter(|(_, v, d)| v != d).map(|(k, v, _)| (k, v)).collect()
+    }
+
+    /// Refuse a protocol's key under a protocol that does not read it (`none` reads none),
+    /// unless the experiment sweeps the protocol (`left`: `Spec::keys_left_to_others`).
+    pub fn refuse_unread(&self, left: &[&str]) -> SpecResult<()> {
+        let own = self.kind().keys();
+        match self.protocol_keys_given().into_iter().find(|(k, _)| !own.contains(k) && !left.contains(k)) {
+            Some((key, value)) => {
+                let allowed: Vec<&str> = ["protocol", "source_queue_limit"].into_iter().chain(own.iter().copied()).collect();
+                Err(super::unknown_key("nic", key, value, &format!("nic.protocol = {:?}", self.protocol), &allowed))
+            }
+            None => Ok(()),
+        }
     }
 
     pub fn validate(&self, packet_phits: usize) -> SpecResult<()> {

@@ -10,9 +10,17 @@ pub fn from_json_str(text: &str) -> SpecResult<Spec> {
     Ok(spec)
 }
 
+/// Specs parsed so far in this process (tests check that a run is parsed once per process).
+static PARSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub fn parses() -> u64 {
+    PARSES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Parse a spec given as JSON (what the Python layer sends) without validating it: for
 /// callers that hand it to `Simulation::check` or `Simulation::new`, which validate it.
 pub fn parse_json(text: &str) -> SpecResult<Spec> {
+    PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut de = serde_json::Deserializer::from_str(text);
     let spec: Spec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         // Python writes NaN and infinities as bare `NaN` / `Infinity`, which JSON has not.

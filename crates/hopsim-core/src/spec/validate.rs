@@ -3,7 +3,6 @@
 
 use super::Spec;
 use crate::error::{SpecError, SpecResult};
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -26,40 +25,89 @@ pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
 /// tests check that no layer validates it again.
 static VALIDATIONS: AtomicU64 = AtomicU64::new(0);
 
-/// Specs validated so far in this process (not counting those found in `VALIDATED`).
+/// Specs validated so far in this process.
 pub fn validations() -> u64 {
     VALIDATIONS.load(Ordering::Relaxed)
 }
 
-/// The specs last found valid, in full (`{:?}`, which shows every field and NaN apart from
-/// null): a sweep checks every run before running any, and each run's engine is then handed
-/// a spec checked already. Validity depends on the spec alone, so one found here is valid.
-static VALIDATED: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
-/// Specs `VALIDATED` keeps, and the longest it keeps (a job with an explicit server list can
-/// be long; it is then validated again).
-const VALIDATED_KEPT: usize = 256;
-const VALIDATED_LONGEST: usize = 16 << 10;
+/// The addresses of the specs that a `Validated` vouches for now (`Validated::vouch`).
+static VOUCHED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// A spec found valid, held so that it cannot change: a run made from it is not validated
+/// again. Made only by validating a spec, or from the engine's own seal of the text of one
+/// it validated (`seal`), which a spec sent to another process carries.
+pub struct Validated {
+    spec: Spec,
+}
+
+impl Validated {
+    pub fn new(spec: Spec) -> SpecResult<Self> {
+        spec.validate()?;
+        Ok(Validated { spec })
+    }
+
+    /// `spec`, parsed from `text`: validated, unless `given` is this engine's seal of `text`.
+    pub fn sealed(spec: Spec, text: &str, given: &str) -> SpecResult<Self> {
+        if seal(text) == given {
+            return Ok(Validated { spec });
+        }
+        Self::new(spec)
+    }
+
+    /// While the guard lives, `Spec::validate` of this very spec (the engine building the
+    /// run) finds it valid without checking it again: the guard borrows the spec, so it
+    /// cannot change meanwhile.
+    pub fn vouch(&self) -> Vouch<'_> {
+        VOUCHED.lock().unwrap_or_else(|e| e.into_inner()).push(&self.spec as *const Spec as usize);
+        Vouch { spec: &self.spec }
+    }
+}
+
+impl std::ops::Deref for Validated {
+    type Target = Spec;
+    fn deref(&self) -> &Spec {
+        &self.spec
+    }
+}
+
+pub struct Vouch<'a> {
+    spec: &'a Spec,
+}
+
+impl Drop for Vouch<'_> {
+    fn drop(&mut self) {
+        let mut vouched = VOUCHED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = vouched.iter().position(|&a| a == self.spec as *const Spec as usize) {
+            vouched.swap_remove(i);
+        }
+    }
+}
+
+/// The engine's seal of a spec's JSON text that it found valid: a keyed hash of the text and
+/// the engine's version. A run sent to another process carries its text and seal, and the
+/// engine there runs it without validating it again; any other text (a user's spec, one
+/// changed since) is validated. It guards against a spec that skips validation by mistake,
+/// not against someone who reads this key.
+pub fn seal(text: &str) -> String {
+    use std::hash::Hasher;
+    const KEY: u64 = 0x6f70_7369_6d5f_7365;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    h.write_u64(KEY);
+    h.write(crate::VERSION.as_bytes());
+    h.write(text.as_bytes());
+    format!("{:016x}", h.finish())
+}
 
 impl Spec {
-    /// Check ranges and combinations that need no network; errors name the key. A spec
-    /// validated before in this process is not validated again.
+    /// Check ranges and combinations that need no network; errors name the key. A spec a
+    /// `Validated` vouches for is not checked again.
     pub fn validate(&self) -> SpecResult<()> {
-        let text = format!("{self:?}");
-        let mut seen = VALIDATED.lock().unwrap_or_else(|e| e.into_inner());
-        if seen.contains(&text) {
+        let me = self as *const Spec as usize;
+        if VOUCHED.lock().unwrap_or_else(|e| e.into_inner()).contains(&me) {
             return Ok(());
         }
-        drop(seen);
         VALIDATIONS.fetch_add(1, Ordering::Relaxed);
-        self.check_without_network()?;
-        if text.len() <= VALIDATED_LONGEST {
-            seen = VALIDATED.lock().unwrap_or_else(|e| e.into_inner());
-            if seen.len() == VALIDATED_KEPT {
-                seen.pop_front();
-            }
-            seen.push_back(text);
-        }
-        Ok(())
+        self.check_without_network()
     }
 
     fn check_without_network(&self) -> SpecResult<()> {
@@ -69,6 +117,8 @@ impl Spec {
         self.nic.validate(self.packet.phits)?;
         self.validate_messages()?;
         super::jobs::validate_jobs(&self.jobs)?;
+        super::jobs::refuse_unread_app_aware(self)?;
+        self.nic.refuse_unread(&self.keys_left_to_others("nic.protocol", super::nic::PROTOCOL_KEYS.into_iter()))?;
         self.validate_traffic()?;
         self.validate_run()?;
         self.validate_nic()

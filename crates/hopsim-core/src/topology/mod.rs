@@ -137,8 +137,8 @@ pub fn kind_names() -> String {
     KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 
-/// Refuse the `[topology]` keys that `kind` does not declare: a key of another kind is not
-/// used by this one, any other key is unknown.
+/// Refuse the `[topology]` keys that `kind` does not declare (those of another kind too,
+/// unless the experiment sweeps `topology.kind`).
 fn reject_unused(spec: &Spec, kind: &Kind) -> SpecResult<()> {
     let t = &spec.topology;
     let typed: [(&str, Option<String>); 12] = [
@@ -155,22 +155,15 @@ fn reject_unused(spec: &Spec, kind: &Kind) -> SpecResult<()> {
         ("blades", t.blades.map(|v| v.to_string())),
         ("column_links", t.column_links.map(|v| v.to_string())),
     ];
-    let own = kind.keys.iter().map(|k| k.name).collect::<Vec<_>>();
+    let left = spec.keys_left_to_others("topology.kind", KINDS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
     let set = typed.into_iter().filter_map(|(key, v)| v.map(|v| (key, v))).chain(t.kind_keys.iter().map(|(k, v)| (k.as_str(), v.to_string())));
     for (key, value) in set {
-        if own.contains(&key) {
+        if kind.keys.iter().any(|k| k.name == key) || left.contains(&key) {
             continue;
         }
-        let anyone = KINDS.iter().any(|k| k.keys.iter().any(|k| k.name == key));
-        let why = if anyone {
-            format!("not used by topology.kind = {:?}; its keys are: {}", t.kind, own.join(", "))
-        } else {
-            let mut all: Vec<&str> = KINDS.iter().flat_map(|k| k.keys.iter().map(|k| k.name)).collect();
-            all.sort();
-            all.dedup();
-            format!("unknown key; allowed keys: kind, {}", all.join(", "))
-        };
-        return Err(SpecError::new(format!("topology.{key}"), value, why));
+        let chosen = format!("topology.kind = {:?}", t.kind);
+        let names: Vec<&str> = std::iter::once("kind").chain(kind.keys.iter().map(|k| k.name)).collect();
+        return Err(crate::spec::unknown_key("topology", key, value, &chosen, &names));
     }
     Ok(())
 }

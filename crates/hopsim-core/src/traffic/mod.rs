@@ -82,8 +82,11 @@ pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let t = &spec.traffic;
     let kind = pattern(&t.pattern).ok_or_else(|| SpecError::new("traffic.pattern", format!("{:?}", t.pattern), format!("unknown traffic pattern; allowed: {}", pattern_names())))?;
     let chosen = format!("traffic.pattern = {:?}", kind.name);
-    let mut others = PATTERNS.iter().flat_map(|p| p.keys.iter());
-    crate::spec::read_own_keys("traffic", &chosen, &t.pattern_keys, TABLE_KEYS, kind.keys, &mut others)
+    // The burst's pattern reads its keys (`adv_offset`, ...) from the same table.
+    let burst = t.burst.as_ref().and_then(|b| pattern(&b.pattern)).map_or(&[][..], |p| p.keys);
+    let mut others = spec.keys_left_to_others("traffic.pattern", PATTERNS.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
+    others.extend(burst.iter().map(|k| k.name));
+    crate::spec::read_own_keys("traffic", &chosen, &t.pattern_keys, TABLE_KEYS, kind.keys, &others)
 }
 
 /// `spec` with every pattern's `[traffic]` keys that it does not give listed as null: the
@@ -221,34 +224,11 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
     // Unknown keys and wrong types, for every pattern (those without keys read none).
     own_keys::<serde_json::Value>(spec)?;
     let pattern = (kind.build)(&mut ctx)?;
-    reject_unused(t)?;
     let burst = match &t.burst {
         None => None,
         Some(b) => Some(build_burst(spec, topo, servers, b)?),
     };
     Ok(Traffic { pattern, active, burst })
-}
-
-/// Refuse a pattern's own key when neither the pattern nor the burst's reads it.
-fn reject_unused(t: &crate::spec::TrafficSpec) -> SpecResult<()> {
-    let table = serde_json::to_value(&t.pattern_keys).expect("the traffic table serialises");
-    let in_use: Vec<&str> = std::iter::once(t.pattern.as_str()).chain(t.burst.as_ref().map(|b| b.pattern.as_str())).collect();
-    for p in PATTERNS {
-        for key in p.keys {
-            let value = &table[key.name];
-            let read = PATTERNS.iter().filter(|q| q.keys.iter().any(|k| k.name == key.name));
-            if value.is_null() || read.clone().any(|q| in_use.contains(&q.name)) {
-                continue;
-            }
-            let readers: Vec<String> = read.map(|q| format!("{:?}", q.name)).collect();
-            let shown = match value {
-                serde_json::Value::Array(items) => format!("[{}]", items.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")),
-                other => other.to_string(),
-            };
-            return Err(SpecError::new(format!("traffic.{}", key.name), shown, format!("only used with traffic.pattern = {}", readers.join(" or "))));
-        }
-    }
-    Ok(())
 }
 
 /// The burst's pattern, built as the main one with the burst's name (its other keys, such

@@ -65,14 +65,46 @@ impl Policy {
     /// The policy `routing.vc_policy` names, or `None` for `auto`.
     pub fn from_spec(spec: &Spec) -> SpecResult<Option<Policy>> {
         let name = spec.routing.vc_policy.as_str();
-        if name == "auto" {
-            return Ok(None);
-        }
-        Policy::from_name(name).map(Some).ok_or_else(|| {
-            let all = POLICIES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
-            SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: auto, {all}"))
-        })
+        let policy = if name == "auto" {
+            None
+        } else {
+            Some(Policy::from_name(name).ok_or_else(|| {
+                let all = POLICIES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+                SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: auto, {all}"))
+            })?)
+        };
+        Self::refuse_others_keys(spec, policy.map_or(&[][..], |p| p.kind().keys))?;
+        Ok(policy)
     }
+
+    /// The policies' own `[routing]` keys (`ladder_vcs_per_step`, 0 when not given) are
+    /// refused by a policy that does not read them, unless the experiment sweeps
+    /// `routing.vc_policy` (one table then serves a ladder and 2Phases).
+    fn refuse_others_keys(spec: &Spec, own: &[Key]) -> SpecResult<()> {
+        let given = [("ladder_vcs_per_step", spec.routing.ladder_vcs_per_step)];
+        let left = spec.keys_left_to_others("routing.vc_policy", POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
+        for (key, value) in given {
+            if value != 0 && !own.iter().any(|k| k.name == key) && !left.contains(&key) {
+                let chosen = format!("routing.vc_policy = {:?}", spec.routing.vc_policy);
+                let names: Vec<&str> = crate::routing::TABLE_KEYS.iter().chain(own).map(|k| k.name).collect();
+                return Err(crate::spec::unknown_key("routing", key, value, &chosen, &names));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `spec` as the normalised spec writes it: a policy's key the named policy does not read
+/// (given for the others of a sweep over `routing.vc_policy`) back at its default, so the
+/// normalised spec of each run is valid input on its own. `auto` keeps it: the policy it
+/// resolves to may read it.
+pub fn with_own_keys(mut spec: Spec) -> Spec {
+    if let Some(p) = Policy::from_name(spec.routing.vc_policy.as_str()) {
+        if !p.kind().keys.iter().any(|k| k.name == "ladder_vcs_per_step") {
+            spec.routing.ladder_vcs_per_step = 0;
+        }
+    }
+    spec
 }
 
 /// A VC policy as the registry knows it, declared in its file: its `routing.vc_policy` name,

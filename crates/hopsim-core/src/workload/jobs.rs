@@ -149,7 +149,7 @@ impl Jobs {
             if js.ranks > n {
                 return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers")));
             }
-            let policy = super::alloc::build(&js.allocation, &format!("jobs[{i}].allocation.policy"))?;
+            let policy = super::alloc::build(spec, i)?;
             let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0xa110c, i as u64));
             let placed = policy
                 .place(js.ranks, &machine, &mut rng)

@@ -185,8 +185,8 @@ pub fn is_open_loop(spec: &Spec) -> bool {
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let k = kind(spec)?;
     let chosen = format!("workload.kind = {:?}", k.name);
-    let mut others = WORKLOADS.iter().flat_map(|w| w.keys.iter());
-    crate::spec::read_own_keys("workload", &chosen, &spec.workload.kind_keys, crate::spec::workload::TABLE_KEYS, k.keys, &mut others)
+    let others = spec.keys_left_to_others("workload.kind", WORKLOADS.iter().flat_map(|w| w.keys.iter()).map(|k| k.name));
+    crate::spec::read_own_keys("workload", &chosen, &spec.workload.kind_keys, crate::spec::workload::TABLE_KEYS, k.keys, &others)
 }
 
 /// The checks of the workload (`[workload]`, or the motifs of `[[jobs]]`) that need no
@@ -203,20 +203,14 @@ pub fn check(spec: &Spec) -> SpecResult<()> {
     Ok(())
 }
 
-/// `spec` with the `[workload]` keys of every kind that it does not give set to their
-/// defaults: the normalised spec (`validate_json`) lists them all, whichever kind runs, as
-/// it did when they were fields of one table (a run folder's `spec.json` is compared with it
-/// on `--resume`). The other kinds ignore them.
+/// `spec` with its `[workload]` table and each job's motif keys as the normalised spec
+/// writes them (`spec::list_keys`): the chosen kind's keys with their defaults, the other
+/// kinds' keys null.
 pub fn with_defaults(spec: &Spec) -> Spec {
     let mut out = spec.clone();
     motifs::with_defaults(&mut out);
-    for k in WORKLOADS {
-        if let serde_json::Value::Object(defaults) = (k.defaults)() {
-            for (key, value) in defaults {
-                out.workload.kind_keys.entry(key).or_insert(value);
-            }
-        }
-    }
+    let own = kind(&out).map_or(serde_json::Value::Null, |k| (k.defaults)());
+    crate::spec::list_keys(&mut out.workload.kind_keys, own, WORKLOADS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
     out
 }
 

@@ -35,7 +35,7 @@ fn sizes_and_link_classes_match_the_formulas() {
     for size in SIZES {
         let (c, b, m, h, p, g) = size;
         let s = spec_of(&aries(size), "");
-        let f: serde_json::Value = serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap()).unwrap()).unwrap();
+        let f: serde_json::Value = serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap(), None).unwrap()).unwrap();
         let a = c * b;
         let bundle = a * h / (g - 1);
         let (row, column, global) = (g * c * b * (b - 1) / 2, g * b * c * (c - 1) / 2 * m, g * (g - 1) / 2 * bundle);

@@ -120,8 +120,12 @@ fn spec() -> impl Strategy<Value = String> {
     let run = (maybe("warmup", number()), maybe("cycles", number()), maybe("seed", number()), maybe("watchdog", number()), maybe("temporal_bin", number()))
         .prop_map(|(a, b, c, d, e)| table("run", vec![a, b, c, d, e]));
     let nic = maybe("source_queue_limit", number()).prop_map(|a| table("nic", vec![a]));
-    (topology(), router, link, packet, routing, traffic, (message, workload, run, nic))
-        .prop_map(|(t, r, l, p, ro, tr, (m, w, ru, n))| format!("{{{}}}", [t, r, l, p, ro, tr, m, w, ru, n].join(", ")))
+    // Half the draws are one run of a sweep over the choices, whose tables may hold the keys
+    // of the other components (left to them); in the others such a key is refused.
+    let choices = ["routing.vc_policy", "traffic.pattern", "workload.kind"].map(|k| format!("\"{k}\": []")).join(", ");
+    let sweep = prop::bool::ANY.prop_map(move |swept| if swept { format!("\"sweep\": {{{choices}}}") } else { "\"sweep\": {}".to_string() });
+    (topology(), router, link, packet, routing, traffic, (message, workload, run, nic, sweep))
+        .prop_map(|(t, r, l, p, ro, tr, (m, w, ru, n, s))| format!("{{{}}}", [t, r, l, p, ro, tr, m, w, ru, n, s].join(", ")))
 }
 
 /// What a drawn spec must come to: a one-line error naming a key, or (shortened and within

@@ -124,14 +124,19 @@ fn bad_jobs_are_refused_with_their_key() {
 }
 
 #[test]
-fn each_motif_reads_its_own_keys_and_leaves_the_others_keys_to_them() {
+fn each_motif_reads_its_own_keys_and_refuses_the_others_unless_the_motif_is_swept() {
     // A key no motif reads is refused naming the chosen motif's keys, the family's first.
     let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", roots = 1", "")));
     assert_eq!((e.key.as_str(), e.value.as_str()), ("jobs[0].workload.roots", "1"));
     assert!(e.allowed.contains("jobs[0].workload.motif = \"bcast\"") && e.allowed.ends_with("allowed keys: motif, iterations, compute, barrier, bytes, root"), "{e}");
-    // Another motif's key is left to it (one table serves a sweep over motifs), even when it
-    // would be out of range there: bcast's root 99 in a ping-pong of 4 ranks.
-    let r = common::run(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"ping_pong\", iterations = 2, root = 99, block = 0", "")));
+    // Another motif's key is refused as well...
+    let ping_pong = format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"ping_pong\", iterations = 2, root = 99, block = 0", ""));
+    let e = err(&ping_pong);
+    assert_eq!(e.to_string(), "jobs[0].workload.block = 0: unknown key for jobs[0].workload.motif = \"ping_pong\"; allowed keys: motif, iterations, compute, barrier, bytes");
+    // ...unless the experiment sweeps the motif: then it is left to the motif that reads it
+    // (one table serves the sweep), even when it would be out of range there: bcast's root
+    // 99 in a ping-pong of 4 ranks.
+    let r = common::run(&format!("{ping_pong}[sweep]\n\"jobs.0.workload.motif\" = [\"ping_pong\", \"bcast\", \"sweep3d\"]\n"));
     assert!(r.jobs[0].complete);
     // A wrong type is named with the motif's key.
     let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", root = \"first\"", "")));
@@ -139,20 +144,30 @@ fn each_motif_reads_its_own_keys_and_leaves_the_others_keys_to_them() {
 }
 
 #[test]
-fn the_normalised_spec_lists_the_motif_keys_as_one_table_did() {
-    // What a run folder's spec.json keeps (compared on --resume): the keys with a value of
-    // their own (element_bytes, block, root) for every job whatever its motif, the others
-    // only when given, and each as its motif's type reads it (a load of 1 is the float 1.0).
+fn the_normalised_spec_lists_the_motif_keys_its_motif_reads_and_the_others_null() {
+    // What a run folder's spec.json keeps (compared on --resume): every motif's keys for every
+    // job, those of its own motif as the motif's type reads them (defaults filled in, a load
+    // of 1 the float 1.0), the others null, so that the normalised spec is valid input again.
     let toml = format!("{ONE_SWITCH}{}{}", job("a", 4, "motif = \"ping_pong\", bytes = 64", ""), job("b", 8, "motif = \"bernoulli\", load = 1", "background = true"));
     let spec = spec::from_toml_str(&toml).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&hopsim_core::validate_json(&serde_json::to_string(&spec).unwrap()).unwrap()).unwrap();
-    let want = serde_json::json!([
-        {"motif": "ping_pong", "iterations": 10, "compute": 0, "barrier": false, "bytes": 64, "element_bytes": 8, "block": 1, "root": 0},
-        {"motif": "bernoulli", "iterations": 10, "compute": 0, "barrier": false, "load": 1.0, "element_bytes": 8, "block": 1, "root": 0},
-    ]);
+    let text = hopsim_core::validate_json(&serde_json::to_string(&spec).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let got: Vec<_> = v["jobs"].as_array().unwrap().iter().map(|j| j["workload"].clone()).collect();
-    assert_eq!(serde_json::Value::from(got.clone()), want);
+    let common = serde_json::json!({"iterations": 10, "compute": 0, "barrier": false});
+    for (w, motif, own) in [(&got[0], "ping_pong", serde_json::json!({"bytes": 64})), (&got[1], "bernoulli", serde_json::json!({"load": 1.0}))] {
+        assert_eq!(w["motif"], motif);
+        for (k, value) in common.as_object().unwrap().iter().chain(own.as_object().unwrap()) {
+            assert_eq!(&w[k], value, "{motif}: {k}");
+        }
+        let nulls: Vec<_> = w.as_object().unwrap().iter().filter(|(_, v)| v.is_null()).map(|(k, _)| k.as_str()).collect();
+        for key in ["element_bytes", "block", "root", "domain"] {
+            assert!(nulls.contains(&key), "{motif}: {key} not null in {w}");
+        }
+        assert_eq!(w.as_object().unwrap().len(), 4 + own.as_object().unwrap().len() + nulls.len(), "{w}");
+    }
     assert_eq!(got[1]["load"].to_string(), "1.0");
+    // Valid input again, and normalised to itself.
+    assert_eq!(hopsim_core::validate_json(&text).unwrap(), text);
 }
 
 #[test]

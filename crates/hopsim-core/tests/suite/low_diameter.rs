@@ -19,7 +19,7 @@ fn spec_of(topo: &str, extra: &str) -> spec::Spec {
 
 fn facts(topo: &str) -> serde_json::Value {
     let s = spec_of(topo, "");
-    serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap()).unwrap()).unwrap()
+    serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap(), None).unwrap()).unwrap()
 }
 
 #[test]
@@ -281,7 +281,8 @@ fn wrong_keys_name_the_key() {
 
 /// `routing.ladder_vcs_per_step = 1` on 8 VCs is the 6-VC ladder of a dragonfly (Table III of
 /// the VC-management paper): same run, phit for phit, as a router with only 6 VCs, so the
-/// two spare VCs carry nothing, not even injected packets. Other policies ignore the key.
+/// two spare VCs carry nothing, not even injected packets. Other policies refuse the key,
+/// unless the experiment sweeps the policy: then they ignore it.
 #[test]
 fn ladder_on_fewer_vcs_than_the_router_has_leaves_the_rest_unused() {
     let run = |policy: &str, vcs: usize, extra: &str| {
@@ -298,7 +299,13 @@ fn ladder_on_fewer_vcs_than_the_router_has_leaves_the_rest_unused() {
         assert_ne!(six.metrics.phit_hops, spread.metrics.phit_hops, "{policy}: all 8 VCs spread over the steps should differ");
     }
     let plain = run("min_first", 8, "").metrics;
-    assert_eq!(plain.phit_hops, run("min_first", 8, "ladder_vcs_per_step = 1").metrics.phit_hops);
+    let swept = "ladder_vcs_per_step = 1\n[sweep]\n\"routing.vc_policy\" = [\"min_first\", \"ladder\"]";
+    assert_eq!(plain.phit_hops, run("min_first", 8, swept).metrics.phit_hops);
+    let alone = hopsim_core::spec::from_toml_str(&format!(
+        "[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_first\"\nladder_vcs_per_step = 1\n[traffic]\nload = 1.0\n"
+    ));
+    let e = alone.and_then(|s| hopsim_core::engine::Simulation::check(&s)).unwrap_err();
+    assert_eq!(e.to_string(), "routing.ladder_vcs_per_step = 1: unknown key for routing.vc_policy = \"min_first\"; allowed keys: algorithm, vc_policy, injection_vcs");
 }
 
 /// With the ladder, a server may inject only into VC 0 of its switch's input buffer, so one

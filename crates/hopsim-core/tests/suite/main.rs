@@ -18,6 +18,7 @@ mod motifs;
 mod limits;
 mod low_diameter;
 mod module_cycles;
+mod other_kinds_keys;
 mod messages;
 mod protocol;
 mod routing;

@@ -35,9 +35,10 @@ fn rdr_reorders_and_in_order_delivery_pays_for_it() {
 }
 
 fn closed_loop(kind: &str, pairs: usize, iterations: u32) -> hopsim_core::RunResult {
+    let window = if kind == "bandwidth" { "window = 4\n" } else { "" };
     common::run(&format!(
         "[topology]\nkind = \"torus\"\ndims = [5, 5, 5]\n[link]\ngbytes_per_s = 2.0\n[packet]\nphits = 16\nbytes = 512\n\
-         [message]\nbytes = 8192\n[workload]\nkind = \"{kind}\"\niterations = {iterations}\nwindow = 4\n\
+         [message]\nbytes = 8192\n[workload]\nkind = \"{kind}\"\niterations = {iterations}\n{window}\
          [traffic]\nactive_servers = {}\n[run]\nwarmup = 0\ncycles = 2000000\n",
         2 * pairs
     ))

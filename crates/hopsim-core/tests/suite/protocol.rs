@@ -13,9 +13,10 @@ fn t0(h: u64, p: u64) -> u64 {
 
 /// A closed-loop run between two servers of an otherwise idle network.
 fn two_servers(topology: &str, protocol: &str, kind: &str, bytes: u64, extra: &str) -> RunResult {
+    let window = if kind == "bandwidth" { "window = 3\n" } else { "" };
     common::run(&format!(
         "{topology}\n[packet]\nphits = 5\n[nic]\nprotocol = \"{protocol}\"\n[message]\nbytes = {bytes}\n\
-         [workload]\nkind = \"{kind}\"\niterations = 1\nwindow = 3\nack_bytes = 64\n\
+         [workload]\nkind = \"{kind}\"\niterations = 1\n{window}ack_bytes = 64\n\
          [traffic]\nactive_servers = 2\n[run]\nwarmup = 0\ncycles = 4000000\nseed = 3\n{extra}"
     ))
 }
@@ -277,10 +278,13 @@ fn protocol_keys_are_checked() {
 /// Without a protocol the `[nic]` sizes and limit change nothing: the run is the one without
 /// the table, to the last number.
 #[test]
-fn nic_keys_without_a_protocol_change_nothing() {
+fn nic_keys_without_a_protocol_are_refused_and_in_a_sweep_over_protocols_change_nothing() {
     let base = format!("{TORUS}\n[routing]\nalgorithm = \"rdr\"\n[router]\nvcs = 3\n[traffic]\nload = 0.6\n[run]\nwarmup = 500\ncycles = 3000\n");
     let plain = common::run(&base);
-    let with = common::run(&format!("{base}[nic]\nprotocol = \"none\"\nmax_outstanding = 1\npayload_bytes = 8\nheader_flits = 3\n"));
+    let keys = format!("{base}[nic]\nprotocol = \"none\"\nmax_outstanding = 1\npayload_bytes = 8\nheader_flits = 3\n");
+    let e = hopsim_core::spec::from_toml_str(&keys).unwrap_err();
+    assert_eq!(e.to_string(), "nic.max_outstanding = 1: unknown key for nic.protocol = \"none\"; allowed keys: protocol, source_queue_limit");
+    let with = common::run(&format!("{keys}[sweep]\n\"nic.protocol\" = [\"none\", \"put\"]\n"));
     let (a, b) = (serde_json::to_value(&plain.metrics).unwrap(), serde_json::to_value(&with.metrics).unwrap());
     let differing: Vec<_> = a.as_object().unwrap().iter().filter(|(k, v)| !k.contains("wall") && !k.contains("per_second") && b[k.as_str()] != **v).map(|(k, _)| k.clone()).collect();
     assert!(differing.is_empty(), "{differing:?}");

@@ -33,7 +33,7 @@ fn mms_graphs_have_their_size_degree_and_diameter_two() {
     // q = 4w + δ: 2q^2 switches of (3q - δ)/2 network ports; servers default to half of them.
     for (q, ports) in [(3usize, 5usize), (5, 7), (7, 11), (11, 17), (13, 19)] {
         let s = spec_of(&format!("q = {q}"), "");
-        let facts: serde_json::Value = serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap()).unwrap()).unwrap();
+        let facts: serde_json::Value = serde_json::from_str(&topology_json(&serde_json::to_string(&s).unwrap(), None).unwrap()).unwrap();
         assert_eq!(facts["wiring_ok"], true, "q = {q}: {}", facts["wiring"]);
         assert_eq!(facts["switches"], 2 * q * q, "q = {q}");
         assert_eq!(facts["links"], 2 * q * q * ports / 2, "q = {q}");

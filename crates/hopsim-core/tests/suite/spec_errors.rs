@@ -48,7 +48,7 @@ fn each_mistake_names_its_key() {
         (format!("{TORUS}[workload]\nkind = \"bandwidth\"\nwndow = 3"), "workload.wndow = 3: unknown key for workload.kind = \"bandwidth\"; allowed keys: kind, iterations, window, ack_bytes"),
         (format!("{TORUS}[workload]\nkind = \"bandwidth\"\nwindow = -1"), "workload.window = -1"),
         (format!("{TORUS}[traffic]\nload = 0.1\npattern = \"hotspot\"\nhotspot_fraction = 2.0"), "traffic.hotspot_fraction = 2"),
-        (format!("{TORUS}[traffic]\nload = 0.1\nshfit = [1, 0]"), "traffic.shfit = [1,0]: unknown key for traffic.pattern = \"uniform\""),
+        (format!("{TORUS}[traffic]\nload = 0.1\nshfit = [1, 0]"), "traffic.shfit = [1, 0]: unknown key for traffic.pattern = \"uniform\""),
     ];
     for (toml, key) in cases {
         let line = err(&toml);
@@ -108,30 +108,38 @@ fn a_spec_changed_after_it_was_validated_is_validated_again() {
 }
 
 #[test]
-fn a_patterns_own_key_is_refused_for_other_patterns_naming_the_patterns_that_read_it() {
+fn a_patterns_own_key_is_refused_for_other_patterns_naming_the_patterns_keys() {
     let run = |traffic: &str| {
         let toml = format!("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.25\n{traffic}");
         hopsim_core::engine::Simulation::check(&from_toml_str(&toml).unwrap())
     };
+    const FAMILY: &str = "allowed keys: pattern, load, active_servers, active_fraction, burst";
     let e = run("pattern = \"uniform\"\nhotspot_fraction = 0.2\n").unwrap_err();
-    assert_eq!((e.key.as_str(), e.allowed.as_str()), ("traffic.hotspot_fraction", "only used with traffic.pattern = \"hotspot\""));
+    assert_eq!((e.key.as_str(), e.allowed), ("traffic.hotspot_fraction", format!("unknown key for traffic.pattern = \"uniform\"; {FAMILY}")));
     let e = run("pattern = \"shift\"\nshift = [1, 0]\nadv_offset = 1\n").unwrap_err();
-    assert_eq!((e.key.as_str(), e.allowed.as_str()), ("traffic.adv_offset", "only used with traffic.pattern = \"adv\" or \"adv_random\""));
+    assert_eq!((e.key.as_str(), e.allowed), ("traffic.adv_offset", format!("unknown key for traffic.pattern = \"shift\"; {FAMILY}, shift")));
     let e = run("pattern = \"uniform\"\nshift = [1, 0]\n").unwrap_err();
-    assert_eq!(e.to_string(), "traffic.shift = [1, 0]: only used with traffic.pattern = \"shift\"");
+    assert_eq!(e.to_string(), format!("traffic.shift = [1, 0]: unknown key for traffic.pattern = \"uniform\"; {FAMILY}"));
     // A key the burst's pattern reads is the burst's.
     run("pattern = \"uniform\"\nshift = [1, 0]\nburst = { pattern = \"shift\", load = 0.5, start = 10, cycles = 10 }\n").unwrap();
+    // A sweep over patterns shares one table: each run leaves the others' keys to them.
+    run("pattern = \"uniform\"\nshift = [1, 0]\n[sweep]\n\"traffic.pattern\" = [\"uniform\", \"shift\"]\n").unwrap();
 }
 
 #[test]
 fn the_normalised_spec_lists_the_workload_and_pattern_keys_as_one_table_did() {
     // Run folders keep it (spec.json) and `--resume` compares it, so its shape stays.
     let v: serde_json::Value = serde_json::from_str(&hopsim_core::validate_json(r#"{"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.3}}"#).unwrap()).unwrap();
-    assert_eq!(v["workload"], serde_json::json!({"kind": "bernoulli", "iterations": 10, "window": 10, "ack_bytes": null}));
+    // The chosen kind's keys with their defaults (bernoulli has none), the others' null.
+    assert_eq!(v["workload"], serde_json::json!({"kind": "bernoulli", "iterations": null, "window": null, "ack_bytes": null}));
     for key in ["shift", "adv_offset", "hotspots", "hotspot_fraction", "active_servers", "active_fraction"] {
         assert!(v["traffic"][key].is_null() && v["traffic"].as_object().unwrap().contains_key(key), "{key}: {}", v["traffic"]);
     }
-    // A closed-loop kind ignores the keys of the others, so a sweep over kinds shares one table.
-    let spec = from_toml_str(&format!("{TORUS}[workload]\nkind = \"ping_pong\"\nwindow = 4\n[traffic]\nactive_servers = 4\n")).unwrap();
-    hopsim_core::engine::Simulation::check(&spec).unwrap();
+    // A kind refuses the keys of the others, unless the experiment sweeps the kind: one
+    // table then serves every run of the sweep.
+    let ping_pong = format!("{TORUS}[workload]\nkind = \"ping_pong\"\nwindow = 4\n[traffic]\nactive_servers = 4\n");
+    let e = hopsim_core::engine::Simulation::check(&from_toml_str(&ping_pong).unwrap()).unwrap_err();
+    assert_eq!(e.to_string(), "workload.window = 4: unknown key for workload.kind = \"ping_pong\"; allowed keys: kind, iterations, ack_bytes");
+    let swept = from_toml_str(&format!("{ping_pong}[sweep]\n\"workload.kind\" = [\"ping_pong\", \"bandwidth\"]\n")).unwrap();
+    hopsim_core::engine::Simulation::check(&swept).unwrap();
 }

@@ -55,7 +55,7 @@ fn wiring_links_and_distances() {
 fn switch_roles_give_groups_and_tiers() {
     let roles = |topo: &str| -> serde_json::Value {
         let spec = hopsim_core::spec::from_toml_str(&format!("[topology]\n{topo}\n[traffic]\nload = 0.1\n")).unwrap();
-        serde_json::from_str(&hopsim_core::switch_roles_json(&serde_json::to_string(&spec).unwrap()).unwrap()).unwrap()
+        serde_json::from_str(&hopsim_core::switch_roles_json(&serde_json::to_string(&spec).unwrap(), None).unwrap()).unwrap()
     };
     let as_vec = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect::<Vec<_>>();
     let dfp = roles("kind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 3\nglobal_links_per_switch = 1");

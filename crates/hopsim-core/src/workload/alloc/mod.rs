@@ -8,7 +8,8 @@ mod random;
 mod spread;
 
 use crate::routing::Rng;
-use crate::spec::AllocationSpec;
+use crate::error::{SpecError, SpecResult};
+use crate::spec::{AllocationSpec, Spec};
 
 /// The servers as an allocator sees them.
 pub struct Machine {
@@ -35,25 +36,46 @@ pub trait Allocation {
     fn place(&self, ranks: usize, machine: &Machine, rng: &mut Rng) -> Result<Vec<u32>, String>;
 }
 
-type Make = fn(&AllocationSpec) -> Box<dyn Allocation>;
+/// An allocation policy as `jobs[].allocation.policy` names it: the keys of the allocation
+/// table it reads besides `policy`, and how it is made from them.
+pub struct PolicyKind {
+    pub name: &'static str,
+    pub keys: &'static [&'static str],
+    make: fn(&AllocationSpec) -> Box<dyn Allocation>,
+}
 
-const REGISTRY: [(&str, Make); 5] = [
-    ("linear", |a| Box::new(linear::Linear { offset: a.offset })),
-    ("random", |_| Box::new(random::Random)),
-    ("spread", |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups })),
-    ("per_group", |a| Box::new(per_group::PerGroup { first_group: a.offset })),
-    ("explicit", |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() })),
+/// Every allocation policy, in the order error messages give them.
+pub const POLICIES: [PolicyKind; 5] = [
+    PolicyKind { name: "linear", keys: &["offset"], make: |a| Box::new(linear::Linear { offset: a.offset }) },
+    PolicyKind { name: "random", keys: &[], make: |_| Box::new(random::Random) },
+    PolicyKind { name: "spread", keys: &["offset", "groups"], make: |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups }) },
+    PolicyKind { name: "per_group", keys: &["offset"], make: |a| Box::new(per_group::PerGroup { first_group: a.offset }) },
+    PolicyKind { name: "explicit", keys: &["servers"], make: |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() }) },
 ];
 
-/// The policy `allocation.policy` names (`key` is that key, for the error).
-pub fn build(spec: &AllocationSpec, key: &str) -> crate::error::SpecResult<Box<dyn Allocation>> {
-    match REGISTRY.iter().find(|(name, _)| *name == spec.policy) {
-        Some((_, make)) => Ok(make(spec)),
-        None => {
-            let names: Vec<&str> = REGISTRY.iter().map(|(name, _)| *name).collect();
-            Err(crate::error::SpecError::new(key, format!("{:?}", spec.policy), format!("allowed: {}", names.join(", "))))
+/// The policy job `i`'s `allocation.policy` names, refusing the keys of its table that the
+/// policy does not read (those of another policy too, unless the experiment sweeps it).
+pub fn build(spec: &Spec, i: usize) -> SpecResult<Box<dyn Allocation>> {
+    let a = &spec.jobs[i].allocation;
+    let selector = format!("jobs[{i}].allocation.policy");
+    let Some(kind) = POLICIES.iter().find(|p| p.name == a.policy) else {
+        let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        return Err(SpecError::new(selector, format!("{:?}", a.policy), format!("allowed: {}", names.join(", "))));
+    };
+    // `offset` is 0 when not given.
+    let given = [
+        ("offset", (a.offset != 0).then(|| a.offset.to_string())),
+        ("groups", a.groups.map(|g| g.to_string())),
+        ("servers", a.servers.as_ref().map(|s| format!("{s:?}"))),
+    ];
+    let left = spec.keys_left_to_others(&selector, POLICIES.iter().flat_map(|p| p.keys.iter().copied()));
+    for (key, value) in given {
+        if let Some(value) = value.filter(|_| !kind.keys.contains(&key) && !left.contains(&key)) {
+            let names: Vec<&str> = std::iter::once("policy").chain(kind.keys.iter().copied()).collect();
+            return Err(crate::spec::unknown_key(&format!("jobs[{i}].allocation"), key, value, &format!("{selector} = {:?}", a.policy), &names));
         }
     }
+    Ok((kind.make)(a))
 }
 
 /// Take the first `ranks` of `candidates` (free servers in the policy's order).

@@ -107,11 +107,11 @@ impl MotifCtx<'_> {
     }
 
     /// `motif`'s keys in the job's table, read into its key type `T`; another motif's keys
-    /// are left to it (one table can serve a sweep over motifs).
+    /// are refused, unless the experiment sweeps the job's motif.
     fn keys_of<T: DeserializeOwned>(&self, motif: &MotifInfo) -> SpecResult<T> {
         let chosen = format!("{} = {:?}", self.key("workload.motif"), motif.name);
-        let mut others = MOTIFS.iter().flat_map(|m| m.keys.iter());
-        crate::spec::read_own_keys(&self.key("workload"), &chosen, &self.job().workload.motif_keys, crate::spec::JOB_WORKLOAD_KEYS, motif.keys, &mut others)
+        let others = self.spec.keys_left_to_others(&self.key("workload.motif"), MOTIFS.iter().flat_map(|m| m.keys.iter()).map(|k| k.name));
+        crate::spec::read_own_keys(&self.key("workload"), &chosen, &self.job().workload.motif_keys, crate::spec::JOB_WORKLOAD_KEYS, motif.keys, &others)
     }
 
     /// The message size of a motif whose only key is `bytes` (its key type `BytesKeys`).
@@ -142,9 +142,12 @@ impl MotifCtx<'_> {
     }
 }
 
-/// A motif's key type `T` as `motif` reads it from job `cx.i`'s table, as JSON.
+/// A motif's key type `T` as `motif` reads it from job `cx.i`'s table (the keys of other
+/// motifs skipped), as JSON: what the normalised spec lists.
 fn typed<T: DeserializeOwned + Serialize>(cx: &MotifCtx, motif: &MotifInfo) -> SpecResult<serde_json::Value> {
-    Ok(serde_json::to_value(cx.keys_of::<T>(motif)?).expect("motif keys serialise"))
+    let chosen = format!("{} = {:?}", cx.key("workload.motif"), motif.name);
+    let keys: T = crate::spec::read_listed_keys(&cx.key("workload"), &chosen, &cx.job().workload.motif_keys, motif.keys)?;
+    Ok(serde_json::to_value(keys).expect("motif keys serialise"))
 }
 
 /// The motif job `i` runs, or an error naming `jobs[i].workload.motif` and what is allowed.
@@ -179,20 +182,19 @@ pub fn build(spec: &Spec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
 
 pub use bernoulli::open_loop;
 
-/// `spec` with each job's motif keys as every motif's key type reads them, and the defaults
-/// of those not given that have one: the normalised spec (`validate_json`) lists them so,
-/// whichever motif runs, as it did when they were fields of one table (a run folder's
-/// `spec.json` is compared with it on `--resume`). The other motifs ignore them.
+/// `spec` with each job's motif keys as the normalised spec writes them: the keys of the
+/// motif it runs as that motif's key type reads them (defaults filled in), the other
+/// motifs' keys null (`spec::list_keys`).
 pub fn with_defaults(spec: &mut Spec) {
     for i in 0..spec.jobs.len() {
         let cx = MotifCtx { spec, i };
-        let mut listed = serde_json::Map::new();
-        for m in MOTIFS {
-            if let Ok(serde_json::Value::Object(values)) = (m.typed)(&cx, m) {
-                listed.extend(values.into_iter().filter(|(_, v)| !v.is_null()));
-            }
+        let own = motif_of(cx.job(), i).ok().and_then(|m| (m.typed)(&cx, m).ok()).unwrap_or(serde_json::Value::Null);
+        let keys = &mut spec.jobs[i].workload.motif_keys;
+        // As the motif reads them: a value given in another form is shown in its own.
+        if let serde_json::Value::Object(read) = &own {
+            keys.extend(read.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())));
         }
-        spec.jobs[i].workload.motif_keys.extend(listed);
+        crate::spec::list_keys(keys, own, MOTIFS.iter().flat_map(|m| m.keys.iter()).map(|k| k.name));
     }
 }
 
