@@ -140,22 +140,47 @@ def job_spec(setting: str, workload: dict, noise: bool, mode: str, iterations: i
     return spec
 
 
-def bench(full: bool) -> None:
+#: The files of kept runs: the first process works through the plan from its start; a second
+#: one on another core (`bench --full --from-end`) from its end, into files of its own. Every
+#: command reads both; stop the second when the two meet.
+KEPT = {False: ("runs.csv", "iterations.csv"), True: ("runs-from-end.csv", "iterations-from-end.csv")}
+
+
+def run_key(r: dict) -> tuple:
+    return (r["setting"], r["case"], bool(r["noise"]), r["mode"])
+
+
+def kept(data: Path) -> tuple[list[dict], list[dict]]:
+    """The runs kept in ``data`` by either process, each once, and their iterations."""
+    rows, its, seen = [], [], set()
+    for runs_file, its_file in KEPT.values():
+        if not (data / runs_file).is_file():
+            continue
+        new = [r for r in pd.read_csv(data / runs_file).to_dict("records") if run_key(r) not in seen]
+        keys = {run_key(r) for r in new}
+        rows += new
+        its += [i for i in pd.read_csv(data / its_file).to_dict("records") if run_key(i) in keys]
+        seen |= keys
+    return rows, its
+
+
+def bench(full: bool, from_end: bool = False) -> None:
     data = data_dir(full)
     data.mkdir(parents=True, exist_ok=True)
-    rows, its = [], []
-    if (data / "runs.csv").is_file():
-        rows = pd.read_csv(data / "runs.csv").to_dict("records")
-        its = pd.read_csv(data / "iterations.csv").to_dict("records")
+    rows, its = kept(data)
     plan = planned(full)
     # A kept run counts when it has the iterations the plan now asks for; others are redone.
     wanted = {(r[0], r[1], r[3], r[4]): r[5] for r in plan}
-    key = lambda r: (r["setting"], r["case"], bool(r["noise"]), r["mode"])  # noqa: E731
-    rows = [r for r in rows if wanted.get(key(r)) == r["iterations"]]
-    done = {key(r) for r in rows}
-    its = [i for i in its if key(i) in done]
+    rows = [r for r in rows if wanted.get(run_key(r)) == r["iterations"]]
+    done = {run_key(r) for r in rows}
+    its = [i for i in its if run_key(i) in done]
     todo = [r for r in plan if (r[0], r[1], r[3], r[4]) not in done]
     print(f"{len(todo)} runs to do, {len(done)} kept", flush=True)
+    if from_end:
+        # Its own files hold only its own runs: the first process rewrites the other ones.
+        todo.reverse()
+        rows, its = [], []
+    runs_file, its_file = KEPT[from_end]
     total = 0.0
     for setting, label, workload, noise, mode, iterations in todo:
         jobs, cpu = run(job_spec(setting, workload, noise, mode, iterations))
@@ -167,8 +192,8 @@ def bench(full: bool) -> None:
         its += [{"setting": setting, "case": label, "noise": noise, "mode": mode, "iteration": i, "cycles": c}
                 for i, c in enumerate(app["iteration_cycles"])]
         # Kept after every run, so an interrupted study resumes where it stopped.
-        pd.DataFrame(rows).to_csv(data / "runs.csv", index=False)
-        pd.DataFrame(its).to_csv(data / "iterations.csv", index=False)
+        pd.DataFrame(rows).to_csv(data / runs_file, index=False)
+        pd.DataFrame(its).to_csv(data / its_file, index=False)
         print(f"{setting} {label:18s} noise={noise!s:5s} {mode:20s} median {row['iteration_median']:>10.0f} "
               f"qcd {row['iteration_qcd']:.3f} cpu {cpu:.1f}s", flush=True)
     print(f"CPU time of these runs: {total:.0f} s; of all kept: {sum(r['cpu_seconds'] for r in rows):.0f} s")
@@ -233,10 +258,10 @@ def figures(full: bool) -> None:
     IMG.mkdir(parents=True, exist_ok=True)
     if (data / "fig7.csv").is_file():
         plot_cost_model(pd.read_csv(data / "fig7.csv").to_dict("records"), IMG / f"{prefix}-fig7.png")
-    if not (data / "iterations.csv").is_file():
+    rows, its = kept(data)
+    if not its:
         return
-    its = pd.read_csv(data / "iterations.csv")
-    runs = pd.read_csv(data / "runs.csv")
+    its, runs = pd.DataFrame(its), pd.DataFrame(rows)
     for (setting, noise), part in its.groupby(["setting", "noise"]):
         cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case", sort=False)}
         # A study still running has cases with some modes only: drawn once all three are in.
@@ -270,8 +295,8 @@ def table(full: bool) -> None:
     """The page's tables, as Markdown: per case the medians of each mode relative to the
     default's (high bias's with its bootstrap interval), the QCD of the iteration times,
     app-aware's distance to the better static mode and its share of bytes sent adaptively."""
-    runs = pd.read_csv(data_dir(full) / "runs.csv")
-    its = pd.read_csv(data_dir(full) / "iterations.csv")
+    rows, its = kept(data_dir(full))
+    runs, its = pd.DataFrame(rows), pd.DataFrame(its)
     cycles = {key: list(g["cycles"]) for key, g in its.groupby(["setting", "case", "noise", "mode"])}
     order = {label: i for i, (label, _, _) in enumerate(REDUCED + FULL_EXTRA)}
     runs = runs.sort_values(["setting", "case", "noise"], key=lambda c: c.map(order) if c.name == "case" else c,
@@ -302,7 +327,7 @@ def table(full: bool) -> None:
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "figures"
     if what == "bench":
-        bench("--full" in sys.argv)
+        bench("--full" in sys.argv, from_end="--from-end" in sys.argv)
     elif what == "table":
         table("--full" in sys.argv)
     elif what == "fig7":
