@@ -273,6 +273,8 @@ pub struct Team {
     /// Switch steps finished: each thread adds one per cycle once its switches are stepped,
     /// so cycle `seq` has all of them when this reaches `seq * threads`.
     stepped: Alone<AtomicU64>,
+    /// Whether the run's thread was the last to finish stepping its switches this cycle.
+    run_thread_stepped_last: AtomicBool,
     failed: AtomicBool,
     stopped: AtomicBool,
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -299,6 +301,7 @@ impl Team {
             visit: UnsafeCell::new(no_visit),
             published: Alone(AtomicU64::new(0)),
             stepped: Alone(AtomicU64::new(0)),
+            run_thread_stepped_last: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -383,7 +386,7 @@ impl Team {
             self.publish(&job, &[]);
         }
         let last = self.gate.wait();
-        self.balance(last);
+        self.balance(last || self.run_thread_stepped_last.load(Ordering::Relaxed));
         if self.failed.load(Ordering::Relaxed) {
             // Stop the others first, so the scope that owns them can end.
             self.stop();
@@ -392,8 +395,14 @@ impl Team {
         }
     }
 
-    /// Thread 0 has the run's own work besides its switches: when it reaches the end of a
-    /// cycle last, it gives the next thread a few of its switches, otherwise takes a few.
+    /// Thread 0 has the run's own work besides its switches: when it is on the cycle's
+    /// critical path, it gives the next thread a few of its switches, otherwise takes a few.
+    /// It is when it reaches the end of the cycle last, and also when it finishes stepping
+    /// last: `MERGER` merges every thread's steps only then, so when merging takes longer
+    /// than the run thread's own work (a million switches, where the merge's writes miss
+    /// the cache) `MERGER` reaches the end last although it waited for thread 0. Judging by
+    /// the end alone, thread 0 then took switches every cycle until it had them all, and
+    /// `MERGER` spent 90 % of the million-node torus's run waiting for it (docs/benchmarks.md).
     /// The split only decides who does a switch's work, never what it computes.
     fn balance(&self, run_thread_last: bool) {
         let n = self.part.switches;
@@ -414,7 +423,8 @@ impl Team {
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
         // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
         self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
-        self.stepped.fetch_add(1, Ordering::Release);
+        let before = self.stepped.fetch_add(1, Ordering::Release);
+        self.run_thread_stepped_last.store(before + 1 == job.seq * self.threads() as u64, Ordering::Relaxed);
     }
 
     /// Hand the cycle's switches to step, in the one-thread order, to the other threads
