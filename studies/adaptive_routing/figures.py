@@ -1,8 +1,8 @@
 """Figures of the adaptive-routing study (docs/studies/adaptive-routing.md) from its kept runs.
 
-    python studies/adaptive_routing/figures.py                     # both figures, from data/
-    python studies/adaptive_routing/figures.py OUT_DIR OUT_ADV1    # the UGAL figure from new runs
-    python studies/adaptive_routing/figures.py --phantom OUT_DIR   # the phantom-congestion one
+    python -m studies.adaptive_routing.figures                     # both figures, from data/
+    python -m studies.adaptive_routing.figures OUT_DIR OUT_ADV1    # the UGAL figure from new runs
+    python -m studies.adaptive_routing.figures --phantom OUT_DIR   # the phantom-congestion one
 
 The runs come from ``hopsim run examples/dragonfly-ugal.toml --out OUT_DIR`` (uniform and
 ADV+h), ``hopsim run examples/dragonfly-ugal-adv1.toml --out OUT_ADV1`` and
