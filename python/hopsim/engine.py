@@ -49,12 +49,16 @@ def spec_to_json(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, default=_json_default, allow_nan=True)
 
 
-def _call(fn, spec: Mapping[str, Any]) -> str:
-    text = spec_to_json(spec)
+def _engine(fn, *args: Any) -> Any:
+    """``fn(*args)``, an engine call, with its refusal of a spec as one-line :class:`SpecError`."""
     try:
-        return fn(text)
+        return fn(*args)
     except ValueError as e:
         raise SpecError(" ".join(str(e).split())) from None
+
+
+def _call(fn, spec: Mapping[str, Any]) -> str:
+    return _engine(fn, spec_to_json(spec))
 
 
 @dataclass(frozen=True)
@@ -80,10 +84,7 @@ SpecLike = Union[Mapping[str, Any], Prepared]
 def prepare(spec: Mapping[str, Any]) -> Prepared:
     """Check one run's spec, once; return it :class:`Prepared` to run."""
     text = spec_to_json(spec)
-    try:
-        handle = _core().prepare(text)
-    except ValueError as e:
-        raise SpecError(" ".join(str(e).split())) from None
+    handle = _engine(_core().prepare, text)
     return Prepared(text, handle.seal, json.loads(handle.normalized_json), handle)
 
 
@@ -123,13 +124,10 @@ def simulate(
     core = _core()
     text, seal = _text_and_seal(spec)
     t0 = time.perf_counter()
-    try:
-        if isinstance(spec, Prepared) and spec.handle is not None:
-            out = core.simulate_prepared(spec.handle, progress, max_threads, with_spec)
-        else:
-            out = core.simulate_json(text, progress, max_threads, with_spec, seal)
-    except ValueError as e:
-        raise SpecError(" ".join(str(e).split())) from None
+    if isinstance(spec, Prepared) and spec.handle is not None:
+        out = _engine(core.simulate_prepared, spec.handle, progress, max_threads, with_spec)
+    else:
+        out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal)
     wall = time.perf_counter() - t0
     return json.loads(out), wall
 
@@ -143,11 +141,7 @@ def _topology_json(spec_json: str, seal: str | None) -> str:
 
 def topology(spec: SpecLike) -> dict[str, Any]:
     """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...)."""
-    text, seal = _text_and_seal(spec)
-    try:
-        return json.loads(_topology_json(text, seal))
-    except ValueError as e:
-        raise SpecError(" ".join(str(e).split())) from None
+    return json.loads(_engine(_topology_json, *_text_and_seal(spec)))
 
 
 def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:
