@@ -82,13 +82,10 @@ impl NicSchedule for Deferred<'_> {
 pub struct Calendar {
     mask: u64,
     events: Vec<Vec<Event>>,
-    routers: Vec<Vec<u32>>,
-    nics: Vec<Vec<u32>>,
-    /// Earliest scheduled visit of each switch / NIC (`UNSET` when none). Cycles stay below
-    /// 2^31 (spec::validate::MAX_CYCLES) and visits a horizon ahead of them, so 32 bits hold
-    /// them: 4 bytes per switch and per server less to keep.
-    router_at: Vec<u32>,
-    nic_at: Vec<u32>,
+    /// Switches and NICs to visit, cycle by cycle: each cycle visits them in ascending number
+    /// (`Due`), whatever order their wake-ups came in.
+    routers: Due,
+    nics: Due,
     /// Entries in the events' and switches' wheels, and in the NICs' wheel: counted apart
     /// because a partitioned run fills the first two on one thread while another steps the
     /// NICs (engine/parallel.rs), so no field is written by both.
@@ -102,10 +99,8 @@ impl Calendar {
         Calendar {
             mask: size as u64 - 1,
             events: (0..size).map(|_| Vec::new()).collect(),
-            routers: (0..size).map(|_| Vec::new()).collect(),
-            nics: (0..size).map(|_| Vec::new()).collect(),
-            router_at: vec![UNSET; switches],
-            nic_at: vec![UNSET; servers],
+            routers: Due::new(size, switches),
+            nics: Due::new(size, servers),
             pending: 0,
             pending_nics: 0,
         }
@@ -124,12 +119,12 @@ impl Calendar {
 
     #[inline]
     pub fn wake_router(&mut self, switch: usize, at: u64) {
-        self.pending += wake(&mut self.router_at, &mut self.routers, self.mask, switch, at);
+        self.pending += self.routers.wake(self.mask, switch, at);
     }
 
     #[inline]
     pub fn wake_nic(&mut self, server: usize, at: u64) {
-        self.pending_nics += wake(&mut self.nic_at, &mut self.nics, self.mask, server, at);
+        self.pending_nics += self.nics.wake(self.mask, server, at);
     }
 
     /// Events of cycle `now`; the caller hands the vector back with `return_events`.
@@ -150,32 +145,18 @@ impl Calendar {
     /// Entries in the switches' wheel for `now` (stale ones included): about how many
     /// switches the cycle will step, before its credits wake more.
     pub fn routers_due(&self, now: u64) -> usize {
-        self.routers[(now & self.mask) as usize].len()
+        self.routers.count[(now & self.mask) as usize] as usize
     }
 
-    /// Switches to visit at `now`, stale entries removed; each is marked as visited.
+    /// Switches to visit at `now`, in ascending number, stale entries removed; each is
+    /// marked as visited.
     pub fn take_routers(&mut self, now: u64, out: &mut Vec<u32>) {
-        let slot = &mut self.routers[(now & self.mask) as usize];
-        self.pending -= slot.len();
-        out.clear();
-        for s in slot.drain(..) {
-            if self.router_at[s as usize] as u64 == now {
-                self.router_at[s as usize] = UNSET;
-                out.push(s);
-            }
-        }
+        self.pending -= self.routers.take(now, self.mask, out);
     }
 
+    /// NICs (by server) to visit at `now`, in ascending number.
     pub fn take_nics(&mut self, now: u64, out: &mut Vec<u32>) {
-        let slot = &mut self.nics[(now & self.mask) as usize];
-        self.pending_nics -= slot.len();
-        out.clear();
-        for s in slot.drain(..) {
-            if self.nic_at[s as usize] as u64 == now {
-                self.nic_at[s as usize] = UNSET;
-                out.push(s);
-            }
-        }
+        self.pending_nics -= self.nics.take(now, self.mask, out);
     }
 
     /// Nothing is scheduled: the network is idle until the next packet is generated.
@@ -189,15 +170,126 @@ impl Calendar {
     }
 }
 
-/// Visit `id` at `at` unless it is already due earlier: one entry per item in the wheel
-/// (`visit_at` holds each item's earliest visit). Returns the entries added (0 or 1).
-#[inline(always)]
-fn wake(visit_at: &mut [u32], wheel: &mut [Vec<u32>], mask: u64, id: usize, at: u64) -> usize {
-    if at < visit_at[id] as u64 {
-        visit_at[id] = at as u32;
-        wheel[(at & mask) as usize].push(id as u32);
+/// The items (switches or NICs) to visit at each cycle of the wheel, one bit set per cycle,
+/// so that a cycle visits them in ascending number: that order is the model's (docs/model.md),
+/// it does not depend on how the wake-ups were made nor on how many threads made them, and
+/// the steps of a large network then walk its records in the order they sit in memory (on
+/// the million-node torus that nearly doubles the cycles per second, docs/benchmarks.md).
+struct Due {
+    /// Words of bits per slot, and the slots' bits one after the other.
+    words: usize,
+    bits: Vec<u64>,
+    /// Per slot, bit `w` set when word `w` of its bits may be non-zero: a cycle with few
+    /// visits on a large network reads a few words, not all of them.
+    summary_words: usize,
+    summary: Vec<u64>,
+    /// Bits set per slot (stale ones included).
+    count: Vec<u32>,
+    /// Earliest scheduled visit of each item (`UNSET` when none). Cycles stay below 2^31
+    /// (spec::validate::MAX_CYCLES) and visits a horizon ahead of them, so 32 bits hold them.
+    at: Vec<u32>,
+}
+
+impl Due {
+    fn new(slots: usize, items: usize) -> Self {
+        let words = items.div_ceil(64).max(1);
+        let summary_words = words.div_ceil(64);
+        Due { words, bits: vec![0; slots * words], summary_words, summary: vec![0; slots * summary_words], count: vec![0; slots], at: vec![UNSET; items] }
+    }
+
+    /// Visit `id` at `at` unless it is already due earlier. Returns the entries added (0 or
+    /// 1): an item due again at a cycle whose bit it still holds from an earlier wake-up
+    /// adds none.
+    #[inline(always)]
+    fn wake(&mut self, mask: u64, id: usize, at: u64) -> usize {
+        if at >= self.at[id] as u64 {
+            return 0;
+        }
+        self.at[id] = at as u32;
+        let slot = (at & mask) as usize;
+        let (w, bit) = (id / 64, 1u64 << (id % 64));
+        let word = &mut self.bits[slot * self.words + w];
+        if *word & bit != 0 {
+            return 0;
+        }
+        *word |= bit;
+        self.summary[slot * self.summary_words + w / 64] |= 1 << (w % 64);
+        self.count[slot] += 1;
         1
-    } else {
-        0
+    }
+
+    /// The items due at `now`, ascending, into `out`; returns the entries the slot held.
+    fn take(&mut self, now: u64, mask: u64, out: &mut Vec<u32>) -> usize {
+        let slot = (now & mask) as usize;
+        out.clear();
+        let bits = &mut self.bits[slot * self.words..(slot + 1) * self.words];
+        for (k, summary) in self.summary[slot * self.summary_words..(slot + 1) * self.summary_words].iter_mut().enumerate() {
+            let mut words = std::mem::take(summary);
+            while words != 0 {
+                let w = k * 64 + words.trailing_zeros() as usize;
+                words &= words - 1;
+                let mut set = std::mem::take(&mut bits[w]);
+                while set != 0 {
+                    let id = w * 64 + set.trailing_zeros() as usize;
+                    set &= set - 1;
+                    if self.at[id] as u64 == now {
+                        self.at[id] = UNSET;
+                        out.push(id as u32);
+                    }
+                }
+            }
+        }
+        std::mem::take(&mut self.count[slot]) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cycle_visits_its_switches_in_ascending_number() {
+        let mut cal = Calendar::new(10, 200, 3);
+        for s in [150, 3, 64, 199, 0, 63, 65, 3] {
+            cal.wake_router(s, 5);
+        }
+        assert_eq!(cal.routers_due(5), 7);
+        let mut out = Vec::new();
+        cal.take_routers(5, &mut out);
+        assert_eq!(out, [0, 3, 63, 64, 65, 150, 199]);
+        assert!(cal.is_idle());
+    }
+
+    #[test]
+    fn a_visit_moved_earlier_leaves_a_stale_entry_that_is_skipped() {
+        let mut cal = Calendar::new(10, 100, 1);
+        let mut out = Vec::new();
+        cal.wake_router(70, 9);
+        cal.wake_router(70, 7); // earlier: the cycle-9 entry is stale
+        cal.wake_router(70, 8); // later than the pending visit: nothing added
+        cal.wake_router(2, 9);
+        cal.take_routers(7, &mut out);
+        assert_eq!(out, [70]);
+        cal.take_routers(8, &mut out);
+        assert!(out.is_empty());
+        cal.take_routers(9, &mut out);
+        assert_eq!(out, [2]);
+        assert!(cal.is_idle());
+        // Due again at 9 + 64 (the same slot of the wheel) after its visit at 9.
+        cal.wake_router(2, 9 + 64);
+        cal.take_routers(9 + 64, &mut out);
+        assert_eq!(out, [2]);
+    }
+
+    #[test]
+    fn nics_are_visited_in_ascending_number_too() {
+        let mut cal = Calendar::new(4, 1, 300);
+        for s in [299, 7, 128, 6] {
+            cal.wake_nic(s, 1);
+        }
+        let mut out = Vec::new();
+        cal.take_nics(1, &mut out);
+        assert_eq!(out, [6, 7, 128, 299]);
+        assert!(cal.is_idle());
     }
 }

@@ -116,23 +116,26 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: times(servers, queue) });
 
     // Calendar: per slot of the wheel, the events of a cycle (a flit and a credit per port
-    // every flit time) and the switches and NICs to visit; each list keeps the capacity it
-    // once needed.
+    // every flit time; the list keeps the capacity it once needed) and the switches and NICs
+    // to visit (a bit each, a summary bit per 64 and a count).
     let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
     let wheel = (horizon + 2).next_power_of_two().max(64);
-    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + 4 * (grown(n) + grown(servers));
+    let due_set = |items: u64| {
+        let words = items.div_ceil(64).max(1);
+        8 * (words + words.div_ceil(64)) + 4
+    };
+    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + due_set(n) + due_set(servers);
     parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 4) });
 
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
     // bytes per switch it stepped and the events those steps made (together at most a
-    // cycle's events, each list grown to a power of two), its list of the switches it steps
-    // (4 bytes each), and its stack's touched pages; the NICs' events held back while the
-    // switches step are at most one per server.
+    // cycle's events, each list grown to a power of two), and its stack's touched pages; the
+    // NICs' events held back while the switches step are at most one per server.
     let threads = super::parallel::threads_for(spec.run.threads, topo.num_switches(), ports as usize) as u64;
     if threads > 1 {
         let event = size_of::<(u64, crate::calendar::Event)>() as u64;
         let events = times(2 * grown((2 * ports).div_ceil(flit)), event) + times(grown(servers), event);
-        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8 + 4) + events + times(threads, 64 << 10) });
+        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8) + events + times(threads, 64 << 10) });
     }
 
     let end = spec.run.warmup.saturating_add(spec.run.cycles);

@@ -1,9 +1,12 @@
 //! The cycle loop. Each cycle: packets are generated, scheduled events are delivered (phits
-//! arriving, credits returning, packets ejected), then every switch and NIC with something to
-//! do takes one step. Steps only schedule work for later cycles (every latency is >= 1), so the
-//! order in which switches step within a cycle cannot change the result. With several
-//! threads (`run.threads`) the switches' deliveries and steps are split among them and what
-//! they send is put back into the calendar in one thread's order (`parallel.rs`).
+//! arriving, credits returning, packets ejected) in the order they were scheduled, then every
+//! switch with something to do takes one step, in ascending switch number, then every NIC
+//! with something to do, in ascending server number. Steps only schedule work for later
+//! cycles (every latency is >= 1), so no step sees another of its cycle; the fixed order
+//! makes the order of each later cycle's events, which routing on arrival may depend on (its
+//! random draws, the queues it reads), a function of the state alone. With several threads
+//! (`run.threads`) the switches' deliveries and steps are split among them and what they send
+//! is put back into the calendar in one thread's order (`parallel.rs`).
 
 mod backlog;
 mod deadlock;

@@ -9,15 +9,16 @@
 //! fewer switches to make up for it (the split follows the measured balance each cycle).
 //!
 //! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
-//! its thread's outbox. Once every thread has stepped its switches, thread 1 copies the
-//! outboxes into the calendar switch by switch, in the order one thread would have stepped the
-//! switches, while the run's thread ejects and steps the NICs; after the barrier that ends the
-//! cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run
-//! puts there, in the same order, so every later draw of a random number, every tie and every
-//! sum is the same: the results depend neither on the number of threads nor on the split.
+//! its thread's outbox. A cycle steps its switches in ascending number, so one thread's steps
+//! are those of thread 0's range, then thread 1's, and so on: once every thread has stepped
+//! its switches, thread 1 appends the outboxes to the calendar one after the other, while the
+//! run's thread ejects and steps the NICs; after the barrier that ends the cycle the run's
+//! thread appends the NICs' events. The calendar then holds exactly what a one-thread run puts
+//! there, in the same order, so every later draw of a random number, every tie and every sum
+//! is the same: the results depend neither on the number of threads nor on the split.
 
 use super::Simulation;
-use crate::calendar::{Event, Schedule, NEVER};
+use crate::calendar::{Event, Schedule};
 use crate::router::{self, Scratch, StepCtx};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -94,27 +95,17 @@ pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize
 #[derive(Default)]
 pub struct Outbox {
     events: Vec<(u64, Event)>,
-    /// Per step: the end of its events in `events`, and how many cycles after this one it
-    /// asked to be stepped again (`NO_WAKE`: it did not). 8 bytes per stepped switch, paid for
-    /// by the calendar's 32-bit visit times.
-    steps: Vec<(u32, u32)>,
-    wake: u64,
+    /// The switches that asked to be stepped again, and how many cycles after this one. 8
+    /// bytes per stepped switch, paid for by the calendar's 32-bit visit times.
+    wakes: Vec<(u32, u32)>,
     now: u64,
 }
 
 impl Outbox {
-    const NO_WAKE: u32 = u32::MAX;
-
     fn clear(&mut self, now: u64) {
         self.events.clear();
-        self.steps.clear();
-        self.wake = NEVER;
+        self.wakes.clear();
         self.now = now;
-    }
-    fn end_step(&mut self) {
-        let wake = if self.wake == NEVER { Self::NO_WAKE } else { (self.wake - self.now) as u32 };
-        self.steps.push((self.events.len() as u32, wake));
-        self.wake = NEVER;
     }
 }
 
@@ -123,10 +114,10 @@ impl Schedule for Outbox {
     fn schedule(&mut self, at: u64, _now: u64, ev: Event) {
         self.events.push((at, ev));
     }
-    /// A step asks only for its own switch's next visit.
+    /// A step asks once, at its end, for its own switch's next visit.
     #[inline]
-    fn wake_router(&mut self, _switch: usize, at: u64) {
-        self.wake = self.wake.min(at);
+    fn wake_router(&mut self, switch: usize, at: u64) {
+        self.wakes.push((switch as u32, (at - self.now) as u32));
     }
 }
 
@@ -139,9 +130,6 @@ impl Schedule for Outbox {
 struct Lane {
     scratch: Scratch,
     out: Outbox,
-    /// The switches of the cycle's list this thread owns, in the list's order, so that
-    /// prefetching can look ahead among them as one thread does among all.
-    mine: Vec<u32>,
     last_progress: u64,
     phit_hops: u64,
 }
@@ -266,8 +254,8 @@ pub struct Team {
     gate: Alone<Gate>,
     job: UnsafeCell<Job>,
     lanes: Vec<UnsafeCell<Lane>>,
-    /// The switches to step this cycle, in the one-thread order, and the `Job::seq` of the
-    /// cycle they belong to once they are there.
+    /// The switches to step this cycle, ascending, and the `Job::seq` of the cycle they
+    /// belong to once they are there.
     visit: UnsafeCell<*const [u32]>,
     published: Alone<AtomicU64>,
     /// Switch steps finished: each thread adds one per cycle once its switches are stepped,
@@ -427,8 +415,8 @@ impl Team {
         self.run_thread_stepped_last.store(before + 1 == job.seq * self.threads() as u64, Ordering::Relaxed);
     }
 
-    /// Hand the cycle's switches to step, in the one-thread order, to the other threads
-    /// (from `run_thread`). `visit` must stay untouched until `cycle` returns.
+    /// Hand the cycle's switches to step, ascending, to the other threads (from
+    /// `run_thread`). `visit` must stay untouched until `cycle` returns.
     pub fn publish(&self, job: &Job, visit: &[u32]) {
         // SAFETY: the others read `visit` only after they see `published` at this cycle.
         unsafe { *self.visit.get() = visit };
@@ -451,8 +439,9 @@ impl Team {
         unsafe { &**self.visit.get() }
     }
 
-    /// Step the switches of `visit` that thread `t` owns, in `visit`'s order, prefetching
-    /// ahead among them as one thread does among all (`Routers::prefetch_visits`).
+    /// Step the switches of `visit` (ascending) that thread `t` owns, a contiguous part of
+    /// it, prefetching ahead among them as one thread does among all
+    /// (`Routers::prefetch_visits`).
     fn step_part(&self, t: usize, job: &Job, lane: &mut Lane, visit: &[u32]) {
         let sim = job.sim;
         lane.out.clear(job.now);
@@ -461,14 +450,13 @@ impl Team {
         // heads those switches hold; what it reaches of the rest is read-only during the
         // cycle. The run's thread touches nothing of that (engine/mod.rs, `cycle_on_team`).
         let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
-        let Lane { scratch, out, mine, last_progress, phit_hops } = lane;
-        mine.clear();
-        mine.extend(visit.iter().copied().filter(|&s| job.part.owner(s as usize) == t));
+        let Lane { scratch, out, last_progress, phit_hops } = lane;
+        let owned = |s: &u32| job.part.owner(*s as usize);
+        let mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
         let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
         for (i, &s) in mine.iter().enumerate() {
             cx.routers.prefetch_visits(mine, i, cx.packets);
             router::step(s as usize, job.now, &mut cx);
-            cx.cal.end_step();
         }
     }
 
@@ -506,9 +494,10 @@ impl Team {
     /// the calendar, while the run's thread does its own work of the cycle (ejection, NICs).
     const MERGER: usize = 1;
 
-    /// Put what the switches of the cycle's list sent into the calendar in the list's order
-    /// (on `MERGER`, once every thread has stepped its switches). Touches only the events'
-    /// and the switches' wheels, which the run's thread leaves alone after its own steps.
+    /// Put what the switches sent into the calendar in the order one thread steps them: thread
+    /// 0's, then thread 1's, and so on (on `MERGER`, once every thread has stepped its
+    /// switches). Touches only the events' and the switches' wheels, which the run's thread
+    /// leaves alone after its own steps.
     fn merge_steps(&self, job: &Job) {
         let all = job.seq * self.threads() as u64;
         let mut spins = 0u32;
@@ -525,22 +514,16 @@ impl Team {
         }
         // SAFETY: every thread has stepped its switches and leaves its outbox until the
         // cycle ends; the calendar's events' and switches' wheels are this thread's until then
-        // (`step_own`), and the list of switches is unchanged until the cycle ends.
-        let (cal, visit) = unsafe { (&mut (*job.sim).cal, &**self.visit.get()) };
+        // (`step_own`).
+        let cal = unsafe { &mut (*job.sim).cal };
         let now = job.now;
-        let mut cursor = vec![(0usize, 0usize); self.threads()];
-        for &s in visit {
-            let t = job.part.owner(s as usize);
+        for lane in &self.lanes {
             // SAFETY: as above.
-            let lane = unsafe { &*self.lanes[t].get() };
-            let (step, from) = &mut cursor[t];
-            let (end, wake) = lane.out.steps[*step];
-            for &(at, ev) in &lane.out.events[*from..end as usize] {
+            let out = unsafe { &(*lane.get()).out };
+            for &(at, ev) in &out.events {
                 cal.schedule(at, now, ev);
             }
-            *step += 1;
-            *from = end as usize;
-            if wake != Outbox::NO_WAKE {
+            for &(s, wake) in &out.wakes {
                 cal.wake_router(s as usize, now + wake as u64);
             }
         }
