@@ -95,8 +95,8 @@ pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize
 #[derive(Default)]
 pub struct Outbox {
     events: Vec<(u64, Event)>,
-    /// The switches that asked to be stepped again, and how many cycles after this one. 8
-    /// bytes per stepped switch, paid for by the calendar's 32-bit visit times.
+    /// The switches that asked to be stepped again, and how many cycles after this one: 8
+    /// bytes per step at most.
     wakes: Vec<(u32, u32)>,
     now: u64,
 }
