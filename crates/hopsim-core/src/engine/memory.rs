@@ -82,7 +82,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
             bytes: times(n, 4 + 2 + 8 + 24 * words(max_ports) + rng)
-                + times(ports, size_of::<Port>() as u64 + 8)
+                + times(ports, size_of::<Port>() as u64 + 4)
                 + times(nvc, size_of::<Vc>() as u64 + 8),
         },
         Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots), size_of::<Entry>() as u64) },

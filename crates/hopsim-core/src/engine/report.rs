@@ -221,7 +221,7 @@ fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
         let base = r.port_base[s] as usize;
         for p in 0..r.network_ports[s] as usize {
             if let Peer::Switch { switch: to, port: to_port } = r.ports[base + p].peer {
-                let phits = r.link_phits[base + p];
+                let phits = r.link_phits[base + p] as u64;
                 t.switch.push(s as u32);
                 t.port.push(p as u16);
                 t.to_switch.push(to);

@@ -100,8 +100,10 @@ pub struct Routers {
     pub out_store: Vec<Entry>,
     pub in_slots: u32,
     pub out_slots: u32,
-    /// Phits sent over each output channel during the measured window.
-    pub link_phits: Vec<u64>,
+    /// Phits sent over each output channel during the measured window: at most one a cycle,
+    /// and a run has fewer than 2^31 cycles (`spec::validate::MAX_CYCLES`), so 32 bits hold
+    /// them, 4 bytes a port less on the line each send writes.
+    pub link_phits: Vec<u32>,
     /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
     /// so at saturation VC allocation touches only the heads that may now succeed.

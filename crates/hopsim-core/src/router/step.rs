@@ -177,7 +177,7 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
         // Count the phits that cross the link inside the measured window.
         let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
         if hi > lo {
-            r.link_phits[gp] += if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy };
+            r.link_phits[gp] += (if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy }) as u32;
         }
         *cx.last_progress = now;
         let lat = r.ports[gp].link.latency as u64;
