@@ -150,6 +150,11 @@ def run_key(r: dict) -> tuple:
     return (r["setting"], r["case"], bool(r["noise"]), r["mode"])
 
 
+def plan_key(p: tuple) -> tuple:
+    """``run_key`` of a planned run (setting, label, workload, noise, mode, iterations)."""
+    return (p[0], p[1], p[3], p[4])
+
+
 def kept(data: Path) -> tuple[list[dict], list[dict]]:
     """The runs kept in ``data`` by either process, each once, and their iterations."""
     rows, its, seen = [], [], set()
@@ -170,11 +175,11 @@ def bench(full: bool, from_end: bool = False) -> None:
     rows, its = kept(data)
     plan = planned(full)
     # A kept run counts when it has the iterations the plan now asks for; others are redone.
-    wanted = {(r[0], r[1], r[3], r[4]): r[5] for r in plan}
+    wanted = {plan_key(p): p[5] for p in plan}
     rows = [r for r in rows if wanted.get(run_key(r)) == r["iterations"]]
     done = {run_key(r) for r in rows}
     its = [i for i in its if run_key(i) in done]
-    todo = [r for r in plan if (r[0], r[1], r[3], r[4]) not in done]
+    todo = [p for p in plan if plan_key(p) not in done]
     print(f"{len(todo)} runs to do, {len(done)} kept", flush=True)
     if from_end:
         # Its own files hold only its own runs: the first process rewrites the other ones.

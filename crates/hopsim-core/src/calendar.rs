@@ -106,6 +106,13 @@ impl Calendar {
         }
     }
 
+    /// Bytes one slot of the wheel takes to hold which of `items` switches or NICs are due
+    /// (the memory estimate, engine/memory.rs).
+    pub fn due_bytes_per_slot(items: usize) -> u64 {
+        let (words, summary_words) = Due::words(items);
+        (8 * (words + summary_words) + std::mem::size_of::<u32>()) as u64
+    }
+
     pub fn horizon(&self) -> u64 {
         self.mask
     }
@@ -191,9 +198,14 @@ struct Due {
 }
 
 impl Due {
-    fn new(slots: usize, items: usize) -> Self {
+    /// Words of bits, and of summary bits, per slot for `items` items.
+    fn words(items: usize) -> (usize, usize) {
         let words = items.div_ceil(64).max(1);
-        let summary_words = words.div_ceil(64);
+        (words, words.div_ceil(64))
+    }
+
+    fn new(slots: usize, items: usize) -> Self {
+        let (words, summary_words) = Self::words(items);
         Due { words, bits: vec![0; slots * words], summary_words, summary: vec![0; slots * summary_words], count: vec![0; slots], at: vec![UNSET; items] }
     }
 

@@ -120,11 +120,8 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // to visit (a bit each, a summary bit per 64 and a count).
     let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
     let wheel = (horizon + 2).next_power_of_two().max(64);
-    let due_set = |items: u64| {
-        let words = items.div_ceil(64).max(1);
-        8 * (words + words.div_ceil(64)) + 4
-    };
-    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + due_set(n) + due_set(servers);
+    let due = |items: u64| crate::calendar::Calendar::due_bytes_per_slot(items as usize);
+    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + due(n) + due(servers);
     parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 4) });
 
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
