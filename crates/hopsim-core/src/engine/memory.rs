@@ -85,8 +85,9 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
                 + times(ports, size_of::<Port>() as u64 + 4)
                 + times(nvc, size_of::<Vc>() as u64 + 8),
         },
-        Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots), size_of::<Entry>() as u64) },
-        Part { what: "output buffers".into(), key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots), size_of::<Entry>() as u64) },
+        // The flits behind each VC's front (the front is in the VC's record).
+        Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots.saturating_sub(1)), size_of::<Entry>() as u64) },
+        Part { what: "output buffers".into(), key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots.saturating_sub(1)), size_of::<Entry>() as u64) },
         // A bit per input VC of the switch for every output VC: quadratic in the radix.
         Part {
             what: format!("VC-allocation waiter bits ({max_ports} ports x {vcs} VCs per switch, squared)"),

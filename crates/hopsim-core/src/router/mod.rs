@@ -98,6 +98,8 @@ pub struct Routers {
     pub network_ports: Vec<u16>,
     pub in_store: Vec<Entry>,
     pub out_store: Vec<Entry>,
+    /// Flits an input / output VC holds: its front in its `Fifo`, the others in `in_store` /
+    /// `out_store` (`vc_slots`).
     pub in_slots: u32,
     pub out_slots: u32,
     /// Phits sent over each output channel during the measured window: at most one a cycle,
@@ -208,8 +210,8 @@ impl Routers {
             ports,
             vc,
             network_ports,
-            in_store: vec![Entry::default(); nvc * in_slots as usize],
-            out_store: vec![Entry::default(); nvc * out_slots as usize],
+            in_store: vec![Entry::default(); vc_slots(nvc, in_slots).start],
+            out_store: vec![Entry::default(); vc_slots(nvc, out_slots).start],
             in_slots,
             out_slots,
             va_waiters: vec![0; nvc * waiter_words],
