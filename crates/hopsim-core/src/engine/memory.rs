@@ -116,14 +116,17 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     };
     parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: times(servers, queue) });
 
-    // Calendar: per slot of the wheel, the events of a cycle (a flit and a credit per port
-    // every flit time; the list keeps the capacity it once needed) and the switches and NICs
-    // to visit (a bit each, a summary bit per 64 and a count).
+    // Calendar: the events of a cycle (a flit and a credit per port every flit time; a list
+    // keeps the capacity it once needed) and, per slot of the wheel, the switches and NICs to
+    // visit (a bit each, a summary bit per 64 and a count).
     let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
     let wheel = (horizon + 2).next_power_of_two().max(64);
     let due = |items: u64| crate::calendar::Calendar::due_bytes_per_slot(items as usize);
-    let per_slot = times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64) + due(n) + due(servers);
-    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: times(wheel, per_slot) + times(n + servers, 4) });
+    // Only the slots with events pending hold a list (at most a horizon's, plus the one
+    // being delivered), each grown to a cycle's events at most.
+    let lists = times(horizon + 2, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
+    let per_slot = due(n) + due(servers);
+    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
 
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
     // bytes per switch it stepped and the events those steps made (together at most a

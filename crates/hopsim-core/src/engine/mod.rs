@@ -313,7 +313,7 @@ impl Simulation {
                     self.workload_done()
                 }
             };
-            self.cal.return_events(now, events);
+            self.cal.return_events(events);
 
             let in_network = self.nics.injected - self.stats.packets_delivered;
             if finished {
