@@ -344,7 +344,19 @@ impl Simulation {
             p.store(self.now, Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
-        report::summarise(&self, wall)
+        let conservation = invariants::check(&self);
+        self.release_network();
+        report::summarise(&self, conservation, wall)
+    }
+
+    /// Free the buffers, VC records, packets and events once the conservation check has
+    /// recounted them: nothing after it reads them, and the result tables then reuse their
+    /// memory instead of adding to the run's peak (15 MB, 470 bytes a switch, on the
+    /// 32x32x32 torus).
+    fn release_network(&mut self) {
+        self.routers.release_buffers();
+        self.packets = Arena::with_capacity(0);
+        self.cal = Calendar::new(0, 0, 0);
     }
 
     /// Whether a cycle has enough to do to pay for splitting it among threads: its events,

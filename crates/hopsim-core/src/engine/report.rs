@@ -1,15 +1,16 @@
 //! Turn the state at the end of a run into a `RunResult`.
 
-use super::{invariants, Simulation};
+use super::invariants::Conservation;
+use super::Simulation;
 use crate::router::Peer;
 use crate::stats::result::{CounterTable, HistogramTable, HopTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
 
-pub fn summarise(sim: &Simulation, wall: f64) -> RunResult {
+/// `cons`: the conservation check, made before the network's buffers were freed.
+pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let st = &sim.stats;
     let spec = &sim.spec;
     let prm = &sim.params;
-    let cons = invariants::check(sim);
     let active = sim.traffic.active.len() as f64;
     // A run cut short by the watchdog is measured over the part that ran.
     let simulated_end = sim.now.min(st.end);

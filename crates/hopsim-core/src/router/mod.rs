@@ -224,6 +224,16 @@ impl Routers {
         }
     }
 
+    /// Drop the buffers and VC records at the end of a run (the ports, with the links'
+    /// counters, stay for the result tables).
+    pub fn release_buffers(&mut self) {
+        for v in [&mut self.in_store, &mut self.out_store] {
+            *v = Vec::new();
+        }
+        self.vc = Vec::new();
+        self.va_waiters = Vec::new();
+    }
+
     #[inline]
     pub fn global_port(&self, switch: usize, port: usize) -> usize {
         self.port_base[switch] as usize + port
