@@ -48,18 +48,17 @@ pub struct Detector {
     /// Input VCs blocked at the last check, in input-VC order, with their front then and the
     /// first check that saw them blocked with that front.
     prev: Vec<(u32, Front, u64)>,
-    /// Per output VC, the input VC whose front packet owns it (NONE if none or not looked at).
-    owner: Vec<u32>,
-    owned: Vec<u32>,
-    /// Blocked input VCs, and per input VC its place among them (NONE if not blocked).
+    /// The output VCs owned by a packet at an input VC's front, ascending, each with that
+    /// input VC. Sorted lists searched by halving instead of an array indexed by VC: the
+    /// graph holds the few VCs that are routed or blocked, and an array would cost 4 bytes
+    /// per VC of the network for the whole run (128 MB on the million-node torus).
+    owners: Vec<(u32, u32)>,
+    /// Blocked input VCs, ascending (the graph's nodes are numbered in this order).
     nodes: Vec<u32>,
-    index: Vec<u32>,
     /// Successors of node i: `succ[succ_start[i]..succ_start[i + 1]]` (input VCs).
     succ_start: Vec<u32>,
     succ: Vec<u32>,
 }
-
-const NONE: u32 = u32::MAX;
 
 /// Whether an input VC's front may move, or is blocked (its successors then pushed).
 enum Wait {
@@ -74,10 +73,8 @@ impl Detector {
             interval,
             next_at: interval,
             prev: Vec::new(),
-            owner: vec![NONE; sim.routers.vc.len()],
-            owned: Vec::new(),
+            owners: Vec::new(),
             nodes: Vec::new(),
-            index: vec![NONE; sim.routers.vc.len()],
             succ_start: Vec::new(),
             succ: Vec::new(),
         }
@@ -129,17 +126,22 @@ impl Detector {
         Some(Found { formed: now, detected: now, cycle, stuck: stuck.iter().filter(|&&s| s).count() })
     }
 
+    /// The input VC whose front packet owns output VC `gov`, if one does.
+    fn owner_of(&self, gov: usize) -> Option<u32> {
+        let k = self.owners.binary_search_by_key(&(gov as u32), |&(owned, _)| owned).ok()?;
+        Some(self.owners[k].1)
+    }
+
+    /// Input VC `gv`'s place among the blocked ones, if it is blocked.
+    fn node_of(&self, gv: u32) -> Option<usize> {
+        self.nodes.binary_search(&gv).ok()
+    }
+
     /// The blocked input VCs and what each waits for.
     fn build(&mut self, sim: &Simulation, now: u64) {
         let r = &sim.routers;
         let vcs = r.vcs;
-        for &gov in &self.owned {
-            self.owner[gov as usize] = NONE;
-        }
-        self.owned.clear();
-        for &gv in &self.nodes {
-            self.index[gv as usize] = NONE;
-        }
+        self.owners.clear();
         self.nodes.clear();
         self.succ_start.clear();
         self.succ.clear();
@@ -152,11 +154,11 @@ impl Detector {
                     routed &= routed - 1;
                     let q = &r.vc[gp * vcs + v];
                     let gov = (base + q.route_port as usize) * vcs + q.route_vc as usize;
-                    self.owner[gov] = (gp * vcs + v) as u32;
-                    self.owned.push(gov as u32);
+                    self.owners.push((gov as u32, (gp * vcs + v) as u32));
                 }
             }
         }
+        self.owners.sort_unstable();
         for s in 0..sim.topo.num_switches() {
             for gp in r.port_base[s] as usize..r.port_base[s + 1] as usize {
                 let mut nonempty = r.ports[gp].in_vcs_nonempty;
@@ -166,7 +168,7 @@ impl Detector {
                     let start = self.succ.len();
                     match self.waits(sim, s, gp, v, now) {
                         Wait::Blocked => {
-                            self.index[gp * vcs + v] = self.nodes.len() as u32;
+                            debug_assert!(self.nodes.last().is_none_or(|&last| last < (gp * vcs + v) as u32));
                             self.nodes.push((gp * vcs + v) as u32);
                             self.succ_start.push(start as u32);
                         }
@@ -206,7 +208,7 @@ impl Detector {
                 let ov = allowed.trailing_zeros() as usize;
                 allowed &= allowed - 1;
                 let gov = (base + c.hop.port as usize) * vcs + ov;
-                let next = if r.vc[gov].out_owned { Some(self.owner[gov]).filter(|&o| o != NONE) } else { drain_of(sim, gov) };
+                let next = if r.vc[gov].out_owned { self.owner_of(gov) } else { drain_of(sim, gov) };
                 match next {
                     Some(n) => self.succ.push(n),
                     None => return Wait::MayMove,
@@ -226,9 +228,9 @@ impl Detector {
         let mut out = Vec::new();
         for i in 0..n {
             for &to in edges(i) {
-                match self.index[to as usize] {
-                    NONE => out.push(i as u32),
-                    j => pred_start[j as usize + 1] += 1,
+                match self.node_of(to) {
+                    None => out.push(i as u32),
+                    Some(j) => pred_start[j + 1] += 1,
                 }
             }
         }
@@ -239,10 +241,9 @@ impl Detector {
         let mut preds = vec![0u32; pred_start[n] as usize];
         for i in 0..n {
             for &to in edges(i) {
-                let j = self.index[to as usize];
-                if j != NONE {
-                    preds[fill[j as usize] as usize] = i as u32;
-                    fill[j as usize] += 1;
+                if let Some(j) = self.node_of(to) {
+                    preds[fill[j] as usize] = i as u32;
+                    fill[j] += 1;
                 }
             }
         }
@@ -275,7 +276,7 @@ impl Detector {
             at.insert(i, order.len());
             order.push(i);
             let succ = &self.succ[self.succ_start[i as usize] as usize..self.succ_start[i as usize + 1] as usize];
-            i = succ.iter().map(|&to| self.index[to as usize]).find(|&j| j != NONE && inside[j as usize])?;
+            i = succ.iter().filter_map(|&to| self.node_of(to)).find(|&j| inside[j])? as u32;
         }
     }
 }

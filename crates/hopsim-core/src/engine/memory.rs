@@ -76,14 +76,13 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 
     let mut parts = vec![
         Part { what: "program".into(), key: "run", bytes: BASELINE },
-        // Ports (with their link's timing and phit counter), VCs (with the deadlock
-        // detector's two indices per VC).
+        // Ports (with their link's timing and phit counter), VCs.
         Part {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
             bytes: times(n, 4 + 2 + 8 + 24 * words(max_ports) + rng)
                 + times(ports, size_of::<Port>() as u64 + 4)
-                + times(nvc, size_of::<Vc>() as u64 + 8),
+                + times(nvc, size_of::<Vc>() as u64),
         },
         // The flits behind each VC's front (the front is in the VC's record).
         Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots.saturating_sub(1)), size_of::<Entry>() as u64) },
