@@ -108,8 +108,9 @@ pub struct Routers {
     pub link_phits: Vec<u32>,
     /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
-    /// so at saturation VC allocation touches only the heads that may now succeed.
-    pub va_waiters: Vec<u64>,
+    /// so at saturation VC allocation touches only the heads that may now succeed. Words of
+    /// 32 bits: a torus switch's 14 input VCs fit one, half the bytes of a 64-bit word.
+    pub va_waiters: Vec<u32>,
     pub waiter_words: usize,
     /// Words per switch of the port bit sets below (bit p: the switch's port p).
     pub port_words: usize,
@@ -185,7 +186,7 @@ impl Routers {
         }
         port_base.push(ports.len() as u32);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
-        let waiter_words = (max_ports * vcs).div_ceil(64);
+        let waiter_words = (max_ports * vcs).div_ceil(32);
         let port_words = max_ports.div_ceil(64).max(1);
         let nvc = ports.len() * vcs;
         let mut vc = vec![Vc::default(); nvc];
@@ -272,7 +273,7 @@ impl Routers {
     #[inline]
     pub fn wait_for(&mut self, switch: usize, in_port: usize, in_vc: usize, gov: usize) {
         let bit = in_port * self.vcs + in_vc;
-        self.va_waiters[gov * self.waiter_words + bit / 64] |= 1 << (bit % 64);
+        self.va_waiters[gov * self.waiter_words + bit / 32] |= 1 << (bit % 32);
         self.vc[gov].waited_on = true;
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
@@ -291,7 +292,7 @@ impl Routers {
         for k in 0..w {
             let mut bits = std::mem::take(&mut self.va_waiters[gov * w + k]);
             while bits != 0 {
-                let bit = k * 64 + bits.trailing_zeros() as usize;
+                let bit = k * 32 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let port = bit / self.vcs;
                 let waiting = &mut self.ports[base + port].va_waiting;
@@ -448,9 +449,9 @@ impl Routers {
         };
         let mut total = 0;
         for k in 0..w {
-            let mut bits = (0..vcs).fold(0u64, |acc, v| acc | self.va_waiters[(gp * vcs + v) * w + k]);
+            let mut bits = (0..vcs).fold(0u32, |acc, v| acc | self.va_waiters[(gp * vcs + v) * w + k]);
             while bits != 0 {
-                let bit = k * 64 + bits.trailing_zeros() as usize;
+                let bit = k * 32 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 total += phits(bit / vcs, bit % vcs);
             }
