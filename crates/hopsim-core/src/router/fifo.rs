@@ -111,7 +111,8 @@ mod tests {
                     q.push(&mut slots, e);
                     model.push_back(e);
                 } else {
-                    assert_eq!(q.pop(&slots).packet, model.pop_front().unwrap().packet);
+                    let (got, want) = (q.pop(&slots).packet, model.pop_front().unwrap().packet);
+                    assert_eq!(got, want);
                 }
                 assert_eq!(q.len(), model.len());
                 assert_eq!(q.front().map(|e| e.packet), model.front().map(|e| e.packet));
