@@ -84,8 +84,8 @@ pub struct Calendar {
     events: Vec<Vec<Event>>,
     /// Emptied event lists, handed to the next slot that gets an event: only the slots with
     /// events pending hold a list, so the wheel's lists take the memory of the few cycles
-    /// ahead that have events, not of all its slots (on the 32x32x32 torus, 16 MB of 64
-    /// lists of 16,384 events each, against the 20 or so that have events at once).
+    /// ahead that have events, not of all its slots (on the 32x32x32 torus the 64 slots'
+    /// lists had grown to 16,384 events each, 16 MB; 16 or 17 slots have events at once).
     spare: Vec<Vec<Event>>,
     /// Switches and NICs to visit, cycle by cycle: each cycle visits them in ascending number
     /// (`Due`), whatever order their wake-ups came in.

@@ -50,8 +50,9 @@ pub struct Detector {
     prev: Vec<(u32, Front, u64)>,
     /// The output VCs owned by a packet at an input VC's front, ascending, each with that
     /// input VC. Sorted lists searched by halving instead of an array indexed by VC: the
-    /// graph holds the few VCs that are routed or blocked, and an array would cost 4 bytes
-    /// per VC of the network for the whole run (128 MB on the million-node torus).
+    /// graph holds the few VCs that are routed or blocked, while two arrays indexed by VC
+    /// cost 8 bytes per VC of the network for the whole run (112 MB on the million-node
+    /// torus).
     owners: Vec<(u32, u32)>,
     /// Blocked input VCs, ascending (the graph's nodes are numbered in this order).
     nodes: Vec<u32>,
