@@ -182,9 +182,14 @@ def bench(full: bool, from_end: bool = False) -> None:
     todo = [p for p in plan if plan_key(p) not in done]
     print(f"{len(todo)} runs to do, {len(done)} kept", flush=True)
     if from_end:
-        # Its own files hold only its own runs: the first process rewrites the other ones.
+        # Its own files hold only the runs the first process's files lack (that process
+        # rewrites the union into its own files whenever it keeps a run); a restart keeps
+        # them instead of starting its files afresh.
         todo.reverse()
-        rows, its = [], []
+        first = data / KEPT[False][0]
+        theirs = {run_key(r) for r in pd.read_csv(first).to_dict("records")} if first.is_file() else set()
+        rows = [r for r in rows if run_key(r) not in theirs]
+        its = [i for i in its if run_key(i) not in theirs]
     runs_file, its_file = KEPT[from_end]
     total = 0.0
     for setting, label, workload, noise, mode, iterations in todo:
