@@ -91,7 +91,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         Part {
             what: format!("VC-allocation waiter bits ({max_ports} ports x {vcs} VCs per switch, squared)"),
             key: if server_ports_dominate { "topology.servers_per_switch" } else { "router.vcs" },
-            bytes: times(times(nvc, (max_ports * vcs).div_ceil(32).max(1)), 4),
+            bytes: times(times(nvc, crate::router::waiter_words(max_ports as usize, vcs as usize) as u64), size_of::<crate::router::WaiterWord>() as u64),
         },
     ];
 

@@ -18,6 +18,15 @@ use crate::topology::{LinkClass, Topology};
 /// between, few enough that the lines are still in cache when their event comes.
 pub const PREFETCH_EVENTS_AHEAD: usize = 8;
 
+/// A word of VC-allocation waiter bits (`Routers::va_waiters`).
+pub type WaiterWord = u32;
+
+/// Words of waiter bits per output VC of a switch with `ports` ports of `vcs` VCs (the memory
+/// estimate asks here too).
+pub fn waiter_words(ports: usize, vcs: usize) -> usize {
+    (ports * vcs).div_ceil(WaiterWord::BITS as usize)
+}
+
 /// What a port's channel leads to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
@@ -110,7 +119,7 @@ pub struct Routers {
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
     /// so at saturation VC allocation touches only the heads that may now succeed. Words of
     /// 32 bits: a torus switch's 14 input VCs fit one, half the bytes of a 64-bit word.
-    pub va_waiters: Vec<u32>,
+    pub va_waiters: Vec<WaiterWord>,
     pub waiter_words: usize,
     /// Words per switch of the port bit sets below (bit p: the switch's port p).
     pub port_words: usize,
@@ -186,7 +195,7 @@ impl Routers {
         }
         port_base.push(ports.len() as u32);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
-        let waiter_words = (max_ports * vcs).div_ceil(32);
+        let waiter_words = waiter_words(max_ports, vcs);
         let port_words = max_ports.div_ceil(64).max(1);
         let nvc = ports.len() * vcs;
         let mut vc = vec![Vc::default(); nvc];
