@@ -526,25 +526,23 @@ impl Simulation {
     fn deliver(&mut self, now: u64, ev: Event) {
         if let Event::FlitArrive { .. } | Event::Credit { .. } = ev {
             // SAFETY: `self` is borrowed uniquely for the call.
-            unsafe { to_switch(self, now, ev) };
+            if let Some(unblocked) = unsafe { to_switch(self, now, ev) } {
+                self.cal.wake_router(unblocked, now);
+            }
             self.wake_switch(now, ev);
         } else {
             self.deliver_to_server(now, ev);
         }
     }
 
-    /// The switch an arrival or a credit reaches is stepped (the switches' wheel).
+    /// The switch an arrival reaches is stepped once the head may be routed (the switches'
+    /// wheel). A credit's switch is stepped only if the credit lets a flit go
+    /// (`to_switch`, which knows).
     #[inline]
     fn wake_switch(&mut self, now: u64, ev: Event) {
-        match ev {
-            Event::FlitArrive { switch, .. } => {
-                self.cal.wake_router(switch as usize, now + self.params.pipeline_delay as u64);
-                self.last_progress = now;
-            }
-            Event::Credit { switch, .. } => {
-                self.cal.wake_router(switch as usize, now);
-            }
-            _ => {}
+        if let Event::FlitArrive { switch, .. } = ev {
+            self.cal.wake_router(switch as usize, now + self.params.pipeline_delay as u64);
+            self.last_progress = now;
         }
     }
 
@@ -603,12 +601,13 @@ impl Simulation {
 }
 
 /// The part of delivering an arrival or a credit that touches only its switch: the arriving
-/// head is routed and queued at its input VC; a credit adds to its output VC's count.
+/// head is routed and queued at its input VC; a credit adds to its output VC's count and
+/// returns the switch when it must be stepped now for it.
 ///
 /// # Safety
 /// `sim` is valid, and no other thread touches this switch's state, its random stream or the
 /// arriving packet during the call (engine/parallel.rs: each switch has one owning thread).
-unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) {
+unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> Option<usize> {
     match ev {
         Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
             let sw = switch as usize;
@@ -626,10 +625,19 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) {
         Event::Credit { switch, port, vc, phits } => {
             let routers = &mut (*sim).routers;
             let gp = routers.global_port(switch as usize, port as usize);
-            routers.vc[gp * routers.vcs + vc as usize].credits += phits as u32;
+            let q = &mut routers.vc[gp * routers.vcs + vc as usize];
+            let before = q.credits;
+            q.credits += phits as u32;
+            // Only a flit that waited for these credits needs the switch stepped: every
+            // other reason to step a switch has its own wake-up (router/step.rs), and a step
+            // with nothing to do changes nothing.
+            if q.output.front().is_some_and(|e| before < e.phits as u32 && e.phits as u32 <= q.credits) {
+                return Some(switch as usize);
+            }
         }
         _ => {}
     }
+    None
 }
 
 /// Where a head that reached `switch` may go next: its destination's server port there, or

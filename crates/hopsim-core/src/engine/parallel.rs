@@ -132,6 +132,12 @@ struct Lane {
     out: Outbox,
     last_progress: u64,
     phit_hops: u64,
+    /// Switches of this thread whose credits delivered this cycle let a flit go: stepped
+    /// now with those of the published visit (the run's thread woke them before the
+    /// credits reached them, so it cannot tell which).
+    unblocked: Vec<u32>,
+    /// The union of the two, ascending.
+    steps: Vec<u32>,
 }
 
 /// A value alone on its cache lines: what one thread writes during a cycle (the gate's
@@ -450,9 +456,14 @@ impl Team {
         // heads those switches hold; what it reaches of the rest is read-only during the
         // cycle. The run's thread touches nothing of that (engine/mod.rs, `cycle_on_team`).
         let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
-        let Lane { scratch, out, last_progress, phit_hops } = lane;
+        let Lane { scratch, out, last_progress, phit_hops, unblocked, steps } = lane;
         let owned = |s: &u32| job.part.owner(*s as usize);
-        let mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
+        let mut mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
+        if !unblocked.is_empty() {
+            union_ascending(mine, unblocked, steps);
+            unblocked.clear();
+            mine = steps;
+        }
         let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
         for (i, &s) in mine.iter().enumerate() {
             cx.routers.prefetch_visits(mine, i, cx.packets);
@@ -466,6 +477,8 @@ impl Team {
     /// as one thread does (engine/mod.rs, `cycle_alone`).
     fn deliver_part(&self, t: usize, job: &Job) {
         let events = unsafe { &*job.events };
+        // SAFETY: during a cycle lane `t` belongs to thread `t` alone.
+        let lane = unsafe { &mut *self.lanes[t].get() };
         let owned = |ev: &&Event| match **ev {
             Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => job.part.owner(switch as usize) == t,
             _ => false,
@@ -486,7 +499,9 @@ impl Team {
             }
             // SAFETY: as in `step_part`: an arrival reaches its own switch's input buffer and
             // random stream and the packet whose head arrives, a credit its own switch's VC.
-            unsafe { super::to_switch(sim, job.now, *ev) };
+            if let Some(s) = unsafe { super::to_switch(sim, job.now, *ev) } {
+                lane.unblocked.push(s as u32);
+            }
         }
     }
 
@@ -537,6 +552,29 @@ impl Team {
             sim.phit_hops += std::mem::take(&mut lane.phit_hops);
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
+    }
+}
+
+/// `a` (ascending, no repeats) and `b` (any order; sorted here) into `out`, ascending, each
+/// switch once.
+fn union_ascending(a: &[u32], b: &mut [u32], out: &mut Vec<u32>) {
+    b.sort_unstable();
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) => x.min(y),
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => unreachable!(),
+        };
+        while a.get(i) == Some(&next) {
+            i += 1;
+        }
+        while b.get(j) == Some(&next) {
+            j += 1;
+        }
+        out.push(next);
     }
 }
 
@@ -595,5 +633,14 @@ mod tests {
             }
         });
         assert_eq!(count.load(Ordering::SeqCst), 600);
+    }
+
+    #[test]
+    fn union_of_visit_and_unblocked_is_ascending_and_once_each() {
+        let mut out = Vec::new();
+        union_ascending(&[2, 5, 9], &mut [9, 1, 5, 12, 1], &mut out);
+        assert_eq!(out, [1, 2, 5, 9, 12]);
+        union_ascending(&[], &mut [3, 3], &mut out);
+        assert_eq!(out, [3]);
     }
 }

@@ -135,11 +135,17 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
     let vcs = r.vcs;
     // Fields are read one by one, not the port copied: most ports only need two looked at.
     let p = &mut r.ports[gp];
-    if p.tx_pending && p.link_free as u64 <= now {
-        p.tx_pending = false;
-        let gv = gp * vcs + p.tx_vc as usize;
-        r.vc[gv].out_used -= p.tx_phits as u32;
-        wake_if_free(r, switch, gv, cx.params);
+    if p.tx_pending {
+        if p.link_free as u64 <= now {
+            p.tx_pending = false;
+            let gv = gp * vcs + p.tx_vc as usize;
+            r.vc[gv].out_used -= p.tx_phits as u32;
+            wake_if_free(r, switch, gv, cx.params);
+        } else {
+            // The space goes back the cycle the link finishes the flit, whatever else
+            // steps the switch meanwhile: routing and allocation read it.
+            note(wake, p.link_free as u64);
+        }
     }
     let p = &r.ports[gp];
     if p.out_flits == 0 {
@@ -517,7 +523,11 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.ports[go].xbar_out_free = (now + xbar) as u32;
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
     r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
-    note(wake, now + xbar);
+    // The input's next flit (of this VC or another) may cross once the crossbar input is
+    // free; inputs that lost this output try again next cycle and see when it is free.
+    if r.ports[gi].in_flits > 0 {
+        note(wake, now + xbar);
+    }
     note(wake, link_may_start);
 
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
