@@ -523,11 +523,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.ports[go].xbar_out_free = (now + xbar) as u32;
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
     r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
-    // The input's next flit (of this VC or another) may cross once the crossbar input is
-    // free; inputs that lost this output try again next cycle and see when it is free.
-    if r.ports[gi].in_flits > 0 {
-        note(wake, now + xbar);
-    }
+    note(wake, now + xbar);
     note(wake, link_may_start);
 
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
