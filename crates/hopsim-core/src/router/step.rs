@@ -155,8 +155,8 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
         note(wake, p.link_free as u64);
         return;
     }
-    let (peer, rr_link_vc) = (p.peer, p.rr_link_vc as usize);
-    let is_server = matches!(peer, Peer::Server(_));
+    let rr_link_vc = p.rr_link_vc as usize;
+    let is_server = matches!(p.peer, Peer::Server(_));
     for k in 0..vcs {
         let v = wrap(rr_link_vc + k, vcs);
         let gv = gp * vcs + v;
@@ -165,44 +165,56 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
             note(wake, e.ready as u64);
             continue;
         }
-        let u = e.phits;
-        if !is_server && r.vc[gv].credits < u as u32 {
+        if !is_server && r.vc[gv].credits < e.phits as u32 {
             continue; // a credit event will wake the switch
         }
-        let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
-        r.vc[gv].credits -= u as u32;
-        let busy = r.ports[gp].link.send(u);
-        let p = &mut r.ports[gp];
-        p.out_flits -= 1;
-        p.link_free = (now + busy) as u32;
-        p.tx_pending = true;
-        p.tx_vc = v as u8;
-        p.tx_phits = u;
-        p.rr_link_vc = wrap(v + 1, vcs) as u8;
-        note(wake, now + busy);
-        // Count the phits that cross the link inside the measured window.
-        let (lo, hi) = (now.max(cx.params.window.0), (now + busy).min(cx.params.window.1));
-        if hi > lo {
-            r.link_phits[gp] += (if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy }) as u32;
-        }
-        *cx.last_progress = now;
-        let lat = r.ports[gp].link.latency as u64;
-        let tail = busy - u as u64;
-        match peer {
-            Peer::Switch { switch: to, port: to_port } => {
-                *cx.phit_hops += u as u64;
-                cx.cal.schedule(
-                    now + lat,
-                    now,
-                    Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 },
-                );
-            }
-            Peer::Server(server) => {
-                cx.cal.schedule(now + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
-            }
-            Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
-        }
+        send_flit(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
         break;
+    }
+}
+
+/// The run's counters a flit starting on a link moves.
+struct Sent<'a> {
+    progress: &'a mut u64,
+    phit_hops: &'a mut u64,
+}
+
+/// Start the front flit of VC `v` of output port `gp` on its link at cycle `start`: `now`,
+/// or the next cycle when a grant knows the link would take it then (`grant`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn send_flit<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, gp: usize, v: usize, start: u64, now: u64, wake: &mut u64) {
+    let vcs = r.vcs;
+    let gv = gp * vcs + v;
+    let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
+    let u = e.phits;
+    r.vc[gv].credits -= u as u32;
+    let busy = r.ports[gp].link.send(u);
+    let p = &mut r.ports[gp];
+    p.out_flits -= 1;
+    p.link_free = (start + busy) as u32;
+    p.tx_pending = true;
+    p.tx_vc = v as u8;
+    p.tx_phits = u;
+    p.rr_link_vc = wrap(v + 1, vcs) as u8;
+    note(wake, start + busy);
+    // Count the phits that cross the link inside the measured window.
+    let (lo, hi) = (start.max(prm.window.0), (start + busy).min(prm.window.1));
+    if hi > lo {
+        r.link_phits[gp] += (if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy }) as u32;
+    }
+    *sent.progress = now;
+    let lat = r.ports[gp].link.latency as u64;
+    let tail = busy - u as u64;
+    match r.ports[gp].peer {
+        Peer::Switch { switch: to, port: to_port } => {
+            *sent.phit_hops += u as u64;
+            cal.schedule(start + lat, now, Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 });
+        }
+        Peer::Server(server) => {
+            cal.schedule(start + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
+        }
+        Peer::Unconnected => unreachable!("routing sent a flit to an unconnected port"),
     }
 }
 
@@ -426,7 +438,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
             continue;
         }
         let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
-        grant(r, cx.packets, cx.cal, prm, at, now, rq, wake, waiting);
+        grant(r, cx.packets, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
@@ -502,7 +514,7 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &Params, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
+fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
     let vcs = r.vcs;
     let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
@@ -524,12 +536,22 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
     r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
     note(wake, now + xbar);
-    note(wake, link_may_start);
 
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
     r.mark_busy(switch, rq.out_port as usize);
+    // When the flit is all the link has to send and may start next cycle, with the credits
+    // it needs already here (they only grow until then), the link's step next cycle could
+    // only start it: start it now, dated next cycle, and spare the switch that step (unless
+    // the run ends first).
+    let p = &r.ports[go];
+    let alone = !p.tx_pending && p.out_flits == 1 && now + 1 < prm.window.1;
+    if alone && link_may_start == now + 1 && (matches!(p.peer, Peer::Server(_)) || r.vc[gvo].credits >= u as u32) {
+        send_flit(r, cal, prm, sent, go, rq.out_vc as usize, now + 1, now, wake);
+    } else {
+        note(wake, link_may_start);
+    }
 
     // The space the flit held in the input buffer goes back upstream once its tail has left.
     let credit_at = tail_leaves + r.ports[gi].link.latency as u64;
@@ -577,6 +599,11 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
         r.vc[gvi].stage_from = prm.staging.next_head_from(now, prm.pipeline_delay) as u32;
         r.mark_va(switch, rq.in_port as usize); // the next packet's head may be behind the tail
+        if !r.vc[gvi].input.is_empty() {
+            // Its VC allocation starts from the next cycle (a link sending ahead spares the
+            // step that came then anyway).
+            note(wake, now + 1);
+        }
         r.vc[gvo].out_owned = false;
         wake_if_free(r, switch, gvo, prm);
         if waiting_for_vc {
