@@ -29,6 +29,10 @@ pub struct Params {
     pub protocol: crate::protocol::Protocol,
     /// Measured window [warmup, warmup + cycles).
     pub window: (u64, u64),
+    /// Whether routing reads queues when a head arrives: output space must then be released
+    /// in the very cycle its flit leaves, or the arrivals of later cycles would read it held
+    /// (router/step.rs, `link_port`).
+    pub routing_reads_queues: bool,
 }
 
 impl Params {

@@ -100,6 +100,7 @@ impl Parts {
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
             protocol,
+            routing_reads_queues: crate::routing::algorithm(spec).map_or(true, |a| a.reads_queues()),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }

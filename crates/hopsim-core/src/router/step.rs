@@ -142,9 +142,10 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
             r.vc[gv].out_used -= p.tx_phits as u32;
             wake_if_free(r, switch, gv, cx.params);
         } else {
-            // The space goes back the cycle the link finishes the flit, whatever else
-            // steps the switch meanwhile: routing and allocation read it.
-            note(wake, p.link_free as u64);
+            let (gv, free) = (gp * vcs + p.tx_vc as usize, p.link_free as u64);
+            if release_needed(r, gv, cx.params) {
+                note(wake, free);
+            }
         }
     }
     let p = &r.ports[gp];
@@ -173,6 +174,17 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
     }
 }
 
+/// Whether the space of the flit leaving output VC `gv` must come back in the very cycle
+/// its link finishes it, which takes a step of the switch then. Otherwise the switch's next
+/// step gives it back first thing (`link_port`), before anything of the switch reads it:
+/// nothing reads it in between unless routing reads queues on arrival, a head waits for
+/// the VC (`vc_request` asks for that cycle itself when it starts waiting) or a flit waits
+/// for its space (`switch_allocation` does the same).
+#[inline(always)]
+fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
+    prm.routing_reads_queues || r.vc[gv].waited_on
+}
+
 /// The run's counters a flit starting on a link moves.
 struct Sent<'a> {
     progress: &'a mut u64,
@@ -197,7 +209,10 @@ fn send_flit<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent
     p.tx_vc = v as u8;
     p.tx_phits = u;
     p.rr_link_vc = wrap(v + 1, vcs) as u8;
-    note(wake, start + busy);
+    let more = p.out_flits > 0;
+    if more || release_needed(r, gv, prm) {
+        note(wake, start + busy);
+    }
     // Count the phits that cross the link inside the measured window.
     let (lo, hi) = (start.max(prm.window.0), (start + busy).min(prm.window.1));
     if hi > lo {
@@ -256,7 +271,7 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
     }
     let rng = &mut cx.switch_rng[switch];
     for i in 0..sc.heads.len() {
-        vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng);
+        vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng, now, wake);
     }
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
@@ -320,7 +335,7 @@ fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, p
 /// (`base`: the switch's first global port; `slots`: its input VCs).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng) {
+fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng, now: u64, wake: &mut u64) {
     let vcs = r.vcs;
     let (ip, v) = (h.in_port as usize, h.in_vc as usize);
     let pkt = packets.get(h.packet);
@@ -328,8 +343,14 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
         // Whether a head finds a VC depends only on the state of the VCs it may use,
         // which improves only when one of them frees space or is released.
         for c in pkt.candidates.as_slice() {
+            let go = base + c.hop.port as usize;
             for ov in allowed_vcs(c, vcs) {
-                r.wait_for(switch, ip, v, (base + c.hop.port as usize) * vcs + ov);
+                r.wait_for(switch, ip, v, go * vcs + ov);
+            }
+            // Its space comes back when the link finishes its flit: step then.
+            let out = &r.ports[go];
+            if out.tx_pending && out.link_free as u64 > now {
+                note(wake, out.link_free as u64);
             }
         }
         return;
@@ -408,7 +429,12 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
                     continue;
                 }
                 if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
-                    continue; // the link frees space when it finishes a flit, and wakes the switch
+                    // Space comes back when the link finishes its flit.
+                    let out = &r.ports[go];
+                    if out.tx_pending && out.link_free as u64 > now {
+                        note(wake, out.link_free as u64);
+                    }
+                    continue;
                 }
                 let idx = sc.requests.len() as u32;
                 sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });

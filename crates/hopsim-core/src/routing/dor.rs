@@ -40,6 +40,6 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "dimension-order routing: lowest dimension first, minimal in each ring",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
-    reads_remote_queues: false,
+    queues: super::QueueView::Blind,
     build: |cx| if cx.grid() { Ok(Arc::new(Dor::new(cx.topo.clone()).expect("cartesian"))) } else { super::minimal::build(cx) },
 };

@@ -52,7 +52,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "minimal adaptive on tori and meshes: any productive port, DOR escape VCs",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
-    reads_remote_queues: false,
+    queues: super::QueueView::Blind,
     build: |cx| {
         let routing = MinAdaptive::new(cx.topo.clone()).ok_or_else(|| {
             crate::error::SpecError::new("routing.algorithm", "\"min_adaptive\"", format!("takes tori and meshes of at most {} dimensions", super::MAX_CANDIDATES - 1))

@@ -44,7 +44,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "the topology's minimal path (local-global-local, up/down, one hop per HyperX dimension)",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
-    reads_remote_queues: false,
+    queues: super::QueueView::Blind,
     build,
 };
 

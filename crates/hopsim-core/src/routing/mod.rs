@@ -37,7 +37,13 @@ impl Algorithm {
     /// Whether routing a head reads the queues of switches other than the one it is at
     /// (a global observer's view): such runs deliver arrivals on one thread, in order.
     pub fn reads_remote_queues(self) -> bool {
-        self.kind().reads_remote_queues
+        self.kind().queues == QueueView::Global
+    }
+
+    /// Whether routing a head reads any queue: output space must then be given back in the
+    /// very cycle its flit leaves (router/step.rs, `release_needed`).
+    pub fn reads_queues(self) -> bool {
+        self.kind().queues != QueueView::Blind
     }
 
     /// Every name, comma-separated, for error messages and `--help`.
@@ -58,9 +64,21 @@ pub struct AlgorithmKind {
     /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
-    /// See `Algorithm::reads_remote_queues`.
-    pub reads_remote_queues: bool,
+    /// What of the network's queues routing a head reads when it arrives.
+    pub queues: QueueView,
     pub build: fn(&BuildCtx) -> SpecResult<Arc<dyn Routing>>,
+}
+
+/// What routing a head reads of the network's queues when it arrives at a switch
+/// (`route::Congestion`). A test walks every `Blind` algorithm with a view that fails if read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueView {
+    /// None: the candidates depend on the packet and the switch's random stream alone.
+    Blind,
+    /// The queues of the switch it is at (its output buffers and the credits it holds).
+    OwnSwitch,
+    /// Other switches' queues too, a global observer's view (`ugal_g`).
+    Global,
 }
 
 registry! {

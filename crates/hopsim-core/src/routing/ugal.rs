@@ -344,7 +344,7 @@ pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
     keys: &[THRESHOLD, QUEUE, INTERMEDIATE],
     defaults: crate::spec::defaults_of::<UgalKeys>,
-    reads_remote_queues: false,
+    queues: super::QueueView::OwnSwitch,
     build,
 };
 
@@ -354,7 +354,7 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     keys: &[THRESHOLD, INTERMEDIATE],
     defaults: crate::spec::defaults_of::<UgalGKeys>,
     // A global observer's view: such runs deliver arrivals on one thread, in order.
-    reads_remote_queues: true,
+    queues: super::QueueView::Global,
     build,
 };
 

@@ -51,7 +51,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
         crate::spec::Key { name: "valiant_redraw", default: "false", meaning: "low-diameter networks: draw the intermediate again when it is the source or destination switch" },
     ],
     defaults: crate::spec::defaults_of::<ValiantKeys>,
-    reads_remote_queues: false,
+    queues: super::QueueView::Blind,
     build: |cx| {
         if cx.grid() {
             return Ok(Arc::new(Valiant::new(cx.topo.clone()).expect("cartesian")));

@@ -290,3 +290,71 @@ fn every_algorithm_policy_workload_and_motif_is_found_by_its_own_name() {
         assert_eq!(MotifKind::from_name(m.name()), Some(m), "{m:?}");
     }
 }
+
+/// A congestion view that fails when read.
+struct Blindfold;
+
+impl routing::Congestion for Blindfold {
+    fn port_queue(&self, switch: usize, port: usize) -> u32 {
+        panic!("read the queue of port {port} of switch {switch}")
+    }
+    fn waiting_for(&self, switch: usize, port: usize) -> u32 {
+        panic!("read the heads waiting for port {port} of switch {switch}")
+    }
+}
+
+#[test]
+fn algorithms_registered_as_blind_never_read_a_queue() {
+    // The engine gives a leaving flit's output space back lazily when routing is blind
+    // (router/step.rs, `release_needed`): an algorithm that reads queues after all would see
+    // space still held. Every blind algorithm routes here, on every network it builds on,
+    // with a view that fails if read.
+    let networks = [("torus", "dims = [4, 4]"), ("dragonfly", "switches_per_group = 4\nglobal_links_per_switch = 2")];
+    let mut rng = Rng::seed_from_u64(5);
+    for &alg in routing::Algorithm::ALL.iter().filter(|a| !a.reads_queues()) {
+        let mut routed = 0;
+        for (kind, keys) in networks {
+            let toml = format!("[topology]\nkind = \"{kind}\"\n{keys}\n[router]\nvcs = 4\n[routing]\nalgorithm = \"{}\"\n[traffic]\nload = 0.1\n", alg.name());
+            let s = spec::from_toml_str(&toml).unwrap();
+            if hopsim_core::deadlock_freedom::check_defined(&s, kind).is_err() {
+                continue;
+            }
+            let topo = topology::build(&s).unwrap();
+            let r = routing::build(&s, &topo).unwrap();
+            let n = topo.num_switches();
+            for _ in 0..200 {
+                let (src, dst) = (rng.gen_range(0..n), rng.gen_range(0..n));
+                let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+                r.on_inject(&mut st, &mut rng);
+                let (mut cur, mut hops) = (src, 0);
+                let mut out = Candidates::default();
+                while cur != dst && hops <= 2 * topo.diameter() {
+                    out.clear();
+                    r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut out);
+                    let hop = out.as_slice()[rng.gen_range(0..out.len as usize)].hop;
+                    if hop.wraps {
+                        st.wrapped |= 1 << hop.dim;
+                    }
+                    cur = topo.neighbour(cur, hop.port as usize).unwrap().switch as usize;
+                    hops += 1;
+                }
+                routed += 1;
+            }
+        }
+        assert!(routed > 0, "{} builds on none of the networks", alg.name());
+    }
+}
+
+#[test]
+#[should_panic(expected = "read the queue")]
+fn the_blindfold_catches_an_algorithm_that_reads_queues() {
+    let toml = "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[router]\nvcs = 4\n[routing]\nalgorithm = \"ugal_l\"\n[traffic]\nload = 0.1\n";
+    let s = spec::from_toml_str(toml).unwrap();
+    let topo = topology::build(&s).unwrap();
+    let r = routing::build(&s, &topo).unwrap();
+    let mut rng = Rng::seed_from_u64(5);
+    let dst = topo.num_switches() - 1;
+    let mut st = RouteState { src_switch: 0, dst_switch: dst as u32, ..Default::default() };
+    r.on_inject(&mut st, &mut rng);
+    r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut Candidates::default());
+}
