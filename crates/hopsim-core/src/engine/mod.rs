@@ -362,7 +362,7 @@ impl Simulation {
 
     /// Whether a cycle has enough to do to pay for splitting it among threads: its events,
     /// or the switches it will step, judged by those due now and those the cycle before
-    /// stepped (most of a cycle's are woken by its own credits, delivered later).
+    /// stepped (some of a cycle's are stepped for credits delivered later).
     fn worth_splitting(&self, now: u64, events: usize, stepped_before: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
         let due = self.cal.routers_due(now).max(stepped_before);
