@@ -129,13 +129,15 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
     // bytes per switch it stepped and the events those steps made (together at most a
-    // cycle's events, each list grown to a power of two), and its stack's touched pages; the
-    // NICs' events held back while the switches step are at most one per server.
+    // cycle's events, each list grown to a power of two), and its stack's touched pages; its
+    // lists of switches its credits unblocked and of switches to step, 4 bytes each per
+    // switch it owns; the NICs' events held back while the switches step are at most one per
+    // server.
     let threads = super::parallel::threads_for(spec.run.threads, topo.num_switches(), ports as usize) as u64;
     if threads > 1 {
         let event = size_of::<(u64, crate::calendar::Event)>() as u64;
         let events = times(2 * grown((2 * ports).div_ceil(flit)), event) + times(grown(servers), event);
-        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8) + events + times(threads, 64 << 10) });
+        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8 + 8) + events + times(threads, 64 << 10) });
     }
 
     let end = spec.run.warmup.saturating_add(spec.run.cycles);
