@@ -561,21 +561,18 @@ fn union_ascending(a: &[u32], b: &mut [u32], out: &mut Vec<u32>) {
     b.sort_unstable();
     out.clear();
     let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = match (a.get(i), b.get(j)) {
-            (Some(&x), Some(&y)) => x.min(y),
-            (Some(&x), None) => x,
-            (None, Some(&y)) => y,
-            (None, None) => unreachable!(),
-        };
-        while a.get(i) == Some(&next) {
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            out.push(a[i]);
             i += 1;
-        }
-        while b.get(j) == Some(&next) {
+        } else {
+            out.push(b[j]);
             j += 1;
         }
-        out.push(next);
     }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out.dedup();
 }
 
 #[cfg(test)]

@@ -157,7 +157,6 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
         return;
     }
     let rr_link_vc = p.rr_link_vc as usize;
-    let is_server = matches!(p.peer, Peer::Server(_));
     for k in 0..vcs {
         let v = wrap(rr_link_vc + k, vcs);
         let gv = gp * vcs + v;
@@ -166,7 +165,7 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
             note(wake, e.ready as u64);
             continue;
         }
-        if !is_server && r.vc[gv].credits < e.phits as u32 {
+        if !credits_cover(r, gp, gv, e.phits) {
             continue; // a credit event will wake the switch
         }
         send_flit(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
@@ -183,6 +182,24 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
 #[inline(always)]
 fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
     prm.routing_reads_queues || r.vc[gv].waited_on
+}
+
+/// Something of the switch waits for space in an output buffer of port `gp`: step when its
+/// link finishes the flit it is sending, whose space then comes back (`release_needed` may
+/// not have asked for that step).
+#[inline(always)]
+fn note_space_back(r: &Routers, gp: usize, now: u64, wake: &mut u64) {
+    let out = &r.ports[gp];
+    if out.tx_pending && out.link_free as u64 > now {
+        note(wake, out.link_free as u64);
+    }
+}
+
+/// Whether output VC `gv` of port `gp` holds the credits a flit of `phits` needs to start:
+/// a server's NIC takes whatever reaches it, so its links need none.
+#[inline(always)]
+fn credits_cover(r: &Routers, gp: usize, gv: usize, phits: u16) -> bool {
+    matches!(r.ports[gp].peer, Peer::Server(_)) || r.vc[gv].credits >= phits as u32
 }
 
 /// The run's counters a flit starting on a link moves.
@@ -347,11 +364,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
             for ov in allowed_vcs(c, vcs) {
                 r.wait_for(switch, ip, v, go * vcs + ov);
             }
-            // Its space comes back when the link finishes its flit: step then.
-            let out = &r.ports[go];
-            if out.tx_pending && out.link_free as u64 > now {
-                note(wake, out.link_free as u64);
-            }
+            note_space_back(r, go, now, wake);
         }
         return;
     };
@@ -429,11 +442,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
                     continue;
                 }
                 if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
-                    // Space comes back when the link finishes its flit.
-                    let out = &r.ports[go];
-                    if out.tx_pending && out.link_free as u64 > now {
-                        note(wake, out.link_free as u64);
-                    }
+                    note_space_back(r, go, now, wake);
                     continue;
                 }
                 let idx = sc.requests.len() as u32;
@@ -573,7 +582,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     // the run ends first).
     let p = &r.ports[go];
     let alone = !p.tx_pending && p.out_flits == 1 && now + 1 < prm.window.1;
-    if alone && link_may_start == now + 1 && (matches!(p.peer, Peer::Server(_)) || r.vc[gvo].credits >= u as u32) {
+    if alone && link_may_start == now + 1 && credits_cover(r, go, gvo, e.phits) {
         send_flit(r, cal, prm, sent, go, rq.out_vc as usize, now + 1, now, wake);
     } else {
         note(wake, link_may_start);
