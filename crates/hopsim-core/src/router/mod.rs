@@ -130,11 +130,15 @@ pub struct Routers {
     pub va_ports: Vec<u64>,
     /// Ports with a head waiting for an output VC (`va_waiting != 0`).
     pub waiting_ports: Vec<u64>,
-    /// Ports that may have a flit in a buffer or on the link: set when a flit enters one of
-    /// the port's buffers, cleared by the step that finds the port idle. The link stage and
-    /// switch allocation walk these bits instead of every port of the switch (a torus
-    /// switch stepped for one flit has one or two busy ports of seven).
-    pub busy_ports: Vec<u64>,
+    /// Ports that may have a flit in an input buffer: set when one arrives, cleared by the
+    /// switch allocation that finds none. Switch allocation walks these bits instead of
+    /// every port of the switch (a torus switch stepped for one flit has one or two of seven).
+    pub busy_inputs: Vec<u64>,
+    /// Ports that may have a flit in their output buffer or on their link: set by a grant,
+    /// cleared by the link stage that finds neither. The link stage walks these: on the 8x8
+    /// torus a step found 3.6 ports busy either way, and the link had nothing to do at most
+    /// of them.
+    pub busy_outputs: Vec<u64>,
     /// How far ahead the engine loads the state of the switches and packets it will touch.
     pub prefetch: Prefetch,
 }
@@ -229,7 +233,8 @@ impl Routers {
             port_words,
             va_ports: vec![0; n * port_words],
             waiting_ports: vec![0; n * port_words],
-            busy_ports: vec![0; n * port_words],
+            busy_inputs: vec![0; n * port_words],
+            busy_outputs: vec![0; n * port_words],
             prefetch,
         }
     }
@@ -262,13 +267,13 @@ impl Routers {
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);
-        self.mark_busy(switch, port);
+        self.busy_inputs[switch * self.port_words + port / 64] |= 1 << (port % 64);
     }
 
-    /// Port `port` of `switch` now holds a flit (`busy_ports`).
+    /// Port `port` of `switch` now has a flit in its output buffer (`busy_outputs`).
     #[inline]
-    pub fn mark_busy(&mut self, switch: usize, port: usize) {
-        self.busy_ports[switch * self.port_words + port / 64] |= 1 << (port % 64);
+    pub fn mark_sending(&mut self, switch: usize, port: usize) {
+        self.busy_outputs[switch * self.port_words + port / 64] |= 1 << (port % 64);
     }
 
     /// Port `port` of `switch` may now hold a head that needs an output VC.
@@ -330,7 +335,8 @@ impl Routers {
         // counts each send's phits by port: both far from the ports in memory.
         let w = switch * self.port_words;
         crate::prefetch::slice(&self.va_ports[w..w + self.port_words]);
-        crate::prefetch::slice(&self.busy_ports[w..w + self.port_words]);
+        crate::prefetch::slice(&self.busy_inputs[w..w + self.port_words]);
+        crate::prefetch::slice(&self.busy_outputs[w..w + self.port_words]);
         crate::prefetch::slice(&self.waiting_ports[w..w + self.port_words]);
         crate::prefetch::slice(&self.link_phits[a..b]);
     }

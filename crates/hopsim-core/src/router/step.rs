@@ -115,22 +115,27 @@ fn note(wake: &mut u64, t: u64) {
 
 #[inline]
 fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    // Only ports with a flit in a buffer or on the link (`busy_ports`): the others have
-    // nothing to send or release. Sending changes no bit of the set.
+    // Only ports with a flit in their output buffer or on their link (`busy_outputs`): the
+    // others have nothing to send or release.
     for k in 0..at.words {
-        let mut busy = cx.routers.busy_ports[at.first_word + k];
+        let w = at.first_word + k;
+        let mut busy = cx.routers.busy_outputs[w];
         while busy != 0 {
-            let gp = at.base + k * 64 + busy.trailing_zeros() as usize;
+            let ip = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            link_port(at.switch, gp, now, cx, wake);
+            if link_port(at.switch, at.base + k * 64 + ip, now, cx, wake) {
+                // Idle now; a grant marks it again.
+                cx.routers.busy_outputs[w] &= !(1 << ip);
+            }
         }
     }
 }
 
 /// The output link of global port `gp`: the flit on it releases its buffer space once sent,
-/// and the next flit (round-robin over the VCs) starts when the link is free.
+/// and the next flit (round-robin over the VCs) starts when the link is free. Whether the
+/// port is left with nothing to send or release.
 #[inline]
-fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
     let r = &mut *cx.routers;
     let vcs = r.vcs;
     // Fields are read one by one, not the port copied: most ports only need two looked at.
@@ -150,11 +155,11 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
     }
     let p = &r.ports[gp];
     if p.out_flits == 0 {
-        return;
+        return !p.tx_pending;
     }
     if p.link_free as u64 > now {
         note(wake, p.link_free as u64);
-        return;
+        return false;
     }
     let rr_link_vc = p.rr_link_vc as usize;
     for k in 0..vcs {
@@ -171,6 +176,7 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
         send_flit(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
         break;
     }
+    false
 }
 
 /// Whether the space of the flit leaving output VC `gv` must come back in the very cycle
@@ -400,17 +406,15 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
 
     for word in 0..at.words {
         let w = at.first_word + word;
-        let mut busy = r.busy_ports[w];
+        let mut busy = r.busy_inputs[w];
         while busy != 0 {
             let ip = word * 64 + busy.trailing_zeros() as usize;
             busy &= busy - 1;
             let gp = base + ip;
             let port = &r.ports[gp];
             if port.in_flits == 0 {
-                if port.out_flits == 0 && !port.tx_pending {
-                    // Idle now; a grant below or an arrival marks it again.
-                    r.busy_ports[w] &= !(1 << (ip % 64));
-                }
+                // Empty now; an arrival marks it again.
+                r.busy_inputs[w] &= !(1 << (ip % 64));
                 continue;
             }
             if port.xbar_in_free as u64 > now {
@@ -575,7 +579,7 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
     r.vc[gvo].out_used += u as u32;
     r.ports[go].out_flits += 1;
-    r.mark_busy(switch, rq.out_port as usize);
+    r.mark_sending(switch, rq.out_port as usize);
     // When the flit is all the link has to send and may start next cycle, with the credits
     // it needs already here (they only grow until then), the link's step next cycle could
     // only start it: start it now, dated next cycle, and spare the switch that step (unless
