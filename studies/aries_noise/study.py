@@ -74,15 +74,17 @@ FULL_EXTRA = [
     ("alltoall 1KiB", {"motif": "alltoall", "bytes": 1024}, 2),
 ]
 #: Cases one job does not run. The 1,024-rank job's alltoall of 4 KiB per pair moves 4 GiB
-#: (54 million packets) per iteration: about 12 CPU-minutes each, over an hour a run, so
-#: that job's large alltoall is the paper's 1 KiB (its Figure 8 discusses 1 KiB alltoalls).
+#: (54 million packets) per iteration: one iteration alone, without the background, took
+#: 1,090 CPU-s (2.15 million cycles), so a run of 5 would take about 1.5 CPU-hours, more
+#: beside the background. That job's large alltoall is the paper's 1 KiB instead (its
+#: Figure 8 discusses 1 KiB alltoalls).
 NOT_RUN = {("daint", "alltoall 4KiB")}
 #: Iterations of the full study per setting and tier; None: not run. What one iteration
-#: costs decides: on the 1,024-rank job a ring allreduce of 16 Ki elements or an alltoall of
-#: 8 bytes per pair takes 20-60 CPU-s, an alltoall of 4 KiB per pair about 300 CPU-s, and
-#: the tier-3 cases (0.25-4 GiB per iteration) ten times more, which would need several
-#: CPU-days for the six runs of a case; on the 64-rank job tier 3 costs about 1,000 CPU-s
-#: per run at 8 iterations.
+#: costs decides: on the 1,024-rank job a ring allreduce of 16 Ki elements takes about 60
+#: CPU-s and an alltoall of 8 bytes per pair about 15 CPU-s, one of 4 KiB per pair over
+#: 1,000 CPU-s, and the tier-3 cases (0.25-4 GiB per iteration) more, which would need
+#: several CPU-days for the six runs of a case; on the 64-rank job tier 3 costs 400-1,900
+#: CPU-s per run at 8 iterations.
 ITERATIONS = {"cori": {0: 20, 1: 20, 2: 20, 3: 8}, "daint": {0: 20, 1: 8, 2: 5, 3: None}}
 #: Latency-bound cases beside the background job run more iterations in the full study:
 #: their iteration times spread widely (QCD 0.2-0.4), and at 20 iterations the 95 % interval
