@@ -574,7 +574,12 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     r.ports[go].xbar_out_free = (now + xbar) as u32;
     r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
     r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
-    note(wake, now + xbar);
+    if r.ports[gi].in_flits > 0 {
+        // Another flit of this input may cross once this one has. Requests for this output
+        // that lost ask again next cycle by themselves, and so does every flit switch
+        // allocation finds blocked.
+        note(wake, now + xbar);
+    }
 
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
     r.vc[gvo].out_used += u as u32;
