@@ -83,7 +83,7 @@ NOT_RUN = {("daint", "alltoall 4KiB")}
 #: costs decides: on the 1,024-rank job a ring allreduce of 16 Ki elements takes about 60
 #: CPU-s and an alltoall of 8 bytes per pair about 15 CPU-s, one of 4 KiB per pair over
 #: 1,000 CPU-s, and the tier-3 cases (0.25-4 GiB per iteration) more, which would need
-#: several CPU-days for the six runs of a case; on the 64-rank job tier 3 costs 400-1,900
+#: several CPU-days for the six runs of a case; on the 64-rank job tier 3 costs 380-1,850
 #: CPU-s per run at 8 iterations.
 ITERATIONS = {"cori": {0: 20, 1: 20, 2: 20, 3: 8}, "daint": {0: 20, 1: 8, 2: 5, 3: None}}
 #: Latency-bound cases beside the background job run more iterations in the full study:
@@ -137,7 +137,7 @@ def case_order(label: str) -> tuple[int, float]:
     listed, then by size, small to large."""
     cases = REDUCED + FULL_EXTRA
     motifs = list(dict.fromkeys(w["motif"] for _, w, _ in cases))
-    workload = next(w for l, w, _ in cases if l == label)
+    workload = next(w for name, w, _ in cases if name == label)
     size = workload.get("bytes", workload.get("elements", workload.get("domain", [0])[0]))
     return motifs.index(workload["motif"]), size
 

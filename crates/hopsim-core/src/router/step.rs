@@ -121,11 +121,11 @@ fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64
         let w = at.first_word + k;
         let mut busy = cx.routers.busy_outputs[w];
         while busy != 0 {
-            let ip = busy.trailing_zeros() as usize;
+            let op = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            if link_port(at.switch, at.base + k * 64 + ip, now, cx, wake) {
+            if link_port(at.switch, at.base + k * 64 + op, now, cx, wake) {
                 // Idle now; a grant marks it again.
-                cx.routers.busy_outputs[w] &= !(1 << ip);
+                cx.routers.busy_outputs[w] &= !(1 << op);
             }
         }
     }
