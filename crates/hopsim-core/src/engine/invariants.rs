@@ -101,7 +101,7 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
     for sw in 0..r.network_ports.len() {
         for p in 0..r.num_ports(sw) {
             let port = &r.ports[r.global_port(sw, p)];
-            let (word, bit) = (sw * r.port_words + p / 64, 1u64 << (p % 64));
+            let (word, bit) = r.port_bit(sw, p);
             let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
             if unrouted != 0 && r.va_ports[word] & bit == 0 {
                 return Err(format!("switch {sw} port {p}: heads needing an output VC but not in va_ports"));

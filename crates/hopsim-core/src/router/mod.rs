@@ -158,6 +158,13 @@ pub enum Prefetch {
     Deep,
 }
 
+/// Bytes of a switch's port and VC records up to which its step is prefetched whole
+/// (`Routers::prefetch_switch`): a torus switch of 7 ports and 2 VCs has 1 KB.
+const WHOLE_SWITCH_BYTES: usize = 2 << 10;
+/// Bytes of an input VC's ring of slots up to which an arrival prefetches it whole (the
+/// benchmark's tori: 3 slots, 42 bytes).
+const WHOLE_RING_BYTES: usize = 128;
+
 /// Bytes of port and VC records below which prefetching is off: half a common L2 cache.
 const NEAR_BYTES: usize = 256 << 10;
 /// Bytes of port and VC records above which prefetching is `Deep`: half a common last-level
@@ -267,19 +274,29 @@ impl Routers {
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);
-        self.busy_inputs[switch * self.port_words + port / 64] |= 1 << (port % 64);
+        let (w, bit) = self.port_bit(switch, port);
+        self.busy_inputs[w] |= bit;
+    }
+
+    /// Where port `port` of `switch` is in the per-switch port sets (`va_ports`,
+    /// `waiting_ports`, `busy_inputs`, `busy_outputs`): its word and its bit there.
+    #[inline(always)]
+    pub fn port_bit(&self, switch: usize, port: usize) -> (usize, u64) {
+        (switch * self.port_words + port / 64, 1 << (port % 64))
     }
 
     /// Port `port` of `switch` now has a flit in its output buffer (`busy_outputs`).
     #[inline]
     pub fn mark_sending(&mut self, switch: usize, port: usize) {
-        self.busy_outputs[switch * self.port_words + port / 64] |= 1 << (port % 64);
+        let (w, bit) = self.port_bit(switch, port);
+        self.busy_outputs[w] |= bit;
     }
 
     /// Port `port` of `switch` may now hold a head that needs an output VC.
     #[inline]
     pub fn mark_va(&mut self, switch: usize, port: usize) {
-        self.va_ports[switch * self.port_words + port / 64] |= 1 << (port % 64);
+        let (w, bit) = self.port_bit(switch, port);
+        self.va_ports[w] |= bit;
     }
 
     /// Record that the head of input VC `in_vc` of port `in_port` of `switch` waits for
@@ -291,7 +308,8 @@ impl Routers {
         self.vc[gov].waited_on = true;
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
-        self.waiting_ports[switch * self.port_words + in_port / 64] |= 1 << (in_port % 64);
+        let (w, bit) = self.port_bit(switch, in_port);
+        self.waiting_ports[w] |= bit;
     }
 
     /// Output VC `gov` of `switch` freed space or was released: its waiting heads may now win
@@ -312,7 +330,8 @@ impl Routers {
                 let waiting = &mut self.ports[base + port].va_waiting;
                 *waiting &= !(1 << (bit % self.vcs));
                 if *waiting == 0 {
-                    self.waiting_ports[switch * self.port_words + port / 64] &= !(1 << (port % 64));
+                    let (w, bit) = self.port_bit(switch, port);
+                    self.waiting_ports[w] &= !bit;
                 }
                 self.mark_va(switch, port);
             }
@@ -327,18 +346,45 @@ impl Routers {
 
     /// Start loading the ports and VCs of `switch`, stepped next, into the L2 cache, so they
     /// arrive while the switch before it steps instead of stalling its own step line by line.
+    /// A switch of a few ports (a torus's) has its records prefetched whole: a step touches
+    /// most of them. A high-radix one (an Aries switch: 40 ports of 8 VCs, 21 KB) only where
+    /// its port sets mark work, since its step walks those sets and the whole switch would be
+    /// hundreds of lines, most of which the step never reads.
     pub fn prefetch_switch(&self, switch: usize) {
+        use crate::prefetch::{line, slice};
         let (a, b) = (self.port_base[switch] as usize, self.port_base[switch + 1] as usize);
-        crate::prefetch::slice(&self.ports[a..b]);
-        crate::prefetch::slice(&self.vc[a * self.vcs..b * self.vcs]);
-        // The step reads its switch's word of marked ports first thing in VC allocation and
+        // The step reads its switch's words of marked ports first thing in each stage and
         // counts each send's phits by port: both far from the ports in memory.
         let w = switch * self.port_words;
-        crate::prefetch::slice(&self.va_ports[w..w + self.port_words]);
-        crate::prefetch::slice(&self.busy_inputs[w..w + self.port_words]);
-        crate::prefetch::slice(&self.busy_outputs[w..w + self.port_words]);
-        crate::prefetch::slice(&self.waiting_ports[w..w + self.port_words]);
-        crate::prefetch::slice(&self.link_phits[a..b]);
+        slice(&self.va_ports[w..w + self.port_words]);
+        slice(&self.busy_inputs[w..w + self.port_words]);
+        slice(&self.busy_outputs[w..w + self.port_words]);
+        slice(&self.waiting_ports[w..w + self.port_words]);
+        if (b - a) * self.port_record_bytes() <= WHOLE_SWITCH_BYTES {
+            slice(&self.ports[a..b]);
+            slice(&self.vc[a * self.vcs..b * self.vcs]);
+            slice(&self.link_phits[a..b]);
+            return;
+        }
+        for k in 0..self.port_words {
+            let sending = self.busy_outputs[w + k];
+            let mut marked = sending | self.busy_inputs[w + k] | self.va_ports[w + k];
+            while marked != 0 {
+                let p = marked.trailing_zeros() as usize;
+                marked &= marked - 1;
+                let gp = a + k * 64 + p;
+                line(&self.ports[gp]);
+                slice(&self.vc[gp * self.vcs..(gp + 1) * self.vcs]);
+                if sending & (1 << p) != 0 {
+                    line(&self.link_phits[gp]);
+                }
+            }
+        }
+    }
+
+    /// Bytes of one port's record and its VCs' records.
+    fn port_record_bytes(&self) -> usize {
+        std::mem::size_of::<Port>() + self.vcs * std::mem::size_of::<Vc>()
     }
 
     /// What the engine asks for before stepping `visit[i]`: the ports and VCs of the next
@@ -417,8 +463,14 @@ impl Routers {
                 let gv = gp * self.vcs + vc as usize;
                 line(&self.ports[gp]);
                 slice(std::slice::from_ref(&self.vc[gv]));
-                slice(&self.in_store[vc_slots(gv, self.in_slots)]);
-                line(&self.va_ports[switch as usize * self.port_words + port as usize / 64]);
+                // The flit goes into the VC's record when the VC is empty, else into one slot
+                // behind it: a short ring is asked for whole, a long one (an Aries VC holds
+                // 48 one-phit responses, 11 lines) not at all rather than mostly in vain.
+                let ring = &self.in_store[vc_slots(gv, self.in_slots)];
+                if std::mem::size_of_val(ring) <= WHOLE_RING_BYTES {
+                    slice(ring);
+                }
+                line(&self.va_ports[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {
                     // Routing reads the packet's first line, and the buffer entry takes
                     // the packet's length from another.
