@@ -141,6 +141,12 @@ pub struct Routers {
     pub busy_outputs: Vec<u64>,
     /// How far ahead the engine loads the state of the switches and packets it will touch.
     pub prefetch: Prefetch,
+    /// Most ports a switch may have for its step to be prefetched whole (`WHOLE_SWITCH_BYTES`
+    /// of port and VC records).
+    whole_switch_ports: usize,
+    /// Whether an arrival prefetches its input VC's ring of slots (`WHOLE_RING_BYTES`): every
+    /// ring of a run has the same size.
+    prefetch_rings: bool,
 }
 
 /// How much prefetching pays on a network, from the bytes of its port and VC records.
@@ -243,6 +249,8 @@ impl Routers {
             busy_inputs: vec![0; n * port_words],
             busy_outputs: vec![0; n * port_words],
             prefetch,
+            whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
+            prefetch_rings: vc_slots(0, in_slots).len() * std::mem::size_of::<Entry>() <= WHOLE_RING_BYTES,
         }
     }
 
@@ -360,7 +368,7 @@ impl Routers {
         slice(&self.busy_inputs[w..w + self.port_words]);
         slice(&self.busy_outputs[w..w + self.port_words]);
         slice(&self.waiting_ports[w..w + self.port_words]);
-        if (b - a) * self.port_record_bytes() <= WHOLE_SWITCH_BYTES {
+        if b - a <= self.whole_switch_ports {
             slice(&self.ports[a..b]);
             slice(&self.vc[a * self.vcs..b * self.vcs]);
             slice(&self.link_phits[a..b]);
@@ -380,11 +388,6 @@ impl Routers {
                 }
             }
         }
-    }
-
-    /// Bytes of one port's record and its VCs' records.
-    fn port_record_bytes(&self) -> usize {
-        std::mem::size_of::<Port>() + self.vcs * std::mem::size_of::<Vc>()
     }
 
     /// What the engine asks for before stepping `visit[i]`: the ports and VCs of the next
@@ -466,9 +469,8 @@ impl Routers {
                 // The flit goes into the VC's record when the VC is empty, else into one slot
                 // behind it: a short ring is asked for whole, a long one (an Aries VC holds
                 // 48 one-phit responses, 11 lines) not at all rather than mostly in vain.
-                let ring = &self.in_store[vc_slots(gv, self.in_slots)];
-                if std::mem::size_of_val(ring) <= WHOLE_RING_BYTES {
-                    slice(ring);
+                if self.prefetch_rings {
+                    slice(&self.in_store[vc_slots(gv, self.in_slots)]);
                 }
                 line(&self.va_ports[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {
