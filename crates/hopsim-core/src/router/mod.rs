@@ -355,7 +355,7 @@ impl Routers {
     /// Start loading the ports and VCs of `switch`, stepped next, into the L2 cache, so they
     /// arrive while the switch before it steps instead of stalling its own step line by line.
     /// A switch of a few ports (a torus's) has its records prefetched whole: a step touches
-    /// most of them. A high-radix one (an Aries switch: 40 ports of 8 VCs, 21 KB) only where
+    /// most of them. A high-radix one (an Aries switch: 30 ports of 8 VCs, 15 KB) only where
     /// its port sets mark work, since its step walks those sets and the whole switch would be
     /// hundreds of lines, most of which the step never reads.
     pub fn prefetch_switch(&self, switch: usize) {
@@ -467,8 +467,9 @@ impl Routers {
                 line(&self.ports[gp]);
                 slice(std::slice::from_ref(&self.vc[gv]));
                 // The flit goes into the VC's record when the VC is empty, else into one slot
-                // behind it: a short ring is asked for whole, a long one (an Aries VC holds
-                // 48 one-phit responses, 11 lines) not at all rather than mostly in vain.
+                // behind it: a short ring is asked for whole, a long one (an Aries VC of 48
+                // five-phit packets holds 240 one-phit responses: 239 slots, 53 lines) not at
+                // all rather than mostly in vain.
                 if self.prefetch_rings {
                     slice(&self.in_store[vc_slots(gv, self.in_slots)]);
                 }
