@@ -22,12 +22,17 @@ pub const NEVER: u64 = u64::MAX;
 /// No visit scheduled (`router_at`, `nic_at`): beyond every cycle a run reaches.
 const UNSET: u32 = u32::MAX;
 
-/// What a switch's step may do to the future: schedule an event, and ask to be stepped again.
-/// The calendar does both at once; a thread's outbox (engine/parallel.rs) records them so they
-/// reach the calendar in the order one thread would have made them.
+/// What a switch's deliveries and step may do to the future: schedule an event, ask for the
+/// switch to be stepped again, and step it in the current cycle although its visit was not
+/// due then. The calendar does these at once; a thread's outbox (engine/parallel.rs) records
+/// them so they reach the calendar in the order one thread would have made them.
 pub trait Schedule {
     fn schedule(&mut self, at: u64, now: u64, ev: Event);
     fn wake_router(&mut self, switch: usize, at: u64);
+    /// `switch` steps in the current cycle, whose visits were already taken (an arrival or a
+    /// credit delivered in that cycle needs it): a later visit it was due drops, as if it had
+    /// been moved to the current cycle, since the step asks again for what it still needs.
+    fn step_now(&mut self, switch: usize);
 }
 
 impl Schedule for Calendar {
@@ -38,6 +43,10 @@ impl Schedule for Calendar {
     #[inline]
     fn wake_router(&mut self, switch: usize, at: u64) {
         Calendar::wake_router(self, switch, at)
+    }
+    #[inline]
+    fn step_now(&mut self, switch: usize) {
+        Calendar::step_now(self, switch)
     }
 }
 
@@ -139,6 +148,13 @@ impl Calendar {
     #[inline]
     pub fn wake_router(&mut self, switch: usize, at: u64) {
         self.pending += self.routers.wake(self.mask, switch, at);
+    }
+
+    /// See `Schedule::step_now`. The dropped visit's entry stays in its slot, stale, and is
+    /// counted off when that slot is taken.
+    #[inline]
+    pub fn step_now(&mut self, switch: usize) {
+        self.routers.at[switch] = UNSET;
     }
 
     #[inline]

@@ -33,9 +33,35 @@ pub struct Params {
     /// in the very cycle its flit leaves, or the arrivals of later cycles would read it held
     /// (router/step.rs, `link_port`).
     pub routing_reads_queues: bool,
+    /// Whether an arriving flit is delivered to its switch only when it may be served there,
+    /// `pipeline_delay` cycles after its head lands (`delivered_at`), rather than when it lands.
+    /// Nothing can tell the two apart when routing reads no queue and the switch's random
+    /// stream is drawn from by routing alone (join-the-shortest-queue ties go to the lowest),
+    /// and delivering late lets the switch's step, due that very cycle, find the records the
+    /// delivery loaded still in cache (engine/blocks.rs).
+    pub deliver_when_ready: bool,
 }
 
 impl Params {
+    /// The cycle a flit whose head lands at `land` is delivered to its switch.
+    #[inline(always)]
+    pub fn delivered_at(&self, land: u64) -> u64 {
+        if self.deliver_when_ready {
+            land + self.pipeline_delay as u64
+        } else {
+            land
+        }
+    }
+    /// The first cycle a flit delivered at `now` may be allocated: its head landed at
+    /// `now - pipeline_delay` when it is delivered when ready (`delivered_at`).
+    #[inline(always)]
+    pub fn ready_from(&self, now: u64) -> u64 {
+        if self.deliver_when_ready {
+            now
+        } else {
+            now + self.pipeline_delay as u64
+        }
+    }
     /// Phits of each flit of a packet of `packet_phits`.
     #[inline(always)]
     pub fn flit_phits(&self, packet_phits: u16) -> u16 {

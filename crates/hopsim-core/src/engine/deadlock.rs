@@ -147,8 +147,8 @@ impl Detector {
         self.succ_start.clear();
         self.succ.clear();
         for s in 0..sim.topo.num_switches() {
-            let base = r.port_base[s] as usize;
-            for gp in base..r.port_base[s + 1] as usize {
+            let base = r.first_port(s);
+            for gp in r.ports_of(s) {
                 let mut routed = r.ports[gp].in_vcs_nonempty & r.ports[gp].routed_vcs;
                 while routed != 0 {
                     let v = routed.trailing_zeros() as usize;
@@ -161,7 +161,7 @@ impl Detector {
         }
         self.owners.sort_unstable();
         for s in 0..sim.topo.num_switches() {
-            for gp in r.port_base[s] as usize..r.port_base[s + 1] as usize {
+            for gp in r.ports_of(s) {
                 let mut nonempty = r.ports[gp].in_vcs_nonempty;
                 while nonempty != 0 {
                     let v = nonempty.trailing_zeros() as usize;
@@ -186,7 +186,7 @@ impl Detector {
     fn waits(&mut self, sim: &Simulation, switch: usize, gp: usize, v: usize, now: u64) -> Wait {
         let r = &sim.routers;
         let vcs = r.vcs;
-        let base = r.port_base[switch] as usize;
+        let base = r.first_port(switch);
         let q = &r.vc[gp * vcs + v];
         let Some(e) = q.input.front() else { return Wait::MayMove };
         if e.ready as u64 > now {
@@ -298,7 +298,7 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
         return None;
     }
     match port.peer {
-        Peer::Switch { switch, port } => Some(((r.port_base[switch as usize] as usize + port as usize) * vcs + ov) as u32),
+        Peer::Switch { switch, port } => Some(((r.first_port(switch as usize) + port as usize) * vcs + ov) as u32),
         Peer::Server(_) | Peer::Unconnected => None,
     }
 }

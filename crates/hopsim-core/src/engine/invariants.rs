@@ -86,7 +86,7 @@ pub fn check(sim: &Simulation) -> Conservation {
         }
     }
     // The allocators' port bit sets are buffer bookkeeping too: a port left out of
-    // `va_ports` while a head in it needs an output VC would never be allocated.
+    // `PortSets::va` while a head in it needs an output VC would never be allocated.
     if let Err(e) = allocation_sets(r) {
         credits_conserved = false;
         first_violation.get_or_insert(e);
@@ -94,8 +94,8 @@ pub fn check(sim: &Simulation) -> Conservation {
     Conservation { phits_in_flight: in_flight, phits_queued: queued, phits_conserved, credits_conserved, first_violation }
 }
 
-/// Every port with a head that needs an output VC is in its switch's `va_ports`,
-/// `waiting_ports` holds exactly the ports with a waiting head, and every output VC with
+/// Every port with a head that needs an output VC is in its switch's `PortSets::va`,
+/// `PortSets::waiting` holds exactly the ports with a waiting head, and every output VC with
 /// waiting heads is marked as waited on (else they would never be woken).
 fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
     for sw in 0..r.network_ports.len() {
@@ -103,11 +103,11 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
             let port = &r.ports[r.global_port(sw, p)];
             let (word, bit) = r.port_bit(sw, p);
             let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
-            if unrouted != 0 && r.va_ports[word] & bit == 0 {
-                return Err(format!("switch {sw} port {p}: heads needing an output VC but not in va_ports"));
+            if unrouted != 0 && r.port_sets[word].va & bit == 0 {
+                return Err(format!("switch {sw} port {p}: heads needing an output VC but not in its va port set"));
             }
-            if (port.va_waiting != 0) != (r.waiting_ports[word] & bit != 0) {
-                return Err(format!("switch {sw} port {p}: waiting_ports disagrees with the waiting heads"));
+            if (port.va_waiting != 0) != (r.port_sets[word].waiting & bit != 0) {
+                return Err(format!("switch {sw} port {p}: the waiting port set disagrees with the waiting heads"));
             }
         }
     }

@@ -9,6 +9,7 @@
 //! is put back into the calendar in one thread's order (`parallel.rs`).
 
 mod backlog;
+mod blocks;
 mod deadlock;
 mod delivery;
 mod invariants;
@@ -20,7 +21,7 @@ use crate::error::SpecResult;
 use crate::nic::Nics;
 use crate::message::Messages;
 use crate::packet::Arena;
-use crate::router::{self, Entry, Routers, StepCtx};
+use crate::router::{self, Entry, Routers};
 use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
 use crate::routing::Routing;
 use crate::workload::{Post, Sample, Workload};
@@ -83,6 +84,8 @@ impl Parts {
                 format!("virtual cut-through needs room for a whole packet: at least packet.phits = {p}"),
             ));
         }
+        let routing_reads_queues = crate::routing::algorithm(spec).map_or(true, |a| a.reads_queues());
+        let random_jsq_ties = spec.router.jsq_tie_break == "random";
         let params = Params {
             vcs: spec.router.vcs,
             wormhole,
@@ -96,11 +99,12 @@ impl Parts {
             pipeline_delay: spec.router.pipeline_delay,
             staging: spec.router_staging(),
             speedup: spec.router.speedup as u32,
-            random_jsq_ties: spec.router.jsq_tie_break == "random",
+            random_jsq_ties,
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
             protocol,
-            routing_reads_queues: crate::routing::algorithm(spec).map_or(true, |a| a.reads_queues()),
+            routing_reads_queues,
+            deliver_when_ready: !routing_reads_queues && !random_jsq_ties,
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }
@@ -156,6 +160,10 @@ pub struct Simulation {
     nic_visit: Vec<u32>,
     /// Events of NIC steps that ran before the switches' events reached the calendar.
     nic_events: Vec<(u64, Event)>,
+    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
+    block_shift: u32,
+    /// The run thread's walk over the blocks when it runs a cycle alone.
+    walk: blocks::Walk,
 }
 
 impl Simulation {
@@ -225,7 +233,10 @@ impl Simulation {
             packet_room,
             nic_visit: Vec::new(),
             nic_events: Vec::new(),
+            block_shift: 0,
+            walk: Default::default(),
         };
+        sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1));
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
     }
@@ -310,7 +321,7 @@ impl Simulation {
                     finished
                 }
                 None => {
-                    self.cycle_alone(now, measuring, &events, &mut visit);
+                    self.cycle_alone(now, measuring, &events, deliver_apart, &mut visit);
                     self.workload_done()
                 }
             };
@@ -375,31 +386,36 @@ impl Simulation {
         self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered
     }
 
-    /// One cycle on this thread alone: deliver, step the switches, step the NICs.
-    fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], visit: &mut Vec<u32>) {
+    /// One cycle on this thread alone: deliver to the switches and step them (block by block,
+    /// blocks.rs, unless routing reads other switches' queues), then deliver to the servers
+    /// and step the NICs.
+    fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>) {
+        let to_switches = if deliver_apart { events } else { self.deliver_first(now, events) };
+        self.cal.take_routers(now, visit);
+        let mut walk = std::mem::take(&mut self.walk);
+        let sim: *mut Simulation = self;
+        // SAFETY: one thread; the calendar, scratch and counters lent to the walk are fields
+        // the deliveries and steps reach only through it.
+        unsafe {
+            let me = &mut *sim;
+            let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
+            blocks::deliver_and_step(sim, now, measuring, to_switches, 0..self.topo.num_switches(), visit, &mut walk, out);
+        }
+        self.walk = walk;
+        self.to_servers_and_nics(now, measuring, to_switches, false);
+    }
+
+    /// Deliver every event of the cycle, in calendar order, before any switch steps: routing
+    /// reads other switches' queues, which the steps of a block would change for the next.
+    /// Returns the events left for the servers (none).
+    fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
                 self.routers.prefetch_event(ahead, &self.packets);
             }
             self.deliver(now, *ev);
         }
-        self.cal.take_routers(now, visit);
-        let mut cx = StepCtx {
-            routers: &mut self.routers,
-            packets: &mut self.packets,
-            cal: &mut self.cal,
-            params: &self.params,
-            scratch: &mut self.scratch,
-            measuring,
-            last_progress: &mut self.last_progress,
-            phit_hops: &mut self.phit_hops,
-            switch_rng: &mut self.switch_rng,
-        };
-        for (i, &s) in visit.iter().enumerate() {
-            cx.routers.prefetch_visits(visit, i, cx.packets);
-            router::step(s as usize, now, &mut cx);
-        }
-        self.step_nics(now, measuring, false);
+        &[]
     }
 
     /// One cycle split among the team's threads (docs/parallel.md). The other threads deliver
@@ -411,17 +427,12 @@ impl Simulation {
     /// finished and whether the next cycle's timers fired.
     #[allow(clippy::too_many_arguments)]
     fn cycle_on_team(&mut self, team: &parallel::Team, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>, limits: Limits) -> (bool, bool) {
-        if !deliver_apart {
-            for ev in events {
-                self.deliver(now, *ev);
-            }
-        }
+        let to_deliver = if deliver_apart { events } else { self.deliver_first(now, events) };
         // Packets are made meanwhile (answers, refills: fewer than an event or three per
         // server) only if the arena holds them without moving.
         let overlap = self.packets.live() + events.len() + 3 * self.servers.num_servers() <= self.packet_room;
         let (mut finished, mut ahead) = (false, false);
         let sim: *mut Simulation = self;
-        let to_deliver = if deliver_apart { events } else { &[] };
         team.cycle(sim, now, measuring, to_deliver, |job| {
             // SAFETY: the other threads reach only their switches, the switches' random
             // streams and the packets their switches hold, and, after this thread's own
@@ -430,15 +441,8 @@ impl Simulation {
             // servers, statistics and workload, and packets no switch holds (the arena does
             // not grow: `overlap`).
             let me = unsafe { &mut *sim };
-            for ev in to_deliver {
-                me.wake_switch(now, *ev);
-            }
-            // The switches to step depend on the wake-ups only: the others start at once.
             me.cal.take_routers(now, visit);
             team.publish(job, visit);
-            if !to_deliver.is_empty() {
-                team.deliver_own(job);
-            }
             team.step_own(job, visit);
             if overlap {
                 me.to_servers_and_nics(now, measuring, to_deliver, true);
@@ -530,25 +534,18 @@ impl Simulation {
             if let Some(unblocked) = unsafe { to_switch(self, now, ev) } {
                 self.cal.wake_router(unblocked, now);
             }
-            self.wake_switch(now, ev);
+            // The switch an arrival reaches is stepped once the head may be allocated.
+            if let Event::FlitArrive { switch, .. } = ev {
+                self.cal.wake_router(switch as usize, self.params.ready_from(now));
+                self.last_progress = now;
+            }
         } else {
             self.deliver_to_server(now, ev);
         }
     }
 
-    /// The switch an arrival reaches is stepped once the head may be routed (the switches'
-    /// wheel). A credit's switch is stepped only if the credit lets a flit go
-    /// (`to_switch`, which knows).
-    #[inline]
-    fn wake_switch(&mut self, now: u64, ev: Event) {
-        if let Event::FlitArrive { switch, .. } = ev {
-            self.cal.wake_router(switch as usize, now + self.params.pipeline_delay as u64);
-            self.last_progress = now;
-        }
-    }
-
     /// Credits back at a NIC, and flits ejected into one: everything but the switches and
-    /// their wheel, so it commutes with `wake_switch` of the other events.
+    /// their wheel, so it commutes with the deliveries to the switches.
     fn deliver_to_server(&mut self, now: u64, ev: Event) {
         match ev {
             Event::FlitArrive { .. } | Event::Credit { .. } => {}
@@ -577,8 +574,8 @@ impl Simulation {
         let mut blocked = Vec::new();
         let mut count = 0;
         for s in 0..self.topo.num_switches() {
-            let base = self.routers.port_base[s] as usize;
-            let held: u32 = (base..self.routers.port_base[s + 1] as usize).map(|gp| self.routers.ports[gp].in_flits).sum();
+            let base = self.routers.first_port(s);
+            let held: u32 = self.routers.ports_of(s).map(|gp| self.routers.ports[gp].in_flits).sum();
             if held == 0 {
                 continue;
             }
@@ -586,7 +583,7 @@ impl Simulation {
             if blocked.len() < 4 {
                 let coords = self.topo.coordinates(s);
                 let mut vcs_full = Vec::new();
-                for gp in base..self.routers.port_base[s + 1] as usize {
+                for gp in self.routers.ports_of(s) {
                     for v in 0..vcs {
                         let q = &self.routers.vc[gp * vcs + v];
                         if !q.input.is_empty() {
@@ -620,7 +617,7 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> Option<usize> 
             } else {
                 1 // only wormhole packets have more than one flit
             };
-            let ready = now + params.pipeline_delay as u64;
+            let ready = params.ready_from(now);
             routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail });
         }
         Event::Credit { switch, port, vc, phits } => {

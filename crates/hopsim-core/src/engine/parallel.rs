@@ -17,9 +17,10 @@
 //! there, in the same order, so every later draw of a random number, every tie and every sum
 //! is the same: the results depend neither on the number of threads nor on the split.
 
+use super::blocks::{self, Walk};
 use super::Simulation;
 use crate::calendar::{Event, Schedule};
-use crate::router::{self, Scratch, StepCtx};
+use crate::router::Scratch;
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -71,6 +72,23 @@ impl Partition {
     pub fn threads(&self) -> usize {
         self.threads
     }
+    /// The switches thread `t` owns.
+    pub fn range(&self, t: usize) -> std::ops::Range<usize> {
+        // The first switch a thread at or after `t` owns (owners ascend with switch numbers).
+        let first = |t: usize| {
+            let (mut lo, mut hi) = (0, self.switches);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if self.owner(mid) < t {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        first(t)..first(t + 1)
+    }
 }
 
 /// The number of threads for a run on `switches` switches with `ports` ports: `run.threads`
@@ -95,8 +113,9 @@ pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize
 #[derive(Default)]
 pub struct Outbox {
     events: Vec<(u64, Event)>,
-    /// The switches that asked to be stepped again, and how many cycles after this one: 8
-    /// bytes per step at most.
+    /// The switches that asked to be stepped again, and how many cycles after this one
+    /// (`STEP_NOW`: stepped in this cycle although not due, `Schedule::step_now`): 8 bytes per
+    /// step, and per arrival delivered, at most.
     wakes: Vec<(u32, u32)>,
     now: u64,
 }
@@ -119,7 +138,15 @@ impl Schedule for Outbox {
     fn wake_router(&mut self, switch: usize, at: u64) {
         self.wakes.push((switch as u32, (at - self.now) as u32));
     }
+    #[inline]
+    fn step_now(&mut self, switch: usize) {
+        self.wakes.push((switch as u32, STEP_NOW));
+    }
 }
+
+/// An outbox's mark for `Schedule::step_now` in place of a number of cycles ahead (a wake-up
+/// is always for a later cycle, within the calendar's horizon).
+const STEP_NOW: u32 = u32::MAX;
 
 /// One thread's working state. Aligned to two cache lines (a line and its prefetched
 /// pair) so that no line holds two threads' lanes: every step writes its lane's scratch
@@ -132,12 +159,7 @@ struct Lane {
     out: Outbox,
     last_progress: u64,
     phit_hops: u64,
-    /// Switches of this thread whose credits delivered this cycle let a flit go: stepped
-    /// now with those of the published visit (the run's thread woke them before the
-    /// credits reached them, so it cannot tell which).
-    unblocked: Vec<u32>,
-    /// The union of the two, ascending.
-    steps: Vec<u32>,
+    walk: Walk,
 }
 
 /// A value alone on its cache lines: what one thread writes during a cycle (the gate's
@@ -317,7 +339,6 @@ impl Team {
                 return;
             }
             self.guarded(|| {
-                self.deliver_part(t, &job);
                 let visit = self.wait_for_visit(job.seq);
                 // SAFETY: during a cycle lane `t` belongs to thread `t` alone.
                 self.step_part(t, &job, unsafe { &mut *self.lanes[t].get() }, visit);
@@ -359,11 +380,10 @@ impl Team {
         }
     }
 
-    /// Run cycle `now` on every thread: the others deliver the cycle's `events` to their
-    /// switches, wait for the switches to step (`publish`) and step theirs, while this
-    /// thread does `run_thread`, which must call `publish`, `deliver_own` (if there are
-    /// events) and `step_own`, in that order, and may do anything the other threads do not
-    /// touch (engine/mod.rs says what). When it returns, what the switches sent is in the
+    /// Run cycle `now` on every thread: the others wait for the switches due (`publish`),
+    /// then deliver the cycle's `events` to their switches and step them, while this thread
+    /// does `run_thread`, which must call `publish` and `step_own`, in that order, and may do
+    /// anything the other threads do not touch (engine/mod.rs says what). When it returns, what the switches sent is in the
     /// calendar (`merge_steps`) and the threads' counters wait for `add_counters`.
     pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) {
         // SAFETY: the other threads wait at the gate until it opens.
@@ -406,13 +426,8 @@ impl Team {
         self.first_end.store(end, Ordering::Relaxed);
     }
 
-    /// Thread 0's deliveries (from `run_thread`).
-    pub fn deliver_own(&self, job: &Job) {
-        self.deliver_part(0, job);
-    }
-
-    /// Step thread 0's switches of `visit` (from `run_thread`, after `publish`). From then
-    /// on until the cycle ends the run's thread must not touch the events' or the switches'
+    /// Deliver to and step thread 0's switches (from `run_thread`, after `publish`). From
+    /// then on until the cycle ends the run's thread must not touch the events' or the switches'
     /// wheel of the calendar: `MERGER` fills them meanwhile.
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
         // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
@@ -429,8 +444,8 @@ impl Team {
         self.published.store(job.seq, Ordering::Release);
     }
 
-    /// Wait (spinning: the run's thread does only its deliveries and the wake-ups before it
-    /// publishes) for the switches to step in cycle `seq`.
+    /// Wait (spinning: the run's thread takes the switches due and publishes them first
+    /// thing) for the switches due in cycle `seq`.
     fn wait_for_visit(&self, seq: u64) -> &[u32] {
         let mut spins = 0u32;
         while self.published.load(Ordering::Acquire) != seq {
@@ -445,64 +460,20 @@ impl Team {
         unsafe { &**self.visit.get() }
     }
 
-    /// Step the switches of `visit` (ascending) that thread `t` owns, a contiguous part of
-    /// it, prefetching ahead among them as one thread does among all
-    /// (`Routers::prefetch_visits`).
+    /// Deliver the cycle's events to the switches thread `t` owns and step them (those of
+    /// `visit`, ascending, it owns: a contiguous part of it, and those the deliveries need
+    /// stepped now), block by block as one thread does with all (engine/blocks.rs).
     fn step_part(&self, t: usize, job: &Job, lane: &mut Lane, visit: &[u32]) {
-        let sim = job.sim;
         lane.out.clear(job.now);
-        // SAFETY (for the rest of the cycle): each thread reaches only the state of the
-        // switches it owns (their ports, VCs, buffers, random streams) and the packets whose
-        // heads those switches hold; what it reaches of the rest is read-only during the
-        // cycle. The run's thread touches nothing of that (engine/mod.rs, `cycle_on_team`).
-        let (routers, packets, params, switch_rng) = unsafe { (&mut (*sim).routers, &mut (*sim).packets, &(*sim).params, &mut (*sim).switch_rng) };
-        let Lane { scratch, out, last_progress, phit_hops, unblocked, steps } = lane;
         let owned = |s: &u32| job.part.owner(*s as usize);
-        let mut mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
-        if !unblocked.is_empty() {
-            union_ascending(mine, unblocked, steps);
-            unblocked.clear();
-            mine = steps;
-        }
-        let mut cx = StepCtx { routers, packets, cal: out, params, scratch, measuring: job.measuring, last_progress, phit_hops, switch_rng: switch_rng.as_mut_slice() };
-        for (i, &s) in mine.iter().enumerate() {
-            cx.routers.prefetch_visits(mine, i, cx.packets);
-            router::step(s as usize, job.now, &mut cx);
-        }
-    }
-
-    /// Deliver the arrivals and credits of the cycle to the switches thread `t` owns, in the
-    /// calendar's order; their wake-ups and everything else are the run thread's. The lines
-    /// an event touches are asked for `PREFETCH_EVENTS_AHEAD` of the thread's events ahead,
-    /// as one thread does (engine/mod.rs, `cycle_alone`).
-    fn deliver_part(&self, t: usize, job: &Job) {
-        let events = unsafe { &*job.events };
-        // SAFETY: during a cycle lane `t` belongs to thread `t` alone.
-        let lane = unsafe { &mut *self.lanes[t].get() };
-        let owned = |ev: &&Event| match **ev {
-            Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => job.part.owner(switch as usize) == t,
-            _ => false,
-        };
-        let sim = job.sim;
-        let mut ahead = events.iter().filter(owned);
-        let prefetch = |ev: &Event| {
-            // SAFETY: reads addresses of this thread's switches' records and of the packets
-            // arriving at them; the references end before `to_switch` writes.
-            unsafe { (*sim).routers.prefetch_event(ev, &(*sim).packets) }
-        };
-        for ev in ahead.by_ref().take(router::PREFETCH_EVENTS_AHEAD) {
-            prefetch(ev);
-        }
-        for ev in events.iter().filter(owned) {
-            if let Some(next) = ahead.next() {
-                prefetch(next);
-            }
-            // SAFETY: as in `step_part`: an arrival reaches its own switch's input buffer and
-            // random stream and the packet whose head arrives, a credit its own switch's VC.
-            if let Some(s) = unsafe { super::to_switch(sim, job.now, *ev) } {
-                lane.unblocked.push(s as u32);
-            }
-        }
+        let mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
+        let Lane { scratch, out, last_progress, phit_hops, walk } = lane;
+        let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
+        // SAFETY: each thread reaches only the state of the switches it owns (their ports,
+        // VCs, buffers, random streams) and the packets those switches hold or receive; what
+        // it reaches of the rest is read-only during the cycle. The run's thread touches
+        // nothing of that (engine/mod.rs, `cycle_on_team`).
+        unsafe { blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, job.part.range(t), mine, walk, out) };
     }
 
     /// The thread that, once every thread's switches are stepped, puts what they sent into
@@ -539,7 +510,11 @@ impl Team {
                 cal.schedule(at, now, ev);
             }
             for &(s, wake) in &out.wakes {
-                cal.wake_router(s as usize, now + wake as u64);
+                if wake == STEP_NOW {
+                    cal.step_now(s as usize);
+                } else {
+                    cal.wake_router(s as usize, now + wake as u64);
+                }
             }
         }
     }
@@ -553,26 +528,6 @@ impl Team {
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
     }
-}
-
-/// `a` (ascending, no repeats) and `b` (any order; sorted here) into `out`, ascending, each
-/// switch once.
-fn union_ascending(a: &[u32], b: &mut [u32], out: &mut Vec<u32>) {
-    b.sort_unstable();
-    out.clear();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] <= b[j] {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out.dedup();
 }
 
 #[cfg(test)]
@@ -599,6 +554,10 @@ mod tests {
                 assert_eq!(owners.iter().filter(|&&t| t == 0).count(), end.min(switches), "{threads} threads, end {end}");
                 assert!(owners.iter().all(|&t| t < threads));
                 assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, end {end}");
+                for t in 0..threads {
+                    assert!(p.range(t).all(|s| owners[s] == t), "{threads} threads, end {end}, thread {t}");
+                    assert_eq!(p.range(t).len(), owners.iter().filter(|&&o| o == t).count());
+                }
             }
         }
     }
@@ -630,14 +589,5 @@ mod tests {
             }
         });
         assert_eq!(count.load(Ordering::SeqCst), 600);
-    }
-
-    #[test]
-    fn union_of_visit_and_unblocked_is_ascending_and_once_each() {
-        let mut out = Vec::new();
-        union_ascending(&[2, 5, 9], &mut [9, 1, 5, 12, 1], &mut out);
-        assert_eq!(out, [1, 2, 5, 9, 12]);
-        union_ascending(&[], &mut [3, 3], &mut out);
-        assert_eq!(out, [3]);
     }
 }

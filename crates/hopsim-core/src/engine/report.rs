@@ -219,7 +219,7 @@ fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
     let topo = sim.topo.as_ref();
     let mut t = LinkTable::default();
     for s in 0..topo.num_switches() {
-        let base = r.port_base[s] as usize;
+        let base = r.first_port(s);
         for p in 0..r.network_ports[s] as usize {
             if let Peer::Switch { switch: to, port: to_port } = r.ports[base + p].peer {
                 let phits = r.link_phits[base + p] as u64;

@@ -321,7 +321,7 @@ impl Nics {
             packets.get_mut(id).extra_link_latency += nic.link.latency as i32 - prm.latency as i32;
         }
         cal.schedule(
-            now + nic.link.latency as u64,
+            prm.delivered_at(now + nic.link.latency as u64),
             now,
             Event::FlitArrive { switch: nic.switch, port: nic.port, vc: v as u8, packet: id, flit: Flit::new(flit, flits), tail: (busy - u as u64) as u16 },
         );

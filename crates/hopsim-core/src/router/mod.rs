@@ -100,7 +100,13 @@ pub struct Routers {
     pub vcs: usize,
     /// Phits of an input buffer per VC (what a full set of credits covers).
     pub in_cap: u32,
-    pub port_base: Vec<u32>,
+    /// First global port of each switch, and one past the last (`ports_of`).
+    port_base: Vec<u32>,
+    /// Ports of every switch when all have the same number (tori, HyperX, Dragonflies): the
+    /// first port of a switch is then a product, not a read of `port_base`, which on a
+    /// network of a million switches (4 MB) misses the cache at every arrival and step.
+    /// 0 when switches differ.
+    radix: usize,
     pub ports: Vec<Port>,
     pub vc: Vec<Vc>,
     /// Network ports per switch (server ports follow them).
@@ -121,24 +127,10 @@ pub struct Routers {
     /// 32 bits: a torus switch's 14 input VCs fit one, half the bytes of a 64-bit word.
     pub va_waiters: Vec<WaiterWord>,
     pub waiter_words: usize,
-    /// Words per switch of the port bit sets below (bit p: the switch's port p).
+    /// Words per switch of each port bit set (`PortSets`; bit p: the switch's port p).
     pub port_words: usize,
-    /// Ports that may hold a head needing an output VC: set whenever one may appear (a flit
-    /// in an empty VC, a tail leaving, a waiting head woken) and cleared by VC allocation
-    /// when it finds none, so allocation visits only these ports instead of all of a
-    /// high-radix switch's.
-    pub va_ports: Vec<u64>,
-    /// Ports with a head waiting for an output VC (`va_waiting != 0`).
-    pub waiting_ports: Vec<u64>,
-    /// Ports that may have a flit in an input buffer: set when one arrives, cleared by the
-    /// switch allocation that finds none. Switch allocation walks these bits instead of
-    /// every port of the switch (a torus switch stepped for one flit has one or two of seven).
-    pub busy_inputs: Vec<u64>,
-    /// Ports that may have a flit in their output buffer or on their link: set by a grant,
-    /// cleared by the link stage that finds neither. The link stage walks these: on the 8x8
-    /// torus a step found 3.6 ports busy either way, and the link had nothing to do at most
-    /// of them.
-    pub busy_outputs: Vec<u64>,
+    /// The port bit sets, word `k` of switch `s` at `s * port_words + k`.
+    pub port_sets: Vec<PortSets>,
     /// How far ahead the engine loads the state of the switches and packets it will touch.
     pub prefetch: Prefetch,
     /// Most ports a switch may have for its step to be prefetched whole (`WHOLE_SWITCH_BYTES`
@@ -147,6 +139,30 @@ pub struct Routers {
     /// Whether an arrival prefetches its input VC's ring of slots (`WHOLE_RING_BYTES`): every
     /// ring of a run has the same size.
     prefetch_rings: bool,
+}
+
+/// One word of each of a switch's port bit sets, side by side: an arrival writes two of them
+/// and a step reads all four first thing, so together they cost one cache miss instead of
+/// four (on the million-node torus they are 32 MB, far out of cache).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
+pub struct PortSets {
+    /// Ports that may hold a head needing an output VC: set whenever one may appear (a flit
+    /// in an empty VC, a tail leaving, a waiting head woken) and cleared by VC allocation
+    /// when it finds none, so allocation visits only these ports instead of all of a
+    /// high-radix switch's.
+    pub va: u64,
+    /// Ports with a head waiting for an output VC (`va_waiting != 0`).
+    pub waiting: u64,
+    /// Ports that may have a flit in an input buffer: set when one arrives, cleared by the
+    /// switch allocation that finds none. Switch allocation walks these bits instead of
+    /// every port of the switch (a torus switch stepped for one flit has one or two of seven).
+    pub busy_inputs: u64,
+    /// Ports that may have a flit in their output buffer or on their link: set by a grant,
+    /// cleared by the link stage that finds neither. The link stage walks these: on the 8x8
+    /// torus a step found 3.6 ports busy either way, and the link had nothing to do at most
+    /// of them.
+    pub busy_outputs: u64,
 }
 
 /// How much prefetching pays on a network, from the bytes of its port and VC records.
@@ -212,6 +228,7 @@ impl Routers {
         }
         port_base.push(ports.len() as u32);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
+        let uniform = port_base.windows(2).all(|w| (w[1] - w[0]) as usize == max_ports);
         let waiter_words = waiter_words(max_ports, vcs);
         let port_words = max_ports.div_ceil(64).max(1);
         let nvc = ports.len() * vcs;
@@ -233,6 +250,7 @@ impl Routers {
             vcs,
             in_cap,
             port_base,
+            radix: if uniform { max_ports } else { 0 },
             link_phits: vec![0; ports.len()],
             ports,
             vc,
@@ -244,14 +262,17 @@ impl Routers {
             va_waiters: vec![0; nvc * waiter_words],
             waiter_words,
             port_words,
-            va_ports: vec![0; n * port_words],
-            waiting_ports: vec![0; n * port_words],
-            busy_inputs: vec![0; n * port_words],
-            busy_outputs: vec![0; n * port_words],
+            port_sets: vec![PortSets::default(); n * port_words],
             prefetch,
             whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
             prefetch_rings: vc_slots(0, in_slots).len() * std::mem::size_of::<Entry>() <= WHOLE_RING_BYTES,
         }
+    }
+
+    /// Bytes of the port, VC and buffer records of all switches.
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.ports.len() * size_of::<Port>() + self.vc.len() * size_of::<Vc>() + (self.in_store.len() + self.out_store.len()) * size_of::<Entry>()
     }
 
     /// Drop the buffers and VC records at the end of a run (the ports, with the links'
@@ -264,13 +285,33 @@ impl Routers {
         self.va_waiters = Vec::new();
     }
 
+    /// The global ports of `switch`.
+    #[inline(always)]
+    pub fn ports_of(&self, switch: usize) -> std::ops::Range<usize> {
+        if self.radix != 0 {
+            switch * self.radix..(switch + 1) * self.radix
+        } else {
+            self.port_base[switch] as usize..self.port_base[switch + 1] as usize
+        }
+    }
+
+    /// The first global port of `switch`.
+    #[inline(always)]
+    pub fn first_port(&self, switch: usize) -> usize {
+        if self.radix != 0 {
+            switch * self.radix
+        } else {
+            self.port_base[switch] as usize
+        }
+    }
+
     #[inline]
     pub fn global_port(&self, switch: usize, port: usize) -> usize {
-        self.port_base[switch] as usize + port
+        self.first_port(switch) + port
     }
 
     pub fn num_ports(&self, switch: usize) -> usize {
-        (self.port_base[switch + 1] - self.port_base[switch]) as usize
+        self.ports_of(switch).len()
     }
 
     /// Queue a flit that has arrived at input VC `vc` of port `port` of `switch`.
@@ -283,11 +324,11 @@ impl Routers {
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);
         let (w, bit) = self.port_bit(switch, port);
-        self.busy_inputs[w] |= bit;
+        self.port_sets[w].busy_inputs |= bit;
     }
 
-    /// Where port `port` of `switch` is in the per-switch port sets (`va_ports`,
-    /// `waiting_ports`, `busy_inputs`, `busy_outputs`): its word and its bit there.
+    /// Where port `port` of `switch` is in the per-switch port sets (`PortSets`):
+    /// its word and its bit there.
     #[inline(always)]
     pub fn port_bit(&self, switch: usize, port: usize) -> (usize, u64) {
         (switch * self.port_words + port / 64, 1 << (port % 64))
@@ -297,14 +338,14 @@ impl Routers {
     #[inline]
     pub fn mark_sending(&mut self, switch: usize, port: usize) {
         let (w, bit) = self.port_bit(switch, port);
-        self.busy_outputs[w] |= bit;
+        self.port_sets[w].busy_outputs |= bit;
     }
 
     /// Port `port` of `switch` may now hold a head that needs an output VC.
     #[inline]
     pub fn mark_va(&mut self, switch: usize, port: usize) {
         let (w, bit) = self.port_bit(switch, port);
-        self.va_ports[w] |= bit;
+        self.port_sets[w].va |= bit;
     }
 
     /// Record that the head of input VC `in_vc` of port `in_port` of `switch` waits for
@@ -317,7 +358,7 @@ impl Routers {
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
         let (w, bit) = self.port_bit(switch, in_port);
-        self.waiting_ports[w] |= bit;
+        self.port_sets[w].waiting |= bit;
     }
 
     /// Output VC `gov` of `switch` freed space or was released: its waiting heads may now win
@@ -328,7 +369,7 @@ impl Routers {
             return;
         }
         let w = self.waiter_words;
-        let base = self.port_base[switch] as usize;
+        let base = self.first_port(switch);
         for k in 0..w {
             let mut bits = std::mem::take(&mut self.va_waiters[gov * w + k]);
             while bits != 0 {
@@ -339,7 +380,7 @@ impl Routers {
                 *waiting &= !(1 << (bit % self.vcs));
                 if *waiting == 0 {
                     let (w, bit) = self.port_bit(switch, port);
-                    self.waiting_ports[w] &= !bit;
+                    self.port_sets[w].waiting &= !bit;
                 }
                 self.mark_va(switch, port);
             }
@@ -349,7 +390,7 @@ impl Routers {
     /// Whether some head of `switch` waits for an output VC.
     #[inline]
     pub fn any_waiting(&self, switch: usize) -> bool {
-        self.waiting_ports[switch * self.port_words..(switch + 1) * self.port_words].iter().any(|&w| w != 0)
+        self.port_sets[switch * self.port_words..(switch + 1) * self.port_words].iter().any(|w| w.waiting != 0)
     }
 
     /// Start loading the ports and VCs of `switch`, stepped next, into the L2 cache, so they
@@ -360,14 +401,11 @@ impl Routers {
     /// hundreds of lines, most of which the step never reads.
     pub fn prefetch_switch(&self, switch: usize) {
         use crate::prefetch::{line, slice};
-        let (a, b) = (self.port_base[switch] as usize, self.port_base[switch + 1] as usize);
+        let std::ops::Range { start: a, end: b } = self.ports_of(switch);
         // The step reads its switch's words of marked ports first thing in each stage and
         // counts each send's phits by port: both far from the ports in memory.
         let w = switch * self.port_words;
-        slice(&self.va_ports[w..w + self.port_words]);
-        slice(&self.busy_inputs[w..w + self.port_words]);
-        slice(&self.busy_outputs[w..w + self.port_words]);
-        slice(&self.waiting_ports[w..w + self.port_words]);
+        slice(&self.port_sets[w..w + self.port_words]);
         if b - a <= self.whole_switch_ports {
             slice(&self.ports[a..b]);
             slice(&self.vc[a * self.vcs..b * self.vcs]);
@@ -375,8 +413,8 @@ impl Routers {
             return;
         }
         for k in 0..self.port_words {
-            let sending = self.busy_outputs[w + k];
-            let mut marked = sending | self.busy_inputs[w + k] | self.va_ports[w + k];
+            let sending = self.port_sets[w + k].busy_outputs;
+            let mut marked = sending | self.port_sets[w + k].busy_inputs | self.port_sets[w + k].va;
             while marked != 0 {
                 let p = marked.trailing_zeros() as usize;
                 marked &= marked - 1;
@@ -433,9 +471,9 @@ impl Routers {
     /// The packets at the front of `switch`'s input VCs that VC allocation may look at (the
     /// heads of marked ports without an output VC, not waiting).
     fn prefetch_heads(&self, switch: usize, packets: &Arena) {
-        let base = self.port_base[switch] as usize;
+        let base = self.first_port(switch);
         for k in 0..self.port_words {
-            let mut marked = self.va_ports[switch * self.port_words + k];
+            let mut marked = self.port_sets[switch * self.port_words + k].va;
             while marked != 0 {
                 let gp = base + k * 64 + marked.trailing_zeros() as usize;
                 marked &= marked - 1;
@@ -473,7 +511,7 @@ impl Routers {
                 if self.prefetch_rings {
                     slice(&self.in_store[vc_slots(gv, self.in_slots)]);
                 }
-                line(&self.va_ports[self.port_bit(switch as usize, port as usize).0]);
+                line(&self.port_sets[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {
                     // Routing reads the packet's first line, and the buffer entry takes
                     // the packet's length from another.
@@ -511,7 +549,7 @@ impl Routers {
     /// observer counts (UGAL-G). A head waiting for several outputs counts for each.
     pub fn waiting_for(&self, switch: usize, port: usize) -> u32 {
         let (vcs, w) = (self.vcs, self.waiter_words);
-        let base = self.port_base[switch] as usize;
+        let base = self.first_port(switch);
         let gp = base + port;
         let phits = |ip: usize, v: usize| {
             let gv = (base + ip) * vcs + v;

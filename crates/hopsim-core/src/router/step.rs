@@ -91,8 +91,8 @@ struct At {
 impl At {
     #[inline(always)]
     fn new(r: &Routers, switch: usize) -> Self {
-        let (base, end) = (r.port_base[switch] as usize, r.port_base[switch + 1] as usize);
-        At { switch, base, nports: end - base, first_word: switch * r.port_words, words: r.port_words }
+        let ports = r.ports_of(switch);
+        At { switch, base: ports.start, nports: ports.len(), first_word: switch * r.port_words, words: r.port_words }
     }
 }
 
@@ -119,13 +119,13 @@ fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64
     // others have nothing to send or release.
     for k in 0..at.words {
         let w = at.first_word + k;
-        let mut busy = cx.routers.busy_outputs[w];
+        let mut busy = cx.routers.port_sets[w].busy_outputs;
         while busy != 0 {
             let op = busy.trailing_zeros() as usize;
             busy &= busy - 1;
             if link_port(at.switch, at.base + k * 64 + op, now, cx, wake) {
                 // Idle now; a grant marks it again.
-                cx.routers.busy_outputs[w] &= !(1 << op);
+                cx.routers.port_sets[w].busy_outputs &= !(1 << op);
             }
         }
     }
@@ -247,7 +247,7 @@ fn send_flit<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent
     match r.ports[gp].peer {
         Peer::Switch { switch: to, port: to_port } => {
             *sent.phit_hops += u as u64;
-            cal.schedule(start + lat, now, Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 });
+            cal.schedule(prm.delivered_at(start + lat), now, Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 });
         }
         Peer::Server(server) => {
             cal.schedule(start + lat + busy - 1, now, Event::Eject { server, packet: e.packet, flit: e.flit });
@@ -277,7 +277,7 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
     sc.heads.clear();
     for k in 0..at.words {
         let w = at.first_word + k;
-        let mut marked = r.va_ports[w];
+        let mut marked = r.port_sets[w].va;
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
@@ -320,7 +320,7 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
-/// (`word`: the port's word of `va_ports`, whose bit is cleared when the port has none), and
+/// (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port has none), and
 /// starts loading their packets: at saturation a switch holds dozens of such heads whose
 /// packets are not in cache, and asking for all the lines before reading any overlaps the
 /// misses instead of paying them one after another.
@@ -335,7 +335,7 @@ fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, p
     let port = &r.ports[gp];
     let mut unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
     if unrouted == 0 {
-        r.va_ports[word] &= !(1 << (ip % 64));
+        r.port_sets[word].va &= !(1 << (ip % 64));
         return;
     }
     while unrouted != 0 {
@@ -406,7 +406,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
 
     for word in 0..at.words {
         let w = at.first_word + word;
-        let mut busy = r.busy_inputs[w];
+        let mut busy = r.port_sets[w].busy_inputs;
         while busy != 0 {
             let ip = word * 64 + busy.trailing_zeros() as usize;
             busy &= busy - 1;
@@ -414,7 +414,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
             let port = &r.ports[gp];
             if port.in_flits == 0 {
                 // Empty now; an arrival marks it again.
-                r.busy_inputs[w] &= !(1 << (ip % 64));
+                r.port_sets[w].busy_inputs &= !(1 << (ip % 64));
                 continue;
             }
             if port.xbar_in_free as u64 > now {

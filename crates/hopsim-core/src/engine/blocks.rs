@@ -1,0 +1,234 @@
+//! A cycle's deliveries and switch steps, block by block of switches.
+//!
+//! A cycle delivers its arrivals and credits, then steps its switches in ascending number.
+//! Deliveries and steps of different switches touch disjoint state (a delivery reaches its
+//! switch's buffers and random stream and the arriving packet; a step, its switch and the
+//! packets it holds) and a step schedules nothing for its own cycle, so a cycle may instead
+//! run block after block of neighbouring switch numbers: the block's events in calendar
+//! order, then the block's steps in ascending order. Every switch sees the same deliveries
+//! and steps in the same order as when the whole network's events come first, so nothing
+//! changes but where the records are when they are read: a switch's step follows its
+//! deliveries closely enough to find their lines still in cache. On a network far larger
+//! than the cache (a million switches) that is most of a hop's misses; on one that fits a
+//! block is the whole network. Routing that reads other switches' queues (`QueueView::Global`)
+//! would see steps of earlier blocks: its events are all delivered before any step
+//! (engine/mod.rs).
+//!
+//! With arrivals delivered when they are ready (`Params::deliver_when_ready`) every arrival's
+//! switch steps in the cycle it is delivered; its visit was not in the cycle's list of due
+//! switches, taken before the deliveries, so it is added here (`Schedule::step_now`).
+
+use super::{to_switch, Simulation};
+use crate::calendar::{Event, Schedule};
+use crate::router::{self, Scratch, StepCtx, PREFETCH_EVENTS_AHEAD};
+use std::ops::Range;
+
+/// Bytes of a switch's port, VC and buffer records a block spans at most: the lines a block's
+/// deliveries load, a few dozen kilobytes on a torus at low load, stay in a core's L2 cache
+/// until the block's steps read them.
+const BLOCK_BYTES: usize = 256 << 10;
+
+/// log2 of the switches per block of a network whose switches hold `bytes_per_switch` of
+/// records each.
+pub fn block_shift(bytes_per_switch: usize) -> u32 {
+    (BLOCK_BYTES / bytes_per_switch.max(1)).max(1).ilog2()
+}
+
+/// The switch an event is delivered to (`None`: a server's).
+#[inline]
+fn switch_of(ev: &Event) -> Option<usize> {
+    match *ev {
+        Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => Some(switch as usize),
+        Event::NicCredit { .. } | Event::Eject { .. } => None,
+    }
+}
+
+/// What one thread keeps from cycle to cycle to walk its switches block by block.
+#[derive(Default)]
+pub struct Walk {
+    /// Indices of the cycle's events for this thread's switches, grouped by block (a
+    /// counting sort, which keeps calendar order within a block), and where each block's
+    /// start in it.
+    order: Vec<u32>,
+    starts: Vec<u32>,
+    /// Switches of the block its deliveries need stepped now, and the block's steps.
+    extra: Vec<u32>,
+    steps: Vec<u32>,
+}
+
+impl Walk {
+    /// Group the events for switches of `switches` by block of `1 << shift` switches.
+    fn group(&mut self, events: &[Event], switches: &Range<usize>, shift: u32) {
+        let first = switches.start >> shift;
+        let blocks = if switches.is_empty() { 0 } else { ((switches.end - 1) >> shift) - first + 1 };
+        self.starts.clear();
+        self.starts.resize(blocks + 1, 0);
+        let block_of = |ev: &Event| switch_of(ev).filter(|s| switches.contains(s)).map(|s| (s >> shift) - first);
+        for ev in events {
+            if let Some(b) = block_of(ev) {
+                self.starts[b + 1] += 1;
+            }
+        }
+        for b in 0..blocks {
+            self.starts[b + 1] += self.starts[b];
+        }
+        self.order.resize(self.starts[blocks] as usize, 0);
+        // `extra` serves as the blocks' cursors here; the walk clears it before using it.
+        self.extra.clear();
+        self.extra.extend_from_slice(&self.starts[..blocks]);
+        for (i, ev) in events.iter().enumerate() {
+            if let Some(b) = block_of(ev) {
+                self.order[self.extra[b] as usize] = i as u32;
+                self.extra[b] += 1;
+            }
+        }
+    }
+}
+
+/// Where a thread's steps send what they schedule and count.
+pub struct Out<'a, C: Schedule> {
+    pub cal: &'a mut C,
+    pub scratch: &'a mut Scratch,
+    pub last_progress: &'a mut u64,
+    pub phit_hops: &'a mut u64,
+}
+
+/// Deliver `events` (those of the cycle; the ones for switches of `switches` are taken) and
+/// step the switches of `switches` that are due (`visit`: the cycle's due switches among
+/// them, ascending) or that the deliveries need stepped now, block by block.
+///
+/// # Safety
+/// `sim` is valid, and during the call no other thread touches the state of the switches of
+/// `switches`, their random streams or the packets they hold or receive (engine/parallel.rs);
+/// `out` and `walk` are not part of `*sim`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) {
+    let shift = (*sim).block_shift;
+    walk.group(events, &switches, shift);
+    let Walk { order, starts, extra, steps } = walk;
+    let first = switches.start >> shift;
+    let reader = sim as *const Simulation;
+    let prefetch = move |order: &[u32], k: usize| {
+        if let Some(&i) = order.get(k) {
+            // SAFETY: reads addresses of this thread's switches' records and of the packets
+            // arriving at them; the references end before `to_switch` writes.
+            unsafe { (*reader).routers.prefetch_event(&events[i as usize], &(*reader).packets) }
+        }
+    };
+    for k in 0..PREFETCH_EVENTS_AHEAD {
+        prefetch(order, k);
+    }
+    let ready = (*sim).params.ready_from(now);
+    let mut v = 0;
+    for b in 0..starts.len() - 1 {
+        let block_end = ((first + b + 1) << shift).min(switches.end);
+        let v_end = v + visit[v..].partition_point(|&s| (s as usize) < block_end);
+        let delivered = starts[b] as usize..starts[b + 1] as usize;
+        if delivered.is_empty() && v == v_end {
+            continue;
+        }
+        extra.clear();
+        for k in delivered {
+            prefetch(order, k + PREFETCH_EVENTS_AHEAD);
+            let ev = events[order[k] as usize];
+            if let Some(unblocked) = to_switch(sim, now, ev) {
+                extra.push(unblocked as u32);
+            }
+            if let Event::FlitArrive { switch, .. } = ev {
+                *out.last_progress = now;
+                if ready == now {
+                    extra.push(switch);
+                } else {
+                    out.cal.wake_router(switch as usize, ready);
+                }
+            }
+        }
+        let due = &visit[v..v_end];
+        v = v_end;
+        let block: &[u32] = if extra.is_empty() {
+            due
+        } else {
+            extra.sort_unstable();
+            extra.dedup();
+            for &s in extra.iter() {
+                out.cal.step_now(s as usize);
+            }
+            union_ascending(due, extra, steps);
+            steps
+        };
+        let s = &mut *sim;
+        let mut cx = StepCtx {
+            routers: &mut s.routers,
+            packets: &mut s.packets,
+            cal: &mut *out.cal,
+            params: &s.params,
+            scratch: &mut *out.scratch,
+            measuring,
+            last_progress: &mut *out.last_progress,
+            phit_hops: &mut *out.phit_hops,
+            switch_rng: &mut s.switch_rng,
+        };
+        for (i, &s) in block.iter().enumerate() {
+            cx.routers.prefetch_visits(block, i, cx.packets);
+            router::step(s as usize, now, &mut cx);
+        }
+    }
+}
+
+/// `a` and `b` (both ascending, no repeats) into `out`, ascending, each switch once.
+fn union_ascending(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] <= b[j] {
+            if a[i] == b[j] {
+                j += 1;
+            }
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Flit;
+
+    #[test]
+    fn union_of_due_and_delivered_switches_is_ascending_and_once_each() {
+        let mut out = Vec::new();
+        union_ascending(&[2, 5, 9], &[1, 5, 9, 12], &mut out);
+        assert_eq!(out, [1, 2, 5, 9, 12]);
+        union_ascending(&[], &[3], &mut out);
+        assert_eq!(out, [3]);
+        union_ascending(&[4], &[], &mut out);
+        assert_eq!(out, [4]);
+    }
+
+    /// Events are grouped by block of the thread's switches, in calendar order within a
+    /// block; events for other threads' switches and for servers are left out.
+    #[test]
+    fn events_are_grouped_by_block_in_calendar_order() {
+        let arrive = |switch| Event::FlitArrive { switch, port: 0, vc: 0, packet: 0, flit: Flit::new(0, 1), tail: 0 };
+        let credit = |switch| Event::Credit { switch, port: 0, vc: 0, phits: 1 };
+        let events = [arrive(9), credit(4), arrive(5), Event::NicCredit { server: 0, vc: 0, phits: 1 }, credit(8), arrive(15), arrive(4), arrive(3)];
+        let mut walk = Walk::default();
+        // Switches 4..15 in blocks of 4: [4, 8), [8, 12), [12, 15).
+        walk.group(&events, &(4..15), 2);
+        assert_eq!(walk.starts, [0, 3, 5, 5]);
+        assert_eq!(walk.order, [1, 2, 6, 0, 4]);
+    }
+
+    #[test]
+    fn a_block_spans_a_quarter_megabyte_of_switch_records() {
+        assert_eq!(block_shift(2048), 7);
+        assert_eq!(block_shift(1 << 20), 0);
+        assert_eq!(block_shift(0), 18);
+    }
+}
