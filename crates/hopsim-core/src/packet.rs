@@ -4,12 +4,16 @@ use crate::routing::{Candidates, RouteState};
 
 pub const NIL: u32 = u32::MAX;
 
-/// Laid out so that what every switch on the path reads (the route state, the number of
-/// candidates and the first of them) shares the packet's first cache line: at saturation the
-/// router step is bound by cache misses on packets.
+/// Laid out so that what every switch on the path reads (its length, the route state, the
+/// number of candidates and the first of them) shares the packet's first cache line: at
+/// saturation the router step is bound by cache misses on packets, and on a network far
+/// larger than the cache every arrival's reads of the packet are misses.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 pub struct Packet {
+    /// Its length: packets of one run may differ (requests and responses of `nic.protocol`).
+    /// An arrival queues the flit with its phits, so this leads the first line.
+    pub phits: u16,
     pub state: RouteState,
     /// Where the head may go next, computed when it arrived at its current switch.
     pub candidates: Candidates,
@@ -20,8 +24,6 @@ pub struct Packet {
     /// Cycle its first phit left the NIC.
     pub injected: u64,
     pub flits_ejected: u16,
-    /// Its length: packets of one run may differ (requests and responses of `nic.protocol`).
-    pub phits: u16,
     pub kind: PacketKind,
     /// Generated inside the measured window.
     pub measured: bool,
@@ -91,11 +93,12 @@ mod tests {
         let p = std::mem::MaybeUninit::<Packet>::uninit();
         let base = p.as_ptr() as usize;
         // SAFETY: only field addresses are taken, nothing is read.
-        let (cand, first) = unsafe {
+        let (cand, first, phits) = unsafe {
             let c = std::ptr::addr_of!((*p.as_ptr()).candidates);
-            (c as usize - base, std::ptr::addr_of!((*c).list[1]) as usize - base)
+            (c as usize - base, std::ptr::addr_of!((*c).list[1]) as usize - base, std::ptr::addr_of!((*p.as_ptr()).phits) as usize - base)
         };
         assert_eq!(std::mem::align_of::<Packet>(), 64);
         assert!(std::mem::size_of::<RouteState>() <= cand && first <= 64, "candidates at {cand}, second candidate at {first}");
+        assert!(phits + 2 <= 64, "phits at {phits}");
     }
 }

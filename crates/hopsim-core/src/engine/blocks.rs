@@ -122,7 +122,12 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
     let mut v = 0;
     for b in 0..starts.len() - 1 {
         let block_end = ((first + b + 1) << shift).min(switches.end);
-        let v_end = v + visit[v..].partition_point(|&s| (s as usize) < block_end);
+        // A scan, not a binary search: the list is read once in order, while a search's
+        // probes would miss the cache on a long list, every block.
+        let mut v_end = v;
+        while visit.get(v_end).is_some_and(|&s| (s as usize) < block_end) {
+            v_end += 1;
+        }
         let delivered = starts[b] as usize..starts[b + 1] as usize;
         if delivered.is_empty() && v == v_end {
             continue;

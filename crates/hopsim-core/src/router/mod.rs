@@ -17,6 +17,7 @@ use crate::topology::{LinkClass, Topology};
 /// (`Routers::prefetch_event`): enough to cover a miss to memory with the work of the events
 /// between, few enough that the lines are still in cache when their event comes.
 pub const PREFETCH_EVENTS_AHEAD: usize = 8;
+const DEEP_SWITCHES_AHEAD: usize = 4;
 
 /// A word of VC-allocation waiter bits (`Routers::va_waiters`).
 pub type WaiterWord = u32;
@@ -456,11 +457,11 @@ impl Routers {
             Prefetch::Deep => {}
         }
         if i == 0 {
-            if let Some(&s) = visit.get(1) {
+            for &s in visit.iter().take(DEEP_SWITCHES_AHEAD).skip(1) {
                 self.prefetch_switch(s as usize);
             }
         }
-        if let Some(&s) = visit.get(i + 2) {
+        if let Some(&s) = visit.get(i + DEEP_SWITCHES_AHEAD) {
             self.prefetch_switch(s as usize);
         }
         if let Some(&s) = visit.get(i + 1) {
@@ -513,11 +514,9 @@ impl Routers {
                 }
                 line(&self.port_sets[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {
-                    // Routing reads the packet's first line, and the buffer entry takes
-                    // the packet's length from another.
-                    let pkt = packets.get(packet);
-                    line(pkt);
-                    line(&pkt.phits);
+                    // Routing reads the packet's first line, and the buffer entry takes the
+                    // packet's length from it.
+                    line(packets.get(packet));
                 }
             }
             Event::Credit { switch, port, vc, .. } => {
