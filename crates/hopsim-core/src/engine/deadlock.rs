@@ -305,9 +305,19 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
 
 /// The front of a blocked input VC, to tell at the next check whether it moved.
 fn front(sim: &Simulation, gv: u32) -> Front {
-    let e = sim.routers.vc[gv as usize].input.front().expect("a blocked input VC holds a flit");
+    let r = &sim.routers;
+    let q = &r.vc[gv as usize];
+    let e = q.input.front().expect("a blocked input VC holds a flit");
     let p = sim.packets.get(e.packet);
-    (e.packet, e.flit.index(), p.state.hops, p.created)
+    // A head counts its next hop once it has an output VC (router/step.rs, `count_hop`):
+    // winning one is not moving, so the hops are those it had when it reached this VC.
+    let gp = gv as usize / r.vcs;
+    let routed = r.ports[gp].routed_vcs >> (gv as usize % r.vcs) & 1 == 1;
+    let counted = routed && e.flit.is_head() && {
+        let out = r.first_port(r.switch_of_port(gp)) + q.route_port as usize;
+        matches!(r.ports[out].peer, Peer::Switch { .. })
+    };
+    (e.packet, e.flit.index(), p.state.hops - counted as u16, p.created)
 }
 
 /// `deadlock_where`: when it formed and the channels of the cycle, each `upstream switch ->

@@ -57,6 +57,8 @@ struct Request {
     in_vc: u8,
     out_port: u16,
     out_vc: u8,
+    /// The packet whose head asks.
+    packet: u32,
 }
 
 const NONE: u32 = u32::MAX;
@@ -313,6 +315,8 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
         let vo = &mut r.vc[gvo];
         vo.out_owned = true;
         vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
+        let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - cx.params.latency as i32;
+        count_hop(cx.packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
@@ -375,7 +379,7 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
         return;
     };
     let idx = sc.requests.len() as u32;
-    sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+    sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
     let slot = op * vcs + ov;
     let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
     let me = wrap(ip * vcs + v + slots - rr, slots);
@@ -386,6 +390,36 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
     };
     if beats {
         sc.best[slot] = idx;
+    }
+}
+
+/// The packet takes the hop to output `out_port`, VC `out_vc`, which its head has just won:
+/// its route state counts the hop. Counted here rather than when the head crosses the
+/// crossbar, since choosing the VC has just read the packet's line: on a network far larger
+/// than the cache a packet that waits for its grant would be loaded again for this alone.
+/// Nothing reads these fields before the head reaches its next switch but the deadlock
+/// detector, which undoes the count for a head still waiting (engine/deadlock.rs).
+/// `extra_latency`: the link's latency beyond `link.latency`, for the zero-load formula.
+#[inline(always)]
+fn count_hop(pkt: &mut crate::packet::Packet, out_port: u16, out_vc: u8, extra_latency: i32) {
+    let hop = pkt.candidates.as_slice().iter().find(|c| c.hop.port == out_port).map(|c| c.hop).expect("allocated port is a candidate");
+    let st = &mut pkt.state;
+    if !hop.eject {
+        st.hops += 1;
+        if hop.class == 0 {
+            st.local_hops = st.local_hops.saturating_add(1);
+        } else {
+            st.global_hops = st.global_hops.saturating_add(1);
+        }
+        if hop.wraps && hop.dim < 32 {
+            st.wrapped |= 1 << hop.dim;
+        }
+    }
+    st.vc = out_vc;
+    // Written only when it changes: the field is in a line of the packet nothing else of a
+    // hop touches.
+    if extra_latency != 0 {
+        pkt.extra_link_latency += extra_latency;
     }
 }
 
@@ -450,7 +484,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
                     continue;
                 }
                 let idx = sc.requests.len() as u32;
-                sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8 });
+                sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: e.packet });
                 let rr = r.ports[go].rr_out as usize;
                 let b = sc.best[op];
                 let beats = b == NONE || {
@@ -477,7 +511,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
             continue;
         }
         let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
-        grant(r, cx.packets, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
+        grant(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize] = NONE;
@@ -553,7 +587,7 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
+fn grant<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
     let vcs = r.vcs;
     let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
@@ -608,36 +642,6 @@ fn grant<C: Schedule>(r: &mut Routers, packets: &mut Arena, cal: &mut C, prm: &P
     }
 
     let last = e.flit.is_tail();
-    if e.flit.is_head() {
-        let pkt = packets.get_mut(e.packet);
-        let hop = pkt
-            .candidates
-            .as_slice()
-            .iter()
-            .find(|c| c.hop.port == rq.out_port)
-            .map(|c| c.hop)
-            .expect("granted port is a candidate");
-        let st = &mut pkt.state;
-        if !hop.eject {
-            st.hops += 1;
-            if hop.class == 0 {
-                st.local_hops = st.local_hops.saturating_add(1);
-            } else {
-                st.global_hops = st.global_hops.saturating_add(1);
-            }
-            if hop.wraps && hop.dim < 32 {
-                st.wrapped |= 1 << hop.dim;
-            }
-        }
-        st.vc = rq.out_vc;
-        // Zero-load latency: the links' latencies beyond the default (`[link.<class>]`).
-        // Written only when it changes: the field is in a line of the packet nothing else
-        // of a hop touches.
-        let extra = r.ports[go].link.latency as i32 - prm.latency as i32;
-        if extra != 0 {
-            pkt.extra_link_latency += extra;
-        }
-    }
     if last {
         // The tail has crossed: the output VC is free for the next packet.
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
