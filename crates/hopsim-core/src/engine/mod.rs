@@ -236,7 +236,8 @@ impl Simulation {
             block_shift: 0,
             walk: Default::default(),
         };
-        sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1));
+        let far = sim.routers.prefetch == router::Prefetch::Deep;
+        sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1), far);
         sim.with_workload(0, |w, cx| w.start(cx));
         Ok(sim)
     }
@@ -257,6 +258,12 @@ impl Simulation {
     /// the same time on the other cores. The results do not change.
     pub fn limit_threads(&mut self, n: usize) {
         self.max_threads = n.max(1);
+    }
+
+    /// Deliver and step block by block of `1 << shift` switches however small the network is
+    /// (tests: the networks they afford are otherwise one block, blocks.rs).
+    pub fn walk_in_blocks(&mut self, shift: u32) {
+        self.block_shift = shift;
     }
 
     /// Split every cycle among the threads however few switches and events it has
@@ -386,11 +393,17 @@ impl Simulation {
         self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered
     }
 
-    /// One cycle on this thread alone: deliver to the switches and step them (block by block,
-    /// blocks.rs, unless routing reads other switches' queues), then deliver to the servers
-    /// and step the NICs.
+    /// One cycle on this thread alone: deliver to the switches and step them (block by block
+    /// on a network far larger than the cache, blocks.rs), then deliver to the servers and
+    /// step the NICs.
     fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>) {
-        let to_switches = if deliver_apart { events } else { self.deliver_first(now, events) };
+        if !deliver_apart || self.block_shift == blocks::ONE_BLOCK {
+            self.deliver_first(now, events);
+            self.cal.take_routers(now, visit);
+            self.step_switches(now, measuring, visit);
+            self.step_nics(now, measuring, false);
+            return;
+        }
         self.cal.take_routers(now, visit);
         let mut walk = std::mem::take(&mut self.walk);
         let sim: *mut Simulation = self;
@@ -399,15 +412,34 @@ impl Simulation {
         unsafe {
             let me = &mut *sim;
             let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-            blocks::deliver_and_step(sim, now, measuring, to_switches, 0..self.topo.num_switches(), visit, &mut walk, out);
+            blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
         }
         self.walk = walk;
-        self.to_servers_and_nics(now, measuring, to_switches, false);
+        self.to_servers_and_nics(now, measuring, events, false);
     }
 
-    /// Deliver every event of the cycle, in calendar order, before any switch steps: routing
-    /// reads other switches' queues, which the steps of a block would change for the next.
-    /// Returns the events left for the servers (none).
+    /// Step the switches of `visit` (ascending), every event of the cycle delivered.
+    fn step_switches(&mut self, now: u64, measuring: bool, visit: &[u32]) {
+        let mut cx = router::StepCtx {
+            routers: &mut self.routers,
+            packets: &mut self.packets,
+            cal: &mut self.cal,
+            params: &self.params,
+            scratch: &mut self.scratch,
+            measuring,
+            last_progress: &mut self.last_progress,
+            phit_hops: &mut self.phit_hops,
+            switch_rng: &mut self.switch_rng,
+        };
+        for (i, &s) in visit.iter().enumerate() {
+            cx.routers.prefetch_visits(visit, i, cx.packets);
+            router::step(s as usize, now, &mut cx);
+        }
+    }
+
+    /// Deliver every event of the cycle, in calendar order, before any switch steps (routing
+    /// that reads other switches' queues needs it: the steps of a block would change them for
+    /// the next). Returns the events left for the servers (none).
     fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {

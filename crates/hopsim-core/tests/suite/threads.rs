@@ -3,7 +3,8 @@
 //! Dragonfly with UGAL (adaptive, local and global), the Aries network's adaptive routing,
 //! wormhole flow control, a deadlocking network, and workloads that make the NICs and the
 //! run's own thread work while the switches step (ping-pong, bandwidth windows under a GET
-//! protocol, an allreduce job beside background traffic).
+//! protocol, an allreduce job beside background traffic), and also when each thread delivers
+//! and steps block by block of switches (engine/blocks.rs).
 use crate::common;
 
 /// Everything a run reports except its wall-clock speed.
@@ -16,24 +17,31 @@ fn fingerprint(r: &hopsim_core::RunResult) -> String {
 }
 
 /// A run on `threads` threads with every phase of every cycle split among them (the small
-/// networks here would otherwise do each phase on one thread), checked as `common::run` does.
-fn run_split(toml: &str) -> hopsim_core::RunResult {
+/// networks here would otherwise do each phase on one thread), delivering and stepping in
+/// blocks of `1 << shift` switches if given (they would otherwise be one block), checked as
+/// `common::run` does.
+fn run_split(toml: &str, shift: Option<u32>) -> hopsim_core::RunResult {
     let spec = hopsim_core::spec::from_toml_str(toml).unwrap_or_else(|e| panic!("bad spec: {e}\n{toml}"));
     let mut sim = hopsim_core::engine::Simulation::new(&spec).unwrap_or_else(|e| panic!("bad spec: {e}"));
     sim.split_every_phase();
+    if let Some(shift) = shift {
+        sim.walk_in_blocks(shift);
+    }
     let r = sim.run();
     assert!(r.metrics.phits_conserved, "phits not conserved: {}", r.metrics.deadlock_where);
     assert!(r.metrics.credits_conserved, "credits not conserved: {}", r.metrics.deadlock_where);
     r
 }
 
-/// `body` (a spec without `[run]`) with `run` lines, on 1, 2 and 3 threads: all the same.
+/// `body` (a spec without `[run]`) with `run` lines, on 1, 2 and 3 threads, and on each
+/// delivering and stepping block by block of 4 switches, as far larger networks do: all the
+/// same as one thread delivering every event of a cycle before any step.
 fn same_on_1_2_3_threads(body: &str, run: &str) -> hopsim_core::RunResult {
-    let with = |t: usize| run_split(&format!("{body}\n[run]\n{run}\nthreads = {t}\n"));
-    let one = with(1);
+    let with = |t: usize, shift| run_split(&format!("{body}\n[run]\n{run}\nthreads = {t}\n"), shift);
+    let one = with(1, None);
     let print = fingerprint(&one);
-    for t in [2, 3] {
-        assert_eq!(fingerprint(&with(t)), print, "{t} threads differ from one on\n{body}");
+    for (t, shift) in [(2, None), (3, None), (1, Some(2)), (2, Some(2)), (3, Some(2))] {
+        assert_eq!(fingerprint(&with(t, shift)), print, "{t} threads, blocks {shift:?}, differ from one thread on\n{body}");
     }
     one
 }
