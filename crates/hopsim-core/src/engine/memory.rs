@@ -127,17 +127,23 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let per_slot = due(n) + due(servers);
     parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
 
+    // Walking a cycle block by block (engine/blocks.rs), on each thread: the cycle's events
+    // grouped by block, 4 bytes each, and per switch of its range a block start and its
+    // lists of switches its deliveries need stepped and of switches to step, 4 bytes each.
+    let cycle_events = grown((2 * ports).div_ceil(flit));
+    let walk = times(cycle_events, 4) + times(grown(n), 12);
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
-    // bytes per switch it stepped and the events those steps made (together at most a
-    // cycle's events, each list grown to a power of two), and its stack's touched pages; its
-    // lists of switches its credits unblocked and of switches to step, 4 bytes each per
-    // switch it owns; the NICs' events held back while the switches step are at most one per
-    // server.
+    // bytes per switch it stepped and per arrival it delivered (wake-ups) and the events the
+    // steps made (together at most a cycle's events, each list grown to a power of two), and
+    // its stack's touched pages; the NICs' events held back while the switches step are at
+    // most one per server.
     let threads = super::parallel::threads_for(spec.run.threads, topo.num_switches(), ports as usize) as u64;
     if threads > 1 {
         let event = size_of::<(u64, crate::calendar::Event)>() as u64;
-        let events = times(2 * grown((2 * ports).div_ceil(flit)), event) + times(grown(servers), event);
-        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8 + 8) + events + times(threads, 64 << 10) });
+        let events = times(2 * cycle_events, event) + times(grown(servers), event) + times(cycle_events, 8);
+        parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8) + events + walk + times(threads, 64 << 10) });
+    } else {
+        parts.push(Part { what: "a cycle's events grouped by block of switches".into(), key: size_key, bytes: walk });
     }
 
     let end = spec.run.warmup.saturating_add(spec.run.cycles);
