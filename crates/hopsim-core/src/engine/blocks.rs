@@ -104,14 +104,15 @@ pub struct Out<'a, C: Schedule> {
 
 /// Deliver `events` (those of the cycle; the ones for switches of `switches` are taken) and
 /// step the switches of `switches` that are due (`visit`: the cycle's due switches among
-/// them, ascending) or that the deliveries need stepped now, block by block.
+/// them, ascending) or that the deliveries need stepped now, block by block. Returns the
+/// number of switches stepped.
 ///
 /// # Safety
 /// `sim` is valid, and during the call no other thread touches the state of the switches of
 /// `switches`, their random streams or the packets they hold or receive (engine/parallel.rs);
 /// `out` and `walk` are not part of `*sim`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) {
+pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
     let shift = (*sim).block_shift;
     walk.group(events, &switches, shift);
     let Walk { order, starts, extra, steps } = walk;
@@ -128,7 +129,7 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
         prefetch(order, k);
     }
     let ready = (*sim).params.ready_from(now);
-    let mut v = 0;
+    let (mut v, mut stepped) = (0, 0);
     for b in 0..starts.len() - 1 {
         let block_end = ((first + b + 1) << shift).min(switches.end);
         // A scan, not a binary search: the list is read once in order, while a search's
@@ -186,7 +187,9 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
             cx.routers.prefetch_visits(block, i, cx.packets);
             router::step(s as usize, now, &mut cx);
         }
+        stepped += block.len();
     }
+    stepped
 }
 
 /// `a` and `b` (both ascending, no repeats) into `out`, ascending, each switch once.

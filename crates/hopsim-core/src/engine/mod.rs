@@ -164,6 +164,8 @@ pub struct Simulation {
     block_shift: u32,
     /// The run thread's walk over the blocks when it runs a cycle alone.
     walk: blocks::Walk,
+    /// Switches stepped in the last cycle (`worth_splitting`).
+    stepped_last: usize,
 }
 
 impl Simulation {
@@ -235,6 +237,7 @@ impl Simulation {
             nic_events: Vec::new(),
             block_shift: 0,
             walk: Default::default(),
+            stepped_last: 0,
         };
         let far = sim.routers.prefetch == router::Prefetch::Deep;
         sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1), far);
@@ -320,7 +323,7 @@ impl Simulation {
             }
             let events = self.cal.take_events(now);
             let measuring = self.stats.in_window(now);
-            let finished = match team.filter(|_| self.worth_splitting(now, events.len(), visit.len())) {
+            let finished = match team.filter(|_| self.worth_splitting(now, events.len())) {
                 Some(team) => {
                     let limits = Limits { end, watchdog, detector_at: detector.next_at };
                     let (finished, ahead) = self.cycle_on_team(team, now, measuring, &events, deliver_apart, &mut visit, limits);
@@ -380,10 +383,10 @@ impl Simulation {
 
     /// Whether a cycle has enough to do to pay for splitting it among threads: its events,
     /// or the switches it will step, judged by those due now and those the cycle before
-    /// stepped (some of a cycle's are stepped for credits delivered later).
-    fn worth_splitting(&self, now: u64, events: usize, stepped_before: usize) -> bool {
+    /// stepped (some of a cycle's are stepped for arrivals and credits delivered in it).
+    fn worth_splitting(&self, now: u64, events: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
-        let due = self.cal.routers_due(now).max(stepped_before);
+        let due = self.cal.routers_due(now).max(self.stepped_last);
         let ports_due = due * self.routers.ports.len() / self.topo.num_switches();
         events >= min_events || ports_due >= ports
     }
@@ -401,6 +404,7 @@ impl Simulation {
             self.deliver_first(now, events);
             self.cal.take_routers(now, visit);
             self.step_switches(now, measuring, visit);
+            self.stepped_last = visit.len();
             self.step_nics(now, measuring, false);
             return;
         }
@@ -412,7 +416,7 @@ impl Simulation {
         unsafe {
             let me = &mut *sim;
             let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-            blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
+            self.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
         }
         self.walk = walk;
         self.to_servers_and_nics(now, measuring, events, false);

@@ -159,6 +159,8 @@ struct Lane {
     out: Outbox,
     last_progress: u64,
     phit_hops: u64,
+    /// Switches it stepped this cycle.
+    stepped: usize,
     walk: Walk,
 }
 
@@ -467,13 +469,13 @@ impl Team {
         lane.out.clear(job.now);
         let owned = |s: &u32| job.part.owner(*s as usize);
         let mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
-        let Lane { scratch, out, last_progress, phit_hops, walk } = lane;
+        let Lane { scratch, out, last_progress, phit_hops, stepped, walk } = lane;
         let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
         // SAFETY: each thread reaches only the state of the switches it owns (their ports,
         // VCs, buffers, random streams) and the packets those switches hold or receive; what
         // it reaches of the rest is read-only during the cycle. The run's thread touches
         // nothing of that (engine/mod.rs, `cycle_on_team`).
-        unsafe { blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, job.part.range(t), mine, walk, out) };
+        *stepped = unsafe { blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, job.part.range(t), mine, walk, out) };
     }
 
     /// The thread that, once every thread's switches are stepped, puts what they sent into
@@ -521,10 +523,12 @@ impl Team {
 
     /// After `cycle`: add up the threads' counters.
     pub fn add_counters(&self, sim: &mut Simulation) {
+        sim.stepped_last = 0;
         for lane in &self.lanes {
             // SAFETY: the cycle is over; the other threads wait at the gate.
             let lane = unsafe { &mut *lane.get() };
             sim.phit_hops += std::mem::take(&mut lane.phit_hops);
+            sim.stepped_last += lane.stepped;
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
     }
