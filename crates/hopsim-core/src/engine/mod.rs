@@ -4,7 +4,9 @@
 //! with something to do, in ascending server number. Steps only schedule work for later
 //! cycles (every latency is >= 1), so no step sees another of its cycle; the fixed order
 //! makes the order of each later cycle's events, which routing on arrival may depend on (its
-//! random draws, the queues it reads), a function of the state alone. With several threads
+//! random draws, the queues it reads), a function of the state alone. On networks far larger
+//! than the cache the switches' deliveries and steps go block by block of switches, which
+//! changes nothing but where the records are when read (`blocks.rs`). With several threads
 //! (`run.threads`) the switches' deliveries and steps are split among them and what they send
 //! is put back into the calendar in one thread's order (`parallel.rs`).
 
