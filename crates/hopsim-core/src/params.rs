@@ -43,24 +43,26 @@ pub struct Params {
 }
 
 impl Params {
+    /// Cycles between a head landing and its delivery: the pipeline delay when it is
+    /// delivered when ready (`deliver_when_ready`), none otherwise.
+    #[inline(always)]
+    fn delivery_delay(&self) -> u64 {
+        if self.deliver_when_ready {
+            self.pipeline_delay as u64
+        } else {
+            0
+        }
+    }
     /// The cycle a flit whose head lands at `land` is delivered to its switch.
     #[inline(always)]
     pub fn delivered_at(&self, land: u64) -> u64 {
-        if self.deliver_when_ready {
-            land + self.pipeline_delay as u64
-        } else {
-            land
-        }
+        land + self.delivery_delay()
     }
-    /// The first cycle a flit delivered at `now` may be allocated: its head landed at
-    /// `now - pipeline_delay` when it is delivered when ready (`delivered_at`).
+    /// The first cycle a flit delivered at `now` may be allocated: `pipeline_delay` cycles
+    /// after its head landed.
     #[inline(always)]
     pub fn ready_from(&self, now: u64) -> u64 {
-        if self.deliver_when_ready {
-            now
-        } else {
-            now + self.pipeline_delay as u64
-        }
+        now + self.pipeline_delay as u64 - self.delivery_delay()
     }
     /// Phits of each flit of a packet of `packet_phits`.
     #[inline(always)]

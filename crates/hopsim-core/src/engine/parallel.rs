@@ -385,8 +385,9 @@ impl Team {
     /// Run cycle `now` on every thread: the others wait for the switches due (`publish`),
     /// then deliver the cycle's `events` to their switches and step them, while this thread
     /// does `run_thread`, which must call `publish` and `step_own`, in that order, and may do
-    /// anything the other threads do not touch (engine/mod.rs says what). When it returns, what the switches sent is in the
-    /// calendar (`merge_steps`) and the threads' counters wait for `add_counters`.
+    /// anything the other threads do not touch (engine/mod.rs says what). When it returns,
+    /// what the switches sent is in the calendar (`merge_steps`) and the threads' counters
+    /// wait for `add_counters`.
     pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) {
         // SAFETY: the other threads wait at the gate until it opens.
         let job = unsafe {
@@ -429,8 +430,8 @@ impl Team {
     }
 
     /// Deliver to and step thread 0's switches (from `run_thread`, after `publish`). From
-    /// then on until the cycle ends the run's thread must not touch the events' or the switches'
-    /// wheel of the calendar: `MERGER` fills them meanwhile.
+    /// then on until the cycle ends the run's thread must not touch the events' or the
+    /// switches' wheel of the calendar: `MERGER` fills them meanwhile.
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
         // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
         self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
@@ -467,15 +468,15 @@ impl Team {
     /// stepped now), block by block as one thread does with all (engine/blocks.rs).
     fn step_part(&self, t: usize, job: &Job, lane: &mut Lane, visit: &[u32]) {
         lane.out.clear(job.now);
-        let owned = |s: &u32| job.part.owner(*s as usize);
-        let mine = &visit[visit.partition_point(|s| owned(s) < t)..visit.partition_point(|s| owned(s) <= t)];
+        let range = job.part.range(t);
+        let mine = &visit[visit.partition_point(|&s| (s as usize) < range.start)..visit.partition_point(|&s| (s as usize) < range.end)];
         let Lane { scratch, out, last_progress, phit_hops, stepped, walk } = lane;
         let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
         // SAFETY: each thread reaches only the state of the switches it owns (their ports,
         // VCs, buffers, random streams) and the packets those switches hold or receive; what
         // it reaches of the rest is read-only during the cycle. The run's thread touches
         // nothing of that (engine/mod.rs, `cycle_on_team`).
-        *stepped = unsafe { blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, job.part.range(t), mine, walk, out) };
+        *stepped = unsafe { blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out) };
     }
 
     /// The thread that, once every thread's switches are stepped, puts what they sent into

@@ -17,6 +17,9 @@ use crate::topology::{LinkClass, Topology};
 /// (`Routers::prefetch_event`): enough to cover a miss to memory with the work of the events
 /// between, few enough that the lines are still in cache when their event comes.
 pub const PREFETCH_EVENTS_AHEAD: usize = 8;
+/// How many switches ahead of the one stepping the engine asks for a switch's records on
+/// networks far larger than the cache: four gave 3-5 % less wall time than two on the
+/// million-node torus, seven no more than four (docs/benchmarks.md).
 const DEEP_SWITCHES_AHEAD: usize = 4;
 
 /// A word of VC-allocation waiter bits (`Routers::va_waiters`).
@@ -289,11 +292,7 @@ impl Routers {
     /// The global ports of `switch`.
     #[inline(always)]
     pub fn ports_of(&self, switch: usize) -> std::ops::Range<usize> {
-        if self.radix != 0 {
-            switch * self.radix..(switch + 1) * self.radix
-        } else {
-            self.port_base[switch] as usize..self.port_base[switch + 1] as usize
-        }
+        self.first_port(switch)..self.first_port(switch + 1)
     }
 
     /// The first global port of `switch`.
@@ -431,7 +430,8 @@ impl Routers {
 
     /// What the engine asks for before stepping `visit[i]`: the ports and VCs of the next
     /// switch; on networks far larger than the cache (`Prefetch::Deep`), those of the switch
-    /// two ahead and the packets of the heads the next switch's VC allocation will read.
+    /// `DEEP_SWITCHES_AHEAD` ahead and the packets of the heads the next switch's VC
+    /// allocation will read.
     /// The packets need the next switch's VCs, asked for one step earlier, so reading them
     /// now rarely waits; a torus switch has one head or two, too few to overlap their own
     /// misses within its step.
