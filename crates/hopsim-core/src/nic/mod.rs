@@ -108,7 +108,7 @@ pub struct Nic {
 /// random), or with `first_with_room` the lowest-numbered one, as CAMINOS's servers choose.
 fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, random_ties: bool, rng: &mut Rng) -> Option<usize> {
     let mut best: Option<(u32, usize)> = None;
-    let mut ties = JsqTies::new(random_ties);
+    let mut ties = JsqTies::new(random_ties.then_some(rng));
     while mask != 0 {
         let v = mask.trailing_zeros() as usize;
         mask &= mask - 1;
@@ -125,7 +125,7 @@ fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, r
                 ties.better();
                 true
             }
-            Some((bc, _)) => c == bc && ties.tie_wins(rng),
+            Some((bc, _)) => c == bc && ties.tie_wins(),
         };
         if take {
             best = Some((c, v));

@@ -294,9 +294,9 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
     if sc.best.len() < slots {
         sc.best.resize(slots, NONE);
     }
-    let rng = &mut cx.switch_rng[switch];
+    let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
     for i in 0..sc.heads.len() {
-        vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng, now, wake);
+        vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng.as_deref_mut(), now, wake);
     }
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
@@ -362,7 +362,7 @@ fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, p
 /// (`base`: the switch's first global port; `slots`: its input VCs).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: &mut Rng, now: u64, wake: &mut u64) {
+fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: Option<&mut Rng>, now: u64, wake: &mut u64) {
     let vcs = r.vcs;
     let (ip, v) = (h.in_port as usize, h.in_vc as usize);
     let pkt = packets.get(h.packet);
@@ -552,10 +552,10 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`). `u`: the
 /// head flit's phits.
 #[inline]
-fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: &mut Rng) -> Option<(usize, usize)> {
+fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
     let vcs = r.vcs;
     let mut best: Option<(u8, u64, usize, usize)> = None;
-    let mut ties = JsqTies::new(prm.random_jsq_ties);
+    let mut ties = JsqTies::new(rng);
     for c in pkt.candidates.as_slice() {
         if let Some((prio, _, _, _)) = best {
             if c.priority > prio {
@@ -576,7 +576,7 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, 
                     ties.better();
                     true
                 }
-                Some((bp, bs, _, _)) => c.priority == bp && space == bs && ties.tie_wins(rng),
+                Some((bp, bs, _, _)) => c.priority == bp && space == bs && ties.tie_wins(),
             };
             if better {
                 best = Some((c.priority, space, op, ov));

@@ -23,15 +23,18 @@ use std::sync::Arc;
 /// Ties of join-the-shortest-queue among equally free VCs, for the router's VC allocation
 /// and the NIC's injection alike: the first VC found keeps a tie (`lowest`), or each of k
 /// tied VCs ends up chosen with chance 1/k (`random`: reservoir sampling, the k-th replaces
-/// the choice with chance 1/k).
-pub struct JsqTies {
-    random: bool,
+/// the choice with chance 1/k). The generator is only given for `random`: a switch's sits
+/// in an array of one per switch, far out of cache on a large network, and a step that
+/// breaks no tie at random must not load it.
+pub struct JsqTies<'a> {
+    rng: Option<&'a mut crate::route::Rng>,
     tied: u32,
 }
 
-impl JsqTies {
-    pub fn new(random: bool) -> Self {
-        JsqTies { random, tied: 1 }
+impl<'a> JsqTies<'a> {
+    /// `rng`: the generator that breaks ties at random, or `None` to keep the first VC found.
+    pub fn new(rng: Option<&'a mut crate::route::Rng>) -> Self {
+        JsqTies { rng, tied: 1 }
     }
     /// A strictly better VC was found: it alone is the best so far.
     #[inline]
@@ -40,11 +43,9 @@ impl JsqTies {
     }
     /// A VC as good as the best so far was found: whether it becomes the choice.
     #[inline]
-    pub fn tie_wins(&mut self, rng: &mut crate::route::Rng) -> bool {
+    pub fn tie_wins(&mut self) -> bool {
         use rand::Rng as _;
-        if !self.random {
-            return false;
-        }
+        let Some(rng) = self.rng.as_deref_mut() else { return false };
         self.tied += 1;
         rng.gen_range(0..self.tied) == 0
     }
