@@ -1,0 +1,143 @@
+//! What a cache miss costs on this machine: the numbers that bound a network far larger than
+//! the cache (docs/benchmarks.md, "What a hop of the million-node torus costs in memory").
+//!
+//! `cargo run --release -p hopsim-core --example memory_probe [MiB]` prints, for a working
+//! set of MiB (3,000 by default, the million-node torus's size):
+//! - how long one load waits when each address depends on the load before (latency);
+//! - how many independent random lines a core reads per second, alone and in runs of
+//!   adjacent lines, and four lines from one 4 KB page;
+//! - a switch hop's lines, spread over six record arrays as the engine keeps them, against
+//!   the same lines in one record per switch.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+const LINE: usize = 64;
+
+/// xorshift64: the probe must not spend its time drawing addresses.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// `bytes` of memory on huge pages where the kernel gives them, as the engine asks for them.
+fn memory(bytes: usize) -> Vec<u8> {
+    let mut v = vec![0u8; bytes];
+    #[cfg(target_os = "linux")]
+    // SAFETY: advice on memory this function owns; it changes no contents.
+    unsafe {
+        libc::madvise(v.as_mut_ptr() as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+    }
+    for i in (0..bytes).step_by(4096) {
+        v[i] = i as u8;
+    }
+    v
+}
+
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint on any address; it has no architectural effect.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+}
+
+/// Nanoseconds per place when each of `places` reads `lines` lines at `offsets(place)`,
+/// asking for the place 8 ahead before reading this one.
+fn read_places(mem: &[u8], places: &[usize], lines: impl Fn(usize, usize) -> usize, per_place: usize) -> f64 {
+    let start = Instant::now();
+    let mut sum = 0u64;
+    for i in 0..places.len() {
+        if let Some(&ahead) = places.get(i + 8) {
+            for l in 0..per_place {
+                prefetch(&mem[lines(ahead, l)]);
+            }
+        }
+        for l in 0..per_place {
+            sum = sum.wrapping_add(mem[lines(places[i], l)] as u64);
+        }
+    }
+    black_box(sum);
+    start.elapsed().as_secs_f64() * 1e9 / places.len() as f64
+}
+
+fn main() {
+    let mib: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(3000);
+    let bytes = mib << 20;
+    let mem = memory(bytes);
+    let lines = bytes / LINE;
+    let mut draw = Draw(0x9E37_79B9_7F4A_7C15);
+
+    // Latency: the next address depends on the value just read.
+    let chase = 1_000_000;
+    let start = Instant::now();
+    let mut at = 0usize;
+    for _ in 0..chase {
+        let r = draw.next() as usize % lines;
+        at = mem[(r ^ (at & 1)) * LINE] as usize & 1;
+    }
+    black_box(at);
+    println!("{mib} MiB: a dependent load waits {:.0} ns", start.elapsed().as_secs_f64() * 1e9 / chase as f64);
+
+    // Throughput: independent places of 1, 2, 4, 8 and 20 adjacent lines.
+    for run in [1usize, 2, 4, 8, 20] {
+        let places: Vec<usize> = (0..10_000_000 / run).map(|_| draw.next() as usize % (lines - run)).collect();
+        let ns = read_places(&mem, &places, |p, l| (p + l) * LINE, run);
+        println!("  {run:>2} adjacent line(s) at random: {ns:6.1} ns a place, {:5.1} ns a line", ns / run as f64);
+    }
+    // Four random lines of one random 4 KB page.
+    let pages = bytes / 4096;
+    let places: Vec<usize> = (0..2_500_000).map(|_| draw.next() as usize % pages).collect();
+    let ns = read_places(&mem, &places, |p, l| p * 4096 + ((p * 7 + l * 23) % 64) * LINE, 4);
+    println!("   4 lines of one 4 KB page:       {ns:6.1} ns a place, {:5.1} ns a line", ns / 4.0);
+
+    hop_layouts(&mut draw);
+}
+
+/// A hop on a torus switch of 7 ports and 2 VCs touches, besides its packet, 4 port lines, 6
+/// VC lines, a ring line of each buffer, a phit counter and the port bit sets. Kept as six
+/// arrays (ports, VCs, input slots, output slots, phit counters, port sets: 448, 784, 588,
+/// 196, 28 and 32 bytes a switch) or as one 2,112-byte record per switch.
+fn hop_layouts(draw: &mut Draw) {
+    const SWITCHES: usize = 1_000_000;
+    const PACKETS: usize = 1_250_000;
+    let sizes = [448usize, 784, 588, 196, 28, 32];
+    let touched = [4usize, 6, 1, 1, 1, 1];
+    let record: usize = sizes.iter().sum();
+    let arrays: Vec<Vec<u8>> = sizes.iter().map(|&b| memory(b * SWITCHES)).collect();
+    let one = memory(record * SWITCHES);
+    let packets = memory(PACKETS * 128);
+    let hops: Vec<(usize, usize, usize)> = (0..5_000_000)
+        .map(|_| {
+            let r = draw.next() as usize;
+            (r % SWITCHES, (r >> 20) % PACKETS, (r >> 40) % 7)
+        })
+        .collect();
+    for apart in [true, false] {
+        let start = Instant::now();
+        let mut sum = 0u64;
+        for &(s, pkt, port) in &hops {
+            sum = sum.wrapping_add(packets[pkt * 128] as u64);
+            if apart {
+                for ((a, &b), &n) in arrays.iter().zip(&sizes).zip(&touched) {
+                    for l in 0..n {
+                        sum = sum.wrapping_add(a[s * b + (port + l) * LINE % b] as u64);
+                    }
+                }
+            } else {
+                for l in 0..touched.iter().sum::<usize>() {
+                    sum = sum.wrapping_add(one[s * record + (port * LINE + l * LINE) % record] as u64);
+                }
+            }
+        }
+        black_box(sum);
+        let ns = start.elapsed().as_secs_f64() * 1e9 / hops.len() as f64;
+        println!("a hop's 14 switch lines and its packet, {}: {ns:.0} ns", if apart { "in six arrays" } else { "in one record per switch" });
+    }
+}
