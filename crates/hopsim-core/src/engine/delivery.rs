@@ -8,7 +8,6 @@ use crate::message::Message;
 use crate::packet::{Packet, PacketKind, NIL};
 use crate::routing::{Candidates, RouteState};
 use crate::workload::{Ctx, Delivered, Workload};
-use std::cmp::Reverse;
 
 impl Simulation {
     /// Call the workload, then send the messages it posted and arm the timers it set.
@@ -23,7 +22,7 @@ impl Simulation {
         };
         f(self.workload.as_mut(), &mut cx);
         for (t, s) in self.new_timers.drain(..) {
-            self.timers.push(Reverse((t, s)));
+            self.timers.push(t, s);
         }
         let posts = std::mem::take(&mut self.posts);
         for post in &posts {

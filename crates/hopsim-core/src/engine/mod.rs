@@ -18,6 +18,7 @@ mod invariants;
 pub mod memory;
 pub mod parallel;
 mod report;
+mod timers;
 
 use crate::error::SpecResult;
 use crate::nic::Nics;
@@ -36,8 +37,6 @@ use crate::calendar::{Calendar, Deferred, Event};
 use crate::params::Params;
 use crate::random::seed_for;
 use rand::SeedableRng;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -127,7 +126,7 @@ pub struct Simulation {
     pub stats: Stats,
     workload: Box<dyn Workload>,
     /// Workload timers: (cycle, server).
-    timers: BinaryHeap<Reverse<(u64, u32)>>,
+    timers: timers::Timers,
     posts: Vec<Post>,
     new_timers: Vec<(u64, u32)>,
     pub samples: Vec<Sample>,
@@ -215,7 +214,7 @@ impl Simulation {
             cal,
             stats,
             workload,
-            timers: BinaryHeap::new(),
+            timers: timers::Timers::default(),
             posts: Vec::new(),
             new_timers: Vec::new(),
             samples: Vec::new(),
@@ -537,7 +536,7 @@ impl Simulation {
     fn may_generate_ahead(&self, now: u64, limits: Limits) -> bool {
         let in_network = self.nics.injected - self.stats.packets_delivered;
         let checks = in_network > 0 && (now - self.last_progress >= limits.watchdog || now >= limits.detector_at);
-        now + 1 < limits.end && !checks && self.timers.peek().is_some_and(|r| r.0 .0 == now + 1)
+        now + 1 < limits.end && !checks && self.timers.due_at(now + 1)
     }
 
     /// The next cycle with anything to do: skip idle stretches at low load.
@@ -545,7 +544,7 @@ impl Simulation {
         if !self.cal.is_idle() {
             return now + 1;
         }
-        let mut next = self.timers.peek().map_or(end, |r| r.0 .0).min(end);
+        let mut next = self.timers.next_at().map_or(end, |t| t.min(end));
         if in_network > 0 {
             next = next.min(self.last_progress.saturating_add(watchdog));
         }
@@ -554,12 +553,8 @@ impl Simulation {
 
     /// Fire the workload timers due now and send what they post.
     fn generate(&mut self, now: u64) {
-        while let Some(&Reverse((t, s))) = self.timers.peek() {
-            if t != now {
-                debug_assert!(t > now);
-                break;
-            }
-            self.timers.pop();
+        self.timers.start(now);
+        while let Some(s) = self.timers.next() {
             self.with_workload(now, |w, cx| w.timer(s as usize, cx));
         }
     }
