@@ -183,10 +183,7 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
             phit_hops: &mut *out.phit_hops,
             switch_rng: &mut s.switch_rng,
         };
-        for (i, &s) in block.iter().enumerate() {
-            cx.routers.prefetch_visits(block, i, cx.packets);
-            router::step(s as usize, now, &mut cx);
-        }
+        router::step_each(block, now, &mut cx);
         stepped += block.len();
     }
     stepped

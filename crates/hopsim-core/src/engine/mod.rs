@@ -436,10 +436,7 @@ impl Simulation {
             phit_hops: &mut self.phit_hops,
             switch_rng: &mut self.switch_rng,
         };
-        for (i, &s) in visit.iter().enumerate() {
-            cx.routers.prefetch_visits(visit, i, cx.packets);
-            router::step(s as usize, now, &mut cx);
-        }
+        router::step_each(visit, now, &mut cx);
     }
 
     /// Deliver every event of the cycle, in calendar order, before any switch steps (routing

@@ -78,6 +78,16 @@ pub fn step<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     }
 }
 
+/// Step the switches of `visit` in its order, asking before each step for the records of
+/// those to come (`Routers::prefetch_visits`).
+#[inline]
+pub fn step_each<C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
+    for (i, &s) in visit.iter().enumerate() {
+        cx.routers.prefetch_visits(visit, i, cx.packets);
+        step(s as usize, now, cx);
+    }
+}
+
 /// Where the stepped switch's records are: read once per step rather than by every stage.
 #[derive(Clone, Copy)]
 struct At {
