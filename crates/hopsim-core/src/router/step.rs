@@ -300,11 +300,20 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
     if sc.heads.is_empty() {
         return;
     }
+    let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
+    // One head, the common case at low load: it wins whatever VC it may take, with no
+    // other request to arbitrate against.
+    if let [h] = sc.heads[..] {
+        if let Some((op, ov)) = choose_or_wait(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
+            let rq = Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet };
+            win_vc(r, cx.packets, cx.params, base, slots, rq, now);
+        }
+        return;
+    }
     sc.requests.clear();
     if sc.best.len() < slots {
         sc.best.resize(slots, NONE);
     }
-    let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
     for i in 0..sc.heads.len() {
         vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng.as_deref_mut(), now, wake);
     }
@@ -315,22 +324,30 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
             note(wake, now + 1);
             continue;
         }
-        let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
-        let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
-        r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
-        let vi = &mut r.vc[gvi];
-        vi.route_port = rq.out_port;
-        vi.route_vc = rq.out_vc;
-        vi.stage_from = cx.params.staging.switch_from(now) as u32;
-        let vo = &mut r.vc[gvo];
-        vo.out_owned = true;
-        vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
-        let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - cx.params.latency as i32;
-        count_hop(cx.packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
+        win_vc(r, cx.packets, cx.params, base, slots, rq, now);
     }
     for rq in &sc.requests {
         sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
     }
+}
+
+/// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
+/// tail crosses, and the output's round-robin pointer moves past it.
+#[inline(always)]
+fn win_vc(r: &mut Routers, packets: &mut Arena, prm: &Params, base: usize, slots: usize, rq: Request, now: u64) {
+    let vcs = r.vcs;
+    let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
+    let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
+    r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
+    let vi = &mut r.vc[gvi];
+    vi.route_port = rq.out_port;
+    vi.route_vc = rq.out_vc;
+    vi.stage_from = prm.staging.switch_from(now) as u32;
+    let vo = &mut r.vc[gvo];
+    vo.out_owned = true;
+    vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
+    let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
+    count_hop(packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
@@ -374,20 +391,8 @@ fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, p
 #[inline(always)]
 fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: Option<&mut Rng>, now: u64, wake: &mut u64) {
     let vcs = r.vcs;
+    let Some((op, ov)) = choose_or_wait(switch, base, h, r, packets, prm, rng, now, wake) else { return };
     let (ip, v) = (h.in_port as usize, h.in_vc as usize);
-    let pkt = packets.get(h.packet);
-    let Some((op, ov)) = choose_output(r, base, pkt, h.phits as u32, prm, rng) else {
-        // Whether a head finds a VC depends only on the state of the VCs it may use,
-        // which improves only when one of them frees space or is released.
-        for c in pkt.candidates.as_slice() {
-            let go = base + c.hop.port as usize;
-            for ov in allowed_vcs(c, vcs) {
-                r.wait_for(switch, ip, v, go * vcs + ov);
-            }
-            note_space_back(r, go, now, wake);
-        }
-        return;
-    };
     let idx = sc.requests.len() as u32;
     sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
     let slot = op * vcs + ov;
@@ -401,6 +406,28 @@ fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers
     if beats {
         sc.best[slot] = idx;
     }
+}
+
+/// The best output (port, VC) head `h` may ask for now, or `None` after recording that it
+/// waits for every VC it may use.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn choose_or_wait(switch: usize, base: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, rng: Option<&mut Rng>, now: u64, wake: &mut u64) -> Option<(usize, usize)> {
+    let vcs = r.vcs;
+    let pkt = packets.get(h.packet);
+    let chosen = choose_output(r, base, pkt, h.phits as u32, prm, rng);
+    if chosen.is_none() {
+        // Whether a head finds a VC depends only on the state of the VCs it may use,
+        // which improves only when one of them frees space or is released.
+        for c in pkt.candidates.as_slice() {
+            let go = base + c.hop.port as usize;
+            for ov in allowed_vcs(c, vcs) {
+                r.wait_for(switch, h.in_port as usize, h.in_vc as usize, go * vcs + ov);
+            }
+            note_space_back(r, go, now, wake);
+        }
+    }
+    chosen
 }
 
 /// The packet takes the hop to output `out_port`, VC `out_vc`, which its head has just won:
@@ -493,22 +520,32 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
                     note_space_back(r, go, now, wake);
                     continue;
                 }
-                let idx = sc.requests.len() as u32;
                 sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: e.packet });
-                let rr = r.ports[go].rr_out as usize;
-                let b = sc.best[op];
-                let beats = b == NONE || {
-                    let other = sc.requests[b as usize].in_port as usize;
-                    wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
-                };
-                if beats {
-                    sc.best[op] = idx;
-                }
                 break;
             }
         }
     }
 
+    // One request, the common case at low load: its output has no other input to choose.
+    if let [rq] = sc.requests[..] {
+        let waiting = r.any_waiting(switch);
+        grant(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
+        return;
+    }
+    // Each output grants the input next after its last winner in round-robin order.
+    for i in 0..sc.requests.len() {
+        let Request { in_port, out_port, .. } = sc.requests[i];
+        let (ip, op) = (in_port as usize, out_port as usize);
+        let rr = r.ports[base + op].rr_out as usize;
+        let b = sc.best[op];
+        let beats = b == NONE || {
+            let other = sc.requests[b as usize].in_port as usize;
+            wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
+        };
+        if beats {
+            sc.best[op] = i as u32;
+        }
+    }
     // Whether some head waits for an output VC after VC allocation (a tail crossing then
     // makes the switch look again next cycle). Nothing changes it between VC allocation and
     // the first grant, so it is read there, and only by steps that grant: its word is
