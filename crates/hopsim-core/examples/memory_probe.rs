@@ -7,7 +7,10 @@
 //! - how many independent random lines a core reads per second, alone and in runs of
 //!   adjacent lines, and four lines from one 4 KB page;
 //! - a switch hop's lines, spread over six record arrays as the engine keeps them, against
-//!   the same lines in one record per switch.
+//!   the same lines in one record per switch;
+//! - a cycle's switch steps as the engine makes them (ascending switch numbers, each switch's
+//!   records asked for four steps ahead) with the records of today's torus switch, and with a
+//!   compact record per switch asked for whole or only where the step reads.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -98,6 +101,7 @@ fn main() {
     println!("   4 lines of one 4 KB page:       {ns:6.1} ns a place, {:5.1} ns a line", ns / 4.0);
 
     hop_layouts(&mut draw);
+    swept_steps(&mut draw);
 }
 
 /// A hop on a torus switch of 7 ports and 2 VCs touches, besides its packet, 4 port lines, 6
@@ -140,4 +144,124 @@ fn hop_layouts(draw: &mut Draw) {
         let ns = start.elapsed().as_secs_f64() * 1e9 / hops.len() as f64;
         println!("a hop's 14 switch lines and its packet, {}: {ns:.0} ns", if apart { "in six arrays" } else { "in one record per switch" });
     }
+}
+
+/// Lines of `bytes` bytes from byte `at` of `mem`, asked for (hint T1, as the engine asks for a
+/// switch's records).
+fn ask(mem: &[u8], at: usize, bytes: usize) {
+    let mut line = at & !(LINE - 1);
+    while line < at + bytes {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint on any address; it has no architectural effect.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(mem.as_ptr().wrapping_add(line) as *const i8)
+        };
+        line += LINE;
+    }
+}
+
+/// A switch step of `swept_steps`: the switch, the input and output ports it serves, the head's
+/// packet.
+#[derive(Clone, Copy)]
+struct Step {
+    switch: usize,
+    input: usize,
+    output: usize,
+    packet: usize,
+}
+
+/// A cycle of the million-node torus at load 0.05 steps about 30 % of its switches, in
+/// ascending number, and asks for each switch's records four steps before stepping it. A step
+/// with one head reads the port sets, an input and an output port with their two VCs each,
+/// the phit counter and the head's packet. Three layouts:
+/// - today's: ports (7 x 64 bytes), VCs (14 x 56), port sets (32) and phit counters (28) in
+///   arrays of their own, the switch's ports and VCs asked for whole, or only where read;
+/// - one record of 960 bytes per switch (15 lines: a line of port sets and counters, then 7
+///   ports of 128 bytes, each holding its two VCs), asked for whole;
+/// - the same record, asked for only at the 5 lines the step reads.
+fn swept_steps(draw: &mut Draw) {
+    const SWITCHES: usize = 1_000_000;
+    const PACKETS: usize = 1_250_000;
+    const AHEAD: usize = 4;
+    const COMPACT: usize = 960;
+    let (ports, vcs, sets, counters) = (memory(448 * SWITCHES), memory(784 * SWITCHES), memory(32 * SWITCHES), memory(28 * SWITCHES));
+    let compact = memory(COMPACT * SWITCHES);
+    let packets = memory(PACKETS * 128);
+    // Four cycles' due switches, and for each step its input port, output port and packet.
+    let mut steps: Vec<Step> = Vec::new();
+    for _ in 0..4 {
+        for s in 0..SWITCHES {
+            let r = draw.next() as usize;
+            if r % 10 < 3 {
+                let (i, o) = ((r >> 8) % 7, (r >> 16) % 7);
+                steps.push(Step { switch: s, input: i, output: o, packet: (r >> 24) % PACKETS });
+            }
+        }
+    }
+    let time = |name: &str, ask_for: &dyn Fn(&Step), read: &dyn Fn(&Step) -> u64| {
+        let start = Instant::now();
+        let mut sum = 0u64;
+        for k in 0..steps.len() {
+            if let Some(ahead) = steps.get(k + AHEAD) {
+                ask_for(ahead);
+            }
+            sum = sum.wrapping_add(read(&steps[k]));
+        }
+        black_box(sum);
+        println!("  a swept step, {name}: {:.0} ns", start.elapsed().as_secs_f64() * 1e9 / steps.len() as f64);
+    };
+    let read_today = |&Step { switch: s, input: i, output: o, packet: pkt }: &Step| {
+        let mut t = sets[s * 32] as u64 + counters[s * 28] as u64 + packets[pkt * 128] as u64;
+        for p in [i, o] {
+            t += ports[s * 448 + p * 64] as u64 + vcs[s * 784 + p * 112] as u64 + vcs[s * 784 + p * 112 + 111] as u64;
+        }
+        t
+    };
+    time(
+        "today's records, asked for whole (23 lines)",
+        &|&Step { switch: s, packet: pkt, .. }| {
+            ask(&sets, s * 32, 32);
+            ask(&ports, s * 448, 448);
+            ask(&vcs, s * 784, 784);
+            ask(&counters, s * 28, 28);
+            ask(&packets, pkt * 128, 1);
+        },
+        &read_today,
+    );
+    time(
+        "today's records, asked for where read (9-11 lines)",
+        &|&Step { switch: s, input: i, output: o, packet: pkt }| {
+            ask(&sets, s * 32, 1);
+            ask(&counters, s * 28, 1);
+            for p in [i, o] {
+                ask(&ports, s * 448 + p * 64, 1);
+                ask(&vcs, s * 784 + p * 112, 112);
+            }
+            ask(&packets, pkt * 128, 1);
+        },
+        &read_today,
+    );
+    let read_compact = |&Step { switch: s, input: i, output: o, packet: pkt }: &Step| {
+        let port = |p: usize| compact[s * COMPACT + 64 + p * 128] as u64 + compact[s * COMPACT + 64 + p * 128 + 127] as u64;
+        compact[s * COMPACT] as u64 + port(i) + port(o) + packets[pkt * 128] as u64
+    };
+    time(
+        "one 960-byte record, asked for whole (16 lines)",
+        &|&Step { switch: s, packet: pkt, .. }| {
+            ask(&compact, s * COMPACT, COMPACT);
+            ask(&packets, pkt * 128, 1);
+        },
+        &read_compact,
+    );
+    time(
+        "one 960-byte record, asked for where read (6 lines)",
+        &|&Step { switch: s, input: i, output: o, packet: pkt }| {
+            ask(&compact, s * COMPACT, 1);
+            for p in [i, o] {
+                ask(&compact, s * COMPACT + 64 + p * 128, 128);
+            }
+            ask(&packets, pkt * 128, 1);
+        },
+        &read_compact,
+    );
 }
