@@ -301,33 +301,50 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
         return;
     }
     let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
-    // One head, the common case at low load: it wins whatever VC it may take, with no
-    // other request to arbitrate against.
-    if let [h] = sc.heads[..] {
-        if let Some((op, ov)) = choose_or_wait(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
-            let rq = Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet };
-            win_vc(r, cx.packets, cx.params, base, slots, rq, now);
-        }
-        return;
-    }
     sc.requests.clear();
-    if sc.best.len() < slots {
-        sc.best.resize(slots, NONE);
-    }
     for i in 0..sc.heads.len() {
-        vc_request(switch, base, slots, sc.heads[i], r, cx.packets, cx.params, sc, rng.as_deref_mut(), now, wake);
+        let h = sc.heads[i];
+        if let Some((op, ov)) = choose_or_wait(switch, base, h, r, cx.packets, cx.params, rng.as_deref_mut(), now, wake) {
+            sc.requests.push(Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
+        }
+    }
+    // A lone request, the common case at low load, wins without arbitration.
+    let arbitrate = sc.requests.len() > 1;
+    if arbitrate {
+        vc_arbitration(base, slots, r, sc);
     }
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
-        let slot = rq.out_port as usize * vcs + rq.out_vc as usize;
-        if sc.best[slot] != i as u32 {
+        if arbitrate && sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] != i as u32 {
             note(wake, now + 1);
             continue;
         }
         win_vc(r, cx.packets, cx.params, base, slots, rq, now);
     }
-    for rq in &sc.requests {
-        sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
+    if arbitrate {
+        for rq in &sc.requests {
+            sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
+        }
+    }
+}
+
+/// Each output VC asked for picks, among the requests for it, the input VC next after its
+/// last winner in round-robin order (`sc.best`, by output VC of the switch).
+#[inline(always)]
+fn vc_arbitration(base: usize, slots: usize, r: &Routers, sc: &mut Scratch) {
+    let vcs = r.vcs;
+    if sc.best.len() < slots {
+        sc.best.resize(slots, NONE);
+    }
+    for i in 0..sc.requests.len() {
+        let rq = sc.requests[i];
+        let slot = rq.out_port as usize * vcs + rq.out_vc as usize;
+        let rr = r.vc[(base + rq.out_port as usize) * vcs + rq.out_vc as usize].rr_va as usize;
+        let order = |q: Request| wrap(q.in_port as usize * vcs + q.in_vc as usize + slots - rr, slots);
+        let b = sc.best[slot];
+        if b == NONE || order(rq) < order(sc.requests[b as usize]) {
+            sc.best[slot] = i as u32;
+        }
     }
 }
 
@@ -382,29 +399,6 @@ fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, p
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
         crate::prefetch::line(packets.get(e.packet));
         sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, phits: e.phits, packet: e.packet });
-    }
-}
-
-/// The head asks for the best output VC it may use, or waits for one of them to change
-/// (`base`: the switch's first global port; `slots`: its input VCs).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn vc_request(switch: usize, base: usize, slots: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, sc: &mut Scratch, rng: Option<&mut Rng>, now: u64, wake: &mut u64) {
-    let vcs = r.vcs;
-    let Some((op, ov)) = choose_or_wait(switch, base, h, r, packets, prm, rng, now, wake) else { return };
-    let (ip, v) = (h.in_port as usize, h.in_vc as usize);
-    let idx = sc.requests.len() as u32;
-    sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
-    let slot = op * vcs + ov;
-    let rr = r.vc[(base + op) * vcs + ov].rr_va as usize;
-    let me = wrap(ip * vcs + v + slots - rr, slots);
-    let b = sc.best[slot];
-    let beats = b == NONE || {
-        let o = sc.requests[b as usize];
-        me < wrap(o.in_port as usize * vcs + o.in_vc as usize + slots - rr, slots)
-    };
-    if beats {
-        sc.best[slot] = idx;
     }
 }
 
@@ -526,24 +520,22 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
         }
     }
 
-    // One request, the common case at low load: its output has no other input to choose.
-    if let [rq] = sc.requests[..] {
-        let waiting = r.any_waiting(switch);
-        grant(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
-        return;
-    }
-    // Each output grants the input next after its last winner in round-robin order.
-    for i in 0..sc.requests.len() {
-        let Request { in_port, out_port, .. } = sc.requests[i];
-        let (ip, op) = (in_port as usize, out_port as usize);
-        let rr = r.ports[base + op].rr_out as usize;
-        let b = sc.best[op];
-        let beats = b == NONE || {
-            let other = sc.requests[b as usize].in_port as usize;
-            wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
-        };
-        if beats {
-            sc.best[op] = i as u32;
+    // A lone request, the common case at low load, is granted without arbitration: each
+    // output grants the input next after its last winner in round-robin order.
+    let arbitrate = sc.requests.len() > 1;
+    if arbitrate {
+        for i in 0..sc.requests.len() {
+            let Request { in_port, out_port, .. } = sc.requests[i];
+            let (ip, op) = (in_port as usize, out_port as usize);
+            let rr = r.ports[base + op].rr_out as usize;
+            let b = sc.best[op];
+            let beats = b == NONE || {
+                let other = sc.requests[b as usize].in_port as usize;
+                wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
+            };
+            if beats {
+                sc.best[op] = i as u32;
+            }
         }
     }
     // Whether some head waits for an output VC after VC allocation (a tail crossing then
@@ -553,15 +545,17 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
     let mut waiting_for_vc = None;
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
-        if sc.best[rq.out_port as usize] != i as u32 {
+        if arbitrate && sc.best[rq.out_port as usize] != i as u32 {
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
         let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
         grant(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
     }
-    for rq in &sc.requests {
-        sc.best[rq.out_port as usize] = NONE;
+    if arbitrate {
+        for rq in &sc.requests {
+            sc.best[rq.out_port as usize] = NONE;
+        }
     }
 }
 
