@@ -12,6 +12,7 @@
 //!   records asked for four steps ahead) with the records of today's torus switch, and with a
 //!   compact record per switch asked for whole or only where the step reads.
 
+use hopsim_core::prefetch::{line, slice};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -43,14 +44,6 @@ fn memory(bytes: usize) -> Vec<u8> {
     v
 }
 
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint on any address; it has no architectural effect.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-}
-
 /// Nanoseconds per place when each of `places` reads `lines` lines at `offsets(place)`,
 /// asking for the place 8 ahead before reading this one.
 fn read_places(mem: &[u8], places: &[usize], lines: impl Fn(usize, usize) -> usize, per_place: usize) -> f64 {
@@ -59,7 +52,7 @@ fn read_places(mem: &[u8], places: &[usize], lines: impl Fn(usize, usize) -> usi
     for i in 0..places.len() {
         if let Some(&ahead) = places.get(i + 8) {
             for l in 0..per_place {
-                prefetch(&mem[lines(ahead, l)]);
+                line(&mem[lines(ahead, l)]);
             }
         }
         for l in 0..per_place {
@@ -146,18 +139,10 @@ fn hop_layouts(draw: &mut Draw) {
     }
 }
 
-/// Lines of `bytes` bytes from byte `at` of `mem`, asked for (hint T1, as the engine asks for a
-/// switch's records).
+/// Ask for the lines of `bytes` bytes from byte `at` of `mem`, as the engine asks for a
+/// switch's records.
 fn ask(mem: &[u8], at: usize, bytes: usize) {
-    let mut line = at & !(LINE - 1);
-    while line < at + bytes {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is a hint on any address; it has no architectural effect.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(mem.as_ptr().wrapping_add(line) as *const i8)
-        };
-        line += LINE;
-    }
+    slice(&mem[at..at + bytes]);
 }
 
 /// A switch step of `swept_steps`: the switch, the input and output ports it serves, the head's
