@@ -140,9 +140,6 @@ pub struct Routers {
     /// Most ports a switch may have for its step to be prefetched whole (`WHOLE_SWITCH_BYTES`
     /// of port and VC records).
     whole_switch_ports: usize,
-    /// Whether an arrival prefetches its input VC's ring of slots (`WHOLE_RING_BYTES`): every
-    /// ring of a run has the same size.
-    prefetch_rings: bool,
 }
 
 /// One word of each of a switch's port bit sets, side by side: an arrival writes two of them
@@ -187,10 +184,6 @@ pub enum Prefetch {
 /// Bytes of a switch's port and VC records up to which its step is prefetched whole
 /// (`Routers::prefetch_switch`): a torus switch of 7 ports and 2 VCs has 1 KB.
 const WHOLE_SWITCH_BYTES: usize = 2 << 10;
-/// Bytes of an input VC's ring of slots up to which an arrival prefetches it whole (the
-/// benchmark's tori: 3 slots, 42 bytes).
-const WHOLE_RING_BYTES: usize = 128;
-
 /// Bytes of port and VC records below which prefetching is off: half a common L2 cache.
 const NEAR_BYTES: usize = 256 << 10;
 /// Bytes of port and VC records above which prefetching is `Deep`: half a common last-level
@@ -269,7 +262,6 @@ impl Routers {
             port_sets: vec![PortSets::default(); n * port_words],
             prefetch,
             whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
-            prefetch_rings: vc_slots(0, in_slots).len() * std::mem::size_of::<Entry>() <= WHOLE_RING_BYTES,
         }
     }
 
@@ -504,14 +496,14 @@ impl Routers {
                 let gp = self.global_port(switch as usize, port as usize);
                 let gv = gp * self.vcs + vc as usize;
                 line(&self.ports[gp]);
-                slice(std::slice::from_ref(&self.vc[gv]));
-                // The flit goes into the VC's record when the VC is empty, else into one slot
-                // behind it: a short ring is asked for whole, a long one (an Aries VC of 48
-                // five-phit packets holds 240 one-phit responses: 239 slots, 53 lines) not at
-                // all rather than mostly in vain.
-                if self.prefetch_rings {
-                    slice(&self.in_store[vc_slots(gv, self.in_slots)]);
-                }
+                // Only the VC's input queue: the rest of its record (the output side, a line
+                // away on most VCs) waits for the switch's step, which asks for it whole. Nor
+                // the ring behind the queue's front, which the flit only enters when the VC
+                // holds one already: rare at the loads large networks run at, and a write
+                // then, which does not hold the core up. At the million-node torus each
+                // arrival asked for one or two lines more than it reads, and leaving them out
+                // gave 4-5 % less wall time (docs/benchmarks.md).
+                slice(std::slice::from_ref(&self.vc[gv].input));
                 line(&self.port_sets[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {
                     // Routing reads the packet's first line, and the buffer entry takes the
@@ -521,7 +513,9 @@ impl Routers {
             }
             Event::Credit { switch, port, vc, .. } => {
                 let gv = self.global_port(switch as usize, port as usize) * self.vcs + vc as usize;
+                // Delivering it reads the credits and the front of the output queue.
                 line(&self.vc[gv].credits);
+                slice(std::slice::from_ref(&self.vc[gv].output));
             }
             Event::Eject { packet, .. } => line(&packets.get(packet).flits_ejected),
             Event::NicCredit { .. } => {}
