@@ -184,6 +184,7 @@ pub enum Prefetch {
 /// Bytes of a switch's port and VC records up to which its step is prefetched whole
 /// (`Routers::prefetch_switch`): a torus switch of 7 ports and 2 VCs has 1 KB.
 const WHOLE_SWITCH_BYTES: usize = 2 << 10;
+
 /// Bytes of port and VC records below which prefetching is off: half a common L2 cache.
 const NEAR_BYTES: usize = 256 << 10;
 /// Bytes of port and VC records above which prefetching is `Deep`: half a common last-level
@@ -500,9 +501,9 @@ impl Routers {
                 // away on most VCs) waits for the switch's step, which asks for it whole. Nor
                 // the ring behind the queue's front, which the flit only enters when the VC
                 // holds one already: rare at the loads large networks run at, and a write
-                // then, which does not hold the core up. At the million-node torus each
-                // arrival asked for one or two lines more than it reads, and leaving them out
-                // gave 4-5 % less wall time (docs/benchmarks.md).
+                // then, which does not hold the core up. On the million-node torus, leaving
+                // them out made the network's filling 4-5 % faster and its steady state no
+                // slower (docs/benchmarks.md).
                 slice(std::slice::from_ref(&self.vc[gv].input));
                 line(&self.port_sets[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {
