@@ -34,7 +34,8 @@ pub struct StepCtx<'a, C: Schedule> {
 #[derive(Default)]
 pub struct Scratch {
     requests: Vec<Request>,
-    /// Best request index per output port of the switch being stepped.
+    /// The winning request's index per output (VC or port) of the switch being stepped
+    /// (`Arbiter`).
     best: Vec<u32>,
     /// Heads that VC allocation looks at in this step.
     heads: Vec<Head>,
@@ -308,42 +309,67 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
             sc.requests.push(Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
         }
     }
-    // A lone request, the common case at low load, wins without arbitration.
-    let arbitrate = sc.requests.len() > 1;
-    if arbitrate {
-        vc_arbitration(base, slots, r, sc);
-    }
+    // Each output VC picks the input VC next after its last winner in round-robin order.
+    let out_vc = |q: Request| q.out_port as usize * vcs + q.out_vc as usize;
+    let arbiter = {
+        let r = &*r;
+        let order = |q: Request| {
+            let rr = r.vc[(base + q.out_port as usize) * vcs + q.out_vc as usize].rr_va as usize;
+            wrap(q.in_port as usize * vcs + q.in_vc as usize + slots - rr, slots)
+        };
+        Arbiter::pick(&sc.requests, &mut sc.best, slots, out_vc, order)
+    };
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
-        if arbitrate && sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] != i as u32 {
+        if arbiter.lost(&sc.best, out_vc(rq), i) {
             note(wake, now + 1);
             continue;
         }
         win_vc(r, cx.packets, cx.params, base, slots, rq, now);
     }
-    if arbitrate {
-        for rq in &sc.requests {
-            sc.best[rq.out_port as usize * vcs + rq.out_vc as usize] = NONE;
-        }
-    }
+    arbiter.clear(&sc.requests, &mut sc.best, out_vc);
 }
 
-/// Each output VC asked for picks, among the requests for it, the input VC next after its
-/// last winner in round-robin order (`sc.best`, by output VC of the switch).
-#[inline(always)]
-fn vc_arbitration(base: usize, slots: usize, r: &Routers, sc: &mut Scratch) {
-    let vcs = r.vcs;
-    if sc.best.len() < slots {
-        sc.best.resize(slots, NONE);
+/// Separable arbitration among the requests of a step, one per input, for the outputs that
+/// `output` names (output VCs in VC allocation, output ports in switch allocation): each output
+/// picks the request first in its round-robin `order`, recorded as its index in `best`. A
+/// lone request, the common case at low load, wins without it.
+#[derive(Clone, Copy)]
+struct Arbiter {
+    arbitrated: bool,
+}
+
+impl Arbiter {
+    #[inline(always)]
+    fn pick(requests: &[Request], best: &mut Vec<u32>, outputs: usize, output: impl Fn(Request) -> usize, order: impl Fn(Request) -> usize) -> Self {
+        let arbitrated = requests.len() > 1;
+        if arbitrated {
+            if best.len() < outputs {
+                best.resize(outputs, NONE);
+            }
+            for (i, &rq) in requests.iter().enumerate() {
+                let b = &mut best[output(rq)];
+                if *b == NONE || order(rq) < order(requests[*b as usize]) {
+                    *b = i as u32;
+                }
+            }
+        }
+        Arbiter { arbitrated }
     }
-    for i in 0..sc.requests.len() {
-        let rq = sc.requests[i];
-        let slot = rq.out_port as usize * vcs + rq.out_vc as usize;
-        let rr = r.vc[(base + rq.out_port as usize) * vcs + rq.out_vc as usize].rr_va as usize;
-        let order = |q: Request| wrap(q.in_port as usize * vcs + q.in_vc as usize + slots - rr, slots);
-        let b = sc.best[slot];
-        if b == NONE || order(rq) < order(sc.requests[b as usize]) {
-            sc.best[slot] = i as u32;
+
+    /// Whether request `i`, for `output`, lost its output to another.
+    #[inline(always)]
+    fn lost(self, best: &[u32], output: usize, i: usize) -> bool {
+        self.arbitrated && best[output] != i as u32
+    }
+
+    /// Leave `best` empty for the next arbitration.
+    #[inline(always)]
+    fn clear(self, requests: &[Request], best: &mut [u32], output: impl Fn(Request) -> usize) {
+        if self.arbitrated {
+            for &rq in requests {
+                best[output(rq)] = NONE;
+            }
         }
     }
 }
@@ -465,9 +491,6 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
     let (switch, base, nports) = (at.switch, at.base, at.nports);
     let sc = &mut *cx.scratch;
     sc.requests.clear();
-    if sc.best.len() < nports {
-        sc.best.resize(nports, NONE);
-    }
 
     for word in 0..at.words {
         let w = at.first_word + word;
@@ -520,24 +543,13 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
         }
     }
 
-    // A lone request, the common case at low load, is granted without arbitration: each
-    // output grants the input next after its last winner in round-robin order.
-    let arbitrate = sc.requests.len() > 1;
-    if arbitrate {
-        for i in 0..sc.requests.len() {
-            let Request { in_port, out_port, .. } = sc.requests[i];
-            let (ip, op) = (in_port as usize, out_port as usize);
-            let rr = r.ports[base + op].rr_out as usize;
-            let b = sc.best[op];
-            let beats = b == NONE || {
-                let other = sc.requests[b as usize].in_port as usize;
-                wrap(ip + nports - rr, nports) < wrap(other + nports - rr, nports)
-            };
-            if beats {
-                sc.best[op] = i as u32;
-            }
-        }
-    }
+    // Each output port grants the input next after its last winner in round-robin order.
+    let out_port = |q: Request| q.out_port as usize;
+    let arbiter = {
+        let r = &*r;
+        let order = |q: Request| wrap(q.in_port as usize + nports - r.ports[base + q.out_port as usize].rr_out as usize, nports);
+        Arbiter::pick(&sc.requests, &mut sc.best, nports, out_port, order)
+    };
     // Whether some head waits for an output VC after VC allocation (a tail crossing then
     // makes the switch look again next cycle). Nothing changes it between VC allocation and
     // the first grant, so it is read there, and only by steps that grant: its word is
@@ -545,18 +557,14 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
     let mut waiting_for_vc = None;
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
-        if arbitrate && sc.best[rq.out_port as usize] != i as u32 {
+        if arbiter.lost(&sc.best, out_port(rq), i) {
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
         let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
         grant(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
     }
-    if arbitrate {
-        for rq in &sc.requests {
-            sc.best[rq.out_port as usize] = NONE;
-        }
-    }
+    arbiter.clear(&sc.requests, &mut sc.best, out_port);
 }
 
 /// Output VC `gov` changed: wake the heads waiting for it if one of them may now take it.
