@@ -196,7 +196,7 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
 /// its link finishes it, which takes a step of the switch then. Otherwise the switch's next
 /// step gives it back first thing (`link_port`), before anything of the switch reads it:
 /// nothing reads it in between unless routing reads queues on arrival, a head waits for
-/// the VC (`vc_request` asks for that cycle itself when it starts waiting) or a flit waits
+/// the VC (`choose_or_wait` asks for that cycle itself when it starts waiting) or a flit waits
 /// for its space (`switch_allocation` does the same).
 #[inline(always)]
 fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
