@@ -147,6 +147,22 @@ fn runs_that_cannot_fit_in_memory_are_refused_with_their_largest_part() {
     assert_eq!(memory::parse_bytes("lots"), None);
 }
 
+/// The port records are the array every arrival and step reads: allocated at their final
+/// size, not grown by doubling, they take no more than they hold, and on a large network
+/// the kernel can back all of them with huge pages (docs/benchmarks.md). Both a network of
+/// equal switches and one whose spines have no servers are counted up front.
+#[test]
+fn port_records_are_allocated_at_their_final_size() {
+    for toml in [
+        "[topology]\nkind = \"torus\"\ndims = [10, 10, 10]\n[traffic]\nload = 0.1\n",
+        "[topology]\nkind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 2\nservers_per_switch = 2\n[routing]\nalgorithm = \"minimal\"\n[traffic]\nload = 0.1\n",
+    ] {
+        let sim = hopsim_core::engine::Simulation::new(&from_toml_str(toml).unwrap()).unwrap();
+        let ports = &sim.routers.ports;
+        assert_eq!(ports.capacity(), ports.len(), "{toml}");
+    }
+}
+
 #[test]
 fn source_queues_are_capped_and_what_they_refuse_is_counted() {
     let run = |limit: &str| {
