@@ -206,18 +206,20 @@ impl Prefetch {
 impl Routers {
     pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, timings: &ClassTimings, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32) -> Self {
         let n = topo.num_switches();
+        let network_ports: Vec<u16> = (0..n).map(|s| topo.network_ports(s) as u16).collect();
         let mut port_base = Vec::with_capacity(n + 1);
-        // Sized up front: grown by doubling, the million-node torus's ports (448 MB) took a
-        // 512 MB block, and the moves on the way left 60 % of it in small pages, which every
-        // arrival and step then paid for in TLB misses.
-        let total_ports = (0..n).map(|s| topo.network_ports(s) + servers.servers_at(s)).sum();
-        let mut ports = Vec::with_capacity(total_ports);
-        let mut network_ports = Vec::with_capacity(n);
-        for s in 0..n {
-            port_base.push(ports.len() as u32);
-            let np = topo.network_ports(s);
-            network_ports.push(np as u16);
-            for p in 0..np {
+        let mut total = 0u32;
+        for (s, &np) in network_ports.iter().enumerate() {
+            port_base.push(total);
+            total += np as u32 + servers.servers_at(s) as u32;
+        }
+        port_base.push(total);
+        // Sized up front from those counts: grown by doubling, the million-node torus's ports
+        // (448 MB) took a 512 MB block, and the moves on the way left 60 % of it in small
+        // pages, which every arrival and step then paid for in TLB misses.
+        let mut ports = Vec::with_capacity(total as usize);
+        for (s, &np) in network_ports.iter().enumerate() {
+            for p in 0..np as usize {
                 let peer = match topo.neighbour(s, p) {
                     Some(pp) => Peer::Switch { switch: pp.switch, port: pp.port },
                     None => Peer::Unconnected,
@@ -228,7 +230,7 @@ impl Routers {
                 ports.push(Port::new(Peer::Server(servers.server(s, l) as u32), Channel::new(timings.of(LinkClass::Injection))));
             }
         }
-        port_base.push(ports.len() as u32);
+        debug_assert_eq!(ports.len(), total as usize);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let uniform = port_base.windows(2).all(|w| (w[1] - w[0]) as usize == max_ports);
         let waiter_words = waiter_words(max_ports, vcs);
