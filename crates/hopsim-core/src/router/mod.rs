@@ -6,7 +6,7 @@ mod fifo;
 mod step;
 
 pub use fifo::{vc_slots, Entry, Fifo};
-pub use step::{step, step_each, Scratch, StepCtx};
+pub use step::{step_each, Scratch, StepCtx};
 
 use crate::calendar::Event;
 use crate::link::{Channel, ClassTimings};

@@ -69,11 +69,11 @@ const NONE: u32 = u32::MAX;
 // (adding the component registries once split `step` and `choose_output` out of the loop, for
 // +2.9 % instructions on the 8x8 torus). docs/benchmarks.md has the counts.
 #[inline]
-pub fn step<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
+fn step<const V: usize, const W: usize, C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     let mut wake = NEVER;
-    let at = At::new(cx.routers, switch);
-    link_stage(at, now, cx, &mut wake);
-    allocation_stage(at, now, cx, &mut wake);
+    let at = At::new::<W>(cx.routers, switch);
+    link_stage::<V, _>(at, now, cx, &mut wake);
+    allocation_stage::<V, _>(at, now, cx, &mut wake);
     if wake != NEVER {
         cx.cal.wake_router(switch, wake);
     }
@@ -81,11 +81,39 @@ pub fn step<C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
 
 /// Step the switches of `visit` in its order, asking before each step for the records of
 /// those to come (`Routers::prefetch_visits`).
+///
+/// The step is compiled apart for the common shapes of switch: 1, 2, 4 or 8 VCs a port and
+/// at most 64 ports (one word of each port bit set). With both known to the compiler a VC's
+/// index is a shift, the loops over a port's VCs unroll and the walks over the port bit sets
+/// are one word long: 6 % fewer instructions on the 8x8 torus, 2-3 % less time on the small
+/// tori (docs/benchmarks.md). Other switches take the general step (`V = W = 0`).
 #[inline]
 pub fn step_each<C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
+    match (cx.routers.vcs, cx.routers.port_words) {
+        (1, 1) => step_each_with::<1, 1, C>(visit, now, cx),
+        (2, 1) => step_each_with::<2, 1, C>(visit, now, cx),
+        (4, 1) => step_each_with::<4, 1, C>(visit, now, cx),
+        (8, 1) => step_each_with::<8, 1, C>(visit, now, cx),
+        _ => step_each_with::<0, 0, C>(visit, now, cx),
+    }
+}
+
+#[inline]
+fn step_each_with<const V: usize, const W: usize, C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
     for (i, &s) in visit.iter().enumerate() {
         cx.routers.prefetch_visits(visit, i, cx.packets);
-        step(s as usize, now, cx);
+        step::<V, W, C>(s as usize, now, cx);
+    }
+}
+
+/// VCs per port: `V` when the step was compiled for that count, else the routers' own.
+#[inline(always)]
+fn vcs<const V: usize>(r: &Routers) -> usize {
+    if V == 0 {
+        r.vcs
+    } else {
+        debug_assert_eq!(r.vcs, V);
+        V
     }
 }
 
@@ -103,9 +131,10 @@ struct At {
 
 impl At {
     #[inline(always)]
-    fn new(r: &Routers, switch: usize) -> Self {
+    fn new<const W: usize>(r: &Routers, switch: usize) -> Self {
         let ports = r.ports_of(switch);
-        At { switch, base: ports.start, nports: ports.len(), first_word: switch * r.port_words, words: r.port_words }
+        let words = if W == 0 { r.port_words } else { W };
+        At { switch, base: ports.start, nports: ports.len(), first_word: switch * words, words }
     }
 }
 
@@ -127,7 +156,7 @@ fn note(wake: &mut u64, t: u64) {
 }
 
 #[inline]
-fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+fn link_stage<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     // Only ports with a flit in their output buffer or on their link (`busy_outputs`): the
     // others have nothing to send or release.
     for k in 0..at.words {
@@ -136,7 +165,7 @@ fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64
         while busy != 0 {
             let op = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            if link_port(at.switch, at.base + k * 64 + op, now, cx, wake) {
+            if link_port::<V, _>(at.switch, at.base + k * 64 + op, now, cx, wake) {
                 // Idle now; a grant marks it again.
                 cx.routers.port_sets[w].busy_outputs &= !(1 << op);
             }
@@ -148,9 +177,9 @@ fn link_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64
 /// and the next flit (round-robin over the VCs) starts when the link is free. Whether the
 /// port is left with nothing to send or release.
 #[inline]
-fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
+fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
     let r = &mut *cx.routers;
-    let vcs = r.vcs;
+    let vcs = vcs::<V>(r);
     // Fields are read one by one, not the port copied: most ports only need two looked at.
     let p = &mut r.ports[gp];
     if p.tx_pending {
@@ -186,7 +215,7 @@ fn link_port<C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C
         if !credits_cover(r, gp, gv, e.phits) {
             continue; // a credit event will wake the switch
         }
-        send_flit(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
+        send_flit::<V, _>(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
         break;
     }
     false
@@ -231,8 +260,8 @@ struct Sent<'a> {
 /// or the next cycle when a grant knows the link would take it then (`grant`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn send_flit<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, gp: usize, v: usize, start: u64, now: u64, wake: &mut u64) {
-    let vcs = r.vcs;
+fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, gp: usize, v: usize, start: u64, now: u64, wake: &mut u64) {
+    let vcs = vcs::<V>(r);
     let gv = gp * vcs + v;
     let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
     let u = e.phits;
@@ -270,9 +299,9 @@ fn send_flit<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent
 }
 
 #[inline]
-fn allocation_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
-    vc_allocation(at, now, cx, wake);
-    switch_allocation(at, now, cx, wake);
+fn allocation_stage<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+    vc_allocation::<V, _>(at, now, cx, wake);
+    switch_allocation::<V, _>(at, now, cx, wake);
 }
 
 /// Separable VC allocation: every input VC whose head has no output VC yet asks for the best
@@ -281,9 +310,9 @@ fn allocation_stage<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &m
 /// crossbar, so a packet that waits for buffer space keeps its turn instead of losing it to
 /// whichever input happens to be free when the space appears.
 #[inline]
-fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
-    let vcs = r.vcs;
+    let vcs = vcs::<V>(r);
     let (switch, base) = (at.switch, at.base);
     let slots = at.nports * vcs;
     let sc = &mut *cx.scratch;
@@ -294,7 +323,7 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
-            ready_heads(base, ip, w, now, r, cx.packets, sc, wake);
+            ready_heads::<V>(base, ip, w, now, r, cx.packets, sc, wake);
         }
     }
     // Most steps have no head to allocate: they stop here.
@@ -305,7 +334,7 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
     sc.requests.clear();
     for i in 0..sc.heads.len() {
         let h = sc.heads[i];
-        if let Some((op, ov)) = choose_or_wait(switch, base, h, r, cx.packets, cx.params, rng.as_deref_mut(), now, wake) {
+        if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng.as_deref_mut(), now, wake) {
             sc.requests.push(Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
         }
     }
@@ -325,7 +354,7 @@ fn vc_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut 
             note(wake, now + 1);
             continue;
         }
-        win_vc(r, cx.packets, cx.params, base, slots, rq, now);
+        win_vc::<V>(r, cx.packets, cx.params, base, slots, rq, now);
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_vc);
 }
@@ -377,8 +406,8 @@ impl Arbiter {
 /// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
 /// tail crosses, and the output's round-robin pointer moves past it.
 #[inline(always)]
-fn win_vc(r: &mut Routers, packets: &mut Arena, prm: &Params, base: usize, slots: usize, rq: Request, now: u64) {
-    let vcs = r.vcs;
+fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, base: usize, slots: usize, rq: Request, now: u64) {
+    let vcs = vcs::<V>(r);
     let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
     let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
     r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
@@ -400,8 +429,8 @@ fn win_vc(r: &mut Routers, packets: &mut Arena, prm: &Params, base: usize, slots
 /// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
-    let vcs = r.vcs;
+fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
+    let vcs = vcs::<V>(r);
     let gp = base + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
     // grants). Heads that found every VC they may use taken wait, untouched, until one of
@@ -432,10 +461,10 @@ fn ready_heads(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, p
 /// waits for every VC it may use.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn choose_or_wait(switch: usize, base: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, rng: Option<&mut Rng>, now: u64, wake: &mut u64) -> Option<(usize, usize)> {
-    let vcs = r.vcs;
+fn choose_or_wait<const V: usize>(switch: usize, base: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, rng: Option<&mut Rng>, now: u64, wake: &mut u64) -> Option<(usize, usize)> {
+    let vcs = vcs::<V>(r);
     let pkt = packets.get(h.packet);
-    let chosen = choose_output(r, base, pkt, h.phits as u32, prm, rng);
+    let chosen = choose_output::<V>(r, base, pkt, h.phits as u32, prm, rng);
     if chosen.is_none() {
         // Whether a head finds a VC depends only on the state of the VCs it may use,
         // which improves only when one of them frees space or is released.
@@ -484,9 +513,9 @@ fn count_hop(pkt: &mut crate::packet::Packet, out_port: u16, out_vc: u8, extra_l
 /// whose flit fits in its output VC's buffer; each output port grants one input port,
 /// round-robin starting after its last winner.
 #[inline]
-fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
     let r = &mut *cx.routers;
-    let vcs = r.vcs;
+    let vcs = vcs::<V>(r);
     let prm = cx.params;
     let (switch, base, nports) = (at.switch, at.base, at.nports);
     let sc = &mut *cx.scratch;
@@ -562,7 +591,7 @@ fn switch_allocation<C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &
             continue;
         }
         let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
-        grant(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
+        grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_port);
 }
@@ -601,8 +630,8 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`). `u`: the
 /// head flit's phits.
 #[inline]
-fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
-    let vcs = r.vcs;
+fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
+    let vcs = vcs::<V>(r);
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(rng);
     for c in pkt.candidates.as_slice() {
@@ -636,8 +665,8 @@ fn choose_output(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
-    let vcs = r.vcs;
+fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
+    let vcs = vcs::<V>(r);
     let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
@@ -675,7 +704,7 @@ fn grant<C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at
     let p = &r.ports[go];
     let alone = !p.tx_pending && p.out_flits == 1 && now + 1 < prm.window.1;
     if alone && link_may_start == now + 1 && credits_cover(r, go, gvo, e.phits) {
-        send_flit(r, cal, prm, sent, go, rq.out_vc as usize, now + 1, now, wake);
+        send_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, now + 1, now, wake);
     } else {
         note(wake, link_may_start);
     }
