@@ -103,8 +103,9 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let live = packet_slots / 5 * 2 + 2 * servers;
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
 
-    // NICs, their credits, counters, generators, source-queue headers, traffic tables.
-    let per_server = size_of::<crate::nic::Nic>() + size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
+    // NICs, their credits, two sets of counters (the window's and the run's), generators,
+    // source-queue headers, traffic tables.
+    let per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
     parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
 
     let (queue, packets, limited) = source_queue(spec);

@@ -154,32 +154,33 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
 /// The NIC counters of the active servers, and their run-wide sums in `m`.
 fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
     let mut t = CounterTable::default();
-    let mut sum = crate::nic::Counters::default();
+    // Sums over the servers, in 64 bits (a NIC's counts take 32).
+    let (mut flits, mut stalled, mut responses, mut latency) = (0u64, 0u64, 0u64, 0u64);
     for &s in &sim.traffic.active {
         let c = &sim.nics.counters[s as usize];
         t.server.push(s);
-        t.request_flits.push(c.request_flits);
-        t.stalled_cycles.push(c.stalled_cycles);
-        t.request_packets.push(c.request_packets);
-        t.responses_received.push(c.responses_received);
+        t.request_flits.push(c.request_flits.into());
+        t.stalled_cycles.push(c.stalled_cycles.into());
+        t.request_packets.push(c.request_packets.into());
+        t.responses_received.push(c.responses_received.into());
         t.cumulative_request_latency.push(c.request_latency);
-        t.responses_sent.push(c.responses_sent);
-        t.packets.push(c.packets);
+        t.responses_sent.push(c.responses_sent.into());
+        t.packets.push(c.packets.into());
         t.cumulative_packet_latency.push(c.latency_sum);
         t.stalls_per_flit.push(c.stalls_per_flit());
         t.request_latency_mean.push(c.request_latency_mean());
         t.outstanding_max.push(sim.nics.nics[s as usize].outstanding_max);
-        sum.request_flits += c.request_flits;
-        sum.stalled_cycles += c.stalled_cycles;
-        sum.responses_received += c.responses_received;
-        sum.request_latency += c.request_latency;
+        flits += u64::from(c.request_flits);
+        stalled += u64::from(c.stalled_cycles);
+        responses += u64::from(c.responses_received);
+        latency += c.request_latency;
     }
-    m.nic_stalls_per_flit = sum.stalls_per_flit();
-    m.nic_request_latency_mean = sum.request_latency_mean();
+    m.nic_stalls_per_flit = crate::nic::stalls_per_flit(stalled, flits);
+    m.nic_request_latency_mean = crate::nic::request_latency_mean(latency, responses);
     let totals = &sim.nics.totals;
-    m.requests_sent = totals.iter().map(|c| c.request_packets).sum();
-    m.responses_sent = totals.iter().map(|c| c.responses_sent).sum();
-    m.responses_received = totals.iter().map(|c| c.responses_received).sum();
+    m.requests_sent = totals.iter().map(|c| u64::from(c.request_packets)).sum();
+    m.responses_sent = totals.iter().map(|c| u64::from(c.responses_sent)).sum();
+    m.responses_received = totals.iter().map(|c| u64::from(c.responses_received)).sum();
     m.outstanding_max = sim.nics.nics.iter().map(|n| n.outstanding_max as u64).max().unwrap_or(0);
     t
 }
@@ -200,8 +201,8 @@ fn sample_table(sim: &Simulation) -> SampleTable {
         t.phits_per_cycle.push(s.phits as f64 / s.cycles.max(1) as f64);
         t.message_cycles.push(s.message_cycles);
         let c = &s.counters;
-        t.request_packets.push(c.request_packets);
-        t.request_flits.push(c.request_flits);
+        t.request_packets.push(c.request_packets.into());
+        t.request_flits.push(c.request_flits.into());
         t.stalls_per_flit.push(c.stalls_per_flit());
         t.request_latency_mean.push(c.request_latency_mean());
         t.model_cycles.push(c.model_cycles());

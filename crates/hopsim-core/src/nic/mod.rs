@@ -17,27 +17,33 @@ pub use crate::spec::InjectionRule;
 
 /// Aries-style per-NIC counters (over the measured window, or over the whole run). Without a
 /// protocol every packet counts as a request that nobody answers.
+///
+/// Every server keeps two sets, so their size is memory per server: the counts take 32 bits,
+/// since a NIC moves at most one phit a cycle on each of its channels and a run has fewer than
+/// 2^31 cycles (`spec::validate::MAX_CYCLES`); the sums of latencies take 64. Sums over
+/// servers are taken in 64 bits (engine/report.rs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Responses back at this NIC (`responses_received`), and the sum over them of the cycles
+    /// from their request's first flit leaving to their last flit arriving: Aries's Request
+    /// Packets Cumulative Latency (counted when the response is back).
+    pub request_latency: u64,
+    /// The sum of the latencies of the packets from this NIC delivered (`packets`), creation
+    /// to last phit ejected.
+    pub latency_sum: u64,
     /// Request flits (phits) this NIC sent: Aries's Request Flits.
-    pub request_flits: u64,
+    pub request_flits: u32,
     /// Cycles a ready request flit waited for credits (back-pressure), counted when it
     /// leaves: Aries's Request Flits Stalled Cycles. Waiting for `nic.max_outstanding` is not
-    /// back-pressure and is not counted.
-    pub stalled_cycles: u64,
+    /// back-pressure and is not counted. One flit waits at a time, so at most the run's cycles.
+    pub stalled_cycles: u32,
     /// Requests whose first flit left this NIC: Aries's Request Packets.
-    pub request_packets: u64,
-    /// Responses back at this NIC, and the sum over them of the cycles from their request's
-    /// first flit leaving to their last flit arriving: Aries's Request Packets Cumulative
-    /// Latency (counted when the response is back).
-    pub responses_received: u64,
-    pub request_latency: u64,
+    pub request_packets: u32,
+    pub responses_received: u32,
     /// Responses this NIC sent (to other NICs' requests).
-    pub responses_sent: u64,
-    /// Packets from this NIC delivered, and the sum of their latencies, creation to last phit
-    /// ejected.
-    pub packets: u64,
-    pub latency_sum: u64,
+    pub responses_sent: u32,
+    /// Packets from this NIC delivered.
+    pub packets: u32,
 }
 
 impl Counters {
@@ -57,12 +63,12 @@ impl Counters {
 
     /// Stalled cycles per request flit (the paper's s).
     pub fn stalls_per_flit(&self) -> f64 {
-        self.stalled_cycles as f64 / self.request_flits as f64
+        stalls_per_flit(self.stalled_cycles.into(), self.request_flits.into())
     }
 
     /// Mean request-to-response latency (the paper's L).
     pub fn request_latency_mean(&self) -> f64 {
-        self.request_latency as f64 / self.responses_received as f64
+        request_latency_mean(self.request_latency, self.responses_received.into())
     }
 
     /// The paper's cost model (its equation 2) for a message of `p` request packets and `f`
@@ -74,6 +80,16 @@ impl Counters {
         let (p, f) = (self.request_packets as f64, self.request_flits as f64);
         (p + 512.0) / 1024.0 * self.request_latency_mean() + f * (self.stalls_per_flit() + 1.0)
     }
+}
+
+/// Stalled cycles per request flit (the paper's s), of one NIC's counters or of their sums.
+pub fn stalls_per_flit(stalled_cycles: u64, request_flits: u64) -> f64 {
+    stalled_cycles as f64 / request_flits as f64
+}
+
+/// Mean request-to-response latency (the paper's L), of one NIC's counters or of their sums.
+pub fn request_latency_mean(request_latency: u64, responses_received: u64) -> f64 {
+    request_latency as f64 / responses_received as f64
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -270,7 +286,7 @@ impl Nics {
         let nic = &mut self.nics[server];
         if nic.stall_since != NEVER {
             let stalled = now - nic.stall_since;
-            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.stalled_cycles += stalled);
+            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.stalled_cycles += stalled as u32);
             nic.stall_since = NEVER;
         }
         if flit == 0 {
@@ -315,7 +331,7 @@ impl Nics {
             nic.next_flit = flit + 1;
         }
         if !response {
-            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.request_flits += u as u64);
+            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.request_flits += u);
         }
         if flit == 0 {
             packets.get_mut(id).extra_link_latency += nic.link.latency as i32 - prm.latency as i32;
@@ -361,6 +377,13 @@ fn append(head: &mut u32, tail: &mut u32, id: u32, packets: &mut Arena) -> u64 {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// Every server keeps two sets of counters: 40 bytes each, against 64 when every count
+    /// took 64 bits.
+    #[test]
+    fn a_nics_counters_take_forty_bytes() {
+        assert_eq!(std::mem::size_of::<Counters>(), 40);
+    }
 
     #[test]
     fn injection_vc_follows_the_rule() {

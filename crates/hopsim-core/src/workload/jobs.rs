@@ -332,10 +332,10 @@ impl Jobs {
             packet_latency_q3: h.quantile(0.75),
             packet_latency_mean: h.mean(),
             mode_bytes: job.mode_bytes.iter().enumerate().filter(|(_, &b)| b > 0).map(|(i, &b)| (mode_name(i).to_string(), b)).collect(),
-            request_flits: of(|c| c.request_flits),
-            stalled_cycles: of(|c| c.stalled_cycles),
-            request_packets: of(|c| c.request_packets),
-            responses_received: of(|c| c.responses_received),
+            request_flits: of(|c| c.request_flits.into()),
+            stalled_cycles: of(|c| c.stalled_cycles.into()),
+            request_packets: of(|c| c.request_packets.into()),
+            responses_received: of(|c| c.responses_received.into()),
             cumulative_request_latency: of(|c| c.request_latency),
         }
     }
