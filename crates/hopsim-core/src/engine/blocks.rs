@@ -162,6 +162,9 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
         v = v_end;
         let block: &[u32] = if extra.is_empty() {
             due
+        } else if shift <= BITMAP_SHIFT {
+            steps_by_bits((first + b) << shift, due, extra, out.cal, steps);
+            steps
         } else {
             extra.sort_unstable();
             extra.dedup();
@@ -187,6 +190,31 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
         stepped += block.len();
     }
     stepped
+}
+
+/// Blocks of at most `1 << BITMAP_SHIFT` switches (those of networks far larger than the
+/// cache: 128 torus switches) join their due switches and those their deliveries need
+/// stepped in a bit set, instead of sorting the latter and merging: on the million-node torus
+/// on 2 threads the sort and the merge took 2.3 % of the run.
+const BITMAP_SHIFT: u32 = 7;
+
+/// The switches of the block from `first` to step (`due`, ascending, and `extra`, in any order
+/// and possibly repeated) into `steps`, ascending, each once; the switches of `extra` are
+/// stepped now (`Schedule::step_now`), in ascending order, as `union_ascending` after a sort.
+fn steps_by_bits<C: Schedule>(first: usize, due: &[u32], extra: &[u32], cal: &mut C, steps: &mut Vec<u32>) {
+    let bit = |s: u32| 1u128 << (s as usize - first);
+    let now_bits = extra.iter().fold(0u128, |acc, &s| acc | bit(s));
+    let mut m = now_bits;
+    while m != 0 {
+        cal.step_now(first + m.trailing_zeros() as usize);
+        m &= m - 1;
+    }
+    let mut m = due.iter().fold(now_bits, |acc, &s| acc | bit(s));
+    steps.clear();
+    while m != 0 {
+        steps.push((first + m.trailing_zeros() as usize) as u32);
+        m &= m - 1;
+    }
 }
 
 /// `a` and `b` (both ascending, no repeats) into `out`, ascending, each switch once.
@@ -223,6 +251,32 @@ mod tests {
         assert_eq!(out, [3]);
         union_ascending(&[4], &[], &mut out);
         assert_eq!(out, [4]);
+    }
+
+    /// A block's steps joined in a bit set are those of a sort and a merge, and the switches
+    /// its deliveries need are stepped now once each, in ascending order.
+    #[test]
+    fn steps_joined_by_bits_are_those_of_a_sort_and_merge() {
+        struct Record(Vec<usize>);
+        impl Schedule for Record {
+            fn schedule(&mut self, _: u64, _: u64, _: Event) {}
+            fn wake_router(&mut self, _: usize, _: u64) {}
+            fn step_now(&mut self, switch: usize) {
+                self.0.push(switch);
+            }
+        }
+        // The block of 128 switches from 256: its first and last switch among them.
+        let (due, extra) = ([256, 300, 383], [383, 260, 260, 301, 256, 290]);
+        let (mut now, mut steps) = (Record(Vec::new()), Vec::new());
+        steps_by_bits(256, &due, &extra, &mut now, &mut steps);
+        let mut sorted = extra.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut merged = Vec::new();
+        union_ascending(&due, &sorted, &mut merged);
+        assert_eq!(steps, merged);
+        assert_eq!(now.0, sorted.iter().map(|&s| s as usize).collect::<Vec<_>>());
+        assert_eq!(steps, [256, 260, 290, 300, 301, 383]);
     }
 
     /// Events are grouped by block of the thread's switches, in calendar order within a
