@@ -202,7 +202,10 @@ const BITMAP_SHIFT: u32 = 7;
 /// and possibly repeated) into `steps`, ascending, each once; the switches of `extra` are
 /// stepped now (`Schedule::step_now`), in ascending order, as `union_ascending` after a sort.
 fn steps_by_bits<C: Schedule>(first: usize, due: &[u32], extra: &[u32], cal: &mut C, steps: &mut Vec<u32>) {
-    let bit = |s: u32| 1u128 << (s as usize - first);
+    let bit = |s: u32| {
+        debug_assert!((s as usize) >= first && (s as usize) - first < 1 << BITMAP_SHIFT, "switch {s} outside the block from {first}");
+        1u128 << (s as usize - first)
+    };
     let now_bits = extra.iter().fold(0u128, |acc, &s| acc | bit(s));
     let mut m = now_bits;
     while m != 0 {
