@@ -142,7 +142,7 @@ pub fn simulate_validated(
     }
     if with_spec {
         let mut v = serde_json::to_value(&result).expect("results serialise");
-        v["spec"] = serde_json::to_value(normalised(&spec)).expect("specs serialise");
+        v["spec"] = serde_json::to_value(normalised(spec)).expect("specs serialise");
         return Ok(Some(v.to_string()));
     }
     Ok(Some(serde_json::to_string(&result).expect("results serialise")))

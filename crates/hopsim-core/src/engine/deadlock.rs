@@ -293,7 +293,7 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
     let q = &r.vc[gov];
     let leaving = if port.tx_pending && port.tx_vc as usize == ov { port.tx_phits as u32 } else { 0 };
     // Room for the shortest flit, or credits for the flit at the front.
-    let Some(next) = q.output.front() else { return None };
+    let next = q.output.front()?;
     if prm.out_cap - (q.out_used - leaving) >= prm.flit_phits(prm.min_packet_phits) as u32 || q.credits >= next.phits as u32 {
         return None;
     }

@@ -420,7 +420,7 @@ impl Simulation {
             self.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
         }
         self.walk = walk;
-        self.to_servers_and_nics(now, measuring, events, false);
+        self.servers_and_nics(now, measuring, events, false);
     }
 
     /// Step the switches of `visit` (ascending), every event of the cycle delivered.
@@ -479,7 +479,7 @@ impl Simulation {
             team.publish(job, visit);
             team.step_own(job, visit);
             if overlap {
-                me.to_servers_and_nics(now, measuring, to_deliver, true);
+                me.servers_and_nics(now, measuring, to_deliver, true);
                 finished = me.workload_done();
                 ahead = !finished && me.may_generate_ahead(now, limits);
                 if ahead {
@@ -493,7 +493,7 @@ impl Simulation {
                 self.cal.schedule(at, now, ev);
             }
         } else {
-            self.to_servers_and_nics(now, measuring, to_deliver, false);
+            self.servers_and_nics(now, measuring, to_deliver, false);
             finished = self.workload_done();
         }
         (finished, ahead)
@@ -501,7 +501,7 @@ impl Simulation {
 
     /// The part of a cycle after the switches' steps that concerns servers: the cycle's
     /// events for them (`events`: those the switches' part left), then the NIC steps.
-    fn to_servers_and_nics(&mut self, now: u64, measuring: bool, events: &[Event], defer: bool) {
+    fn servers_and_nics(&mut self, now: u64, measuring: bool, events: &[Event], defer: bool) {
         for ev in events {
             self.deliver_to_server(now, *ev);
         }

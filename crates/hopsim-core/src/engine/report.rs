@@ -137,7 +137,7 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
 
     let measured: Vec<f64> = temporal.accepted_load.iter().zip(&temporal.measured).filter(|(_, &m)| m).map(|(&a, _)| a).collect();
     // The last bin may be partial; judge full bins only.
-    let full = if simulated_end % bc == 0 { measured.len() } else { measured.len().saturating_sub(1) };
+    let full = if simulated_end.is_multiple_of(bc) { measured.len() } else { measured.len().saturating_sub(1) };
     let (category, drop, dips) = crate::stats::stability::classify(&measured[..full]);
     m.stability_category = category;
     m.stability_drop = drop;

@@ -231,7 +231,7 @@ impl ServerMap {
         for s in 0..n {
             first.push(acc);
             let k = topo.servers_at(s) as u32;
-            switch_of.extend(std::iter::repeat(s as u32).take(k as usize));
+            switch_of.extend(std::iter::repeat_n(s as u32, k as usize));
             acc += k;
         }
         first.push(acc);

@@ -44,14 +44,15 @@ pub fn build(spec: &Spec) -> SpecResult<SlimFly> {
         return Err(SpecError::new("topology.q", q, format!("must be a prime between 3 and {most} (2q^2 switches; the minimal routing keeps a table per pair)")));
     }
     let q = q as usize;
-    let ports = if q % 4 == 1 { (3 * q - 1) / 2 } else { (3 * q + 1) / 2 };
+    // (3q - delta) / 2 ports for q = 4w + delta (delta = 1 or -1: q is an odd prime).
+    let ports = if q % 4 == 1 { (3 * q - 1) / 2 } else { (3 * q).div_ceil(2) };
     let p = spec.topology.servers_per_switch_or(ports.div_ceil(2));
     check_size("topology.q", q.to_string(), (2 * q * q) as u128, (2 * q * q * p) as u128, (ports + p) as u128)?;
     Ok(SlimFly::new(q, p))
 }
 
 fn is_prime(n: u64) -> bool {
-    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
 }
 
 /// The smallest primitive element of GF(q), q prime: its powers give every non-zero element.

@@ -73,7 +73,7 @@ impl Topology for Grid {
     }
     fn neighbour(&self, switch: usize, port: usize) -> Option<PortPeer> {
         let dim = port / 2;
-        let dir = if port % 2 == 0 { 1 } else { -1 };
+        let dir = if port.is_multiple_of(2) { 1 } else { -1 };
         let other = self.grid.step(switch, dim, dir)?;
         Some(PortPeer { switch: other as u32, port: Cartesian::port(dim, -dir) as u16 })
     }
@@ -90,7 +90,7 @@ impl Topology for Grid {
         LinkClass::dimension(port / 2)
     }
     fn port_direction(&self, _switch: usize, port: usize) -> i8 {
-        if port % 2 == 0 {
+        if port.is_multiple_of(2) {
             1
         } else {
             -1

@@ -35,6 +35,9 @@ pub trait Motif: Send {
     }
 }
 
+/// Builds job `cx.i`'s motif (`None`: the job runs the open-loop workload instead).
+pub type BuildMotif = fn(&MotifCtx) -> SpecResult<Option<Box<dyn Motif>>>;
+
 /// A motif as the registry knows it, declared in its file: its `jobs[].workload.motif` name,
 /// one line on it, the `jobs[].workload` keys it reads besides `motif`, `iterations`,
 /// `compute` and `barrier` (its key type's fields, read with `MotifCtx::own_keys`), its
@@ -51,7 +54,7 @@ pub struct MotifInfo {
     /// values the normalised spec lists.
     pub typed: fn(&MotifCtx, &MotifInfo) -> SpecResult<serde_json::Value>,
     pub check: fn(&MotifCtx) -> SpecResult<()>,
-    pub build: fn(&MotifCtx) -> SpecResult<Option<Box<dyn Motif>>>,
+    pub build: BuildMotif,
 }
 
 registry! {
@@ -228,7 +231,7 @@ fn grid(given: Option<&[usize]>, n: usize, dims: usize, key: &str) -> SpecResult
     for d in (1..=dims).rev() {
         // The largest factor of `left` not above its d-th root, its cofactor first.
         let root = (left as f64).powf(1.0 / d as f64).round() as usize;
-        let f = (1..=root.max(1)).rev().find(|f| left % f == 0).unwrap_or(1);
+        let f = (1..=root.max(1)).rev().find(|f| left.is_multiple_of(*f)).unwrap_or(1);
         let f = if d == 1 { left } else { f };
         out.push(f);
         left /= f;
