@@ -63,6 +63,7 @@ pub struct Walk {
     /// Switches of the block its deliveries need stepped now, and the block's steps.
     extra: Vec<u32>,
     steps: Vec<u32>,
+    bits: StepBits,
 }
 
 impl Walk {
@@ -115,7 +116,7 @@ pub struct Out<'a, C: Schedule> {
 pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
     let shift = (*sim).block_shift;
     walk.group(events, &switches, shift);
-    let Walk { order, starts, extra, steps } = walk;
+    let Walk { order, starts, extra, steps, bits } = walk;
     let first = switches.start >> shift;
     let reader = sim as *const Simulation;
     let prefetch = move |order: &[u32], k: usize| {
@@ -162,16 +163,9 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
         v = v_end;
         let block: &[u32] = if extra.is_empty() {
             due
-        } else if shift <= BITMAP_SHIFT {
-            steps_by_bits((first + b) << shift, due, extra, out.cal, steps);
-            steps
         } else {
-            extra.sort_unstable();
-            extra.dedup();
-            for &s in extra.iter() {
-                out.cal.step_now(s as usize);
-            }
-            union_ascending(due, extra, steps);
+            let block_start = ((first + b) << shift).max(switches.start);
+            bits.join(block_start, due, extra, out.cal, steps);
             steps
         };
         let s = &mut *sim;
@@ -192,52 +186,49 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
     stepped
 }
 
-/// Blocks of at most `1 << BITMAP_SHIFT` switches (those of networks far larger than the
-/// cache: 128 torus switches) join their due switches and those their deliveries need
-/// stepped in a bit set, instead of sorting the latter and merging: on the million-node torus
-/// on 2 threads the sort and the merge took 2.3 % of the run.
-const BITMAP_SHIFT: u32 = 7;
-
-/// The switches of the block from `first` to step (`due`, ascending, and `extra`, in any order
-/// and possibly repeated) into `steps`, ascending, each once; the switches of `extra` are
-/// stepped now (`Schedule::step_now`), in ascending order, as `union_ascending` after a sort.
-fn steps_by_bits<C: Schedule>(first: usize, due: &[u32], extra: &[u32], cal: &mut C, steps: &mut Vec<u32>) {
-    let bit = |s: u32| {
-        debug_assert!((s as usize) >= first && (s as usize) - first < 1 << BITMAP_SHIFT, "switch {s} outside the block from {first}");
-        1u128 << (s as usize - first)
-    };
-    let now_bits = extra.iter().fold(0u128, |acc, &s| acc | bit(s));
-    let mut m = now_bits;
-    while m != 0 {
-        cal.step_now(first + m.trailing_zeros() as usize);
-        m &= m - 1;
-    }
-    let mut m = due.iter().fold(now_bits, |acc, &s| acc | bit(s));
-    steps.clear();
-    while m != 0 {
-        steps.push((first + m.trailing_zeros() as usize) as u32);
-        m &= m - 1;
-    }
+/// A bit set over a block's switches, in which its due switches and those its deliveries
+/// need stepped are joined: each once, in ascending order, without sorting the latter (on the
+/// million-node torus on 2 threads, a sort and a merge per block took 2.3 % of the run).
+#[derive(Default)]
+struct StepBits {
+    words: Vec<u64>,
 }
 
-/// `a` and `b` (both ascending, no repeats) into `out`, ascending, each switch once.
-fn union_ascending(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
-    out.clear();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] <= b[j] {
-            if a[i] == b[j] {
-                j += 1;
+impl StepBits {
+    /// The switches of the block from `first` to step (`due`, ascending, and `extra`, in any
+    /// order and possibly repeated) into `steps`, ascending, each once; the switches of
+    /// `extra` are stepped now (`Schedule::step_now`), in ascending order.
+    fn join<C: Schedule>(&mut self, first: usize, due: &[u32], extra: &[u32], cal: &mut C, steps: &mut Vec<u32>) {
+        let set = |s: u32, words: &mut Vec<u64>| {
+            let i = s as usize - first;
+            if i / 64 >= words.len() {
+                words.resize(i / 64 + 1, 0);
             }
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
+            words[i / 64] |= 1 << (i % 64);
+        };
+        for &s in extra {
+            set(s, &mut self.words);
         }
+        for (w, &word) in self.words.iter().enumerate() {
+            let mut m = word;
+            while m != 0 {
+                cal.step_now(first + w * 64 + m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+        }
+        for &s in due {
+            set(s, &mut self.words);
+        }
+        steps.clear();
+        for (w, word) in self.words.iter_mut().enumerate() {
+            let mut m = std::mem::take(word);
+            while m != 0 {
+                steps.push((first + w * 64 + m.trailing_zeros() as usize) as u32);
+                m &= m - 1;
+            }
+        }
+        self.words.clear();
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
 }
 
 #[cfg(test)]
@@ -245,21 +236,13 @@ mod tests {
     use super::*;
     use crate::packet::Flit;
 
+    /// A block's steps are its due switches and those its deliveries need, each once, in
+    /// ascending order, and the latter are stepped now once each, in ascending order: on a
+    /// block of 128 switches (the million-node torus's), on a block of several thousand (a
+    /// network that fits the cache is one block) and on one whose bits are used again after a
+    /// larger block.
     #[test]
-    fn union_of_due_and_delivered_switches_is_ascending_and_once_each() {
-        let mut out = Vec::new();
-        union_ascending(&[2, 5, 9], &[1, 5, 9, 12], &mut out);
-        assert_eq!(out, [1, 2, 5, 9, 12]);
-        union_ascending(&[], &[3], &mut out);
-        assert_eq!(out, [3]);
-        union_ascending(&[4], &[], &mut out);
-        assert_eq!(out, [4]);
-    }
-
-    /// A block's steps joined in a bit set are those of a sort and a merge, and the switches
-    /// its deliveries need are stepped now once each, in ascending order.
-    #[test]
-    fn steps_joined_by_bits_are_those_of_a_sort_and_merge() {
+    fn steps_are_the_union_of_due_and_delivered_switches_in_order() {
         struct Record(Vec<usize>);
         impl Schedule for Record {
             fn schedule(&mut self, _: u64, _: u64, _: Event) {}
@@ -268,18 +251,20 @@ mod tests {
                 self.0.push(switch);
             }
         }
-        // The block of 128 switches from 256: its first and last switch among them.
-        let (due, extra) = ([256, 300, 383], [383, 260, 260, 301, 256, 290]);
-        let (mut now, mut steps) = (Record(Vec::new()), Vec::new());
-        steps_by_bits(256, &due, &extra, &mut now, &mut steps);
-        let mut sorted = extra.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut merged = Vec::new();
-        union_ascending(&due, &sorted, &mut merged);
-        assert_eq!(steps, merged);
-        assert_eq!(now.0, sorted.iter().map(|&s| s as usize).collect::<Vec<_>>());
-        assert_eq!(steps, [256, 260, 290, 300, 301, 383]);
+        let mut bits = StepBits::default();
+        let cases: [(usize, &[u32], &[u32]); 3] = [
+            (5000, &[5000, 5063, 5064, 9000, 12999], &[12999, 5001, 5001, 9000, 5000, 7777]),
+            (256, &[256, 300, 383], &[383, 260, 260, 301, 256, 290]),
+            (0, &[], &[3]),
+        ];
+        for (first, due, extra) in cases {
+            let (mut now, mut steps) = (Record(Vec::new()), Vec::new());
+            bits.join(first, due, extra, &mut now, &mut steps);
+            let delivered: std::collections::BTreeSet<u32> = extra.iter().copied().collect();
+            let union: std::collections::BTreeSet<u32> = delivered.iter().chain(due).copied().collect();
+            assert_eq!(steps, union.into_iter().collect::<Vec<_>>(), "block from {first}");
+            assert_eq!(now.0, delivered.into_iter().map(|s| s as usize).collect::<Vec<_>>(), "block from {first}");
+        }
     }
 
     /// Events are grouped by block of the thread's switches, in calendar order within a
