@@ -200,6 +200,7 @@ impl StepBits {
     /// `extra` are stepped now (`Schedule::step_now`), in ascending order.
     fn join<C: Schedule>(&mut self, first: usize, due: &[u32], extra: &[u32], cal: &mut C, steps: &mut Vec<u32>) {
         let set = |s: u32, words: &mut Vec<u64>| {
+            debug_assert!(s as usize >= first, "switch {s} before the block from {first}");
             let i = s as usize - first;
             if i / 64 >= words.len() {
                 words.resize(i / 64 + 1, 0);
