@@ -191,26 +191,34 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
 /// million-node torus on 2 threads, a sort and a merge per block took 2.3 % of the run).
 #[derive(Default)]
 struct StepBits {
+    /// All zero between joins (the last walk of a join takes the bits it reads), so a join
+    /// neither clears nor zeroes them again; they grow to the widest block seen.
     words: Vec<u64>,
 }
 
 impl StepBits {
+    /// Sets the bit of switch `s` of the block from `first`; returns one past its word.
+    #[inline]
+    fn set(&mut self, first: usize, s: u32) -> usize {
+        debug_assert!(s as usize >= first, "switch {s} before the block from {first}");
+        let i = s as usize - first;
+        if i / 64 >= self.words.len() {
+            self.words.resize(i / 64 + 1, 0);
+        }
+        self.words[i / 64] |= 1 << (i % 64);
+        i / 64 + 1
+    }
+
     /// The switches of the block from `first` to step (`due`, ascending, and `extra`, in any
     /// order and possibly repeated) into `steps`, ascending, each once; the switches of
     /// `extra` are stepped now (`Schedule::step_now`), in ascending order.
     fn join<C: Schedule>(&mut self, first: usize, due: &[u32], extra: &[u32], cal: &mut C, steps: &mut Vec<u32>) {
-        let set = |s: u32, words: &mut Vec<u64>| {
-            debug_assert!(s as usize >= first, "switch {s} before the block from {first}");
-            let i = s as usize - first;
-            if i / 64 >= words.len() {
-                words.resize(i / 64 + 1, 0);
-            }
-            words[i / 64] |= 1 << (i % 64);
-        };
+        // One past the highest word set: the walks read no further.
+        let mut top = 0;
         for &s in extra {
-            set(s, &mut self.words);
+            top = top.max(self.set(first, s));
         }
-        for (w, &word) in self.words.iter().enumerate() {
+        for (w, &word) in self.words[..top].iter().enumerate() {
             let mut m = word;
             while m != 0 {
                 cal.step_now(first + w * 64 + m.trailing_zeros() as usize);
@@ -218,17 +226,16 @@ impl StepBits {
             }
         }
         for &s in due {
-            set(s, &mut self.words);
+            top = top.max(self.set(first, s));
         }
         steps.clear();
-        for (w, word) in self.words.iter_mut().enumerate() {
+        for (w, word) in self.words[..top].iter_mut().enumerate() {
             let mut m = std::mem::take(word);
             while m != 0 {
                 steps.push((first + w * 64 + m.trailing_zeros() as usize) as u32);
                 m &= m - 1;
             }
         }
-        self.words.clear();
     }
 }
 
