@@ -209,7 +209,7 @@ impl Detector {
                 let ov = allowed.trailing_zeros() as usize;
                 allowed &= allowed - 1;
                 let gov = (base + c.hop.port as usize) * vcs + ov;
-                let next = if r.vc[gov].out_owned { self.owner_of(gov) } else { drain_of(sim, gov) };
+                let next = if r.vc[gov].out_owned() { self.owner_of(gov) } else { drain_of(sim, gov) };
                 match next {
                     Some(n) => self.succ.push(n),
                     None => return Wait::MayMove,
@@ -294,7 +294,7 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
     let leaving = if port.tx_pending && port.tx_vc as usize == ov { port.tx_phits as u32 } else { 0 };
     // Room for the shortest flit, or credits for the flit at the front.
     let next = q.output.front()?;
-    if prm.out_cap - (q.out_used - leaving) >= prm.flit_phits(prm.min_packet_phits) as u32 || q.credits >= next.phits as u32 {
+    if prm.out_cap - (q.out_used as u32 - leaving) >= prm.flit_phits(prm.min_packet_phits) as u32 || q.credits >= next.phits {
         return None;
     }
     match port.peer {

@@ -3,7 +3,7 @@
 
 use crate::calendar::Event;
 use super::Simulation;
-use crate::router::{vc_slots, Entry, Fifo, Peer};
+use crate::router::{vc_slots, Peer};
 
 pub struct Conservation {
     pub phits_in_flight: u64,
@@ -18,15 +18,14 @@ pub fn check(sim: &Simulation) -> Conservation {
     let vcs = r.vcs;
     // A flit's phits, from the flit itself (buffers) or from its packet (events).
     let flit_phits = |packet: u32| sim.params.flit_phits(sim.packets.get(packet).phits) as u64;
-    let phits_in = |q: &Fifo, store: &[Entry], slots: u32, gv: usize| q.iter(&store[vc_slots(gv, slots)]).map(|e| e.phits as u64).sum::<u64>();
     // Phits held for each input VC: in its buffer, on the link towards it, or as credits on
     // their way back upstream; and phits reserved in each output VC's buffer.
     let mut held = vec![0u64; r.vc.len()];
     let mut out_held = vec![0u64; r.vc.len()];
     let mut in_flight = 0u64;
     for (gv, q) in r.vc.iter().enumerate() {
-        held[gv] += phits_in(&q.input, &r.in_store, r.in_slots, gv);
-        out_held[gv] = phits_in(&q.output, &r.out_store, r.out_slots, gv);
+        held[gv] += q.input.iter(&r.in_store[vc_slots(gv, r.in_slots)]).map(|e| e.phits as u64).sum::<u64>();
+        out_held[gv] = q.output.iter(&r.out_store[vc_slots(gv, r.out_slots)]).map(|e| e.phits as u64).sum::<u64>();
         in_flight += held[gv] + out_held[gv];
     }
     for ev in sim.cal.pending_events() {
@@ -112,7 +111,7 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
         }
     }
     let w = r.waiter_words;
-    if let Some(gov) = (0..r.vc.len()).find(|&gov| !r.vc[gov].waited_on && r.va_waiters[gov * w..(gov + 1) * w].iter().any(|&b| b != 0)) {
+    if let Some(gov) = (0..r.vc.len()).find(|&gov| !r.vc[gov].waited_on() && r.va_waiters[gov * w..(gov + 1) * w].iter().any(|&b| b != 0)) {
         return Err(format!("output VC {gov}: heads wait for it but it is not marked as waited on"));
     }
     Ok(())

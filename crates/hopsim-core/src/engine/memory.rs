@@ -47,7 +47,7 @@ fn times(a: u64, b: u64) -> u64 {
 
 /// What the run described by `spec` on `topo` needs, in bytes, part by part.
 pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
-    use crate::router::{Entry, Port, Vc};
+    use crate::router::{Entry, OutEntry, Port, Vc};
     let n = topo.num_switches() as u64;
     let (mut net_ports, mut servers, mut max_ports) = (0u64, 0u64, 0u64);
     let mut server_ports_dominate = false;
@@ -86,7 +86,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         },
         // The flits behind each VC's front (the front is in the VC's record).
         Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots.saturating_sub(1)), size_of::<Entry>() as u64) },
-        Part { what: "output buffers".into(), key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots.saturating_sub(1)), size_of::<Entry>() as u64) },
+        Part { what: "output buffers".into(), key: buffer_key(spec, "output"), bytes: times(times(nvc, out_slots.saturating_sub(1)), size_of::<OutEntry>() as u64) },
         // A bit per input VC of the switch for every output VC: quadratic in the radix.
         Part {
             what: format!("VC-allocation waiter bits ({max_ports} ports x {vcs} VCs per switch, squared)"),

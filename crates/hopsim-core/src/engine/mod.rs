@@ -655,11 +655,11 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> Option<usize> 
             let gp = routers.global_port(switch as usize, port as usize);
             let q = &mut routers.vc[gp * routers.vcs + vc as usize];
             let before = q.credits;
-            q.credits += phits as u32;
+            q.credits += phits;
             // Only a flit that waited for these credits needs the switch stepped: every
             // other reason to step a switch has its own wake-up (router/step.rs), and a step
             // with nothing to do changes nothing.
-            if q.output.front().is_some_and(|e| before < e.phits as u32 && e.phits as u32 <= q.credits) {
+            if q.output.front().is_some_and(|e| before < e.phits && e.phits <= q.credits) {
                 return Some(switch as usize);
             }
         }

@@ -11,11 +11,11 @@ pub fn vc_slots(gv: usize, flits: u32) -> std::ops::Range<usize> {
 
 use crate::packet::Flit;
 
-/// A flit in a buffer: its packet, its place in the packet, its phits (packets differ in
-/// length, and a buffer's space checks must not read the packet) and the first cycle it may
-/// be served there (input: head arrival + pipeline delay; output: when the link may start it).
-/// Packed to 2-byte alignment: 14 bytes instead of 16, in every buffer slot and in both of a
-/// VC's front copies (fields are read by value; x86-64 loads them unaligned at no cost).
+/// A flit in an input buffer: its packet, its place in the packet, its phits (packets differ
+/// in length, and a buffer's space checks must not read the packet) and the first cycle it
+/// may be served there (head arrival + pipeline delay). Packed to 2-byte alignment: 14 bytes
+/// instead of 16, in every buffer slot and in a VC's front copy (fields are read by value;
+/// x86-64 loads them unaligned at no cost).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C, packed(2))]
 pub struct Entry {
@@ -23,9 +23,21 @@ pub struct Entry {
     pub ready: u32,
     pub flit: Flit,
     pub phits: u16,
-    /// Input buffers: cycles the flit's tail arrives later than at one phit per cycle (its
-    /// link was a slower class); 0 on the fastest links.
+    /// Cycles the flit's tail arrives later than at one phit per cycle (its link was a slower
+    /// class); 0 on the fastest links.
     pub tail: u16,
+}
+
+/// A flit in an output buffer: an input entry without the tail's lateness, which the crossbar
+/// has taken into account (`ready` is then the first cycle the link may start it). 12 bytes,
+/// in every output slot and in a VC's front copy.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, packed(2))]
+pub struct OutEntry {
+    pub packet: u32,
+    pub ready: u32,
+    pub flit: Flit,
+    pub phits: u16,
 }
 
 /// The queue keeps its front flit in its own record: the allocators and the link read the
@@ -33,15 +45,16 @@ pub struct Entry {
 /// cache line (which the engine loads ahead of the switch's step) instead of in the flit
 /// array. The array holds only the flits behind it, one entry fewer per VC than the queue's
 /// capacity (a VC of a one-packet buffer under VCT needs none).
+/// `E`: `Entry` in input buffers, `OutEntry` in output buffers.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Fifo {
+pub struct Fifo<E = Entry> {
     /// Where the second flit sits in the ring behind the front.
     head: u16,
     len: u16,
-    front: Entry,
+    front: E,
 }
 
-impl Fifo {
+impl<E: Copy> Fifo<E> {
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
@@ -51,12 +64,12 @@ impl Fifo {
         self.len == 0
     }
     #[inline]
-    pub fn front(&self) -> Option<&Entry> {
+    pub fn front(&self) -> Option<&E> {
         (self.len > 0).then_some(&self.front)
     }
     /// Queue `e`; `slots` is this queue's part of the flit array (its capacity less one).
     #[inline]
-    pub fn push(&mut self, slots: &mut [Entry], e: Entry) {
+    pub fn push(&mut self, slots: &mut [E], e: E) {
         let n = slots.len();
         assert!((self.len as usize) <= n, "buffer overflow: credits were not respected");
         if self.len == 0 {
@@ -71,12 +84,12 @@ impl Fifo {
         self.len += 1;
     }
     /// The queued flits, front first (`slots`: this queue's part of the flit array).
-    pub fn iter<'a>(&'a self, slots: &'a [Entry]) -> impl Iterator<Item = &'a Entry> + 'a {
+    pub fn iter<'a>(&'a self, slots: &'a [E]) -> impl Iterator<Item = &'a E> + 'a {
         let (head, behind, n) = (self.head as usize, (self.len as usize).saturating_sub(1), slots.len());
         self.front().into_iter().chain((0..behind).map(move |k| &slots[(head + k) % n]))
     }
     #[inline]
-    pub fn pop(&mut self, slots: &[Entry]) -> Entry {
+    pub fn pop(&mut self, slots: &[E]) -> E {
         debug_assert!(self.len > 0);
         let e = self.front;
         self.len -= 1;
@@ -87,7 +100,6 @@ impl Fifo {
         }
         e
     }
-
 }
 
 #[cfg(test)]

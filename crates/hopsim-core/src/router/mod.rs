@@ -5,7 +5,7 @@
 mod fifo;
 mod step;
 
-pub use fifo::{vc_slots, Entry, Fifo};
+pub use fifo::{vc_slots, Entry, Fifo, OutEntry};
 pub use step::{step_each, Scratch, StepCtx};
 
 use crate::calendar::Event;
@@ -73,20 +73,21 @@ pub struct Port {
     pub va_waiting: u32,
 }
 
+/// 48 bytes: a torus switch's 14 VCs take 11 cache lines instead of 13 at 56, and each line a
+/// step asks for costs 1.3-2.1 % of the million-node torus's time (docs/benchmarks.md). Phit
+/// counts fit in 16 bits: a VC buffer holds at most `spec::validate::MAX_BUFFER_PHITS`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Vc {
     pub input: Fifo,
-    pub output: Fifo,
+    pub output: Fifo<OutEntry>,
     /// Phits reserved in the output buffer.
-    pub out_used: u32,
-    /// Free phits in the next buffer (downstream input VC), as known from credits.
-    pub credits: u32,
-    /// Output VC held by one packet from VC allocation until its tail has crossed the crossbar.
-    pub out_owned: bool,
-    /// Some head waits for this output VC: its `va_waiters` bits may be set. Waking an output
-    /// VC nobody waits for then reads no waiter bits, which at saturation are megabytes
-    /// (6.5 MB on the paper's Dragonfly) and mostly out of cache.
-    pub waited_on: bool,
+    pub out_used: u16,
+    /// Free phits in the next buffer (downstream input VC), as known from credits. A server
+    /// takes whatever reaches it: its port's VCs hold `SERVER_CREDITS`, which sends do not
+    /// take (`router::step`).
+    pub credits: u16,
+    /// `OUT_OWNED` and `WAITED_ON`, one byte for both (`out_owned`, `waited_on`).
+    flags: u8,
     /// Round-robin pointer of this output VC's allocator, over the switch's input VCs.
     pub rr_va: u16,
     /// The output (port, vc) allocated to the packet at the front of this input VC, when its
@@ -98,6 +99,40 @@ pub struct Vc {
     /// tail ahead of it has left (`Staging`; with the default staging it is never later than
     /// the cycle it is read in, so only the arrival bound counts).
     pub stage_from: u32,
+}
+
+/// The credits of a VC of a server's port, which never run out.
+pub const SERVER_CREDITS: u16 = u16::MAX;
+
+/// `Vc::flags`: the output VC is held by one packet from VC allocation until its tail has
+/// crossed the crossbar.
+const OUT_OWNED: u8 = 1;
+/// `Vc::flags`: some head waits for this output VC, so its `va_waiters` bits may be set.
+/// Waking an output VC nobody waits for then reads no waiter bits, which at saturation are
+/// megabytes (6.5 MB on the paper's Dragonfly) and mostly out of cache.
+const WAITED_ON: u8 = 2;
+
+impl Vc {
+    #[inline(always)]
+    pub fn out_owned(&self) -> bool {
+        self.flags & OUT_OWNED != 0
+    }
+    #[inline(always)]
+    pub fn set_out_owned(&mut self, owned: bool) {
+        self.set_flag(OUT_OWNED, owned);
+    }
+    #[inline(always)]
+    pub fn waited_on(&self) -> bool {
+        self.flags & WAITED_ON != 0
+    }
+    #[inline(always)]
+    pub fn set_waited_on(&mut self, waited: bool) {
+        self.set_flag(WAITED_ON, waited);
+    }
+    #[inline(always)]
+    fn set_flag(&mut self, flag: u8, on: bool) {
+        self.flags = if on { self.flags | flag } else { self.flags & !flag };
+    }
 }
 
 pub struct Routers {
@@ -116,7 +151,7 @@ pub struct Routers {
     /// Network ports per switch (server ports follow them).
     pub network_ports: Vec<u16>,
     pub in_store: Vec<Entry>,
-    pub out_store: Vec<Entry>,
+    pub out_store: Vec<OutEntry>,
     /// Flits an input / output VC holds: its front in its `Fifo`, the others in `in_store` /
     /// `out_store` (`vc_slots`).
     pub in_slots: u32,
@@ -239,9 +274,9 @@ impl Routers {
         let mut vc = vec![Vc::default(); nvc];
         for (gp, port) in ports.iter().enumerate() {
             let credits = match port.peer {
-                Peer::Switch { .. } => in_cap,
+                Peer::Switch { .. } => u16::try_from(in_cap).expect("validation keeps a VC buffer within 16 bits"),
                 // Servers sink one phit per cycle, the link's rate: they never push back.
-                Peer::Server(_) => u32::MAX / 2,
+                Peer::Server(_) => SERVER_CREDITS,
                 Peer::Unconnected => 0,
             };
             for v in 0..vcs {
@@ -260,7 +295,7 @@ impl Routers {
             vc,
             network_ports,
             in_store: vec![Entry::default(); vc_slots(nvc, in_slots).start],
-            out_store: vec![Entry::default(); vc_slots(nvc, out_slots).start],
+            out_store: vec![OutEntry::default(); vc_slots(nvc, out_slots).start],
             in_slots,
             out_slots,
             va_waiters: vec![0; nvc * waiter_words],
@@ -275,15 +310,15 @@ impl Routers {
     /// Bytes of the port, VC and buffer records of all switches.
     pub fn bytes(&self) -> usize {
         use std::mem::size_of;
-        self.ports.len() * size_of::<Port>() + self.vc.len() * size_of::<Vc>() + (self.in_store.len() + self.out_store.len()) * size_of::<Entry>()
+        self.ports.len() * size_of::<Port>() + self.vc.len() * size_of::<Vc>() + self.in_store.len() * size_of::<Entry>()
+            + self.out_store.len() * size_of::<OutEntry>()
     }
 
     /// Drop the buffers and VC records at the end of a run (the ports, with the links'
     /// counters, stay for the result tables).
     pub fn release_buffers(&mut self) {
-        for v in [&mut self.in_store, &mut self.out_store] {
-            *v = Vec::new();
-        }
+        self.in_store = Vec::new();
+        self.out_store = Vec::new();
         self.vc = Vec::new();
         self.va_waiters = Vec::new();
     }
@@ -353,7 +388,7 @@ impl Routers {
     pub fn wait_for(&mut self, switch: usize, in_port: usize, in_vc: usize, gov: usize) {
         let bit = in_port * self.vcs + in_vc;
         self.va_waiters[gov * self.waiter_words + bit / 32] |= 1 << (bit % 32);
-        self.vc[gov].waited_on = true;
+        self.vc[gov].set_waited_on(true);
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
         let (w, bit) = self.port_bit(switch, in_port);
@@ -364,9 +399,10 @@ impl Routers {
     /// it. A head may be woken by a VC it no longer waits for; it then merely looks again.
     #[inline(never)]
     pub fn wake_waiters(&mut self, switch: usize, gov: usize) {
-        if !std::mem::take(&mut self.vc[gov].waited_on) {
+        if !self.vc[gov].waited_on() {
             return;
         }
+        self.vc[gov].set_waited_on(false);
         let w = self.waiter_words;
         let base = self.first_port(switch);
         for k in 0..w {
@@ -535,7 +571,7 @@ impl Routers {
     #[inline]
     pub fn vc_queue(&self, gv: usize) -> u32 {
         let q = &self.vc[gv];
-        q.out_used + self.in_cap - q.credits.min(self.in_cap)
+        q.out_used as u32 + self.in_cap - (q.credits as u32).min(self.in_cap)
     }
 
     /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
@@ -632,6 +668,15 @@ mod tests {
     fn a_port_is_one_cache_line() {
         assert_eq!(std::mem::size_of::<super::Port>(), 64);
         assert_eq!(std::mem::align_of::<super::Port>(), 64);
+    }
+
+    /// A torus switch's 14 VC records take 11 lines at 48 bytes (13 at 56): a byte more in a
+    /// field costs every step of a large network.
+    #[test]
+    fn a_vc_record_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<super::Vc>(), 48);
+        assert_eq!(std::mem::size_of::<super::Entry>(), 14);
+        assert_eq!(std::mem::size_of::<super::OutEntry>(), 12);
     }
 
     /// The benchmark's tori fall on the three sides of the thresholds they were measured on.

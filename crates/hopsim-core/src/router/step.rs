@@ -8,7 +8,7 @@
 //! crossbar, and route computation of the next packet of an input VC only after the tail
 //! ahead has crossed (each input VC's `stage_from`).
 
-use super::{vc_slots, Entry, Peer, Routers};
+use super::{vc_slots, OutEntry, Peer, Routers};
 use crate::calendar::{Event, Schedule, NEVER};
 use crate::params::Params;
 use crate::packet::Arena;
@@ -186,7 +186,7 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
         if p.link_free as u64 <= now {
             p.tx_pending = false;
             let gv = gp * vcs + p.tx_vc as usize;
-            r.vc[gv].out_used -= p.tx_phits as u32;
+            r.vc[gv].out_used -= p.tx_phits;
             wake_if_free(r, switch, gv, cx.params);
         } else {
             let (gv, free) = (gp * vcs + p.tx_vc as usize, p.link_free as u64);
@@ -229,7 +229,7 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
 /// for its space (`switch_allocation` does the same).
 #[inline(always)]
 fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
-    prm.routing_reads_queues || r.vc[gv].waited_on
+    prm.routing_reads_queues || r.vc[gv].waited_on()
 }
 
 /// Something of the switch waits for space in an output buffer of port `gp`: step when its
@@ -247,7 +247,7 @@ fn note_space_back(r: &Routers, gp: usize, now: u64, wake: &mut u64) {
 /// a server's NIC takes whatever reaches it, so its links need none.
 #[inline(always)]
 fn credits_cover(r: &Routers, gp: usize, gv: usize, phits: u16) -> bool {
-    matches!(r.ports[gp].peer, Peer::Server(_)) || r.vc[gv].credits >= phits as u32
+    matches!(r.ports[gp].peer, Peer::Server(_)) || r.vc[gv].credits >= phits
 }
 
 /// The run's counters a flit starting on a link moves.
@@ -265,7 +265,6 @@ fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Pa
     let gv = gp * vcs + v;
     let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
     let u = e.phits;
-    r.vc[gv].credits -= u as u32;
     let busy = r.ports[gp].link.send(u);
     let p = &mut r.ports[gp];
     p.out_flits -= 1;
@@ -288,6 +287,7 @@ fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Pa
     let tail = busy - u as u64;
     match r.ports[gp].peer {
         Peer::Switch { switch: to, port: to_port } => {
+            r.vc[gv].credits -= u;
             *sent.phit_hops += u as u64;
             cal.schedule(prm.delivered_at(start + lat), now, Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 });
         }
@@ -416,7 +416,7 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, ba
     vi.route_vc = rq.out_vc;
     vi.stage_from = prm.staging.switch_from(now) as u32;
     let vo = &mut r.vc[gvo];
-    vo.out_owned = true;
+    vo.set_out_owned(true);
     vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
     count_hop(packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
@@ -562,7 +562,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
                     note(wake, r.ports[go].xbar_out_free as u64);
                     continue;
                 }
-                if prm.out_cap - r.vc[go * vcs + ov].out_used < e.phits as u32 {
+                if prm.out_cap - (r.vc[go * vcs + ov].out_used as u32) < e.phits as u32 {
                     note_space_back(r, go, now, wake);
                     continue;
                 }
@@ -603,7 +603,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
 #[inline(always)]
 fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
     let q = &r.vc[gov];
-    if q.waited_on && !q.out_owned && prm.out_cap - q.out_used >= prm.flit_phits(prm.min_packet_phits) as u32 {
+    if q.waited_on() && !q.out_owned() && prm.out_cap - q.out_used as u32 >= prm.flit_phits(prm.min_packet_phits) as u32 {
         r.wake_waiters(switch, gov);
     }
 }
@@ -644,7 +644,7 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
         let go = base + op;
         for ov in allowed_vcs(c, vcs) {
             let q = &r.vc[go * vcs + ov];
-            if q.out_owned || prm.out_cap - q.out_used < u {
+            if q.out_owned() || prm.out_cap - (q.out_used as u32) < u {
                 continue;
             }
             let space = (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
@@ -693,8 +693,8 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         note(wake, now + xbar);
     }
 
-    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], Entry { ready: link_may_start as u32, tail: 0, ..e });
-    r.vc[gvo].out_used += u as u32;
+    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], OutEntry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, phits: e.phits });
+    r.vc[gvo].out_used += e.phits;
     r.ports[go].out_flits += 1;
     r.mark_sending(switch, rq.out_port as usize);
     // When the flit is all the link has to send and may start next cycle, with the credits
@@ -730,7 +730,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             // step that came then anyway).
             note(wake, now + 1);
         }
-        r.vc[gvo].out_owned = false;
+        r.vc[gvo].set_out_owned(false);
         wake_if_free(r, switch, gvo, prm);
         if waiting_for_vc {
             note(wake, now + 1);

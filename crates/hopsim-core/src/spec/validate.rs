@@ -11,8 +11,10 @@ use std::sync::Mutex;
 pub const MAX_CYCLES: u64 = u32::MAX as u64 / 2;
 /// Threads one run may be split across (`run.threads`).
 pub const MAX_THREADS: usize = 256;
-/// Flits one VC buffer holds: buffer positions are 16-bit (router/fifo.rs).
-pub const MAX_BUFFER_FLITS: usize = u16::MAX as usize;
+/// Phits one VC buffer holds: a VC's occupancy and credits are counted in 16 bits, which
+/// keeps its record to 48 bytes (router/mod.rs), and so are the positions of its flits
+/// (router/fifo.rs), of which there are at most as many as phits.
+pub const MAX_BUFFER_PHITS: usize = u16::MAX as usize;
 /// Servers per switch: a switch's ports (network and server) are numbered in 16 bits and
 /// the topologies allow radix up to 60000.
 pub const MAX_SERVERS_PER_SWITCH: usize = 60_000;
@@ -307,19 +309,11 @@ impl Spec {
 
     fn check_buffer(&self, name: &str, packets: usize, phits: Option<usize>) -> SpecResult<()> {
         let p = self.packet.phits;
-        // A VC's buffer is a ring of at most 65535 flits (16-bit positions); a flit is a
-        // packet under virtual cut-through and a phit under wormhole.
-        let wormhole = self.flow_control() == crate::spec::FlowControl::Wormhole;
-        let flit = if wormhole { 1 } else { p };
-        let what = if wormhole { "phits (a wormhole buffer holds at most 65535 flits of one phit)" } else { "flits of a whole packet each" };
         match phits {
             Some(ph) => {
                 let key = format!("router.{name}_phits");
-                if ph == 0 {
-                    return Err(SpecError::new(key, ph, "must be at least 1 phit"));
-                }
-                if ph / flit > MAX_BUFFER_FLITS {
-                    return Err(SpecError::new(key, ph, format!("must be at most {} phits: a VC buffer holds at most {MAX_BUFFER_FLITS} {what}", MAX_BUFFER_FLITS * flit + flit - 1)));
+                if ph == 0 || ph > MAX_BUFFER_PHITS {
+                    return Err(SpecError::new(key, ph, format!("must be between 1 and {MAX_BUFFER_PHITS} phits per VC")));
                 }
                 if self.flow_control() == crate::spec::FlowControl::VirtualCutThrough && ph < p {
                     return Err(SpecError::new(
@@ -330,19 +324,12 @@ impl Spec {
                 }
             }
             None => {
-                if packets == 0 {
+                let most = MAX_BUFFER_PHITS / p;
+                if packets == 0 || packets > most {
                     return Err(SpecError::new(
                         format!("router.{name}"),
                         packets,
-                        "must be at least 1 packet per VC (virtual cut-through needs room for a whole packet)",
-                    ));
-                }
-                let most = MAX_BUFFER_FLITS / (p / flit);
-                if packets > most {
-                    return Err(SpecError::new(
-                        format!("router.{name}"),
-                        packets,
-                        format!("must be between 1 and {most} packets of {p} phits: a VC buffer holds at most {MAX_BUFFER_FLITS} {what}"),
+                        format!("must be between 1 and {most} packets of {p} phits per VC: room for a whole packet, and at most {MAX_BUFFER_PHITS} phits"),
                     ));
                 }
             }

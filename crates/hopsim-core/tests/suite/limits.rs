@@ -28,21 +28,24 @@ fn json_error(json: &str) -> hopsim_core::SpecError {
 
 #[test]
 fn buffers_beyond_their_16_bit_positions_are_refused_not_wrapped() {
-    // 2^28 packets of 16 phits is 2^32 phits: it used to wrap to 0 and deliver nothing.
+    // 2^28 packets of 16 phits is 2^32 phits: it used to wrap to 0 and deliver nothing. A VC
+    // counts its phits in 16 bits: 4096 packets of 16 phits are one phit too many.
     for (body, key) in [
         ("[router]\ninput_buffer = 268435456\n[traffic]\nload = 0.3", "router.input_buffer"),
         ("[router]\ninput_buffer = 268435457\n[traffic]\nload = 0.3", "router.input_buffer"),
+        ("[router]\ninput_buffer = 4096\n[traffic]\nload = 0.3", "router.input_buffer"),
         ("[router]\noutput_buffer = 65536\n[traffic]\nload = 0.3", "router.output_buffer"),
+        ("[router]\ninput_buffer_phits = 65536\n[traffic]\nload = 0.3", "router.input_buffer_phits"),
         ("[router]\ninput_buffer_phits = 1048576\n[traffic]\nload = 0.3", "router.input_buffer_phits"),
         ("[router]\nflow_control = \"wormhole\"\ninput_buffer = 4096\n[traffic]\nload = 0.3", "router.input_buffer"),
         ("[router]\nflow_control = \"wormhole\"\noutput_buffer_phits = 65536\n[traffic]\nload = 0.3", "router.output_buffer_phits"),
     ] {
         let e = toml_error(body);
         assert_eq!(e.key, key, "{body}: {e}");
-        assert!(e.allowed.contains("65535"), "{e}");
+        assert!(e.allowed.contains("65535") || e.allowed.contains("4095 packets"), "{e}");
     }
-    // The largest allowed buffer is accepted and runs.
-    let m = common::run(&format!("{TORUS}[router]\ninput_buffer = 65535\n[traffic]\nload = 0.3\n[run]\nwarmup = 0\ncycles = 2000\n")).metrics;
+    // The largest allowed buffer, 65,520 phits a VC, is accepted and runs.
+    let m = common::run(&format!("{TORUS}[router]\ninput_buffer = 4095\n[traffic]\nload = 0.3\n[run]\nwarmup = 0\ncycles = 2000\n")).metrics;
     assert!(m.accepted_load > 0.25, "{}", m.accepted_load);
 }
 
@@ -133,7 +136,7 @@ fn runs_that_cannot_fit_in_memory_are_refused_with_their_largest_part() {
     let e = refused("[topology]\nkind = \"torus\"\ndims = [8, 8]\n[traffic]\nload = 0.1\n[run]\ntemporal_bin = 1\ncycles = 2000000000\n", 16 << 30);
     assert_eq!(e.key, "run.temporal_bin", "{e}");
     assert!(e.allowed.contains("GB") && e.allowed.contains("load-over-time bins"), "{e}");
-    let e = refused("[topology]\nkind = \"torus\"\ndims = [32, 32]\n[router]\ninput_buffer = 60000\n[traffic]\nload = 0.1\n", 1 << 30);
+    let e = refused("[topology]\nkind = \"torus\"\ndims = [32, 32]\n[router]\ninput_buffer = 4000\n[traffic]\nload = 0.1\n", 1 << 30);
     assert_eq!(e.key, "router.input_buffer", "{e}");
     // The estimate grows with what it counts and stays in the range the docs give.
     let small = from_toml_str("[topology]\nkind = \"torus\"\ndims = [8, 8]\n[traffic]\nload = 0.5\n").unwrap();
