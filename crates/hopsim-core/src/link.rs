@@ -25,7 +25,19 @@ impl LinkTiming {
     }
 }
 
-/// The channel one port drives: its timing and the phit-time remainder carried over.
+/// Cycles a flit of `phits` holds a link of `num / den` cycles per phit, with the remainder
+/// `frac` carried from the flit before and to the next.
+#[inline]
+fn carry(num: u32, den: u32, frac: &mut u32, phits: u16) -> u64 {
+    if num == den {
+        return phits as u64;
+    }
+    let total = phits as u64 * num as u64 + *frac as u64;
+    *frac = (total % den as u64) as u32;
+    total / den as u64
+}
+
+/// The channel a NIC drives: its timing and the phit-time remainder carried over.
 #[derive(Debug, Clone, Copy)]
 pub struct Channel {
     pub latency: u32,
@@ -42,12 +54,61 @@ impl Channel {
     /// Start sending a flit of `phits`: the cycles the link is busy with it.
     #[inline]
     pub fn send(&mut self, phits: u16) -> u64 {
-        if self.num == self.den {
+        carry(self.num, self.den, &mut self.frac, phits)
+    }
+}
+
+/// The channel a switch port drives, in 8 bytes of the port's record (router/mod.rs) where a
+/// `Channel` would take 16: its class's phit time is one of the network's few (`Rates`),
+/// named by its index.
+#[derive(Debug, Clone, Copy)]
+pub struct PortChannel {
+    /// At most 10,000 cycles (`link.latency` and the classes' latencies are validated so).
+    pub latency: u16,
+    /// Index in `Rates`; 0 is one phit a cycle, which needs no lookup.
+    rate: u8,
+    frac: u32,
+}
+
+impl PortChannel {
+    /// Start sending a flit of `phits`: the cycles the link is busy with it.
+    #[inline]
+    pub fn send(&mut self, rates: &Rates, phits: u16) -> u64 {
+        if self.rate == 0 {
             return phits as u64;
         }
-        let total = phits as u64 * self.num as u64 + self.frac as u64;
-        self.frac = (total % self.den as u64) as u32;
-        total / self.den as u64
+        let (num, den) = rates.0[self.rate as usize];
+        carry(num, den, &mut self.frac, phits)
+    }
+}
+
+/// The distinct phit times (`num / den` cycles per phit) of a network's port channels; the
+/// first is one phit a cycle.
+#[derive(Debug, Clone)]
+pub struct Rates(Vec<(u32, u32)>);
+
+impl Default for Rates {
+    fn default() -> Self {
+        Rates(vec![(1, 1)])
+    }
+}
+
+impl Rates {
+    /// The channel of a port whose link has timing `t`, its rate added here if new.
+    pub fn channel(&mut self, t: LinkTiming) -> PortChannel {
+        let rate = if t.num == t.den {
+            0
+        } else {
+            self.0.iter().position(|&r| r == (t.num, t.den)).unwrap_or_else(|| {
+                self.0.push((t.num, t.den));
+                self.0.len() - 1
+            })
+        };
+        PortChannel {
+            latency: u16::try_from(t.latency).expect("link latencies are validated to at most 10000 cycles"),
+            rate: u8::try_from(rate).expect("a network has a few link classes"),
+            frac: 0,
+        }
     }
 }
 

@@ -81,7 +81,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
             bytes: times(n, 4 + 2 + 8 + 32 * words(max_ports) + rng)
-                + times(ports, size_of::<Port>() as u64 + 4)
+                + times(ports, size_of::<Port>() as u64)
                 + times(nvc, size_of::<Vc>() as u64),
         },
         // The flits behind each VC's front (the front is in the VC's record).

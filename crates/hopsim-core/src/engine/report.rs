@@ -223,7 +223,7 @@ fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
         let base = r.first_port(s);
         for p in 0..r.network_ports[s] as usize {
             if let Peer::Switch { switch: to, port: to_port } = r.ports[base + p].peer {
-                let phits = r.link_phits[base + p] as u64;
+                let phits = r.ports[base + p].link_phits as u64;
                 t.switch.push(s as u32);
                 t.port.push(p as u16);
                 t.to_switch.push(to);

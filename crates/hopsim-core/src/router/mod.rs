@@ -9,7 +9,7 @@ pub use fifo::{vc_slots, Entry, Fifo, OutEntry};
 pub use step::{step_each, Scratch, StepCtx};
 
 use crate::calendar::Event;
-use crate::link::{Channel, ClassTimings};
+use crate::link::{ClassTimings, PortChannel, Rates};
 use crate::packet::Arena;
 use crate::topology::{LinkClass, Topology};
 
@@ -41,6 +41,8 @@ pub enum Peer {
 
 /// One cache line per port (the step reads a port's fields together, and a port split over
 /// two lines costs two misses). Cycles fit in 32 bits (`spec::validate::MAX_CYCLES`).
+/// 60 bytes of fields: the channel in 8 (`PortChannel`) leaves room for the link's phit
+/// counter, which would otherwise take a line of an array of its own every send.
 #[derive(Debug, Clone, Copy)]
 #[repr(align(64))]
 pub struct Port {
@@ -49,7 +51,11 @@ pub struct Port {
     /// link's two channels share the class, so it also gives the latency of credits going
     /// back from the port's input buffer. Kept in the port, whose line the step has already
     /// loaded, rather than in an array of its own that every send would miss in.
-    pub link: Channel,
+    pub link: PortChannel,
+    /// Phits sent over the output channel during the measured window: at most one a cycle,
+    /// and a run has fewer than 2^31 cycles (`spec::validate::MAX_CYCLES`), so 32 bits hold
+    /// them.
+    pub link_phits: u32,
     /// Next cycle the crossbar input / output of this port is free.
     pub xbar_in_free: u32,
     pub xbar_out_free: u32,
@@ -156,10 +162,8 @@ pub struct Routers {
     /// `out_store` (`vc_slots`).
     pub in_slots: u32,
     pub out_slots: u32,
-    /// Phits sent over each output channel during the measured window: at most one a cycle,
-    /// and a run has fewer than 2^31 cycles (`spec::validate::MAX_CYCLES`), so 32 bits hold
-    /// them, 4 bytes a port less on the line each send writes.
-    pub link_phits: Vec<u32>,
+    /// The phit times of the ports' channels (`PortChannel`).
+    pub rates: Rates,
     /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
     /// so at saturation VC allocation touches only the heads that may now succeed. Words of
@@ -253,16 +257,17 @@ impl Routers {
         // (448 MB) took a 512 MB block, and the moves on the way left 60 % of it in small
         // pages, which every arrival and step then paid for in TLB misses.
         let mut ports = Vec::with_capacity(total as usize);
+        let mut rates = Rates::default();
         for (s, &np) in network_ports.iter().enumerate() {
             for p in 0..np as usize {
                 let peer = match topo.neighbour(s, p) {
                     Some(pp) => Peer::Switch { switch: pp.switch, port: pp.port },
                     None => Peer::Unconnected,
                 };
-                ports.push(Port::new(peer, Channel::new(timings.of(topo.link_class(s, p)))));
+                ports.push(Port::new(peer, rates.channel(timings.of(topo.link_class(s, p)))));
             }
             for l in 0..servers.servers_at(s) {
-                ports.push(Port::new(Peer::Server(servers.server(s, l) as u32), Channel::new(timings.of(LinkClass::Injection))));
+                ports.push(Port::new(Peer::Server(servers.server(s, l) as u32), rates.channel(timings.of(LinkClass::Injection))));
             }
         }
         debug_assert_eq!(ports.len(), total as usize);
@@ -290,7 +295,7 @@ impl Routers {
             in_cap,
             port_base,
             radix: if uniform { max_ports } else { 0 },
-            link_phits: vec![0; ports.len()],
+            rates,
             ports,
             vc,
             network_ports,
@@ -437,28 +442,23 @@ impl Routers {
     pub fn prefetch_switch(&self, switch: usize) {
         use crate::prefetch::{line, slice};
         let std::ops::Range { start: a, end: b } = self.ports_of(switch);
-        // The step reads its switch's words of marked ports first thing in each stage and
-        // counts each send's phits by port: both far from the ports in memory.
+        // The step reads its switch's words of marked ports first thing in each stage, far
+        // from the ports in memory.
         let w = switch * self.port_words;
         slice(&self.port_sets[w..w + self.port_words]);
         if b - a <= self.whole_switch_ports {
             slice(&self.ports[a..b]);
             slice(&self.vc[a * self.vcs..b * self.vcs]);
-            slice(&self.link_phits[a..b]);
             return;
         }
         for k in 0..self.port_words {
-            let sending = self.port_sets[w + k].busy_outputs;
-            let mut marked = sending | self.port_sets[w + k].busy_inputs | self.port_sets[w + k].va;
+            let mut marked = self.port_sets[w + k].busy_outputs | self.port_sets[w + k].busy_inputs | self.port_sets[w + k].va;
             while marked != 0 {
                 let p = marked.trailing_zeros() as usize;
                 marked &= marked - 1;
                 let gp = a + k * 64 + p;
                 line(&self.ports[gp]);
                 slice(&self.vc[gp * self.vcs..(gp + 1) * self.vcs]);
-                if sending & (1 << p) != 0 {
-                    line(&self.link_phits[gp]);
-                }
             }
         }
     }
@@ -639,10 +639,11 @@ impl crate::route::Congestion for SwitchView<'_> {
 }
 
 impl Port {
-    fn new(peer: Peer, link: Channel) -> Self {
+    fn new(peer: Peer, link: PortChannel) -> Self {
         Port {
             peer,
             link,
+            link_phits: 0,
             xbar_in_free: 0,
             xbar_out_free: 0,
             link_free: 0,

@@ -265,7 +265,7 @@ fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Pa
     let gv = gp * vcs + v;
     let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
     let u = e.phits;
-    let busy = r.ports[gp].link.send(u);
+    let busy = r.ports[gp].link.send(&r.rates, u);
     let p = &mut r.ports[gp];
     p.out_flits -= 1;
     p.link_free = (start + busy) as u32;
@@ -280,7 +280,7 @@ fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Pa
     // Count the phits that cross the link inside the measured window.
     let (lo, hi) = (start.max(prm.window.0), (start + busy).min(prm.window.1));
     if hi > lo {
-        r.link_phits[gp] += (if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy }) as u32;
+        r.ports[gp].link_phits += (if busy == u as u64 { hi - lo } else { (hi - lo) * u as u64 / busy }) as u32;
     }
     *sent.progress = now;
     let lat = r.ports[gp].link.latency as u64;
