@@ -220,4 +220,21 @@ mod tests {
         assert_eq!((0..10).map(|_| f.send(16)).sum::<u64>(), 160);
         assert_eq!(LinkTiming { latency: 1, num: 105, den: 94 }.max_cycles(16), 18);
     }
+
+    /// A port's compact channel sends as the NIC's full one, and ports of the same rate share
+    /// its index while the fastest rate needs none.
+    #[test]
+    fn a_port_channel_sends_as_a_channel() {
+        let (slow, other) = (LinkTiming { latency: 100, num: 105, den: 94 }, LinkTiming { latency: 10, num: 3, den: 2 });
+        let mut rates = Rates::default();
+        let mut ports = [rates.channel(slow), rates.channel(other), rates.channel(slow), rates.channel(LinkTiming { latency: 20, num: 1, den: 1 })];
+        assert_eq!(rates.0, [(1, 1), (105, 94), (3, 2)]);
+        assert_eq!(ports.map(|p| (p.latency, p.rate)), [(100, 1), (10, 2), (100, 1), (20, 0)]);
+        let mut nics = [Channel::new(slow), Channel::new(other), Channel::new(slow), Channel::new(LinkTiming { latency: 20, num: 1, den: 1 })];
+        for phits in (1..200u16).map(|k| k * 7 % 23 + 1) {
+            for (p, n) in ports.iter_mut().zip(nics.iter_mut()) {
+                assert_eq!(p.send(&rates, phits), n.send(phits));
+            }
+        }
+    }
 }
