@@ -25,44 +25,11 @@ impl LinkTiming {
     }
 }
 
-/// Cycles a flit of `phits` holds a link of `num / den` cycles per phit, with the remainder
-/// `frac` carried from the flit before and to the next.
-#[inline]
-fn carry(num: u32, den: u32, frac: &mut u32, phits: u16) -> u64 {
-    if num == den {
-        return phits as u64;
-    }
-    let total = phits as u64 * num as u64 + *frac as u64;
-    *frac = (total % den as u64) as u32;
-    total / den as u64
-}
-
-/// The channel a NIC drives: its timing and the phit-time remainder carried over.
+/// The channel a port or a NIC drives, in 8 bytes (a switch port's record has room for no
+/// more, router/mod.rs): its latency, its class's phit time as an index into the network's
+/// few (`Rates`), and the remainder of that phit time carried from flit to flit.
 #[derive(Debug, Clone, Copy)]
 pub struct Channel {
-    pub latency: u32,
-    num: u32,
-    den: u32,
-    frac: u32,
-}
-
-impl Channel {
-    pub fn new(t: LinkTiming) -> Self {
-        Channel { latency: t.latency, num: t.num, den: t.den, frac: 0 }
-    }
-
-    /// Start sending a flit of `phits`: the cycles the link is busy with it.
-    #[inline]
-    pub fn send(&mut self, phits: u16) -> u64 {
-        carry(self.num, self.den, &mut self.frac, phits)
-    }
-}
-
-/// The channel a switch port drives, in 8 bytes of the port's record (router/mod.rs) where a
-/// `Channel` would take 16: its class's phit time is one of the network's few (`Rates`),
-/// named by its index.
-#[derive(Debug, Clone, Copy)]
-pub struct PortChannel {
     /// At most 10,000 cycles (`link.latency` and the classes' latencies are validated so).
     pub latency: u16,
     /// Index in `Rates`; 0 is one phit a cycle, which needs no lookup.
@@ -70,7 +37,7 @@ pub struct PortChannel {
     frac: u32,
 }
 
-impl PortChannel {
+impl Channel {
     /// Start sending a flit of `phits`: the cycles the link is busy with it.
     #[inline]
     pub fn send(&mut self, rates: &Rates, phits: u16) -> u64 {
@@ -78,12 +45,14 @@ impl PortChannel {
             return phits as u64;
         }
         let (num, den) = rates.0[self.rate as usize];
-        carry(num, den, &mut self.frac, phits)
+        let total = phits as u64 * num as u64 + self.frac as u64;
+        self.frac = (total % den as u64) as u32;
+        total / den as u64
     }
 }
 
-/// The distinct phit times (`num / den` cycles per phit) of a network's port channels; the
-/// first is one phit a cycle.
+/// The distinct phit times (`num / den` cycles per phit) of a network's channels; the first
+/// is one phit a cycle.
 #[derive(Debug, Clone)]
 pub struct Rates(Vec<(u32, u32)>);
 
@@ -94,8 +63,8 @@ impl Default for Rates {
 }
 
 impl Rates {
-    /// The channel of a port whose link has timing `t`, its rate added here if new.
-    pub fn channel(&mut self, t: LinkTiming) -> PortChannel {
+    /// The channel of a link of timing `t`, its rate added here if new.
+    pub fn channel(&mut self, t: LinkTiming) -> Channel {
         let rate = if t.num == t.den {
             0
         } else {
@@ -104,7 +73,7 @@ impl Rates {
                 self.0.len() - 1
             })
         };
-        PortChannel {
+        Channel {
             latency: u16::try_from(t.latency).expect("link latencies are validated to at most 10000 cycles"),
             rate: u8::try_from(rate).expect("a network has a few link classes"),
             frac: 0,
@@ -211,30 +180,24 @@ mod tests {
     #[test]
     fn a_slow_channel_keeps_its_exact_long_run_rate() {
         // 5.25 / 4.7 GB/s = 105 / 94 cycles per phit: 94 flits of 16 phits take 16 x 105 cycles.
-        let mut c = Channel::new(LinkTiming { latency: 1, num: 105, den: 94 });
-        let busy: Vec<u64> = (0..94).map(|_| c.send(16)).collect();
+        let mut rates = Rates::default();
+        let mut c = rates.channel(LinkTiming { latency: 1, num: 105, den: 94 });
+        let busy: Vec<u64> = (0..94).map(|_| c.send(&rates, 16)).collect();
         assert_eq!(busy.iter().sum::<u64>(), 16 * 105);
         assert!(busy.iter().all(|&b| b == 17 || b == 18), "{busy:?}");
         // The fastest class: one phit per cycle, no remainder.
-        let mut f = Channel::new(LinkTiming { latency: 1, num: 1, den: 1 });
-        assert_eq!((0..10).map(|_| f.send(16)).sum::<u64>(), 160);
+        let mut f = rates.channel(LinkTiming { latency: 1, num: 1, den: 1 });
+        assert_eq!((0..10).map(|_| f.send(&rates, 16)).sum::<u64>(), 160);
         assert_eq!(LinkTiming { latency: 1, num: 105, den: 94 }.max_cycles(16), 18);
     }
 
-    /// A port's compact channel sends as the NIC's full one, and ports of the same rate share
-    /// its index while the fastest rate needs none.
+    /// Channels of the same rate share its index, and the fastest rate needs none.
     #[test]
-    fn a_port_channel_sends_as_a_channel() {
+    fn channels_of_one_rate_share_its_index() {
         let (slow, other) = (LinkTiming { latency: 100, num: 105, den: 94 }, LinkTiming { latency: 10, num: 3, den: 2 });
         let mut rates = Rates::default();
-        let mut ports = [rates.channel(slow), rates.channel(other), rates.channel(slow), rates.channel(LinkTiming { latency: 20, num: 1, den: 1 })];
+        let ports = [rates.channel(slow), rates.channel(other), rates.channel(slow), rates.channel(LinkTiming { latency: 20, num: 1, den: 1 })];
         assert_eq!(rates.0, [(1, 1), (105, 94), (3, 2)]);
         assert_eq!(ports.map(|p| (p.latency, p.rate)), [(100, 1), (10, 2), (100, 1), (20, 0)]);
-        let mut nics = [Channel::new(slow), Channel::new(other), Channel::new(slow), Channel::new(LinkTiming { latency: 20, num: 1, den: 1 })];
-        for phits in (1..200u16).map(|k| k * 7 % 23 + 1) {
-            for (p, n) in ports.iter_mut().zip(nics.iter_mut()) {
-                assert_eq!(p.send(&rates, phits), n.send(phits));
-            }
-        }
     }
 }

@@ -209,7 +209,7 @@ impl Detector {
                 let ov = allowed.trailing_zeros() as usize;
                 allowed &= allowed - 1;
                 let gov = (base + c.hop.port as usize) * vcs + ov;
-                let next = if r.vc[gov].out_owned() { self.owner_of(gov) } else { drain_of(sim, gov) };
+                let next = if r.vc[gov].flag(crate::router::Vc::OUT_OWNED) { self.owner_of(gov) } else { drain_of(sim, gov) };
                 match next {
                     Some(n) => self.succ.push(n),
                     None => return Wait::MayMove,

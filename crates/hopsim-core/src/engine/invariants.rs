@@ -111,7 +111,7 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
         }
     }
     let w = r.waiter_words;
-    if let Some(gov) = (0..r.vc.len()).find(|&gov| !r.vc[gov].waited_on() && r.va_waiters[gov * w..(gov + 1) * w].iter().any(|&b| b != 0)) {
+    if let Some(gov) = (0..r.vc.len()).find(|&gov| !r.vc[gov].flag(crate::router::Vc::WAITED_ON) && r.va_waiters[gov * w..(gov + 1) * w].iter().any(|&b| b != 0)) {
         return Err(format!("output VC {gov}: heads wait for it but it is not marked as waited on"));
     }
     Ok(())

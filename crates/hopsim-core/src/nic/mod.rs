@@ -161,11 +161,15 @@ pub struct Nics {
     /// Packets whose first flit has left their NIC.
     pub injected: u64,
     vcs: usize,
+    /// The injection channels' phit time (`Channel`).
+    rates: crate::link::Rates,
 }
 
 impl Nics {
     pub fn new(servers: &crate::topology::ServerMap, routers: &crate::router::Routers, link: crate::link::LinkTiming, vcs: usize, in_cap: u32) -> Self {
         let n = servers.num_servers();
+        let mut rates = crate::link::Rates::default();
+        let channel = rates.channel(link);
         let nics = (0..n)
             .map(|s| {
                 let sw = servers.switch_of(s);
@@ -187,7 +191,7 @@ impl Nics {
                     outstanding_max: 0,
                     channel_free: 0,
                     stall_since: NEVER,
-                    link: crate::link::Channel::new(link),
+                    link: channel,
                 }
             })
             .collect();
@@ -199,6 +203,7 @@ impl Nics {
             queued_phits: 0,
             injected: 0,
             vcs,
+            rates,
         }
     }
 
@@ -309,7 +314,7 @@ impl Nics {
             });
         }
         self.credits[server * vcs + v] -= u;
-        let busy = nic.link.send(u as u16);
+        let busy = nic.link.send(&self.rates, u as u16);
         self.queued_phits -= u as u64;
         nic.channel_free = now + busy;
         nic.sending_vc = v as u8;

@@ -9,7 +9,7 @@ pub use fifo::{vc_slots, Entry, Fifo, OutEntry};
 pub use step::{step_each, Scratch, StepCtx};
 
 use crate::calendar::Event;
-use crate::link::{ClassTimings, PortChannel, Rates};
+use crate::link::{Channel, ClassTimings, Rates};
 use crate::packet::Arena;
 use crate::topology::{LinkClass, Topology};
 
@@ -41,8 +41,8 @@ pub enum Peer {
 
 /// One cache line per port (the step reads a port's fields together, and a port split over
 /// two lines costs two misses). Cycles fit in 32 bits (`spec::validate::MAX_CYCLES`).
-/// 60 bytes of fields: the channel in 8 (`PortChannel`) leaves room for the link's phit
-/// counter, which would otherwise take a line of an array of its own every send.
+/// 60 bytes of fields: the channel in 8 (`Channel`) leaves room for the link's phit counter,
+/// which would otherwise take a line of an array of its own every send.
 #[derive(Debug, Clone, Copy)]
 #[repr(align(64))]
 pub struct Port {
@@ -51,7 +51,7 @@ pub struct Port {
     /// link's two channels share the class, so it also gives the latency of credits going
     /// back from the port's input buffer. Kept in the port, whose line the step has already
     /// loaded, rather than in an array of its own that every send would miss in.
-    pub link: PortChannel,
+    pub link: Channel,
     /// Phits sent over the output channel during the measured window: at most one a cycle,
     /// and a run has fewer than 2^31 cycles (`spec::validate::MAX_CYCLES`), so 32 bits hold
     /// them.
@@ -92,7 +92,7 @@ pub struct Vc {
     /// takes whatever reaches it: its port's VCs hold `SERVER_CREDITS`, which sends do not
     /// take (`router::step`).
     pub credits: u16,
-    /// `OUT_OWNED` and `WAITED_ON`, one byte for both (`out_owned`, `waited_on`).
+    /// `Vc::OUT_OWNED` and `Vc::WAITED_ON`, one byte for both (`flag`, `set_flag`).
     flags: u8,
     /// Round-robin pointer of this output VC's allocator, over the switch's input VCs.
     pub rr_va: u16,
@@ -110,33 +110,21 @@ pub struct Vc {
 /// The credits of a VC of a server's port, which never run out.
 pub const SERVER_CREDITS: u16 = u16::MAX;
 
-/// `Vc::flags`: the output VC is held by one packet from VC allocation until its tail has
-/// crossed the crossbar.
-const OUT_OWNED: u8 = 1;
-/// `Vc::flags`: some head waits for this output VC, so its `va_waiters` bits may be set.
-/// Waking an output VC nobody waits for then reads no waiter bits, which at saturation are
-/// megabytes (6.5 MB on the paper's Dragonfly) and mostly out of cache.
-const WAITED_ON: u8 = 2;
-
 impl Vc {
+    /// `flags`: the output VC is held by one packet from VC allocation until its tail has
+    /// crossed the crossbar.
+    pub const OUT_OWNED: u8 = 1;
+    /// `flags`: some head waits for this output VC, so its `va_waiters` bits may be set.
+    /// Waking an output VC nobody waits for then reads no waiter bits, which at saturation
+    /// are megabytes (6.5 MB on the paper's Dragonfly) and mostly out of cache.
+    pub const WAITED_ON: u8 = 2;
+
     #[inline(always)]
-    pub fn out_owned(&self) -> bool {
-        self.flags & OUT_OWNED != 0
+    pub fn flag(&self, flag: u8) -> bool {
+        self.flags & flag != 0
     }
     #[inline(always)]
-    pub fn set_out_owned(&mut self, owned: bool) {
-        self.set_flag(OUT_OWNED, owned);
-    }
-    #[inline(always)]
-    pub fn waited_on(&self) -> bool {
-        self.flags & WAITED_ON != 0
-    }
-    #[inline(always)]
-    pub fn set_waited_on(&mut self, waited: bool) {
-        self.set_flag(WAITED_ON, waited);
-    }
-    #[inline(always)]
-    fn set_flag(&mut self, flag: u8, on: bool) {
+    pub fn set_flag(&mut self, flag: u8, on: bool) {
         self.flags = if on { self.flags | flag } else { self.flags & !flag };
     }
 }
@@ -162,7 +150,7 @@ pub struct Routers {
     /// `out_store` (`vc_slots`).
     pub in_slots: u32,
     pub out_slots: u32,
-    /// The phit times of the ports' channels (`PortChannel`).
+    /// The phit times of the ports' channels (`Channel`).
     pub rates: Rates,
     /// For each output VC, `waiter_words` words of bits, bit `in_port * vcs + in_vc` of its
     /// switch: heads that wait for this output VC. Freeing it clears their `va_waiting` bits,
@@ -393,7 +381,7 @@ impl Routers {
     pub fn wait_for(&mut self, switch: usize, in_port: usize, in_vc: usize, gov: usize) {
         let bit = in_port * self.vcs + in_vc;
         self.va_waiters[gov * self.waiter_words + bit / 32] |= 1 << (bit % 32);
-        self.vc[gov].set_waited_on(true);
+        self.vc[gov].set_flag(Vc::WAITED_ON, true);
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
         let (w, bit) = self.port_bit(switch, in_port);
@@ -404,10 +392,10 @@ impl Routers {
     /// it. A head may be woken by a VC it no longer waits for; it then merely looks again.
     #[inline(never)]
     pub fn wake_waiters(&mut self, switch: usize, gov: usize) {
-        if !self.vc[gov].waited_on() {
+        if !self.vc[gov].flag(Vc::WAITED_ON) {
             return;
         }
-        self.vc[gov].set_waited_on(false);
+        self.vc[gov].set_flag(Vc::WAITED_ON, false);
         let w = self.waiter_words;
         let base = self.first_port(switch);
         for k in 0..w {
@@ -639,7 +627,7 @@ impl crate::route::Congestion for SwitchView<'_> {
 }
 
 impl Port {
-    fn new(peer: Peer, link: PortChannel) -> Self {
+    fn new(peer: Peer, link: Channel) -> Self {
         Port {
             peer,
             link,

@@ -8,7 +8,7 @@
 //! crossbar, and route computation of the next packet of an input VC only after the tail
 //! ahead has crossed (each input VC's `stage_from`).
 
-use super::{vc_slots, OutEntry, Peer, Routers};
+use super::{vc_slots, OutEntry, Peer, Routers, Vc};
 use crate::calendar::{Event, Schedule, NEVER};
 use crate::params::Params;
 use crate::packet::Arena;
@@ -229,7 +229,7 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
 /// for its space (`switch_allocation` does the same).
 #[inline(always)]
 fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
-    prm.routing_reads_queues || r.vc[gv].waited_on()
+    prm.routing_reads_queues || r.vc[gv].flag(Vc::WAITED_ON)
 }
 
 /// Something of the switch waits for space in an output buffer of port `gp`: step when its
@@ -416,7 +416,7 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, ba
     vi.route_vc = rq.out_vc;
     vi.stage_from = prm.staging.switch_from(now) as u32;
     let vo = &mut r.vc[gvo];
-    vo.set_out_owned(true);
+    vo.set_flag(Vc::OUT_OWNED, true);
     vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
     count_hop(packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
@@ -603,7 +603,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
 #[inline(always)]
 fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
     let q = &r.vc[gov];
-    if q.waited_on() && !q.out_owned() && prm.out_cap - q.out_used as u32 >= prm.flit_phits(prm.min_packet_phits) as u32 {
+    if q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && prm.out_cap - q.out_used as u32 >= prm.flit_phits(prm.min_packet_phits) as u32 {
         r.wake_waiters(switch, gov);
     }
 }
@@ -644,7 +644,7 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
         let go = base + op;
         for ov in allowed_vcs(c, vcs) {
             let q = &r.vc[go * vcs + ov];
-            if q.out_owned() || prm.out_cap - (q.out_used as u32) < u {
+            if q.flag(Vc::OUT_OWNED) || prm.out_cap - (q.out_used as u32) < u {
                 continue;
             }
             let space = (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
@@ -730,7 +730,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             // step that came then anyway).
             note(wake, now + 1);
         }
-        r.vc[gvo].set_out_owned(false);
+        r.vc[gvo].set_flag(Vc::OUT_OWNED, false);
         wake_if_free(r, switch, gvo, prm);
         if waiting_for_vc {
             note(wake, now + 1);
