@@ -779,8 +779,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str))
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"\nWrote {args.out} (and {args.out.with_suffix('.json').name}).")
-    print("To record these numbers: copy the table, the date and the machine line into the results")
-    print("section of docs/benchmarks.md (full runs only, not --quick) and commit.")
+    print("To record these numbers (full runs only, not --quick): add the table, the date, the machine")
+    print("line and what changed to docs/benchmark-log.md as a new section, update \"Latest results\"")
+    print("in docs/benchmarks.md, and commit.")
     return 0
 
 

@@ -1,5 +1,5 @@
 //! What a cache miss costs on this machine: the numbers that bound a network far larger than
-//! the cache (docs/benchmarks.md, "What a hop of the million-node torus costs in memory").
+//! the cache (docs/benchmark-log.md, "What a hop of the million-node torus costs in memory").
 //!
 //! `cargo run --release -p hopsim-core --example memory_probe [MiB]` prints, for a working
 //! set of MiB (3,000 by default, the million-node torus's size):

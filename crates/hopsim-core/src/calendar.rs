@@ -208,7 +208,7 @@ impl Calendar {
 /// so that a cycle visits them in ascending number: that order is the model's (docs/model.md),
 /// it does not depend on how the wake-ups were made nor on how many threads made them, and
 /// the steps of a large network then walk its records in the order they sit in memory (on
-/// the million-node torus that nearly doubles the cycles per second, docs/benchmarks.md).
+/// the million-node torus that nearly doubles the cycles per second, docs/benchmark-log.md).
 struct Due {
     /// Words of bits per slot, and the slots' bits one after the other.
     words: usize,

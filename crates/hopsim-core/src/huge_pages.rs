@@ -9,7 +9,7 @@
 //! Blocks stay where the system allocator puts them: placing each on a 2 MiB boundary of
 //! its own mapping got more of them into huge pages but cost up to 25 % more CPU on the 1D
 //! HyperX (arrays that all start on the same boundary compete for the same cache sets;
-//! docs/benchmarks.md).
+//! docs/benchmark-log.md).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 

@@ -419,7 +419,7 @@ impl Team {
     /// than the run thread's own work (a million switches, where the merge's writes miss
     /// the cache) `MERGER` reaches the end last although it waited for thread 0. Judging by
     /// the end alone, thread 0 then took switches every cycle until it had them all, and
-    /// `MERGER` spent 90 % of the million-node torus's run waiting for it (docs/benchmarks.md).
+    /// `MERGER` spent 90 % of the million-node torus's run waiting for it (docs/benchmark-log.md).
     /// The split only decides who does a switch's work, never what it computes.
     fn balance(&self, run_thread_last: bool) {
         let n = self.part.switches;

@@ -19,7 +19,7 @@ use crate::topology::{LinkClass, Topology};
 pub const PREFETCH_EVENTS_AHEAD: usize = 8;
 /// How many switches ahead of the one stepping the engine asks for a switch's records on
 /// networks far larger than the cache: four gave 3-5 % less wall time than two on the
-/// million-node torus, seven no more than four (docs/benchmarks.md).
+/// million-node torus, seven no more than four (docs/benchmark-log.md).
 const DEEP_SWITCHES_AHEAD: usize = 4;
 
 /// A word of VC-allocation waiter bits (`Routers::va_waiters`).
@@ -80,7 +80,7 @@ pub struct Port {
 }
 
 /// 48 bytes: a torus switch's 14 VCs take 11 cache lines instead of 13 at 56, and each line a
-/// step asks for costs 1.3-2.1 % of the million-node torus's time (docs/benchmarks.md). Phit
+/// step asks for costs 1.3-2.1 % of the million-node torus's time (docs/benchmark-log.md). Phit
 /// counts fit in 16 bits: a VC buffer holds at most `spec::validate::MAX_BUFFER_PHITS`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Vc {
@@ -533,7 +533,7 @@ impl Routers {
                 // holds one already: rare at the loads large networks run at, and a write
                 // then, which does not hold the core up. On the million-node torus, leaving
                 // them out made the network's filling 4-5 % faster and its steady state no
-                // slower (docs/benchmarks.md).
+                // slower (docs/benchmark-log.md).
                 slice(std::slice::from_ref(&self.vc[gv].input));
                 line(&self.port_sets[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {

@@ -67,7 +67,7 @@ const NONE: u32 = u32::MAX;
 // Inlined into the engine's cycle loop, with its stages and `choose_output`: left to the
 // inliner, whether they are depends on which codegen unit the rest of the crate puts them in
 // (adding the component registries once split `step` and `choose_output` out of the loop, for
-// +2.9 % instructions on the 8x8 torus). docs/benchmarks.md has the counts.
+// +2.9 % instructions on the 8x8 torus). docs/benchmark-log.md has the counts.
 #[inline]
 fn step<const V: usize, const W: usize, C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     let mut wake = NEVER;
@@ -86,7 +86,7 @@ fn step<const V: usize, const W: usize, C: Schedule>(switch: usize, now: u64, cx
 /// at most 64 ports (one word of each port bit set). With both known to the compiler a VC's
 /// index is a shift, the loops over a port's VCs unroll and the walks over the port bit sets
 /// are one word long: 6 % fewer instructions on the 8x8 torus, 2-3 % less time on the small
-/// tori (docs/benchmarks.md). Other switches take the general step (`V = W = 0`).
+/// tori (docs/benchmark-log.md). Other switches take the general step (`V = W = 0`).
 #[inline]
 pub fn step_each<C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
     match (cx.routers.vcs, cx.routers.port_words) {

@@ -152,7 +152,7 @@ fn runs_that_cannot_fit_in_memory_are_refused_with_their_largest_part() {
 
 /// The port records are the array every arrival and step reads: allocated at their final
 /// size, not grown by doubling, they take no more than they hold, and on a large network
-/// the kernel can back all of them with huge pages (docs/benchmarks.md). Both a network of
+/// the kernel can back all of them with huge pages (docs/benchmark-log.md). Both a network of
 /// equal switches and one whose spines have no servers are counted up front.
 #[test]
 fn port_records_are_allocated_at_their_final_size() {
