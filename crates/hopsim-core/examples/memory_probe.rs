@@ -1,8 +1,8 @@
 //! What a cache miss costs on this machine: the numbers that bound a network far larger than
 //! the cache (docs/benchmark-log.md, "What a hop of the million-node torus costs in memory").
 //!
-//! `cargo run --release -p hopsim-core --example memory_probe [MiB]` prints, for a working
-//! set of MiB (3,000 by default, the million-node torus's size):
+//! `cargo run --release -p hopsim-core --example memory_probe [MiB] [switches]` prints, for a
+//! working set of MiB (3,000 by default, the million-node torus's size):
 //! - how long one load waits when each address depends on the load before (latency);
 //! - how many independent random lines a core reads per second, alone and in runs of
 //!   adjacent lines, and four lines from one 4 KB page;
@@ -10,7 +10,9 @@
 //!   the same lines in one record per switch;
 //! - a cycle's switch steps as the engine makes them (ascending switch numbers, each switch's
 //!   records asked for four steps ahead) with the records of today's torus switch, and with a
-//!   compact record per switch asked for whole or only where the step reads.
+//!   compact record per switch asked for whole or only where the step reads, on a network of
+//!   `switches` (a million by default; 32,768, the 32x32x32 torus, keeps its records in this
+//!   machine's last-level cache).
 
 use hopsim_core::prefetch::{line, slice};
 use std::hint::black_box;
@@ -94,7 +96,8 @@ fn main() {
     println!("   4 lines of one 4 KB page:       {ns:6.1} ns a place, {:5.1} ns a line", ns / 4.0);
 
     hop_layouts(&mut draw);
-    swept_steps(&mut draw);
+    let switches: usize = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    swept_steps(&mut draw, switches);
 }
 
 /// A hop on a torus switch of 7 ports and 2 VCs touches, besides its packet, 4 port lines, 6
@@ -164,22 +167,22 @@ struct Step {
 /// - one record of 960 bytes per switch (15 lines: a line of port sets and counters, then 7
 ///   ports of 128 bytes, each holding its two VCs), asked for whole;
 /// - the same record, asked for only at the 5 lines the step reads.
-fn swept_steps(draw: &mut Draw) {
-    const SWITCHES: usize = 1_000_000;
-    const PACKETS: usize = 1_250_000;
+fn swept_steps(draw: &mut Draw, switches: usize) {
+    let packets_held = switches + switches / 4;
+    println!("swept steps on {switches} switches:");
     const AHEAD: usize = 4;
     const COMPACT: usize = 960;
-    let (ports, vcs, sets, counters) = (memory(448 * SWITCHES), memory(784 * SWITCHES), memory(32 * SWITCHES), memory(28 * SWITCHES));
-    let compact = memory(COMPACT * SWITCHES);
-    let packets = memory(PACKETS * 128);
+    let (ports, vcs, sets, counters) = (memory(448 * switches), memory(784 * switches), memory(32 * switches), memory(28 * switches));
+    let compact = memory(COMPACT * switches);
+    let packets = memory(packets_held * 128);
     // Four cycles' due switches, and for each step its input port, output port and packet.
     let mut steps: Vec<Step> = Vec::new();
     for _ in 0..4 {
-        for s in 0..SWITCHES {
+        for s in 0..switches {
             let r = draw.next() as usize;
             if r % 10 < 3 {
                 let (i, o) = ((r >> 8) % 7, (r >> 16) % 7);
-                steps.push(Step { switch: s, input: i, output: o, packet: (r >> 24) % PACKETS });
+                steps.push(Step { switch: s, input: i, output: o, packet: (r >> 24) % packets_held });
             }
         }
     }
