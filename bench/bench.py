@@ -135,7 +135,7 @@ BENCHES: list[Bench] = [
         about="32x32x32 torus, DOR + dateline, uniform, load 0.1",
         spec=torus("torus-32x32x32", [32, 32, 32], 0.1),
         switches=32 * 32 * 32,
-        hopsim=Cycles(warmup=300, extra=1_000),
+        hopsim=Cycles(warmup=300, extra=4_000),
         caminos_cfg="torus-32x32x32.cfg",
         caminos=Cycles(warmup=200, extra=150, m0=20),
     ),
