@@ -160,10 +160,11 @@ struct Step {
 
 /// A cycle of the million-node torus at load 0.05 steps about 30 % of its switches, in
 /// ascending number, and asks for each switch's records four steps before stepping it. A step
-/// with one head reads the port sets, an input and an output port with their two VCs each,
-/// the phit counter and the head's packet. Three layouts:
-/// - today's: ports (7 x 64 bytes), VCs (14 x 56), port sets (32) and phit counters (28) in
-///   arrays of their own, the switch's ports and VCs asked for whole, or only where read;
+/// with one head reads the port sets, an input and an output port with their two VCs each
+/// (the output port's line holds its phit counter), and the head's packet. Three layouts:
+/// - today's (the engine's records since 2026-11-28): ports (7 x 64 bytes, each holding its
+///   link's phit counter), VCs (14 x 48) and port sets (32) in arrays of their own, the
+///   switch's ports and VCs asked for whole, or only where read;
 /// - one record of 960 bytes per switch (15 lines: a line of port sets and counters, then 7
 ///   ports of 128 bytes, each holding its two VCs), asked for whole;
 /// - the same record, asked for only at the 5 lines the step reads.
@@ -172,7 +173,7 @@ fn swept_steps(draw: &mut Draw, switches: usize) {
     println!("swept steps on {switches} switches:");
     const AHEAD: usize = 4;
     const COMPACT: usize = 960;
-    let (ports, vcs, sets, counters) = (memory(448 * switches), memory(784 * switches), memory(32 * switches), memory(28 * switches));
+    let (ports, vcs, sets) = (memory(448 * switches), memory(672 * switches), memory(32 * switches));
     let compact = memory(COMPACT * switches);
     let packets = memory(packets_held * 128);
     // Four cycles' due switches, and for each step its input port, output port and packet.
@@ -199,31 +200,29 @@ fn swept_steps(draw: &mut Draw, switches: usize) {
         println!("  a swept step, {name}: {:.0} ns", start.elapsed().as_secs_f64() * 1e9 / steps.len() as f64);
     };
     let read_today = |&Step { switch: s, input: i, output: o, packet: pkt }: &Step| {
-        let mut t = sets[s * 32] as u64 + counters[s * 28] as u64 + packets[pkt * 128] as u64;
+        let mut t = sets[s * 32] as u64 + packets[pkt * 128] as u64;
         for p in [i, o] {
-            t += ports[s * 448 + p * 64] as u64 + vcs[s * 784 + p * 112] as u64 + vcs[s * 784 + p * 112 + 111] as u64;
+            t += ports[s * 448 + p * 64] as u64 + vcs[s * 672 + p * 96] as u64 + vcs[s * 672 + p * 96 + 95] as u64;
         }
         t
     };
     time(
-        "today's records, asked for whole (23 lines)",
+        "today's records, asked for whole (20-21 lines)",
         &|&Step { switch: s, packet: pkt, .. }| {
             ask(&sets, s * 32, 32);
             ask(&ports, s * 448, 448);
-            ask(&vcs, s * 784, 784);
-            ask(&counters, s * 28, 28);
+            ask(&vcs, s * 672, 672);
             ask(&packets, pkt * 128, 1);
         },
         &read_today,
     );
     time(
-        "today's records, asked for where read (9-11 lines)",
+        "today's records, asked for where read (7-9 lines)",
         &|&Step { switch: s, input: i, output: o, packet: pkt }| {
             ask(&sets, s * 32, 1);
-            ask(&counters, s * 28, 1);
             for p in [i, o] {
                 ask(&ports, s * 448 + p * 64, 1);
-                ask(&vcs, s * 784 + p * 112, 112);
+                ask(&vcs, s * 672 + p * 96, 96);
             }
             ask(&packets, pkt * 128, 1);
         },
