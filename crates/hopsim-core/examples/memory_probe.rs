@@ -15,6 +15,8 @@
 //!   machine's last-level cache).
 
 use hopsim_core::prefetch::{line, slice};
+use hopsim_core::router::{Port, Vc};
+use std::mem::size_of;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -162,9 +164,9 @@ struct Step {
 /// ascending number, and asks for each switch's records four steps before stepping it. A step
 /// with one head reads the port sets, an input and an output port with their two VCs each
 /// (the output port's line holds its phit counter), and the head's packet. Three layouts:
-/// - today's (the engine's records since 2026-11-28): ports (7 x 64 bytes, each holding its
-///   link's phit counter), VCs (14 x 48) and port sets (32) in arrays of their own, the
-///   switch's ports and VCs asked for whole, or only where read;
+/// - today's, sized from the engine's own records (`Port`, `Vc`): ports (7 x 64 bytes, each
+///   holding its link's phit counter), VCs (14 x 48) and port sets (32) in arrays of their
+///   own, the switch's ports and VCs asked for whole, or only where read;
 /// - one record of 960 bytes per switch (15 lines: a line of port sets and counters, then 7
 ///   ports of 128 bytes, each holding its two VCs), asked for whole;
 /// - the same record, asked for only at the 5 lines the step reads.
@@ -173,7 +175,10 @@ fn swept_steps(draw: &mut Draw, switches: usize) {
     println!("swept steps on {switches} switches:");
     const AHEAD: usize = 4;
     const COMPACT: usize = 960;
-    let (ports, vcs, sets) = (memory(448 * switches), memory(672 * switches), memory(32 * switches));
+    // A torus switch of the engine: 7 ports with 2 VCs each.
+    let (port, vc_pair) = (size_of::<Port>(), 2 * size_of::<Vc>());
+    let (port_bytes, vc_bytes) = (7 * port, 7 * vc_pair);
+    let (ports, vcs, sets) = (memory(port_bytes * switches), memory(vc_bytes * switches), memory(32 * switches));
     let compact = memory(COMPACT * switches);
     let packets = memory(packets_held * 128);
     // Four cycles' due switches, and for each step its input port, output port and packet.
@@ -202,7 +207,8 @@ fn swept_steps(draw: &mut Draw, switches: usize) {
     let read_today = |&Step { switch: s, input: i, output: o, packet: pkt }: &Step| {
         let mut t = sets[s * 32] as u64 + packets[pkt * 128] as u64;
         for p in [i, o] {
-            t += ports[s * 448 + p * 64] as u64 + vcs[s * 672 + p * 96] as u64 + vcs[s * 672 + p * 96 + 95] as u64;
+            let v = s * vc_bytes + p * vc_pair;
+            t += ports[s * port_bytes + p * port] as u64 + vcs[v] as u64 + vcs[v + vc_pair - 1] as u64;
         }
         t
     };
@@ -210,8 +216,8 @@ fn swept_steps(draw: &mut Draw, switches: usize) {
         "today's records, asked for whole (20-21 lines)",
         &|&Step { switch: s, packet: pkt, .. }| {
             ask(&sets, s * 32, 32);
-            ask(&ports, s * 448, 448);
-            ask(&vcs, s * 672, 672);
+            ask(&ports, s * port_bytes, port_bytes);
+            ask(&vcs, s * vc_bytes, vc_bytes);
             ask(&packets, pkt * 128, 1);
         },
         &read_today,
@@ -221,8 +227,8 @@ fn swept_steps(draw: &mut Draw, switches: usize) {
         &|&Step { switch: s, input: i, output: o, packet: pkt }| {
             ask(&sets, s * 32, 1);
             for p in [i, o] {
-                ask(&ports, s * 448 + p * 64, 1);
-                ask(&vcs, s * 672 + p * 96, 96);
+                ask(&ports, s * port_bytes + p * port, 1);
+                ask(&vcs, s * vc_bytes + p * vc_pair, vc_pair);
             }
             ask(&packets, pkt * 128, 1);
         },

@@ -107,7 +107,8 @@ pub struct Vc {
     pub stage_from: u32,
 }
 
-/// The credits of a VC of a server's port, which never run out.
+/// The credits of a VC of a server's port, which never run out: a flit's phits are 16-bit, so
+/// every flit finds them (`step::credits_cover`), and sends do not take them.
 pub const SERVER_CREDITS: u16 = u16::MAX;
 
 impl Vc {

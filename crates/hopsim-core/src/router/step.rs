@@ -212,7 +212,7 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
             note(wake, e.ready as u64);
             continue;
         }
-        if !credits_cover(r, gp, gv, e.phits) {
+        if !credits_cover(r, gv, e.phits) {
             continue; // a credit event will wake the switch
         }
         send_flit::<V, _>(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
@@ -243,11 +243,12 @@ fn note_space_back(r: &Routers, gp: usize, now: u64, wake: &mut u64) {
     }
 }
 
-/// Whether output VC `gv` of port `gp` holds the credits a flit of `phits` needs to start:
-/// a server's NIC takes whatever reaches it, so its links need none.
+/// Whether output VC `gv` holds the credits a flit of `phits` needs to start. A server's NIC
+/// takes whatever reaches it: its port's VCs hold `SERVER_CREDITS`, as many as a flit can
+/// have phits, and sends never take them.
 #[inline(always)]
-fn credits_cover(r: &Routers, gp: usize, gv: usize, phits: u16) -> bool {
-    matches!(r.ports[gp].peer, Peer::Server(_)) || r.vc[gv].credits >= phits
+fn credits_cover(r: &Routers, gv: usize, phits: u16) -> bool {
+    r.vc[gv].credits >= phits
 }
 
 /// The run's counters a flit starting on a link moves.
@@ -703,7 +704,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     // the run ends first).
     let p = &r.ports[go];
     let alone = !p.tx_pending && p.out_flits == 1 && now + 1 < prm.window.1;
-    if alone && link_may_start == now + 1 && credits_cover(r, go, gvo, e.phits) {
+    if alone && link_may_start == now + 1 && credits_cover(r, gvo, e.phits) {
         send_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, now + 1, now, wake);
     } else {
         note(wake, link_may_start);
