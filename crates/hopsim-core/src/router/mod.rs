@@ -200,12 +200,17 @@ pub enum Prefetch {
     /// The records fit in a core's L2 cache (`NEAR_BYTES`): prefetching only adds work (the
     /// 8x8 torus, 82 KB: 6-8 % more CPU with it).
     None,
-    /// The next switch to step and the lines of the event 8 ahead (the 10x10x10 torus).
-    Next,
-    /// The records are far larger than a last-level cache (`FAR_BYTES`): each step's packets
-    /// come from memory too, and prefetching them a step ahead pays (the 32x32x32 torus, 42
-    /// MB: 11 % less CPU), while on a network whose state stays in cache the same reads only
-    /// add work (the 10x10x10 torus, 1.3 MB: 4 % more).
+    /// The lines of the event 8 ahead, not the switches' records (the 10x10x10 torus, the
+    /// benchmark's HyperX, Dragonflies and Aries networks). Most of a step's records are
+    /// still in the core's caches from the switch's last step: asking for the next switch's
+    /// cost 8 % more CPU on the 10x10x10 torus, 9 % on the HyperX, 12-15 % on the
+    /// Dragonflies and 25-40 % on the Aries networks, whose steps walk their marked ports
+    /// once more to ask (docs/benchmark-log.md).
+    Events,
+    /// The records are far larger than the caches (`FAR_BYTES`): the switch a few steps ahead
+    /// and the packets of the next one's heads are asked for too, which pays once a step's
+    /// records have left the cache since its last step (the 24x24x24 torus, 15.5 MB: 13-16 %
+    /// less CPU on one thread; the 32x32x32, 42 MB: 19 %).
     Deep,
 }
 
@@ -215,9 +220,11 @@ const WHOLE_SWITCH_BYTES: usize = 2 << 10;
 
 /// Bytes of port and VC records below which prefetching is off: half a common L2 cache.
 const NEAR_BYTES: usize = 256 << 10;
-/// Bytes of port and VC records above which prefetching is `Deep`: half a common last-level
-/// cache (the buffers, packets and calendar take the rest).
-const FAR_BYTES: usize = 16 << 20;
+/// Bytes of port and VC records above which prefetching is `Deep`: measured between the
+/// 20x20x20 torus (9 MB, 8 % less CPU on one thread without the switches' prefetch) and the
+/// 24x24x24 (15.5 MB, 13 % less with it), on cores of 2 MB of L2 cache. On two threads both
+/// run as fast either way.
+const FAR_BYTES: usize = 12 << 20;
 
 impl Prefetch {
     fn for_records(bytes: usize) -> Self {
@@ -226,7 +233,7 @@ impl Prefetch {
         } else if bytes > FAR_BYTES {
             Prefetch::Deep
         } else {
-            Prefetch::Next
+            Prefetch::Events
         }
     }
 }
@@ -422,8 +429,9 @@ impl Routers {
         self.port_sets[switch * self.port_words..(switch + 1) * self.port_words].iter().any(|w| w.waiting != 0)
     }
 
-    /// Start loading the ports and VCs of `switch`, stepped next, into the L2 cache, so they
-    /// arrive while the switch before it steps instead of stalling its own step line by line.
+    /// Start loading the ports and VCs of `switch`, stepped a few steps from now, into the L2
+    /// cache, so they arrive while the switches before it step instead of stalling its own
+    /// step line by line.
     /// A switch of a few ports (a torus's) has its records prefetched whole: a step touches
     /// most of them. A high-radix one (an Aries switch: 30 ports of 8 VCs, 15 KB) only where
     /// its port sets mark work, since its step walks those sets and the whole switch would be
@@ -452,34 +460,23 @@ impl Routers {
         }
     }
 
-    /// What the engine asks for before stepping `visit[i]`: the ports and VCs of the next
-    /// switch; on networks far larger than the cache (`Prefetch::Deep`), those of the switch
-    /// `DEEP_SWITCHES_AHEAD` ahead and the packets of the heads the next switch's VC
-    /// allocation will read.
-    /// The packets need the next switch's VCs, asked for one step earlier, so reading them
+    /// What the engine asks for before stepping `visit[i]` on networks far larger than the
+    /// cache (`Prefetch::Deep`): the ports and VCs of the switch `DEEP_SWITCHES_AHEAD` ahead and
+    /// the packets of the heads the next switch's VC allocation will read.
+    /// The packets need the next switch's VCs, asked for steps earlier, so reading them
     /// now rarely waits; a torus switch has one head or two, too few to overlap their own
     /// misses within its step.
     #[inline(always)]
     pub fn prefetch_visits(&self, visit: &[u32], i: usize, packets: &Arena) {
         // Tested here, inlined into the engine's loop: most networks that run long are small
-        // enough to prefetch nothing, and a call per step only to return costs 1 % there.
-        if self.prefetch != Prefetch::None {
+        // enough to ask for no switch ahead, and a call per step only to return costs 1 % there.
+        if self.prefetch == Prefetch::Deep {
             self.prefetch_visits_far(visit, i, packets);
         }
     }
 
     #[inline(never)]
     fn prefetch_visits_far(&self, visit: &[u32], i: usize, packets: &Arena) {
-        match self.prefetch {
-            Prefetch::None => return,
-            Prefetch::Next => {
-                if let Some(&s) = visit.get(i + 1) {
-                    self.prefetch_switch(s as usize);
-                }
-                return;
-            }
-            Prefetch::Deep => {}
-        }
         if i == 0 {
             for &s in visit.iter().take(DEEP_SWITCHES_AHEAD).skip(1) {
                 self.prefetch_switch(s as usize);
@@ -678,7 +675,9 @@ mod tests {
             ports * std::mem::size_of::<Port>() + 2 * ports * std::mem::size_of::<Vc>()
         };
         assert_eq!(Prefetch::for_records(records(64)), Prefetch::None);
-        assert_eq!(Prefetch::for_records(records(1_000)), Prefetch::Next);
+        assert_eq!(Prefetch::for_records(records(1_000)), Prefetch::Events);
+        assert_eq!(Prefetch::for_records(records(20 * 20 * 20)), Prefetch::Events);
+        assert_eq!(Prefetch::for_records(records(24 * 24 * 24)), Prefetch::Deep);
         assert_eq!(Prefetch::for_records(records(32_768)), Prefetch::Deep);
     }
 }
