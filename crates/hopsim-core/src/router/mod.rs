@@ -202,15 +202,15 @@ pub enum Prefetch {
     None,
     /// The lines of the event 8 ahead, not the switches' records (the 10x10x10 torus, the
     /// benchmark's HyperX, Dragonflies and Aries networks). Most of a step's records are
-    /// still in the core's caches from the switch's last step: asking for the next switch's
-    /// cost 8 % more CPU on the 10x10x10 torus, 9 % on the HyperX, 12-15 % on the
-    /// Dragonflies and 25-40 % on the Aries networks, whose steps walk their marked ports
-    /// once more to ask (docs/benchmark-log.md).
+    /// still in the core's caches from the switch's last step, so asking for the next
+    /// switch's only added work: leaving it out saved 6.5 % of the CPU on the 10x10x10
+    /// torus, 10 % on the HyperX, 11-14 % on the Dragonflies and 26 % on the Aries networks,
+    /// whose prefetch walked their marked ports once more (docs/benchmark-log.md).
     Events,
     /// The records are far larger than the caches (`FAR_BYTES`): the switch a few steps ahead
     /// and the packets of the next one's heads are asked for too, which pays once a step's
-    /// records have left the cache since its last step (the 24x24x24 torus, 15.5 MB: 13-16 %
-    /// less CPU on one thread; the 32x32x32, 42 MB: 19 %).
+    /// records have left the cache since its last step (the 24x24x24 torus, 15.5 MB: 13-19 %
+    /// less CPU on one thread; the 32x32x32, 37 MB: 19-29 %).
     Deep,
 }
 
@@ -222,7 +222,7 @@ const WHOLE_SWITCH_BYTES: usize = 2 << 10;
 const NEAR_BYTES: usize = 256 << 10;
 /// Bytes of port and VC records above which prefetching is `Deep`: measured between the
 /// 20x20x20 torus (9 MB, 8 % less CPU on one thread without the switches' prefetch) and the
-/// 24x24x24 (15.5 MB, 13 % less with it), on cores of 2 MB of L2 cache. On two threads both
+/// 24x24x24 (15.5 MB, 13-19 % less with it), on cores of 2 MB of L2 cache. On two threads both
 /// run as fast either way.
 const FAR_BYTES: usize = 12 << 20;
 
