@@ -94,8 +94,10 @@ pub fn check(sim: &Simulation) -> Conservation {
 }
 
 /// Every port with a head that needs an output VC is in its switch's `PortSets::va`,
-/// `PortSets::waiting` holds exactly the ports with a waiting head, and every output VC with
-/// waiting heads is marked as waited on (else they would never be woken).
+/// `PortSets::waiting` holds exactly the ports with a waiting head, a port's
+/// `out_vcs_nonempty` names exactly its output VCs that hold a flit (the link stage sends
+/// from no other), and every output VC with waiting heads is marked as waited on (else they
+/// would never be woken).
 fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
     for sw in 0..r.network_ports.len() {
         for p in 0..r.num_ports(sw) {
@@ -107,6 +109,11 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
             }
             if (port.va_waiting != 0) != (r.port_sets[word].waiting & bit != 0) {
                 return Err(format!("switch {sw} port {p}: the waiting port set disagrees with the waiting heads"));
+            }
+            let gp = r.global_port(sw, p);
+            let holding = (0..r.vcs).filter(|&v| !r.vc[gp * r.vcs + v].output.is_empty()).fold(0u32, |m, v| m | 1 << v);
+            if port.out_vcs_nonempty != holding {
+                return Err(format!("switch {sw} port {p}: output VCs marked {:#b} but holding flits {holding:#b}", port.out_vcs_nonempty));
             }
         }
     }

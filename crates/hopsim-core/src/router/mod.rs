@@ -41,7 +41,7 @@ pub enum Peer {
 
 /// One cache line per port (the step reads a port's fields together, and a port split over
 /// two lines costs two misses). Cycles fit in 32 bits (`spec::validate::MAX_CYCLES`).
-/// 60 bytes of fields: the channel in 8 (`Channel`) leaves room for the link's phit counter,
+/// 64 bytes of fields: the channel in 8 (`Channel`) leaves room for the link's phit counter,
 /// which would otherwise take a line of an array of its own every send.
 #[derive(Debug, Clone, Copy)]
 #[repr(align(64))]
@@ -74,6 +74,9 @@ pub struct Port {
     /// VC. The allocators test these bits instead of touching every VC of a high-radix switch.
     pub in_vcs_nonempty: u32,
     pub routed_vcs: u32,
+    /// Bit v: output VC v holds a flit. The link stage walks these instead of reading the
+    /// front of every VC of the port (six to eight on a Dragonfly's or an Aries switch's).
+    pub out_vcs_nonempty: u32,
     /// Bit v: the head of input VC v found none of the output VCs it may use free; VC
     /// allocation skips it until one of them frees space or is released (see `va_waiters`).
     pub va_waiting: u32,
@@ -643,6 +646,7 @@ impl Port {
             out_flits: 0,
             in_vcs_nonempty: 0,
             routed_vcs: 0,
+            out_vcs_nonempty: 0,
             va_waiting: 0,
         }
     }

@@ -138,6 +138,37 @@ impl At {
     }
 }
 
+/// The VCs of `mask` in round-robin order from `start`: `start`, `start + 1`, ... and then
+/// those below `start`. Walks only the set bits, not every VC of the port.
+#[derive(Clone, Copy)]
+struct RoundRobin {
+    from_start: u32,
+    below_start: u32,
+}
+
+impl RoundRobin {
+    #[inline(always)]
+    fn new(mask: u32, start: usize) -> Self {
+        debug_assert!(start < 32, "VC masks are 32 bits");
+        let at_or_above = u32::MAX << start;
+        RoundRobin { from_start: mask & at_or_above, below_start: mask & !at_or_above }
+    }
+}
+
+impl Iterator for RoundRobin {
+    type Item = usize;
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        let bits = if self.from_start != 0 { &mut self.from_start } else { &mut self.below_start };
+        if *bits == 0 {
+            return None;
+        }
+        let v = bits.trailing_zeros() as usize;
+        *bits &= *bits - 1;
+        Some(v)
+    }
+}
+
 /// `i % n` for `i < 2n`, without a division (round-robin pointers are on the hot path).
 #[inline(always)]
 fn wrap(i: usize, n: usize) -> usize {
@@ -203,11 +234,9 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
         note(wake, p.link_free as u64);
         return false;
     }
-    let rr_link_vc = p.rr_link_vc as usize;
-    for k in 0..vcs {
-        let v = wrap(rr_link_vc + k, vcs);
+    for v in RoundRobin::new(p.out_vcs_nonempty, p.rr_link_vc as usize) {
         let gv = gp * vcs + v;
-        let Some(e) = r.vc[gv].output.front() else { continue };
+        let Some(e) = r.vc[gv].output.front() else { unreachable!("output VC {v} marked but empty") };
         if e.ready as u64 > now {
             note(wake, e.ready as u64);
             continue;
@@ -265,10 +294,14 @@ fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Pa
     let vcs = vcs::<V>(r);
     let gv = gp * vcs + v;
     let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
+    let emptied = r.vc[gv].output.is_empty();
     let u = e.phits;
     let busy = r.ports[gp].link.send(&r.rates, u);
     let p = &mut r.ports[gp];
     p.out_flits -= 1;
+    if emptied {
+        p.out_vcs_nonempty &= !(1 << v);
+    }
     p.link_free = (start + busy) as u32;
     p.tx_pending = true;
     p.tx_vc = v as u8;
@@ -543,12 +576,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
             if routed == 0 {
                 continue;
             }
-            let rr_in_vc = port.rr_in_vc as usize;
-            for k in 0..vcs {
-                let v = wrap(rr_in_vc + k, vcs);
-                if routed >> v & 1 == 0 {
-                    continue;
-                }
+            for v in RoundRobin::new(routed, port.rr_in_vc as usize) {
                 let gv = gp * vcs + v;
                 let q = &r.vc[gv];
                 let Some(e) = q.input.front() else { continue };
@@ -697,6 +725,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], OutEntry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, phits: e.phits });
     r.vc[gvo].out_used += e.phits;
     r.ports[go].out_flits += 1;
+    r.ports[go].out_vcs_nonempty |= 1 << rq.out_vc;
     r.mark_sending(switch, rq.out_port as usize);
     // When the flit is all the link has to send and may start next cycle, with the credits
     // it needs already here (they only grow until then), the link's step next cycle could
@@ -735,6 +764,28 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         wake_if_free(r, switch, gvo, prm);
         if waiting_for_vc {
             note(wake, now + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{wrap, RoundRobin};
+
+    /// The set bits in the order a round-robin pointer at `start` visits the VCs, as the
+    /// loop over every VC from `start`, wrapping, that it replaces.
+    #[test]
+    fn round_robin_visits_the_set_bits_from_the_pointer_on() {
+        assert_eq!(RoundRobin::new(0b1011_0110, 3).collect::<Vec<_>>(), [4, 5, 7, 1, 2]);
+        assert_eq!(RoundRobin::new(0b1011_0110, 0).collect::<Vec<_>>(), [1, 2, 4, 5, 7]);
+        assert_eq!(RoundRobin::new(0, 5).count(), 0);
+        for vcs in [1, 2, 3, 6, 8, 31] {
+            for mask in 0..(1u32 << vcs.min(10)) {
+                for start in 0..vcs {
+                    let every: Vec<usize> = (0..vcs).map(|k| wrap(start + k, vcs)).filter(|&v| mask >> v & 1 == 1).collect();
+                    assert_eq!(RoundRobin::new(mask, start).collect::<Vec<_>>(), every, "mask {mask:#b} start {start}");
+                }
+            }
         }
     }
 }
