@@ -72,8 +72,16 @@ impl Walk {
         let first = switches.start >> shift;
         let blocks = if switches.is_empty() { 0 } else { ((switches.end - 1) >> shift) - first + 1 };
         self.starts.clear();
-        self.starts.resize(blocks + 1, 0);
         let block_of = |ev: &Event| switch_of(ev).filter(|s| switches.contains(s)).map(|s| (s >> shift) - first);
+        if blocks == 1 {
+            // One block (a network that fits the cache): its events in calendar order, in one
+            // pass instead of a count and a placement.
+            self.order.clear();
+            self.order.extend(events.iter().enumerate().filter(|(_, ev)| block_of(ev).is_some()).map(|(i, _)| i as u32));
+            self.starts.extend_from_slice(&[0, self.order.len() as u32]);
+            return;
+        }
+        self.starts.resize(blocks + 1, 0);
         for ev in events {
             if let Some(b) = block_of(ev) {
                 self.starts[b + 1] += 1;
