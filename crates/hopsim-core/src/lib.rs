@@ -43,6 +43,7 @@ pub mod calendar;
 pub mod deadlock_freedom;
 pub mod engine;
 pub mod error;
+pub mod free_cores;
 pub mod huge_pages;
 pub mod link;
 pub mod message;

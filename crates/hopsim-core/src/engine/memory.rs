@@ -138,7 +138,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // steps made (together at most a cycle's events, each list grown to a power of two), and
     // its stack's touched pages; the NICs' events held back while the switches step are at
     // most one per server.
-    let threads = super::parallel::threads_for(spec.run.threads, topo.num_switches(), ports as usize) as u64;
+    let threads = super::parallel::threads_at_most(spec.run.threads, topo.num_switches(), ports as usize) as u64;
     if threads > 1 {
         let event = size_of::<(u64, crate::calendar::Event)>() as u64;
         let events = times(2 * cycle_events, event) + times(grown(servers), event) + times(cycle_events, 8);

@@ -278,7 +278,7 @@ impl Simulation {
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.routers.ports.len()).min(self.max_threads);
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.routers.ports.len(), self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }

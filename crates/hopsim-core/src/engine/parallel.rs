@@ -91,10 +91,21 @@ impl Partition {
     }
 }
 
-/// The number of threads for a run on `switches` switches with `ports` ports: `run.threads`
-/// if given (at most one per switch), otherwise one per `AUTO_PORTS_PER_THREAD` ports, one
-/// for a smaller network, and no more than the cores free now.
-pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize {
+/// The number of threads for a run on `switches` switches with `ports` ports, at most `most`:
+/// `run.threads` if given (at most one per switch), otherwise one per `AUTO_PORTS_PER_THREAD`
+/// ports, one for a smaller network, and no more than the cores idle now (`free_cores`,
+/// watched only when that could leave more than one thread).
+pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize, most: usize) -> usize {
+    let at_most = threads_at_most(asked, switches, ports).min(most.max(1));
+    if asked.is_some() || at_most < 2 {
+        return at_most;
+    }
+    at_most.min(crate::free_cores::free_cores(available_cores()))
+}
+
+/// The threads a run may take whatever else runs on the machine: `run.threads`, or the
+/// automatic count on a machine with nothing else to do. The memory estimate counts these.
+pub fn threads_at_most(asked: Option<usize>, switches: usize, ports: usize) -> usize {
     if let Some(t) = asked {
         return t.clamp(1, switches.max(1));
     }
@@ -102,11 +113,11 @@ pub fn threads_for(asked: Option<usize>, switches: usize, ports: usize) -> usize
     if by_size < 2 {
         return 1;
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Cores other processes keep busy (the one-minute load average) are not free.
-    let busy = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0);
-    let free = cores.saturating_sub(busy.round() as usize).max(1);
-    free.min(by_size)
+    by_size.min(available_cores())
+}
+
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// What a thread's switch steps send to the calendar, kept in step order until the barrier.
@@ -570,11 +581,19 @@ mod tests {
     #[test]
     fn more_threads_than_switches_is_one_per_switch() {
         assert_eq!(Partition::new(8, 3).threads(), 3);
-        assert_eq!(threads_for(Some(8), 3, 30), 3);
-        assert_eq!(threads_for(Some(2), 64, 320), 2);
+        assert_eq!(threads_for(Some(8), 3, 30, usize::MAX), 3);
+        assert_eq!(threads_for(Some(2), 64, 320, usize::MAX), 2);
+        assert_eq!(threads_for(Some(2), 64, 320, 1), 1);
         // An 8x8 torus, and a 10x10x10 one (7,000 ports), stay on one thread.
-        assert_eq!(threads_for(None, 64, 320), 1);
-        assert_eq!(threads_for(None, 1000, 7000), 1);
+        assert_eq!(threads_for(None, 64, 320, usize::MAX), 1);
+        assert_eq!(threads_for(None, 1000, 7000, usize::MAX), 1);
+        // A larger network takes one thread per 4,096 ports, no more than the cores, and no
+        // more than are idle: at least one, whatever else runs.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads_at_most(None, 32_768, 229_376), 56.min(cores));
+        let t = threads_for(None, 32_768, 229_376, usize::MAX);
+        assert!((1..=56.min(cores)).contains(&t), "{t} threads on {cores} cores");
+        assert_eq!(threads_for(None, 32_768, 229_376, 1), 1);
     }
 
     #[test]
