@@ -208,7 +208,10 @@ def test_client_stopped_mid_sweep_keeps_finished_runs(tmp_path, sig):
     """Ctrl-C (or kill) on the client of `--cluster local`: the finished runs stay, the
     workers stop, and --resume redoes only the missing runs."""
     # The longest runs start first: 0.5 and 0.3 on the two workers, then 0.1 when 0.3 ends.
-    path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.1, 0.3, 0.5]\n')
+    # The client is stopped once the first has ended, before the second does. At 120,000
+    # cycles the two ended 0.4 s apart (0.36 and 0.74 s on one core), and once the client was
+    # stopped only after all three had finished; at 1,000,000 they take about 3 and 6 s.
+    path = write_spec(tmp_path, LONG.replace("cycles = 120000", "cycles = 1000000"), sweep='"traffic.load" = [0.1, 0.3, 0.5]\n')
     out = tmp_path / "out"
     proc = start_cli("run", path, "--out", out, "--no-plots", "--cluster", "local", "--threads", "2")
     _wait_for_finished_run(proc, out)
