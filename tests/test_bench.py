@@ -36,3 +36,26 @@ def test_a_quick_benchmark_measures_both_thread_counts_and_writes_its_report(tmp
         results[threads] = (info["accepted_load"], info["packet_latency_mean"], info["hops_mean"])
     # One seed, so the thread count must not change a result.
     assert results["1"] == results["2"]
+
+
+def test_the_machine_line_names_the_caches_beyond_l1(tmp_path):
+    """The report's machine line lists the first CPU's L2 and last-level caches as the kernel
+    gives them (sysfs), leaving out L1 and instruction caches and entries it cannot read."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_harness", ROOT / "bench" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclasses look their module up while it loads
+    spec.loader.exec_module(bench)
+    for name, level, kind, size in [("index0", "1", "Data", "32K"), ("index1", "1", "Instruction", "32K"),
+                                    ("index2", "2", "Unified", "1024K"), ("index3", "3", "Unified", "32768K"),
+                                    ("index4", "4", "Unified", "?")]:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "level").write_text(level + "\n")
+        (d / "type").write_text(kind + "\n")
+        (d / "size").write_text(size + "\n")
+    assert bench.caches(tmp_path) == ", L2 1 MiB, L3 32 MiB"
+    (tmp_path / "index2" / "size").write_text("1280K\n")
+    assert bench.caches(tmp_path) == ", L2 1280 KiB, L3 32 MiB"
+    assert bench.caches(tmp_path / "missing") == ""
