@@ -630,22 +630,19 @@ def caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> str:
     """The first CPU's data caches beyond L1 as the kernel lists them, e.g. ", L2 1 MiB, L3 32
     MiB": whether a network's records fit in the last-level cache decides its speed (the
     32x32x32 torus's 96 MB do on one machine and not on another), so the machine line says."""
-    found = []
+    kib_per_unit = {"K": 1, "M": 1024, "G": 1024 * 1024}
+    found = ""
     for index in sorted(root.glob("index*")):
         try:
             level = int((index / "level").read_text())
             kind = (index / "type").read_text().strip()
             size = (index / "size").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        if level < 2 or kind == "Instruction":
-            continue
-        units = {"K": 1, "M": 1024, "G": 1024 * 1024}
-        kib = int(size[:-1]) * units[size[-1]] if size[-1:] in units and size[:-1].isdigit() else None
-        if kib is None:
-            continue
-        found.append(f"L{level} {kib // 1024} MiB" if kib % 1024 == 0 else f"L{level} {kib} KiB")
-    return "".join(f", {c}" for c in found)
+            kib = int(size[:-1]) * kib_per_unit[size[-1:]]
+        except (OSError, ValueError, KeyError):
+            continue  # an entry the kernel does not fill in, or a size it writes otherwise
+        if level >= 2 and kind != "Instruction":
+            found += f", L{level} {kib // 1024} MiB" if kib % 1024 == 0 else f", L{level} {kib} KiB"
+    return found
 
 
 def details(rows, baselines: dict, quick: bool) -> str:

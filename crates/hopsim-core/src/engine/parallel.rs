@@ -589,7 +589,7 @@ mod tests {
         assert_eq!(threads_for(None, 1000, 7000, usize::MAX), 1);
         // A larger network takes one thread per 4,096 ports, no more than the cores, and no
         // more than are idle: at least one, whatever else runs.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = available_cores();
         assert_eq!(threads_at_most(None, 32_768, 229_376), 56.min(cores));
         let t = threads_for(None, 32_768, 229_376, usize::MAX);
         assert!((1..=56.min(cores)).contains(&t), "{t} threads on {cores} cores");
