@@ -60,6 +60,8 @@ pub struct Walk {
     /// start in it.
     order: Vec<u32>,
     starts: Vec<u32>,
+    /// The cycle's events for this thread's switches, as (index, block), in calendar order.
+    mine: Vec<(u32, u32)>,
     /// Switches of the block its deliveries need stepped now, and the block's steps.
     extra: Vec<u32>,
     steps: Vec<u32>,
@@ -82,9 +84,15 @@ impl Walk {
             return;
         }
         self.starts.resize(blocks + 1, 0);
-        for ev in events {
+        // One pass over the whole cycle's events picks out this thread's, with their blocks;
+        // the placement then reads only those. With several threads every thread reads every
+        // event of the cycle once instead of twice (docs/parallel.md, "What would limit more
+        // threads").
+        self.mine.clear();
+        for (i, ev) in events.iter().enumerate() {
             if let Some(b) = block_of(ev) {
                 self.starts[b + 1] += 1;
+                self.mine.push((i as u32, b as u32));
             }
         }
         for b in 0..blocks {
@@ -94,11 +102,10 @@ impl Walk {
         // `extra` serves as the blocks' cursors here; the walk clears it before using it.
         self.extra.clear();
         self.extra.extend_from_slice(&self.starts[..blocks]);
-        for (i, ev) in events.iter().enumerate() {
-            if let Some(b) = block_of(ev) {
-                self.order[self.extra[b] as usize] = i as u32;
-                self.extra[b] += 1;
-            }
+        for &(i, b) in &self.mine {
+            let cursor = &mut self.extra[b as usize];
+            self.order[*cursor as usize] = i;
+            *cursor += 1;
         }
     }
 }
@@ -124,7 +131,7 @@ pub struct Out<'a, C: Schedule> {
 pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
     let shift = (*sim).block_shift;
     walk.group(events, &switches, shift);
-    let Walk { order, starts, extra, steps, bits } = walk;
+    let Walk { order, starts, extra, steps, bits, .. } = walk;
     let first = switches.start >> shift;
     let reader = sim as *const Simulation;
     let prefetch = move |order: &[u32], k: usize| {
