@@ -129,10 +129,11 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
 
     // Walking a cycle block by block (engine/blocks.rs), on each thread: the cycle's events
-    // grouped by block, 4 bytes each, and per switch of its range a block start and its
-    // lists of switches its deliveries need stepped and of switches to step, 4 bytes each.
+    // picked out with their blocks (8 bytes each) and grouped by block (4), and per switch of
+    // its range a block start and its lists of switches its deliveries need stepped and of
+    // switches to step, 4 bytes each.
     let cycle_events = grown((2 * ports).div_ceil(flit));
-    let walk = times(cycle_events, 4) + times(grown(n), 12);
+    let walk = times(cycle_events, 12) + times(grown(n), 12);
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
     // bytes per switch it stepped and per arrival it delivered (wake-ups) and the events the
     // steps made (together at most a cycle's events, each list grown to a power of two), and
