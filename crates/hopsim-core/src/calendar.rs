@@ -18,6 +18,18 @@ pub enum Event {
     Eject { server: u32, packet: u32, flit: Flit },
 }
 
+impl Event {
+    /// The switch the event is delivered to, `None` for a server's (NIC credits, ejections):
+    /// the two kinds share nothing, so each part of a cycle takes its own.
+    #[inline(always)]
+    pub fn switch(&self) -> Option<usize> {
+        match *self {
+            Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => Some(switch as usize),
+            Event::NicCredit { .. } | Event::Eject { .. } => None,
+        }
+    }
+}
+
 pub const NEVER: u64 = u64::MAX;
 /// No visit scheduled (`router_at`, `nic_at`): beyond every cycle a run reaches.
 const UNSET: u32 = u32::MAX;

@@ -43,15 +43,6 @@ pub fn block_shift(bytes_per_switch: usize, far: bool) -> u32 {
     (BLOCK_BYTES / bytes_per_switch.max(1)).max(1).ilog2()
 }
 
-/// The switch an event is delivered to (`None`: a server's).
-#[inline]
-fn switch_of(ev: &Event) -> Option<usize> {
-    match *ev {
-        Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => Some(switch as usize),
-        Event::NicCredit { .. } | Event::Eject { .. } => None,
-    }
-}
-
 /// What one thread keeps from cycle to cycle to walk its switches block by block.
 #[derive(Default)]
 pub struct Walk {
@@ -74,7 +65,7 @@ impl Walk {
         let first = switches.start >> shift;
         let blocks = if switches.is_empty() { 0 } else { ((switches.end - 1) >> shift) - first + 1 };
         self.starts.clear();
-        let block_of = |ev: &Event| switch_of(ev).filter(|s| switches.contains(s)).map(|s| (s >> shift) - first);
+        let block_of = |ev: &Event| ev.switch().filter(|s| switches.contains(s)).map(|s| (s >> shift) - first);
         if blocks == 1 {
             // One block (a network that fits the cache): its events in calendar order, in one
             // pass instead of a count and a placement.

@@ -506,7 +506,7 @@ impl Simulation {
             // Tested here, not in the call: the cycle's events are mostly the switches'
             // (two a packet-hop against two a packet), and a call per event only to return
             // cost 1.6 % of a 24x24x24 torus's instructions (docs/benchmark-log.md).
-            if let Event::NicCredit { .. } | Event::Eject { .. } = ev {
+            if ev.switch().is_none() {
                 self.deliver_to_server(now, *ev);
             }
         }
@@ -564,7 +564,7 @@ impl Simulation {
     /// An event for a switch (`to_switch`, then its wake-up) or for a server: the two kinds
     /// share nothing, so a switch's event never enters the servers' part.
     fn deliver(&mut self, now: u64, ev: Event) {
-        if let Event::FlitArrive { .. } | Event::Credit { .. } = ev {
+        if ev.switch().is_some() {
             // SAFETY: `self` is borrowed uniquely for the call.
             if let Some(unblocked) = unsafe { to_switch(self, now, ev) } {
                 self.cal.wake_router(unblocked, now);
