@@ -211,7 +211,7 @@ pub enum Prefetch {
     /// whose prefetch walked their marked ports once more (docs/benchmark-log.md).
     Events,
     /// The records are far larger than the caches (`FAR_BYTES`): the switch a few steps ahead
-    /// and the packets of the next one's heads are asked for too, which pays once a step's
+    /// is asked for too, which pays once a step's
     /// records have left the cache since its last step (the 24x24x24 torus, 15.5 MB: 13-19 %
     /// less CPU on one thread; the 32x32x32, 37 MB: 19-29 %).
     Deep,
@@ -464,22 +464,22 @@ impl Routers {
     }
 
     /// What the engine asks for before stepping `visit[i]` on networks far larger than the
-    /// cache (`Prefetch::Deep`): the ports and VCs of the switch `DEEP_SWITCHES_AHEAD` ahead and
-    /// the packets of the heads the next switch's VC allocation will read.
-    /// The packets need the next switch's VCs, asked for steps earlier, so reading them
-    /// now rarely waits; a torus switch has one head or two, too few to overlap their own
-    /// misses within its step.
+    /// cache (`Prefetch::Deep`): the ports and VCs of the switch `DEEP_SWITCHES_AHEAD` ahead.
+    /// Not the packets of the next switch's heads: a switch steps right after its block's
+    /// deliveries (engine/blocks.rs), which have just read the packet of every head that
+    /// arrived, and asking for them again cost 3-5 % of the million-node torus's time
+    /// (docs/benchmark-log.md).
     #[inline(always)]
-    pub fn prefetch_visits(&self, visit: &[u32], i: usize, packets: &Arena) {
+    pub fn prefetch_visits(&self, visit: &[u32], i: usize) {
         // Tested here, inlined into the engine's loop: most networks that run long are small
         // enough to ask for no switch ahead, and a call per step only to return costs 1 % there.
         if self.prefetch == Prefetch::Deep {
-            self.prefetch_visits_far(visit, i, packets);
+            self.prefetch_visits_far(visit, i);
         }
     }
 
     #[inline(never)]
-    fn prefetch_visits_far(&self, visit: &[u32], i: usize, packets: &Arena) {
+    fn prefetch_visits_far(&self, visit: &[u32], i: usize) {
         if i == 0 {
             for &s in visit.iter().take(DEEP_SWITCHES_AHEAD).skip(1) {
                 self.prefetch_switch(s as usize);
@@ -487,31 +487,6 @@ impl Routers {
         }
         if let Some(&s) = visit.get(i + DEEP_SWITCHES_AHEAD) {
             self.prefetch_switch(s as usize);
-        }
-        if let Some(&s) = visit.get(i + 1) {
-            self.prefetch_heads(s as usize, packets);
-        }
-    }
-
-    /// The packets at the front of `switch`'s input VCs that VC allocation may look at (the
-    /// heads of marked ports without an output VC, not waiting).
-    fn prefetch_heads(&self, switch: usize, packets: &Arena) {
-        let base = self.first_port(switch);
-        for k in 0..self.port_words {
-            let mut marked = self.port_sets[switch * self.port_words + k].va;
-            while marked != 0 {
-                let gp = base + k * 64 + marked.trailing_zeros() as usize;
-                marked &= marked - 1;
-                let port = &self.ports[gp];
-                let mut unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
-                while unrouted != 0 {
-                    let v = unrouted.trailing_zeros() as usize;
-                    unrouted &= unrouted - 1;
-                    if let Some(e) = self.vc[gp * self.vcs + v].input.front() {
-                        crate::prefetch::line(packets.get(e.packet));
-                    }
-                }
-            }
         }
     }
 

@@ -101,7 +101,7 @@ pub fn step_each<C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
 #[inline]
 fn step_each_with<const V: usize, const W: usize, C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
     for (i, &s) in visit.iter().enumerate() {
-        cx.routers.prefetch_visits(visit, i, cx.packets);
+        cx.routers.prefetch_visits(visit, i);
         step::<V, W, C>(s as usize, now, cx);
     }
 }
