@@ -23,10 +23,15 @@ use crate::calendar::{Event, Schedule};
 use crate::router::{self, Scratch, StepCtx, PREFETCH_EVENTS_AHEAD};
 use std::ops::Range;
 
-/// Bytes of a switch's port, VC and buffer records a block spans at most: the lines a block's
-/// deliveries load, a few dozen kilobytes on a torus at low load, stay in a core's L2 cache
-/// until the block's steps read them.
-const BLOCK_BYTES: usize = 256 << 10;
+/// Bytes of a switch's port, VC and buffer records a block spans at most. What must stay in
+/// cache from a block's deliveries to its steps is only the lines the deliveries load, a few
+/// of each switch that receives something: on the million-node torus at load 0.05 a block of
+/// 2 MB (1,024 switches) loads some 100 KB, which a core's L2 cache holds. Blocks much smaller
+/// cost time of their own: a switch's step asks for the records of the switches a few steps
+/// ahead in its block, so the first steps of each block start cold. Blocks of 256 KB took
+/// 5-10 % more time than 2 MB ones on the 32x32x32, 64x64x64 and million-node tori, and 8 MB
+/// gained nothing over 2 MB (docs/benchmark-log.md).
+const BLOCK_BYTES: usize = 2 << 20;
 
 /// A block shift that makes the whole network one block.
 pub const ONE_BLOCK: u32 = 48;
@@ -252,9 +257,8 @@ mod tests {
 
     /// A block's steps are its due switches and those its deliveries need, each once, in
     /// ascending order, and the latter are stepped now once each, in ascending order: on a
-    /// block of 128 switches (the million-node torus's), on a block of several thousand (a
-    /// network that fits the cache is one block) and on one whose bits are used again after a
-    /// larger block.
+    /// block of 128 switches, on a block of several thousand (a network that fits the cache is
+    /// one block) and on one whose bits are used again after a larger block.
     #[test]
     fn steps_are_the_union_of_due_and_delivered_switches_in_order() {
         struct Record(Vec<usize>);
@@ -296,10 +300,11 @@ mod tests {
     }
 
     #[test]
-    fn a_block_spans_a_quarter_megabyte_of_switch_records() {
-        assert_eq!(block_shift(2048, true), 7);
-        assert_eq!(block_shift(1 << 20, true), 0);
-        assert_eq!(block_shift(0, true), 18);
+    fn a_block_spans_two_megabytes_of_switch_records() {
+        assert_eq!(block_shift(2048, true), 10);
+        assert_eq!(block_shift(1 << 20, true), 1);
+        assert_eq!(block_shift(4 << 20, true), 0);
+        assert_eq!(block_shift(0, true), 21);
         assert_eq!(block_shift(2048, false), ONE_BLOCK);
         let mut walk = Walk::default();
         walk.group(&[Event::Credit { switch: 999_999, port: 0, vc: 0, phits: 1 }], &(0..1_000_000), ONE_BLOCK);
