@@ -211,9 +211,9 @@ pub enum Prefetch {
     /// whose prefetch walked their marked ports once more (docs/benchmark-log.md).
     Events,
     /// The records are far larger than the caches (`FAR_BYTES`): the switch a few steps ahead
-    /// is asked for too, which pays once a step's
-    /// records have left the cache since its last step (the 24x24x24 torus, 15.5 MB: 13-19 %
-    /// less CPU on one thread; the 32x32x32, 37 MB: 19-29 %).
+    /// is asked for too, which pays once a step's records have left the cache since its last
+    /// step (the 24x24x24 torus, 15.5 MB: 13-19 % less CPU on one thread; the 32x32x32, 37 MB:
+    /// 19-29 %).
     Deep,
 }
 
