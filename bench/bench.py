@@ -8,7 +8,7 @@ Usage:
     python bench/bench.py --no-caminos    # hopsim only
     python bench/bench.py --no-hopsim     # CAMINOS only (e.g. before the engine builds)
     python bench/bench.py --list          # show the configs and exit
-    python bench/bench.py --repeat 3      # each hopsim measure 3 times, 1 and 2 threads alternated
+    python bench/bench.py --repeat 3      # each measure 3 times: hopsim 1 and 2 threads alternated, then CAMINOS
 
 Method (docs/benchmarks.md explains it in full):
 
@@ -22,8 +22,9 @@ Method (docs/benchmarks.md explains it in full):
   is left is the cost of simulating `extra` cycles of the loaded network.
 * With --repeat N each hopsim pair of runs is made N times per thread count, the thread
   counts alternated (1, 2, then 2, 1, ...) so that a change in the machine's load falls on
-  both; the table gives medians, the 2-thread speed-up as the median of the N ratios of
-  runs made next to each other, and each spread as min-max.
+  both, and CAMINOS is measured after each round of hopsim's; the table gives medians, the
+  2-thread speed-up and the ratio to CAMINOS as the medians of the N ratios of runs made
+  next to each other, and each spread as min-max.
 * Memory: peak RSS of the long run, minus the peak RSS of a baseline child that
   starts the same program on a tiny network (Python + hopsim import, or the
   CAMINOS binary).  bytes/router = (peak - baseline) / switches.
@@ -501,9 +502,15 @@ def combine(ms: list[Measure]) -> Measure:
 def speedups(one: Measure, h: Measure) -> list[float]:
     """Wall time of the extra cycles on 1 thread over that on `h`'s threads, per repeat (runs
     made next to each other are paired), or from the single pair of medians."""
-    if len(one.walls) == len(h.walls) and len(h.walls) > 1:
-        return [a / b for a, b in zip(one.walls, h.walls) if a and b]
-    return [one.wall / h.wall] if one.wall and h.wall else []
+    return paired(one.walls, h.walls) or ([one.wall / h.wall] if one.wall and h.wall else [])
+
+
+def paired(xs: list[float], ys: list[float]) -> list[float]:
+    """x / y for each repeat, pairing the values measured next to each other; nothing unless
+    both have the same number of repeats, more than one."""
+    if len(xs) == len(ys) and len(xs) > 1:
+        return [x / y for x, y in zip(xs, ys) if x and y]
+    return []
 
 
 def fmt_spread(xs: list[float], fmt) -> str:
@@ -565,9 +572,8 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
     for b, hs, c in rows:
         one = hs.get(1)
         for threads, h in sorted(hs.items()) or [(1, None)]:
-            ratio = None
-            if h and c and h.rate and c.rate:
-                ratio = h.rate / c.rate
+            ratios = [] if h is None or c is None or h.error or c.error else paired(h.rates, c.rates) or (
+                [h.rate / c.rate] if h.rate and c.rate else [])
             hcells = ["-"] * 5
             if h is not None:
                 if h.error:
@@ -582,8 +588,9 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
                 if c.error:
                     ccells = [f"error: {c.error[:60]}", "-", "-"]
                 else:
-                    ccells = [fmt_rate(c.rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
-            out.append([b.name, str(threads)] + hcells + ccells + ["-" if ratio is None else f"{ratio:.1f}x"])
+                    ccells = [fmt_rate(c.rate) + fmt_spread(c.rates, fmt_rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
+            ratio = "-" if not ratios else f"{median(ratios):.1f}x" + fmt_spread(ratios, lambda x: f"{x:.1f}")
+            out.append([b.name, str(threads)] + hcells + ccells + [ratio])
     return out
 
 
@@ -659,8 +666,9 @@ def details(rows, baselines: dict, quick: bool) -> str:
                              for k, v in m.info.items() if v is not None)
             wall = [] if m.wall is None else [f"wall s of the extra cycles={m.wall:.3g}"]
             if len(m.walls) > 1:
-                wall = [f"wall s of the extra cycles per repeat={', '.join(f'{w:.3g}' for w in m.walls)}",
-                        f"router-cycles/CPU-s per repeat={', '.join(fmt_rate(r) for r in m.rates)}"]
+                wall = [f"wall s of the extra cycles per repeat={', '.join(f'{w:.3g}' for w in m.walls)}"]
+            if len(m.rates) > 1:
+                wall.append(f"router-cycles/CPU-s per repeat={', '.join(fmt_rate(r) for r in m.rates)}")
             notes = "; ".join(([m.error] if m.error else []) + m.notes + wall + ([info] if info else []))
             out.append(f"| {b.name} | {label} | {cyc.warmup} | {cyc.extra} | {fmt_num(m.cpu_short, 2)} | "
                        f"{fmt_num(m.cpu_long, 2)} | {notes} |")
@@ -682,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, action="append", metavar="N",
                     help="threads of one hopsim run (run.threads); repeatable (default: 1 and 2)")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="measure hopsim N times per thread count, the counts alternated; medians and spreads (default 1)")
+                    help="measure N times: hopsim per thread count, the counts alternated, then CAMINOS; medians and spreads (default 1)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md)")
     ap.add_argument("--list", action="store_true", help="list the configs and exit")
@@ -743,13 +751,18 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for b in selected:
         hs: dict[int, Measure] = {}
-        h = c = None
+        h = None
         runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
+        cams: list[Measure] = []
         cyc = b.hopsim.quick() if args.quick else b.hopsim
-        for r in range(args.repeat if do_hopsim else 0):
+        with_caminos = do_caminos and b.caminos_cfg is not None and b.caminos is not None
+        # CAMINOS is measured once per repeat, right after hopsim's runs of that repeat: the
+        # machine's speed drifts by a quarter within an hour on some virtual machines, and
+        # a ratio of runs made minutes apart would carry that drift.
+        for r in range(args.repeat if do_hopsim else 1):
             # Alternate the order of the thread counts so a drift in the machine's load
             # favours none of them.
-            for threads in thread_counts if r % 2 == 0 else thread_counts[::-1]:
+            for threads in (thread_counts if r % 2 == 0 else thread_counts[::-1]) if do_hopsim else []:
                 print(f"[{b.name}] hopsim, {threads} thread(s), run {r + 1}/{args.repeat}: warmup {cyc.warmup}, "
                       f"{cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
                 h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, args.timeout)
@@ -759,21 +772,25 @@ def main(argv: list[str] | None = None) -> int:
                 if h.error:
                     break
             if h is not None and h.error:
+                print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
                 break
+            if with_caminos:
+                ccyc = b.caminos.quick() if args.quick else b.caminos
+                print(f"[{b.name}] CAMINOS, run {r + 1}: warmup {ccyc.warmup}, {ccyc.m0} and {ccyc.m0 + ccyc.extra} "
+                      "measured cycles ...", flush=True)
+                c1 = measure_caminos(b, ccyc, binary, workdir, baselines["CAMINOS"], args.timeout)
+                cams.append(c1)
+                print(f"[{b.name}] CAMINOS: " + (f"error: {c1.error}" if c1.error else f"{fmt_rate(c1.rate)} router-cycles/CPU-s"), flush=True)
+                if c1.error:
+                    with_caminos = False
         hs = {t: combine(ms) for t, ms in runs.items() if ms}
+        c = combine(cams) if cams else None
         if hs and not any(m.error for m in hs.values()):
             results = {tuple(m.info.get(k) for k in RESULT_KEYS) for m in hs.values()}
             if len(results) > 1:
                 print(f"[{b.name}] RESULTS DIFFER between thread counts: {results}", flush=True)
                 for m in hs.values():
                     m.notes.append("RESULTS DIFFER between thread counts")
-        if do_caminos and b.caminos_cfg and b.caminos and not (h is not None and h.error):
-            cyc = b.caminos.quick() if args.quick else b.caminos
-            print(f"[{b.name}] CAMINOS: warmup {cyc.warmup}, {cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
-            c = measure_caminos(b, cyc, binary, workdir, baselines["CAMINOS"], args.timeout)
-            print(f"[{b.name}] CAMINOS: " + (f"error: {c.error}" if c.error else f"{fmt_rate(c.rate)} router-cycles/CPU-s"), flush=True)
-        elif do_caminos and h is not None and h.error:
-            print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
         rows.append((b, hs, c))
 
     trows = table_rows(rows)
