@@ -679,6 +679,54 @@ def details(rows, baselines: dict, quick: bool) -> str:
 # --------------------------------------------------------------------------- main
 
 
+def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_counts: list[int], do_hopsim: bool,
+                   binary: str | None, workdir: Path, baselines: dict) -> tuple[dict[int, Measure], Measure | None]:
+    """hopsim's measures of one config per thread count and CAMINOS's (None without
+    `binary`), each combined over the repeats."""
+    h = None
+    runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
+    cams: list[Measure] = []
+    cyc = b.hopsim.quick() if quick else b.hopsim
+    with_caminos = binary is not None and b.caminos_cfg is not None and b.caminos is not None
+    # CAMINOS is measured once per repeat, right after hopsim's runs of that repeat: the
+    # machine's speed drifts by a quarter within an hour on some virtual machines, and
+    # a ratio of runs made minutes apart would carry that drift.
+    for r in range(repeat if do_hopsim else 1):
+        # Alternate the order of the thread counts so a drift in the machine's load
+        # favours none of them.
+        for threads in (thread_counts if r % 2 == 0 else thread_counts[::-1]) if do_hopsim else []:
+            print(f"[{b.name}] hopsim, {threads} thread(s), run {r + 1}/{repeat}: warmup {cyc.warmup}, "
+                  f"{cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
+            h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, timeout)
+            runs[threads].append(h)
+            print(f"[{b.name}] hopsim, {threads} thread(s): " + (f"error: {h.error}" if h.error else
+                  f"{fmt_rate(h.rate)} router-cycles/CPU-s, {fmt_num(h.wall, 2)} s wall"), flush=True)
+            if h.error:
+                break
+        if h is not None and h.error:
+            if with_caminos:
+                print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
+            break
+        if with_caminos:
+            ccyc = b.caminos.quick() if quick else b.caminos
+            print(f"[{b.name}] CAMINOS, run {r + 1}: warmup {ccyc.warmup}, {ccyc.m0} and {ccyc.m0 + ccyc.extra} "
+                  "measured cycles ...", flush=True)
+            c1 = measure_caminos(b, ccyc, binary, workdir, baselines["CAMINOS"], timeout)
+            cams.append(c1)
+            print(f"[{b.name}] CAMINOS: " + (f"error: {c1.error}" if c1.error else f"{fmt_rate(c1.rate)} router-cycles/CPU-s"), flush=True)
+            if c1.error:
+                with_caminos = False
+    hs = {t: combine(ms) for t, ms in runs.items() if ms}
+    c = combine(cams) if cams else None
+    if hs and not any(m.error for m in hs.values()):
+        results = {tuple(m.info.get(k) for k in RESULT_KEYS) for m in hs.values()}
+        if len(results) > 1:
+            print(f"[{b.name}] RESULTS DIFFER between thread counts: {results}", flush=True)
+            for m in hs.values():
+                m.notes.append("RESULTS DIFFER between thread counts")
+    return hs, c
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -750,47 +798,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     for b in selected:
-        hs: dict[int, Measure] = {}
-        h = None
-        runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
-        cams: list[Measure] = []
-        cyc = b.hopsim.quick() if args.quick else b.hopsim
-        with_caminos = do_caminos and b.caminos_cfg is not None and b.caminos is not None
-        # CAMINOS is measured once per repeat, right after hopsim's runs of that repeat: the
-        # machine's speed drifts by a quarter within an hour on some virtual machines, and
-        # a ratio of runs made minutes apart would carry that drift.
-        for r in range(args.repeat if do_hopsim else 1):
-            # Alternate the order of the thread counts so a drift in the machine's load
-            # favours none of them.
-            for threads in (thread_counts if r % 2 == 0 else thread_counts[::-1]) if do_hopsim else []:
-                print(f"[{b.name}] hopsim, {threads} thread(s), run {r + 1}/{args.repeat}: warmup {cyc.warmup}, "
-                      f"{cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
-                h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, args.timeout)
-                runs[threads].append(h)
-                print(f"[{b.name}] hopsim, {threads} thread(s): " + (f"error: {h.error}" if h.error else
-                      f"{fmt_rate(h.rate)} router-cycles/CPU-s, {fmt_num(h.wall, 2)} s wall"), flush=True)
-                if h.error:
-                    break
-            if h is not None and h.error:
-                print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
-                break
-            if with_caminos:
-                ccyc = b.caminos.quick() if args.quick else b.caminos
-                print(f"[{b.name}] CAMINOS, run {r + 1}: warmup {ccyc.warmup}, {ccyc.m0} and {ccyc.m0 + ccyc.extra} "
-                      "measured cycles ...", flush=True)
-                c1 = measure_caminos(b, ccyc, binary, workdir, baselines["CAMINOS"], args.timeout)
-                cams.append(c1)
-                print(f"[{b.name}] CAMINOS: " + (f"error: {c1.error}" if c1.error else f"{fmt_rate(c1.rate)} router-cycles/CPU-s"), flush=True)
-                if c1.error:
-                    with_caminos = False
-        hs = {t: combine(ms) for t, ms in runs.items() if ms}
-        c = combine(cams) if cams else None
-        if hs and not any(m.error for m in hs.values()):
-            results = {tuple(m.info.get(k) for k in RESULT_KEYS) for m in hs.values()}
-            if len(results) > 1:
-                print(f"[{b.name}] RESULTS DIFFER between thread counts: {results}", flush=True)
-                for m in hs.values():
-                    m.notes.append("RESULTS DIFFER between thread counts")
+        hs, c = measure_config(b, args.repeat, args.quick, args.timeout, thread_counts, do_hopsim,
+                               binary if do_caminos else None, workdir, baselines)
         rows.append((b, hs, c))
 
     trows = table_rows(rows)
