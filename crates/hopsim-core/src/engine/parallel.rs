@@ -9,11 +9,11 @@
 //! fewer switches to make up for it (the split follows the measured balance each cycle).
 //!
 //! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
-//! its thread's outbox. A cycle steps its switches in ascending number, so one thread's steps
-//! are those of thread 0's range, then thread 1's, and so on: once every thread has stepped
-//! its switches, thread 1 appends the outboxes to the calendar one after the other, while the
-//! run's thread ejects and steps the NICs; after the barrier that ends the cycle the run's
-//! thread appends the NICs' events. The calendar then holds exactly what a one-thread run puts
+//! its thread's outbox, or for thread 0 straight into the calendar. A cycle steps its switches
+//! in ascending number, so one thread's steps are those of thread 0's range, then thread 1's,
+//! and so on: once every thread has stepped its switches, thread 1 appends the other threads'
+//! outboxes to the calendar one after the other, while the run's thread ejects and steps the
+//! NICs; after the barrier that ends the cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run puts
 //! there, in the same order, so every later draw of a random number, every tie and every sum
 //! is the same: the results depend neither on the number of threads nor on the split.
 
@@ -440,9 +440,10 @@ impl Team {
         self.first_end.store(end, Ordering::Relaxed);
     }
 
-    /// Deliver to and step thread 0's switches (from `run_thread`, after `publish`). From
-    /// then on until the cycle ends the run's thread must not touch the events' or the
-    /// switches' wheel of the calendar: `MERGER` fills them meanwhile.
+    /// Deliver to and step thread 0's switches (from `run_thread`, after `publish`); their
+    /// steps schedule into the calendar itself. From then on until the cycle ends the run's
+    /// thread must not touch the events' or the switches' wheel of the calendar: `MERGER`
+    /// fills them meanwhile.
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
         // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
         self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
@@ -482,22 +483,35 @@ impl Team {
         let range = job.part.range(t);
         let mine = &visit[visit.partition_point(|&s| (s as usize) < range.start)..visit.partition_point(|&s| (s as usize) < range.end)];
         let Lane { scratch, out, last_progress, phit_hops, stepped, walk } = lane;
-        let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
         // SAFETY: each thread reaches only the state of the switches it owns (their ports,
         // VCs, buffers, random streams) and the packets those switches hold or receive; what
         // it reaches of the rest is read-only during the cycle. The run's thread touches
         // nothing of that (engine/mod.rs, `cycle_on_team`).
-        *stepped = unsafe { blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out) };
+        *stepped = unsafe {
+            if t == 0 {
+                // Thread 0's switches come first in the one-thread order, so its steps write
+                // straight into the calendar, which no other thread touches until `MERGER`
+                // appends the others' outboxes after these steps (`merge_steps`). Copying
+                // thread 0's outbox as well made 40 % of that copy on the 32x32x32 torus (0.33
+                // s against 0.20 s of `MERGER`'s time in a 4.4 s run, docs/benchmark-log.md).
+                let out = blocks::Out { cal: &mut (*job.sim).cal, scratch, last_progress, phit_hops };
+                blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out)
+            } else {
+                let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
+                blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out)
+            }
+        };
     }
 
     /// The thread that, once every thread's switches are stepped, puts what they sent into
     /// the calendar, while the run's thread does its own work of the cycle (ejection, NICs).
     const MERGER: usize = 1;
 
-    /// Put what the switches sent into the calendar in the order one thread steps them: thread
-    /// 0's, then thread 1's, and so on (on `MERGER`, once every thread has stepped its
-    /// switches). Touches only the events' and the switches' wheels, which the run's thread
-    /// leaves alone after its own steps.
+    /// Put what the switches sent into the calendar in the order one thread steps them: after
+    /// thread 0's, which its steps scheduled there themselves, thread 1's, then thread 2's, and
+    /// so on (on `MERGER`, once every thread has stepped its switches). Touches only the
+    /// events' and the switches' wheels, which the run's thread leaves alone after its own
+    /// steps.
     fn merge_steps(&self, job: &Job) {
         let all = job.seq * self.threads() as u64;
         let mut spins = 0u32;
@@ -517,7 +531,7 @@ impl Team {
         // (`step_own`).
         let cal = unsafe { &mut (*job.sim).cal };
         let now = job.now;
-        for lane in &self.lanes {
+        for lane in &self.lanes[1..] {
             // SAFETY: as above.
             let out = unsafe { &(*lane.get()).out };
             for &(at, ev) in &out.events {
