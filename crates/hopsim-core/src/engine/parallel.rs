@@ -9,13 +9,14 @@
 //! fewer switches to make up for it (the split follows the measured balance each cycle).
 //!
 //! What a switch's step sends elsewhere (events for later cycles, its next visit) goes into
-//! its thread's outbox, or for thread 0 straight into the calendar. A cycle steps its switches
-//! in ascending number, so one thread's steps are those of thread 0's range, then thread 1's,
-//! and so on: once every thread has stepped its switches, thread 1 appends the other threads'
-//! outboxes to the calendar one after the other, while the run's thread ejects and steps the
-//! NICs; after the barrier that ends the cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run puts
-//! there, in the same order, so every later draw of a random number, every tie and every sum
-//! is the same: the results depend neither on the number of threads nor on the split.
+//! its thread's outbox, or for thread 0 straight into the calendar. A cycle steps its
+//! switches in ascending number, so one thread's steps are those of thread 0's range, then
+//! thread 1's, and so on: once every thread has stepped its switches, thread 1 appends the
+//! other threads' outboxes to the calendar one after the other, while the run's thread
+//! ejects and steps the NICs; after the barrier that ends the cycle the run's thread
+//! appends the NICs' events. The calendar then holds exactly what a one-thread run puts
+//! there, in the same order, so every later draw of a random number, every tie and every
+//! sum is the same: the results depend neither on the number of threads nor on the split.
 
 use super::blocks::{self, Walk};
 use super::Simulation;
