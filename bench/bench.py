@@ -502,15 +502,16 @@ def combine(ms: list[Measure]) -> Measure:
 def speedups(one: Measure, h: Measure) -> list[float]:
     """Wall time of the extra cycles on 1 thread over that on `h`'s threads, per repeat (runs
     made next to each other are paired), or from the single pair of medians."""
-    return paired(one.walls, h.walls) or ([one.wall / h.wall] if one.wall and h.wall else [])
+    return ratios(one.walls, h.walls, one.wall, h.wall)
 
 
-def paired(xs: list[float], ys: list[float]) -> list[float]:
-    """x / y for each repeat, pairing the values measured next to each other; nothing unless
-    both have the same number of repeats, more than one."""
+def ratios(xs: list[float], ys: list[float], x: float | None, y: float | None) -> list[float]:
+    """x / y for each repeat, pairing the values measured next to each other, when both have
+    the same number of repeats, more than one; otherwise the ratio of the medians `x` / `y`
+    (nothing if either is missing)."""
     if len(xs) == len(ys) and len(xs) > 1:
-        return [x / y for x, y in zip(xs, ys) if x and y]
-    return []
+        return [a / b for a, b in zip(xs, ys) if a and b]
+    return [x / y] if x and y else []
 
 
 def fmt_spread(xs: list[float], fmt) -> str:
@@ -572,8 +573,7 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
     for b, hs, c in rows:
         one = hs.get(1)
         for threads, h in sorted(hs.items()) or [(1, None)]:
-            ratios = [] if h is None or c is None or h.error or c.error else paired(h.rates, c.rates) or (
-                [h.rate / c.rate] if h.rate and c.rate else [])
+            vs_caminos = [] if h is None or c is None or h.error or c.error else ratios(h.rates, c.rates, h.rate, c.rate)
             hcells = ["-"] * 5
             if h is not None:
                 if h.error:
@@ -589,7 +589,7 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
                     ccells = [f"error: {c.error[:60]}", "-", "-"]
                 else:
                     ccells = [fmt_rate(c.rate) + fmt_spread(c.rates, fmt_rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
-            ratio = "-" if not ratios else f"{median(ratios):.1f}x" + fmt_spread(ratios, lambda x: f"{x:.1f}")
+            ratio = "-" if not vs_caminos else f"{median(vs_caminos):.1f}x" + fmt_spread(vs_caminos, lambda x: f"{x:.1f}")
             out.append([b.name, str(threads)] + hcells + ccells + [ratio])
     return out
 
@@ -679,10 +679,10 @@ def details(rows, baselines: dict, quick: bool) -> str:
 # --------------------------------------------------------------------------- main
 
 
-def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_counts: list[int], do_hopsim: bool,
+def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_counts: list[int],
                    binary: str | None, workdir: Path, baselines: dict) -> tuple[dict[int, Measure], Measure | None]:
-    """hopsim's measures of one config per thread count and CAMINOS's (None without
-    `binary`), each combined over the repeats."""
+    """hopsim's measures of one config per thread count (none without `thread_counts`) and
+    CAMINOS's (None without `binary`), each combined over the repeats."""
     h = None
     runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
     cams: list[Measure] = []
@@ -691,10 +691,10 @@ def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_co
     # CAMINOS is measured once per repeat, right after hopsim's runs of that repeat: the
     # machine's speed drifts by a quarter within an hour on some virtual machines, and
     # a ratio of runs made minutes apart would carry that drift.
-    for r in range(repeat if do_hopsim else 1):
+    for r in range(repeat if thread_counts else 1):
         # Alternate the order of the thread counts so a drift in the machine's load
         # favours none of them.
-        for threads in (thread_counts if r % 2 == 0 else thread_counts[::-1]) if do_hopsim else []:
+        for threads in thread_counts if r % 2 == 0 else thread_counts[::-1]:
             print(f"[{b.name}] hopsim, {threads} thread(s), run {r + 1}/{repeat}: warmup {cyc.warmup}, "
                   f"{cyc.m0} and {cyc.m0 + cyc.extra} measured cycles ...", flush=True)
             h = measure_hopsim(b, cyc, workdir, baselines["hopsim"], threads, timeout)
@@ -798,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     for b in selected:
-        hs, c = measure_config(b, args.repeat, args.quick, args.timeout, thread_counts, do_hopsim,
+        hs, c = measure_config(b, args.repeat, args.quick, args.timeout, thread_counts if do_hopsim else [],
                                binary if do_caminos else None, workdir, baselines)
         rows.append((b, hs, c))
 
