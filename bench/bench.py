@@ -9,6 +9,7 @@ Usage:
     python bench/bench.py --no-hopsim     # CAMINOS only (e.g. before the engine builds)
     python bench/bench.py --list          # show the configs and exit
     python bench/bench.py --repeat 3      # each measure 3 times: hopsim 1 and 2 threads alternated, then CAMINOS
+    python bench/bench.py --reference /tmp/venv-old/bin/python   # also an older build, e.g. the first run's
 
 Method (docs/benchmarks.md explains it in full):
 
@@ -25,6 +26,10 @@ Method (docs/benchmarks.md explains it in full):
   both, and CAMINOS is measured after each round of hopsim's; the table gives medians, the
   2-thread speed-up and the ratio to CAMINOS as the medians of the N ratios of runs made
   next to each other, and each spread as min-max.
+* With --reference, another hopsim build (the Python of an environment where an older commit
+  is installed) is measured on one thread right after each round of this build's runs, as
+  CAMINOS is, and this build's phits moved per CPU-second are given over its, paired by repeat:
+  a speed-up measured on the same machine in the same hour, not against a number from another day.
 * Memory: peak RSS of the long run, minus the peak RSS of a baseline child that
   starts the same program on a tiny network (Python + hopsim import, or the
   CAMINOS binary).  bytes/router = (peak - baseline) / switches.
@@ -331,12 +336,16 @@ def hopsim_env(threads: int) -> dict:
     return env
 
 
-def hopsim_run(spec: dict, workdir: Path, tag: str, threads: int, timeout: float) -> tuple[ChildRun, dict]:
+def hopsim_run(spec: dict, workdir: Path, tag: str, threads: int, timeout: float, python: str = sys.executable,
+               threads_key: bool = True) -> tuple[ChildRun, dict]:
+    """Run `spec` with the hopsim of the environment of `python`; `threads_key`: whether that
+    build knows `run.threads` (one that predates it runs on one thread without it)."""
     path = workdir / f"{tag}.json"
     spec = json.loads(json.dumps(spec))
-    spec.setdefault("run", {})["threads"] = threads  # explicit: the automatic choice depends on the load
+    if threads_key:
+        spec.setdefault("run", {})["threads"] = threads  # explicit: the automatic choice depends on the load
     path.write_text(json.dumps(spec))
-    r = run_child([sys.executable, "-c", HOPSIM_CHILD, str(path)], env=hopsim_env(threads), timeout=timeout)
+    r = run_child([python, "-c", HOPSIM_CHILD, str(path)], env=hopsim_env(threads), timeout=timeout)
     if r.returncode != 0:
         lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
         raise HopsimError(lines[-1] if lines else f"exit code {r.returncode}")
@@ -411,20 +420,46 @@ class Measure:
     cycles_extra: int = 0
     # With --repeat: every repeat's rate and wall time, in the order they were measured.
     rates: list[float] = field(default_factory=list)
+    phits_rates: list[float] = field(default_factory=list)
     walls: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class Reference:
+    """Another hopsim build, measured next to this one (`--reference`)."""
+
+    python: str
+    threads_key: bool
+    baseline_kib: int
+
+
+def find_reference(python: str, workdir: Path, timeout: float) -> Reference:
+    """Check that the interpreter `python` runs a hopsim build, and whether that build knows
+    `run.threads` (the first benchmark's does not): the baseline run tells both."""
+    try:
+        r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "reference-baseline", 1, timeout, python)
+        return Reference(python, True, r.peak_kib)
+    except HopsimError as e:
+        if "run.threads" not in str(e):
+            raise
+    r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "reference-baseline", 1, timeout, python, threads_key=False)
+    return Reference(python, False, r.peak_kib)
+
+
 def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, threads: int,
-                   timeout: float) -> Measure:
+                   timeout: float, ref: Reference | None = None) -> Measure:
+    """This build's measure of `b` on `threads` threads, or with `ref` that build's."""
     m = Measure(cycles_extra=cyc.extra)
+    who = "reference" if ref else "hopsim"
+    python, threads_key = (ref.python, ref.threads_key) if ref else (sys.executable, True)
     try:
         r_short, d_short = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0), workdir,
-                                      f"{b.name}-hopsim-short-{threads}", threads, timeout)
+                                      f"{b.name}-{who}-short-{threads}", threads, timeout, python, threads_key)
         r_long, d_long = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0 + cyc.extra), workdir,
-                                    f"{b.name}-hopsim-long-{threads}", threads, timeout)
+                                    f"{b.name}-{who}-long-{threads}", threads, timeout, python, threads_key)
     except HopsimError as e:
         m.error = str(e)
         return m
@@ -488,6 +523,7 @@ def combine(ms: list[Measure]) -> Measure:
     out.rates, out.walls = rates, walls
     out.rate = median(rates) if rates else None
     phits = [m.phits_per_s for m in ok if m.phits_per_s]
+    out.phits_rates = phits
     out.phits_per_s = median(phits) if phits else None
     out.wall = median(walls) if walls else None
     out.cpu_short = median([m.cpu_short for m in ok])
@@ -567,10 +603,38 @@ HEADER = ["config", "hopsim threads", "hopsim router-cycles/CPU-s", "hopsim phit
           "CAMINOS peak MiB", "CAMINOS bytes/router", "speed ratio hopsim/CAMINOS"]
 
 
-def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> list[list[str]]:
-    """A row per config and hopsim thread count; CAMINOS (one thread) next to each."""
+@dataclass
+class Row:
+    """A config's measures: hopsim's per thread count, CAMINOS's and the reference build's."""
+
+    bench: Bench
+    hopsim: dict[int, Measure]
+    caminos: Measure | None
+    reference: Measure | None = None
+
+
+REFERENCE_HEADER = ["reference phits moved/CPU-s", "phits moved/CPU-s vs reference"]
+
+
+def reference_cells(h: Measure | None, ref: Measure | None) -> list[str]:
+    """The reference build's phits moved per CPU-second, and this build's over it (paired by
+    repeat, as the ratio to CAMINOS)."""
+    if ref is None:
+        return ["-", "-"]
+    if ref.error:
+        return [f"error: {ref.error[:60]}", "-"]
+    ups = [] if h is None or h.error else ratios(h.phits_rates, ref.phits_rates, h.phits_per_s, ref.phits_per_s)
+    return [fmt_rate(ref.phits_per_s) + fmt_spread(ref.phits_rates, fmt_rate),
+            "-" if not ups else f"{median(ups):.2f}x" + fmt_spread(ups, lambda x: f"{x:.2f}")]
+
+
+def table_rows(rows: list[Row]) -> list[list[str]]:
+    """A row per config and hopsim thread count; CAMINOS (one thread) next to each, and the
+    reference build (one thread) when one was measured."""
     out = []
-    for b, hs, c in rows:
+    with_reference = any(row.reference for row in rows)
+    for row in rows:
+        b, hs, c = row.bench, row.hopsim, row.caminos
         one = hs.get(1)
         for threads, h in sorted(hs.items()) or [(1, None)]:
             vs_caminos = [] if h is None or c is None or h.error or c.error else ratios(h.rates, c.rates, h.rate, c.rate)
@@ -590,7 +654,8 @@ def table_rows(rows: list[tuple[Bench, dict[int, Measure], Measure | None]]) -> 
                 else:
                     ccells = [fmt_rate(c.rate) + fmt_spread(c.rates, fmt_rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
             ratio = "-" if not vs_caminos else f"{median(vs_caminos):.1f}x" + fmt_spread(vs_caminos, lambda x: f"{x:.1f}")
-            out.append([b.name, str(threads)] + hcells + ccells + [ratio])
+            rcells = reference_cells(h, row.reference if threads == 1 else None) if with_reference else []
+            out.append([b.name, str(threads)] + hcells + ccells + [ratio] + rcells)
     return out
 
 
@@ -655,8 +720,10 @@ def caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> str:
 def details(rows, baselines: dict, quick: bool) -> str:
     out = ["| config | simulator | warmup | extra cycles | CPU s short | CPU s long | notes |",
            "|---|---|---|---|---|---|---|"]
-    for b, hs, c in rows:
-        runs = [(f"hopsim {t} thread(s)", h, b.hopsim) for t, h in sorted(hs.items())] + [("CAMINOS", c, b.caminos)]
+    for row in rows:
+        b = row.bench
+        runs = ([(f"hopsim {t} thread(s)", h, b.hopsim) for t, h in sorted(row.hopsim.items())] +
+                [("CAMINOS", row.caminos, b.caminos), ("reference, 1 thread", row.reference, b.hopsim)])
         for label, m, cyc in runs:
             if m is None or cyc is None:
                 continue
@@ -680,12 +747,14 @@ def details(rows, baselines: dict, quick: bool) -> str:
 
 
 def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_counts: list[int],
-                   binary: str | None, workdir: Path, baselines: dict) -> tuple[dict[int, Measure], Measure | None]:
-    """hopsim's measures of one config per thread count (none without `thread_counts`) and
-    CAMINOS's (None without `binary`), each combined over the repeats."""
+                   binary: str | None, workdir: Path, baselines: dict, ref: Reference | None = None) -> Row:
+    """hopsim's measures of one config per thread count (none without `thread_counts`),
+    CAMINOS's (None without `binary`) and the reference build's (None without `ref`), each
+    combined over the repeats."""
     h = None
     runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
     cams: list[Measure] = []
+    refs: list[Measure] = []
     cyc = b.hopsim.quick() if quick else b.hopsim
     with_caminos = binary is not None and b.caminos_cfg is not None and b.caminos is not None
     # CAMINOS is measured once per repeat, right after hopsim's runs of that repeat: the
@@ -707,6 +776,13 @@ def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_co
             if with_caminos:
                 print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
             break
+        if ref is not None and not (refs and refs[-1].error):
+            # Like CAMINOS, right after this build's runs of the same repeat.
+            print(f"[{b.name}] reference build, 1 thread, run {r + 1}/{repeat} ...", flush=True)
+            m = measure_hopsim(b, cyc, workdir, ref.baseline_kib, 1, timeout, ref)
+            refs.append(m)
+            print(f"[{b.name}] reference build: " + (f"error: {m.error}" if m.error else
+                  f"{fmt_rate(m.phits_per_s)} phits moved/CPU-s"), flush=True)
         if with_caminos:
             ccyc = b.caminos.quick() if quick else b.caminos
             print(f"[{b.name}] CAMINOS, run {r + 1}: warmup {ccyc.warmup}, {ccyc.m0} and {ccyc.m0 + ccyc.extra} "
@@ -718,13 +794,14 @@ def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_co
                 with_caminos = False
     hs = {t: combine(ms) for t, ms in runs.items() if ms}
     c = combine(cams) if cams else None
+    reference = combine(refs) if refs else None
     if hs and not any(m.error for m in hs.values()):
         results = {tuple(m.info.get(k) for k in RESULT_KEYS) for m in hs.values()}
         if len(results) > 1:
             print(f"[{b.name}] RESULTS DIFFER between thread counts: {results}", flush=True)
             for m in hs.values():
                 m.notes.append("RESULTS DIFFER between thread counts")
-    return hs, c
+    return Row(b, hs, c, reference)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -739,6 +816,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="threads of one hopsim run (run.threads); repeatable (default: 1 and 2)")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="measure N times: hopsim per thread count, the counts alternated, then CAMINOS; medians and spreads (default 1)")
+    ap.add_argument("--reference", metavar="PYTHON",
+                    help="the Python of an environment with another hopsim build installed (an older commit): "
+                         "measured on one thread after each round of this build's runs, with this build's phits "
+                         "moved per CPU-second over its (docs/benchmarks.md)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md)")
     ap.add_argument("--list", action="store_true", help="list the configs and exit")
@@ -792,19 +873,24 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as e:
             print(f"CAMINOS cannot run ({e}); continuing without it", file=sys.stderr)
             do_caminos = False
+    ref = None
+    if args.reference and do_hopsim:
+        try:
+            ref = find_reference(args.reference, workdir, args.timeout)
+        except (HopsimError, OSError) as e:
+            print(f"--reference {args.reference}: cannot run its hopsim ({e})", file=sys.stderr)
+            return 2
     if not (do_hopsim or do_caminos):
         print("nothing to run", file=sys.stderr)
         return 1
 
-    rows = []
-    for b in selected:
-        hs, c = measure_config(b, args.repeat, args.quick, args.timeout, thread_counts if do_hopsim else [],
-                               binary if do_caminos else None, workdir, baselines)
-        rows.append((b, hs, c))
+    rows = [measure_config(b, args.repeat, args.quick, args.timeout, thread_counts if do_hopsim else [],
+                           binary if do_caminos else None, workdir, baselines, ref) for b in selected]
 
     trows = table_rows(rows)
+    header = HEADER + (REFERENCE_HEADER if ref else [])
     print()
-    print(text_table(HEADER, trows))
+    print(text_table(header, trows))
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     mode = "quick (rough numbers)" if args.quick else "full"
     md = [f"# hopsim benchmark, {stamp}", "",
@@ -812,14 +898,16 @@ def main(argv: list[str] | None = None) -> int:
           f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}; each measured {args.repeat} time(s)"
           + (" (medians, min-max in parentheses; speed-up: median of the ratios of runs made next to each other)" if args.repeat > 1 else "")
           + ".", "",
-          markdown_table(HEADER, trows), "", "## Details", "", details(rows, baselines, args.quick)]
+          markdown_table(header, trows), "", "## Details", "", details(rows, baselines, args.quick)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(md))
     raw = {
         "date": stamp, "machine": machine_description(), "quick": args.quick, "baselines_kib": baselines,
-        "configs": [{"name": b.name, "switches": b.switches,
-                     "hopsim": {str(t): h.__dict__ for t, h in hs.items()},
-                     "caminos": None if c is None else c.__dict__} for b, hs, c in rows],
+        "reference": None if ref is None else ref.__dict__,
+        "configs": [{"name": row.bench.name, "switches": row.bench.switches,
+                     "hopsim": {str(t): h.__dict__ for t, h in row.hopsim.items()},
+                     "caminos": None if row.caminos is None else row.caminos.__dict__,
+                     "reference": None if row.reference is None else row.reference.__dict__} for row in rows],
     }
     args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str))
     shutil.rmtree(workdir, ignore_errors=True)

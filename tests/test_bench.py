@@ -59,3 +59,40 @@ def test_the_machine_line_names_the_caches_beyond_l1(tmp_path):
     (tmp_path / "index2" / "size").write_text("1280K\n")
     assert bench.caches(tmp_path) == ", L2 1280 KiB, L3 32 MiB"
     assert bench.caches(tmp_path / "missing") == ""
+
+
+def test_a_reference_build_is_measured_next_to_this_one(tmp_path):
+    """`--reference PYTHON` measures the hopsim of another environment on one thread after each
+    round, and gives this build's phits moved per CPU-second over its, paired by repeat. This
+    environment's own build stands in for an older one here: both run the same model, so the
+    results agree and the ratio is near 1."""
+    out = tmp_path / "bench.md"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench.py"), "--quick", "--no-caminos", "--only", "torus-8x8",
+         "--threads", "1", "--repeat", "2", "--reference", sys.executable, "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    header, _, row = out.read_text().split("\n## Details")[0].strip().splitlines()[-3:]
+    assert header.endswith("| reference phits moved/CPU-s | phits moved/CPU-s vs reference |")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[0] == "torus-8x8" and cells[-1].endswith(")") and "x (" in cells[-1]
+    ratio = float(cells[-1].split("x")[0])
+    assert 0.3 < ratio < 3, row
+
+    raw = json.loads(out.with_suffix(".json").read_text())
+    assert raw["reference"]["python"] == sys.executable and raw["reference"]["threads_key"] is True
+    (config,) = raw["configs"]
+    ref, own = config["reference"], config["hopsim"]["1"]
+    assert ref["error"] is None and len(ref["phits_rates"]) == 2 and len(own["phits_rates"]) == 2
+    assert ref["info"]["accepted_load"] == own["info"]["accepted_load"]
+
+
+def test_a_reference_that_is_not_a_hopsim_environment_is_refused(tmp_path):
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench.py"), "--quick", "--no-caminos", "--only", "torus-8x8",
+         "--reference", str(tmp_path / "no-python"), "--out", str(tmp_path / "b.md")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 2
+    assert "--reference" in run.stderr and "Traceback" not in run.stderr
