@@ -146,6 +146,19 @@ impl Calendar {
 
     #[inline]
     pub fn schedule(&mut self, at: u64, now: u64, ev: Event) {
+        self.slot(at, now).push(ev);
+        self.pending += 1;
+    }
+
+    /// `events`, in their order, after those already due at `at`.
+    pub fn schedule_all(&mut self, at: u64, now: u64, events: &[Event]) {
+        self.slot(at, now).extend_from_slice(events);
+        self.pending += events.len();
+    }
+
+    /// The list of the events due at `at`, given a spare allocation if it has none.
+    #[inline(always)]
+    fn slot(&mut self, at: u64, now: u64) -> &mut Vec<Event> {
         debug_assert!(at > now && at - now <= self.mask, "event at {at} from {now} beyond horizon {}", self.mask);
         let slot = &mut self.events[(at & self.mask) as usize];
         if slot.capacity() == 0 {
@@ -153,8 +166,7 @@ impl Calendar {
                 *slot = list;
             }
         }
-        slot.push(ev);
-        self.pending += 1;
+        slot
     }
 
     #[inline]
@@ -330,6 +342,19 @@ mod tests {
         cal.wake_router(2, 9 + 64);
         cal.take_routers(9 + 64, &mut out);
         assert_eq!(out, [2]);
+    }
+
+    #[test]
+    fn a_list_of_events_goes_after_those_already_due_in_its_order() {
+        let mut cal = Calendar::new(10, 8, 1);
+        let credit = |phits| Event::Credit { switch: 1, port: 0, vc: 0, phits };
+        cal.schedule(4, 1, credit(1));
+        cal.schedule_all(4, 1, &[credit(2), credit(3)]);
+        cal.schedule_all(5, 1, &[]);
+        cal.schedule(4, 1, credit(4));
+        let due: Vec<u16> = cal.take_events(4).iter().map(|e| if let Event::Credit { phits, .. } = *e { phits } else { 0 }).collect();
+        assert_eq!(due, [1, 2, 3, 4]);
+        assert!(cal.is_idle());
     }
 
     #[test]

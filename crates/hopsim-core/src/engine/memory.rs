@@ -136,13 +136,15 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let walk = times(cycle_events, 12) + times(grown(n), 12);
     // Threads of one run (engine/parallel.rs): each one's outbox holds, for one cycle, 8
     // bytes per switch it stepped and per arrival it delivered (wake-ups) and the events the
-    // steps made (together at most a cycle's events, each list grown to a power of two), and
-    // its stack's touched pages; the NICs' events held back while the switches step are at
-    // most one per server.
+    // steps made, in a list per distance ahead (arrivals at one, credits and ejections at
+    // about a packet's length: each list at most a cycle's events, grown to a power of two,
+    // two such lists counted), and its stack's touched pages; the NICs' events held back
+    // while the switches step are at most one per server.
     let threads = super::parallel::threads_at_most(spec.run.threads, topo.num_switches(), ports as usize) as u64;
     if threads > 1 {
-        let event = size_of::<(u64, crate::calendar::Event)>() as u64;
-        let events = times(2 * cycle_events, event) + times(grown(servers), event) + times(cycle_events, 8);
+        let event = size_of::<crate::calendar::Event>() as u64;
+        let held_back = size_of::<(u64, crate::calendar::Event)>() as u64;
+        let events = times(2 * cycle_events, event) + times(grown(servers), held_back) + times(cycle_events, 8);
         parts.push(Part { what: format!("{threads} threads' outboxes"), key: "run.threads", bytes: times(grown(n), 8) + events + walk + times(threads, 64 << 10) });
     } else {
         parts.push(Part { what: "a cycle's events grouped by block of switches".into(), key: size_key, bytes: walk });

@@ -12,9 +12,9 @@
 //! its thread's outbox, or for thread 0 straight into the calendar. A cycle steps its
 //! switches in ascending number, so one thread's steps are those of thread 0's range, then
 //! thread 1's, and so on: once every thread has stepped its switches, thread 1 appends the
-//! other threads' outboxes to the calendar one after the other, while the run's thread
-//! ejects and steps the NICs; after the barrier that ends the cycle the run's thread
-//! appends the NICs' events. The calendar then holds exactly what a one-thread run puts
+//! other threads' outboxes to the calendar one after the other (a list of events per slot
+//! at a time), while the run's thread ejects and steps the NICs; after the barrier that
+//! ends the cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run puts
 //! there, in the same order, so every later draw of a random number, every tie and every
 //! sum is the same: the results depend neither on the number of threads nor on the split.
 
@@ -124,7 +124,10 @@ fn available_cores() -> usize {
 /// What a thread's switch steps send to the calendar, kept in step order until the barrier.
 #[derive(Default)]
 pub struct Outbox {
-    events: Vec<(u64, Event)>,
+    /// The events, by how many cycles after this one they are due: each list goes into its
+    /// slot of the calendar in one copy, not event by event. By cycles ahead rather than by
+    /// slot, so that only the few distances that links and credits use keep an allocation.
+    events: Vec<Vec<Event>>,
     /// The switches that asked to be stepped again, and how many cycles after this one
     /// (`STEP_NOW`: stepped in this cycle although not due, `Schedule::step_now`): 8 bytes per
     /// step, and per arrival delivered, at most.
@@ -134,7 +137,7 @@ pub struct Outbox {
 
 impl Outbox {
     fn clear(&mut self, now: u64) {
-        self.events.clear();
+        self.events.iter_mut().for_each(Vec::clear);
         self.wakes.clear();
         self.now = now;
     }
@@ -143,7 +146,11 @@ impl Outbox {
 impl Schedule for Outbox {
     #[inline]
     fn schedule(&mut self, at: u64, _now: u64, ev: Event) {
-        self.events.push((at, ev));
+        let ahead = (at - self.now) as usize;
+        if ahead >= self.events.len() {
+            self.events.resize_with(ahead + 1, Vec::new);
+        }
+        self.events[ahead].push(ev);
     }
     /// A step asks once, at its end, for its own switch's next visit.
     #[inline]
@@ -535,8 +542,10 @@ impl Team {
         for lane in &self.lanes[1..] {
             // SAFETY: as above.
             let out = unsafe { &(*lane.get()).out };
-            for &(at, ev) in &out.events {
-                cal.schedule(at, now, ev);
+            for (ahead, events) in out.events.iter().enumerate() {
+                if !events.is_empty() {
+                    cal.schedule_all(now + ahead as u64, now, events);
+                }
             }
             for &(s, wake) in &out.wakes {
                 if wake == STEP_NOW {
