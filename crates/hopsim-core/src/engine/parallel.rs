@@ -14,9 +14,10 @@
 //! thread 1's, and so on: once every thread has stepped its switches, thread 1 appends the
 //! other threads' outboxes to the calendar one after the other (a list of events per slot
 //! at a time), while the run's thread ejects and steps the NICs; after the barrier that
-//! ends the cycle the run's thread appends the NICs' events. The calendar then holds exactly what a one-thread run puts
-//! there, in the same order, so every later draw of a random number, every tie and every
-//! sum is the same: the results depend neither on the number of threads nor on the split.
+//! ends the cycle the run's thread appends the NICs' events. The calendar then holds
+//! exactly what a one-thread run puts there, in the same order, so every later draw of a
+//! random number, every tie and every sum is the same: the results depend neither on the
+//! number of threads nor on the split.
 
 use super::blocks::{self, Walk};
 use super::Simulation;
