@@ -655,7 +655,8 @@ def table_rows(rows: list[Row]) -> list[list[str]]:
                 else:
                     ccells = [fmt_rate(c.rate) + fmt_spread(c.rates, fmt_rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
             ratio = "-" if not vs_caminos else f"{median(vs_caminos):.1f}x" + fmt_spread(vs_caminos, lambda x: f"{x:.1f}")
-            rcells = reference_cells(h, row.reference if threads == 1 else None) if with_reference else []
+            first = threads == min(hs, default=threads)  # the reference beside the fewest threads
+            rcells = reference_cells(h, row.reference if first else None) if with_reference else []
             out.append([b.name, str(threads)] + hcells + ccells + [ratio] + rcells)
     return out
 
