@@ -535,12 +535,6 @@ def combine(ms: list[Measure]) -> Measure:
     return out
 
 
-def speedups(one: Measure, h: Measure) -> list[float]:
-    """Wall time of the extra cycles on 1 thread over that on `h`'s threads, per repeat (runs
-    made next to each other are paired), or from the single pair of medians."""
-    return ratios(one.walls, h.walls, one.wall, h.wall)
-
-
 def ratios(xs: list[float], ys: list[float], x: float | None, y: float | None) -> list[float]:
     """x / y for each repeat, pairing the values measured next to each other, when both have
     the same number of repeats, more than one; otherwise the ratio of the medians `x` / `y`
@@ -548,6 +542,13 @@ def ratios(xs: list[float], ys: list[float], x: float | None, y: float | None) -
     if len(xs) == len(ys) and len(xs) > 1:
         return [a / b for a, b in zip(xs, ys) if a and b]
     return [x / y] if x and y else []
+
+
+def fmt_ratio(xs: list[float], digits: int) -> str:
+    """The median of ratios with their range, e.g. '1.47x (1.41-1.51)'; '-' for none."""
+    if not xs:
+        return "-"
+    return f"{median(xs):.{digits}f}x" + fmt_spread(xs, lambda x: f"{x:.{digits}f}")
 
 
 def fmt_spread(xs: list[float], fmt) -> str:
@@ -626,7 +627,7 @@ def reference_cells(h: Measure | None, ref: Measure | None) -> list[str]:
         return ["cannot run it", "-"]
     ups = [] if h is None or h.error else ratios(h.phits_rates, ref.phits_rates, h.phits_per_s, ref.phits_per_s)
     return [fmt_rate(ref.phits_per_s) + fmt_spread(ref.phits_rates, fmt_rate),
-            "-" if not ups else f"{median(ups):.2f}x" + fmt_spread(ups, lambda x: f"{x:.2f}")]
+            fmt_ratio(ups, 2)]
 
 
 def table_rows(rows: list[Row]) -> list[list[str]]:
@@ -644,8 +645,8 @@ def table_rows(rows: list[Row]) -> list[list[str]]:
                 if h.error:
                     hcells = [f"error: {h.error[:60]}", "-", "-", "-", "-"]
                 else:
-                    ups = [] if h is one else speedups(one, h) if one and not one.error else []
-                    speedup = "1.00x" if h is one else "-" if not ups else f"{median(ups):.2f}x" + fmt_spread(ups, lambda x: f"{x:.2f}")
+                    ups = [] if h is one else ratios(one.walls, h.walls, one.wall, h.wall) if one and not one.error else []
+                    speedup = "1.00x" if h is one else fmt_ratio(ups, 2)
                     hcells = [fmt_rate(h.rate) + fmt_spread(h.rates, fmt_rate), fmt_rate(h.phits_per_s), speedup,
                               fmt_num(h.peak_mib), fmt_num(h.bytes_per_router, 0)]
             ccells = ["-"] * 3
@@ -654,7 +655,7 @@ def table_rows(rows: list[Row]) -> list[list[str]]:
                     ccells = [f"error: {c.error[:60]}", "-", "-"]
                 else:
                     ccells = [fmt_rate(c.rate) + fmt_spread(c.rates, fmt_rate), fmt_num(c.peak_mib), fmt_num(c.bytes_per_router, 0)]
-            ratio = "-" if not vs_caminos else f"{median(vs_caminos):.1f}x" + fmt_spread(vs_caminos, lambda x: f"{x:.1f}")
+            ratio = fmt_ratio(vs_caminos, 1)
             first = threads == min(hs, default=threads)  # the reference beside the fewest threads
             rcells = reference_cells(h, row.reference if first else None) if with_reference else []
             out.append([b.name, str(threads)] + hcells + ccells + [ratio] + rcells)
