@@ -5,11 +5,11 @@
 
 use super::{Ctx, MessageSize, Workload, WorkloadKind};
 use crate::error::{SpecError, SpecResult};
+use crate::random::geometric::Geometric;
 use crate::routing::Rng;
 use crate::spec::MIN_MESSAGE_RATE;
 use crate::spec::Spec;
 use crate::traffic::{Traffic, TrafficPattern};
-use rand_distr::{Distribution, Geometric};
 use std::sync::Arc;
 
 pub const KIND: WorkloadKind = WorkloadKind {

@@ -16,7 +16,7 @@ use crate::stats::jobs::JobResult;
 use crate::stats::Histogram;
 use crate::topology::{ServerMap, Topology};
 use rand::{Rng as _, SeedableRng};
-use rand_distr::{Distribution, Geometric};
+use crate::random::geometric::Geometric;
 use std::collections::{HashMap, HashSet};
 
 const NO_JOB: (u32, u32) = (u32::MAX, u32::MAX);
@@ -289,7 +289,7 @@ impl Jobs {
             return;
         }
         let job = &self.jobs[j];
-        let Work::OpenLoop { gap, bytes } = job.work else { unreachable!("only open-loop jobs send at random") };
+        let Work::OpenLoop { ref gap, bytes } = job.work else { unreachable!("only open-loop jobs send at random") };
         let server = job.servers[r] as usize;
         let n = job.ranks.len() as u32;
         let rng = &mut cx.rng[server];

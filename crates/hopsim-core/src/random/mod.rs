@@ -1,6 +1,8 @@
 //! Random streams: the generator every part of a run uses, and how each stream is seeded
 //! so that results depend only on the run's seed, never on the order parts are built in.
 
+pub mod geometric;
+
 use rand_pcg::Pcg64Mcg;
 
 pub type Rng = Pcg64Mcg;
