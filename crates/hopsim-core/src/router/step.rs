@@ -709,7 +709,8 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     }
 
     // The crossbar moves `speedup` phits per cycle but cannot run ahead of the phits arriving.
-    let xbar = u.div_ceil(prm.speedup as u64);
+    // Speedup 1, the default, needs no division: a division takes longer than the branch.
+    let xbar = if prm.speedup == 1 { u } else { u.div_ceil(prm.speedup as u64) };
     let head_arrival = e.ready as u64 - prm.pipeline_delay as u64;
     let tail_leaves = (now + xbar - 1).max(head_arrival + u - 1 + e.tail as u64);
     let link_may_start = (now + 1).max((tail_leaves + 2).saturating_sub(u));

@@ -32,6 +32,7 @@ use crate::error::{SpecError, SpecResult};
 use crate::spec::{Key, Spec};
 use crate::topology::Topology;
 use std::sync::Arc;
+use strength_reduce::StrengthReducedU32;
 
 impl Algorithm {
     /// Whether routing a head reads the queues of switches other than the one it is at
@@ -242,18 +243,17 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
 #[inline]
 pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie_dirs: u32) -> Option<Hop> {
     let (mut a, mut b) = (cur as u32, target as u32);
-    for (dim, &k) in grid.dims.iter().enumerate() {
+    for (dim, &side) in grid.sides.iter().enumerate() {
         if a == b {
             return None; // every coordinate from `dim` up is equal
         }
-        let k = k as u32;
-        let (c, d) = (a % k, b % k);
+        let ((qa, c), (qb, d)) = (StrengthReducedU32::div_rem(a, side), StrengthReducedU32::div_rem(b, side));
         if c != d {
+            let k = side.get();
             let dir = ring_direction(grid.wrap, k, c, d, dim, tie_dirs);
             return Some(ring_hop(grid.wrap, k, c, d, dim, dir));
         }
-        a /= k;
-        b /= k;
+        (a, b) = (qa, qb);
     }
     None
 }

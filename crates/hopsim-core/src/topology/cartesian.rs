@@ -1,5 +1,7 @@
 //! Grids of switches with integer coordinates: the base of tori, meshes (and HyperX later).
 
+use strength_reduce::StrengthReducedU32;
+
 /// Coordinates are mixed-radix with dimension 0 varying fastest.
 #[derive(Debug, Clone)]
 pub struct Cartesian {
@@ -7,6 +9,11 @@ pub struct Cartesian {
     /// Whether each dimension wraps around (torus) or not (mesh).
     pub wrap: bool,
     strides: Vec<usize>,
+    /// The sides as divisors that divide by a multiplication and shifts: routing a head on
+    /// a grid peels its coordinates off the switch number one side at a time, and the
+    /// processor's division was a third of DOR's time on the 8x8 torus
+    /// (docs/benchmark-log.md).
+    pub sides: Vec<StrengthReducedU32>,
 }
 
 impl Cartesian {
@@ -17,7 +24,8 @@ impl Cartesian {
             strides.push(acc);
             acc *= k;
         }
-        Cartesian { dims, wrap, strides }
+        let sides = dims.iter().map(|&k| StrengthReducedU32::new(u32::try_from(k).expect("grid sides fit in 32 bits"))).collect();
+        Cartesian { dims, wrap, strides, sides }
     }
     pub fn n(&self) -> usize {
         self.dims.len()
