@@ -586,7 +586,11 @@ impl Simulation {
             Event::FlitArrive { .. } | Event::Credit { .. } => {}
             Event::NicCredit { server, vc, phits } => {
                 self.nics.credit(server as usize, vc as usize, phits as u32);
-                self.cal.wake_nic(server as usize, now);
+                // Most credits come back to a NIC that has sent all it had (below
+                // saturation): waking it would only have it find nothing to send.
+                if self.nics.has_pending(server as usize) {
+                    self.cal.wake_nic(server as usize, now);
+                }
             }
             Event::Eject { server, packet, flit: _ } => {
                 self.last_progress = now;

@@ -240,6 +240,14 @@ impl Nics {
         self.credits[server * self.vcs + vc] += phits;
     }
 
+    /// Whether the NIC has a flit to send (of the packet it is sending, a response or a
+    /// queued packet), which credits coming back may let go. A NIC with none steps for
+    /// nothing: `step` returns before it changes anything.
+    pub fn has_pending(&self, server: usize) -> bool {
+        let nic = &self.nics[server];
+        nic.next_flit > 0 || nic.resp_head != NIL || nic.queue_head != NIL
+    }
+
     /// Try to put the next flit on the injection channel: the rest of the packet being sent,
     /// else the oldest response, else the source queue's head unless `nic.max_outstanding`
     /// requests wait for their response.
