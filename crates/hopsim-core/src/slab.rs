@@ -20,6 +20,7 @@ impl<T> Slab<T> {
     pub fn with_capacity(n: usize) -> Self {
         Slab { slots: Vec::with_capacity(n), free: Vec::new(), live: 0 }
     }
+    #[inline]
     pub fn alloc(&mut self, item: T) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {

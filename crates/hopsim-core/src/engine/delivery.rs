@@ -227,12 +227,13 @@ impl Simulation {
 
     /// The packet reaches the application (on arrival, or when in-order delivery lets it).
     fn packet_delivered(&mut self, now: u64, id: u32) {
-        let p = *self.packets.get(id);
-        self.stats.on_deliver(now, &p);
-        self.workload.packet_delivered(p.src, now - p.created);
-        self.nics.count(p.src as usize, self.stats.in_window(now), |c| {
+        let p = self.packets.get(id);
+        let (src, created) = (p.src, p.created);
+        self.stats.on_deliver(now, p);
+        self.workload.packet_delivered(src, now - created);
+        self.nics.count(src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
-            c.latency_sum += now - p.created;
+            c.latency_sum += now - created;
         });
         self.packets.release(id);
     }
