@@ -18,7 +18,7 @@
 //! switch steps in the cycle it is delivered; its visit was not in the cycle's list of due
 //! switches, taken before the deliveries, so it is added here (`Schedule::step_now`).
 
-use super::{to_switch, Simulation};
+use super::{to_switch, Simulation, SwitchWake};
 use crate::calendar::{Event, Schedule};
 use crate::router::{self, Scratch, StepCtx, PREFETCH_EVENTS_AHEAD};
 use std::ops::Range;
@@ -158,16 +158,14 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
         for k in delivered {
             prefetch(order, k + PREFETCH_EVENTS_AHEAD);
             let ev = events[order[k] as usize];
-            if let Some(unblocked) = to_switch(sim, now, ev) {
-                extra.push(unblocked as u32);
+            match to_switch(sim, now, ev) {
+                SwitchWake::Now(s) => extra.push(s as u32),
+                SwitchWake::WhenReady(s) if ready == now => extra.push(s as u32),
+                SwitchWake::WhenReady(s) => out.cal.wake_router(s, ready),
+                SwitchWake::None => {}
             }
-            if let Event::FlitArrive { switch, .. } = ev {
+            if let Event::FlitArrive { .. } = ev {
                 *out.last_progress = now;
-                if ready == now {
-                    extra.push(switch);
-                } else {
-                    out.cal.wake_router(switch as usize, ready);
-                }
             }
         }
         let due = &visit[v..v_end];

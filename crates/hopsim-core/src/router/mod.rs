@@ -352,17 +352,20 @@ impl Routers {
         self.ports_of(switch).len()
     }
 
-    /// Queue a flit that has arrived at input VC `vc` of port `port` of `switch`.
+    /// Queue a flit that has arrived at input VC `vc` of port `port` of `switch`. Returns
+    /// whether it is at the front of its VC, the only place where it may be allocated.
     #[inline]
-    pub fn push_input(&mut self, switch: usize, port: usize, vc: usize, e: Entry) {
+    pub fn push_input(&mut self, switch: usize, port: usize, vc: usize, e: Entry) -> bool {
         let gp = self.global_port(switch, port);
         let gv = gp * self.vcs + vc;
+        let front = self.vc[gv].input.is_empty();
         self.vc[gv].input.push(&mut self.in_store[vc_slots(gv, self.in_slots)], e);
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);
         let (w, bit) = self.port_bit(switch, port);
         self.port_sets[w].busy_inputs |= bit;
+        front
     }
 
     /// Where port `port` of `switch` is in the per-switch port sets (`PortSets`):
