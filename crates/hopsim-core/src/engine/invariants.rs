@@ -93,8 +93,7 @@ pub fn check(sim: &Simulation) -> Conservation {
     Conservation { phits_in_flight: in_flight, phits_queued: queued, phits_conserved, credits_conserved, first_violation }
 }
 
-/// Every port with a head that needs an output VC is in its switch's `PortSets::va`,
-/// `PortSets::waiting` holds exactly the ports with a waiting head, a port's
+/// Every port with a head that needs an output VC is in its switch's `PortSets::va`, a port's
 /// `out_vcs_nonempty` names exactly its output VCs that hold a flit (the link stage sends
 /// from no other), and every output VC with waiting heads is marked as waited on (else they
 /// would never be woken).
@@ -106,9 +105,6 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
             let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
             if unrouted != 0 && r.port_sets[word].va & bit == 0 {
                 return Err(format!("switch {sw} port {p}: heads needing an output VC but not in its va port set"));
-            }
-            if (port.va_waiting != 0) != (r.port_sets[word].waiting & bit != 0) {
-                return Err(format!("switch {sw} port {p}: the waiting port set disagrees with the waiting heads"));
             }
             let gp = r.global_port(sw, p);
             let holding = (0..r.vcs).filter(|&v| !r.vc[gp * r.vcs + v].output.is_empty()).fold(0u32, |m, v| m | 1 << v);

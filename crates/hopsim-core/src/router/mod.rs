@@ -174,8 +174,9 @@ pub struct Routers {
 }
 
 /// One word of each of a switch's port bit sets, side by side: an arrival writes two of them
-/// and a step reads all four first thing, so together they cost one cache miss instead of
-/// four (on the million-node torus they are 32 MB, far out of cache).
+/// and a step reads all three first thing, so together they cost one cache miss instead of
+/// three (on the million-node torus they are 32 MB, far out of cache). Aligned to 32 bytes so
+/// that a switch's sets never straddle two cache lines.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
 pub struct PortSets {
@@ -184,8 +185,6 @@ pub struct PortSets {
     /// when it finds none, so allocation visits only these ports instead of all of a
     /// high-radix switch's.
     pub va: u64,
-    /// Ports with a head waiting for an output VC (`va_waiting != 0`).
-    pub waiting: u64,
     /// Ports that may have a flit in an input buffer: set when one arrives, cleared by the
     /// switch allocation that finds none. Switch allocation walks these bits instead of
     /// every port of the switch (a torus switch stepped for one flit has one or two of seven).
@@ -398,8 +397,6 @@ impl Routers {
         self.vc[gov].set_flag(Vc::WAITED_ON, true);
         let gp = self.global_port(switch, in_port);
         self.ports[gp].va_waiting |= 1 << in_vc;
-        let (w, bit) = self.port_bit(switch, in_port);
-        self.port_sets[w].waiting |= bit;
     }
 
     /// Output VC `gov` of `switch` freed space or was released: its waiting heads may now win
@@ -418,21 +415,10 @@ impl Routers {
                 let bit = k * 32 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let port = bit / self.vcs;
-                let waiting = &mut self.ports[base + port].va_waiting;
-                *waiting &= !(1 << (bit % self.vcs));
-                if *waiting == 0 {
-                    let (w, bit) = self.port_bit(switch, port);
-                    self.port_sets[w].waiting &= !bit;
-                }
+                self.ports[base + port].va_waiting &= !(1 << (bit % self.vcs));
                 self.mark_va(switch, port);
             }
         }
-    }
-
-    /// Whether some head of `switch` waits for an output VC.
-    #[inline]
-    pub fn any_waiting(&self, switch: usize) -> bool {
-        self.port_sets[switch * self.port_words..(switch + 1) * self.port_words].iter().any(|w| w.waiting != 0)
     }
 
     /// Start loading the ports and VCs of `switch`, stepped a few steps from now, into the L2

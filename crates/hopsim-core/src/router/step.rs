@@ -551,7 +551,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
     let r = &mut *cx.routers;
     let vcs = vcs::<V>(r);
     let prm = cx.params;
-    let (switch, base, nports) = (at.switch, at.base, at.nports);
+    let (base, nports) = (at.base, at.nports);
     let sc = &mut *cx.scratch;
     sc.requests.clear();
 
@@ -608,19 +608,13 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
         let order = |q: Request| wrap(q.in_port as usize + nports - r.ports[base + q.out_port as usize].rr_out as usize, nports);
         Arbiter::pick(&sc.requests, &mut sc.best, nports, out_port, order)
     };
-    // Whether some head waits for an output VC after VC allocation (a tail crossing then
-    // makes the switch look again next cycle). Nothing changes it between VC allocation and
-    // the first grant, so it is read there, and only by steps that grant: its word is
-    // rarely in cache, and most steps of a lightly loaded network grant nothing.
-    let mut waiting_for_vc = None;
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
         if arbiter.lost(&sc.best, out_port(rq), i) {
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
-        let waiting = *waiting_for_vc.get_or_insert_with(|| r.any_waiting(switch));
-        grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake, waiting);
+        grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake);
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_port);
 }
@@ -628,13 +622,15 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
 /// Output VC `gov` changed: wake the heads waiting for it if one of them may now take it.
 /// While it is owned or full they would only fail again; the change that ends that wakes
 /// them then. Always inlined: every release and every tail calls it, and it mostly returns
-/// at once (nobody waits), which costs less than the call.
+/// at once (nobody waits), which costs less than the call. Whether it woke them.
 #[inline(always)]
-fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) {
+fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) -> bool {
     let q = &r.vc[gov];
-    if q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && prm.out_cap - q.out_used as u32 >= prm.flit_phits(prm.min_packet_phits) as u32 {
+    let free = q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && prm.out_cap - q.out_used as u32 >= prm.flit_phits(prm.min_packet_phits) as u32;
+    if free {
         r.wake_waiters(switch, gov);
     }
+    free
 }
 
 /// The VCs a candidate hop may use at the next buffer, lowest first (a policy's mask may
@@ -696,7 +692,7 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
 }
 
 #[allow(clippy::too_many_arguments)]
-fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64, waiting_for_vc: bool) {
+fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64) {
     let vcs = vcs::<V>(r);
     let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
@@ -764,8 +760,9 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             note(wake, now + 1);
         }
         r.vc[gvo].set_flag(Vc::OUT_OWNED, false);
-        wake_if_free(r, switch, gvo, prm);
-        if waiting_for_vc {
+        if wake_if_free(r, switch, gvo, prm) {
+            // The heads it woke ask for it from the next cycle: this step's VC allocation
+            // is over.
             note(wake, now + 1);
         }
     }
