@@ -20,8 +20,8 @@ const MAX_TABLE: usize = 4096;
 #[derive(Debug, Clone)]
 pub struct Geometric {
     inner: rand_distr::Geometric,
-    /// `reject[m] = (1 - p)^m` for every `m < 2^k`, computed as rand_distr computes it;
-    /// empty when rand_distr's sampler is used.
+    /// `accept[m] = (1 - p)^m`, the probability that a draw of `m` stands, for every
+    /// `m < 2^k`, computed as rand_distr computes it; empty when rand_distr's sampler is used.
     accept: Vec<f64>,
     /// `(1 - p)^(2^k)`, and `2^k - 1`.
     pi: f64,

@@ -243,7 +243,7 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
 #[inline]
 pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie_dirs: u32) -> Option<Hop> {
     let (mut a, mut b) = (cur as u32, target as u32);
-    for (dim, &side) in grid.sides.iter().enumerate() {
+    for (dim, &side) in grid.sides().iter().enumerate() {
         if a == b {
             return None; // every coordinate from `dim` up is equal
         }

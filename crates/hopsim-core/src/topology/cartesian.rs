@@ -12,8 +12,8 @@ pub struct Cartesian {
     /// The sides as divisors that divide by a multiplication and shifts: routing a head on
     /// a grid peels its coordinates off the switch number one side at a time, and the
     /// processor's division was a third of DOR's time on the 8x8 torus
-    /// (docs/benchmark-log.md).
-    pub sides: Vec<StrengthReducedU32>,
+    /// (docs/benchmark-log.md). Made from `dims` here alone.
+    sides: Vec<StrengthReducedU32>,
 }
 
 impl Cartesian {
@@ -26,6 +26,11 @@ impl Cartesian {
         }
         let sides = dims.iter().map(|&k| StrengthReducedU32::new(u32::try_from(k).expect("grid sides fit in 32 bits"))).collect();
         Cartesian { dims, wrap, strides, sides }
+    }
+    /// The sides, `dims`, as divisors (`StrengthReducedU32`).
+    #[inline]
+    pub fn sides(&self) -> &[StrengthReducedU32] {
+        &self.sides
     }
     pub fn n(&self) -> usize {
         self.dims.len()
