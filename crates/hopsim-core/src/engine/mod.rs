@@ -588,7 +588,7 @@ impl Simulation {
                 self.nics.credit(server as usize, vc as usize, phits as u32);
                 // Most credits come back to a NIC that has sent all it had (below
                 // saturation): waking it would only have it find nothing to send.
-                if self.nics.has_pending(server as usize) {
+                if self.nics.next_to_send(server as usize, &self.params).is_some() {
                     self.cal.wake_nic(server as usize, now);
                 }
             }

@@ -240,30 +240,31 @@ impl Nics {
         self.credits[server * self.vcs + vc] += phits;
     }
 
-    /// Whether the NIC has a flit to send (of the packet it is sending, a response or a
-    /// queued packet), which credits coming back may let go. A NIC with none steps for
-    /// nothing: `step` returns before it changes anything.
-    pub fn has_pending(&self, server: usize) -> bool {
+    /// The packet whose next flit the NIC would send, and whether it is a response: the rest
+    /// of the packet being sent, else the oldest response, else the source queue's head
+    /// unless `nic.max_outstanding` requests wait for their response. `None`: nothing to
+    /// send until a new packet or a response arrives, so credits coming back need not wake it.
+    pub fn next_to_send(&self, server: usize, prm: &Params) -> Option<(u32, bool)> {
         let nic = &self.nics[server];
-        nic.next_flit > 0 || nic.resp_head != NIL || nic.queue_head != NIL
+        if nic.next_flit > 0 {
+            Some((if nic.sending_response { nic.resp_head } else { nic.queue_head }, nic.sending_response))
+        } else if nic.resp_head != NIL {
+            Some((nic.resp_head, true))
+        } else if nic.queue_head != NIL && !(prm.protocol.is_on() && nic.outstanding >= prm.protocol.max_outstanding) {
+            Some((nic.queue_head, false))
+        } else {
+            None
+        }
     }
 
-    /// Try to put the next flit on the injection channel: the rest of the packet being sent,
-    /// else the oldest response, else the source queue's head unless `nic.max_outstanding`
-    /// requests wait for their response.
+    /// Try to put the next flit on the injection channel (`next_to_send`).
     #[allow(clippy::too_many_arguments)]
     pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut impl NicSchedule, vc_policy: &dyn VcPolicy, rng: &mut Rng, measuring: bool) {
         let vcs = self.vcs;
-        let nic = self.nics[server];
-        let (id, response) = if nic.next_flit > 0 {
-            (if nic.sending_response { nic.resp_head } else { nic.queue_head }, nic.sending_response)
-        } else if nic.resp_head != NIL {
-            (nic.resp_head, true)
-        } else if nic.queue_head != NIL && !(prm.protocol.is_on() && nic.outstanding >= prm.protocol.max_outstanding) {
-            (nic.queue_head, false)
-        } else {
+        let Some((id, response)) = self.next_to_send(server, prm) else {
             return; // a new packet or a response coming back wakes it
         };
+        let nic = self.nics[server];
         if nic.channel_free > now {
             cal.wake_nic(server, nic.channel_free);
             return;
