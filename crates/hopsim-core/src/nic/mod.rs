@@ -119,6 +119,22 @@ pub struct Nic {
     pub link: crate::link::Channel,
 }
 
+impl Nic {
+    /// See `Nics::next_to_send`.
+    #[inline(always)]
+    fn next_to_send(&self, prm: &Params) -> Option<(u32, bool)> {
+        if self.next_flit > 0 {
+            Some((if self.sending_response { self.resp_head } else { self.queue_head }, self.sending_response))
+        } else if self.resp_head != NIL {
+            Some((self.resp_head, true))
+        } else if self.queue_head != NIL && !(prm.protocol.is_on() && self.outstanding >= prm.protocol.max_outstanding) {
+            Some((self.queue_head, false))
+        } else {
+            None
+        }
+    }
+}
+
 /// The VC of the switch's input buffer a new packet is sent on: among the VCs of `mask` whose
 /// `credits` cover a flit of `u` phits, the one with the most room (ties lowest first, or at
 /// random), or with `first_with_room` the lowest-numbered one, as CAMINOS's servers choose.
@@ -244,27 +260,19 @@ impl Nics {
     /// of the packet being sent, else the oldest response, else the source queue's head
     /// unless `nic.max_outstanding` requests wait for their response. `None`: nothing to
     /// send until a new packet or a response arrives, so credits coming back need not wake it.
+    #[inline]
     pub fn next_to_send(&self, server: usize, prm: &Params) -> Option<(u32, bool)> {
-        let nic = &self.nics[server];
-        if nic.next_flit > 0 {
-            Some((if nic.sending_response { nic.resp_head } else { nic.queue_head }, nic.sending_response))
-        } else if nic.resp_head != NIL {
-            Some((nic.resp_head, true))
-        } else if nic.queue_head != NIL && !(prm.protocol.is_on() && nic.outstanding >= prm.protocol.max_outstanding) {
-            Some((nic.queue_head, false))
-        } else {
-            None
-        }
+        self.nics[server].next_to_send(prm)
     }
 
     /// Try to put the next flit on the injection channel (`next_to_send`).
     #[allow(clippy::too_many_arguments)]
     pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut impl NicSchedule, vc_policy: &dyn VcPolicy, rng: &mut Rng, measuring: bool) {
         let vcs = self.vcs;
-        let Some((id, response)) = self.next_to_send(server, prm) else {
+        let nic = self.nics[server];
+        let Some((id, response)) = nic.next_to_send(prm) else {
             return; // a new packet or a response coming back wakes it
         };
-        let nic = self.nics[server];
         if nic.channel_free > now {
             cal.wake_nic(server, nic.channel_free);
             return;
