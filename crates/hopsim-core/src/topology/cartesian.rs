@@ -9,11 +9,12 @@ pub struct Cartesian {
     /// Whether each dimension wraps around (torus) or not (mesh).
     pub wrap: bool,
     strides: Vec<usize>,
-    /// The sides as divisors that divide by a multiplication and shifts: routing a head on
-    /// a grid peels its coordinates off the switch number one side at a time, and the
-    /// processor's division was a third of DOR's time on the 8x8 torus
+    /// The sides and the strides as divisors that divide by a multiplication and shifts:
+    /// routing a head on a grid reads its coordinates off the switch number at every hop,
+    /// and the processor's division was a third of DOR's time on the 8x8 torus
     /// (docs/benchmark-log.md). Made from `dims` here alone.
     sides: Vec<StrengthReducedU32>,
+    stride_divisors: Vec<StrengthReducedU32>,
 }
 
 impl Cartesian {
@@ -24,8 +25,10 @@ impl Cartesian {
             strides.push(acc);
             acc *= k;
         }
-        let sides = dims.iter().map(|&k| StrengthReducedU32::new(u32::try_from(k).expect("grid sides fit in 32 bits"))).collect();
-        Cartesian { dims, wrap, strides, sides }
+        let divisor = |x: usize| StrengthReducedU32::new(u32::try_from(x).expect("grids have fewer than 2^32 switches"));
+        let sides = dims.iter().map(|&k| divisor(k)).collect();
+        let stride_divisors = strides.iter().map(|&s| divisor(s)).collect();
+        Cartesian { dims, wrap, strides, sides, stride_divisors }
     }
     /// The sides, `dims`, as divisors (`StrengthReducedU32`).
     #[inline]
@@ -40,7 +43,8 @@ impl Cartesian {
     }
     #[inline]
     pub fn coord(&self, switch: usize, dim: usize) -> usize {
-        (switch / self.strides[dim]) % self.dims[dim]
+        debug_assert!(switch < self.size());
+        ((switch as u32 / self.stride_divisors[dim]) % self.sides[dim]) as usize
     }
     pub fn coords(&self, switch: usize) -> Vec<usize> {
         (0..self.n()).map(|d| self.coord(switch, d)).collect()
