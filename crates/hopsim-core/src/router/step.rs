@@ -656,9 +656,14 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// Equal space goes to the first candidate and lowest VC, or with `random_jsq_ties` to one
 /// drawn uniformly among the tied (as CAMINOS's `Shortest` followed by `Random`). `u`: the
 /// head flit's phits.
+///
+/// The space of a VC is read only when another of the same priority competes with it: most
+/// heads of a torus under DOR have a single VC they may take.
 #[inline]
 fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
+    const UNREAD: u64 = u64::MAX;
     let vcs = vcs::<V>(r);
+    let space_of = |go: usize, ov: usize| (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(rng);
     for c in pkt.candidates.as_slice() {
@@ -674,16 +679,26 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
             if q.flag(Vc::OUT_OWNED) || prm.out_cap - (q.out_used as u32) < u {
                 continue;
             }
-            let space = (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
-            let better = match best {
-                None => true,
-                Some((bp, bs, _, _)) if c.priority < bp || (c.priority == bp && space > bs) => {
+            let better = match &mut best {
+                None => Some(UNREAD),
+                Some((bp, _, _, _)) if c.priority < *bp => {
                     ties.better();
-                    true
+                    Some(UNREAD)
                 }
-                Some((bp, bs, _, _)) => c.priority == bp && space == bs && ties.tie_wins(),
+                Some((bp, bs, bop, bov)) => {
+                    if *bs == UNREAD {
+                        *bs = space_of(base + *bop, *bov);
+                    }
+                    let space = space_of(go, ov);
+                    if c.priority == *bp && space > *bs {
+                        ties.better();
+                        Some(space)
+                    } else {
+                        (c.priority == *bp && space == *bs && ties.tie_wins()).then_some(space)
+                    }
+                }
             };
-            if better {
+            if let Some(space) = better {
                 best = Some((c.priority, space, op, ov));
             }
         }
