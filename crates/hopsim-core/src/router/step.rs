@@ -614,7 +614,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
             note(wake, now + 1); // lost the output: try again next cycle
             continue;
         }
-        grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq, wake);
+        note(wake, grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_port);
 }
@@ -706,8 +706,12 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
     best.map(|(_, _, op, ov)| (op, ov))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request, wake: &mut u64) {
+/// Moves the flit of `rq` through the crossbar. Returns the earliest cycle the switch must be
+/// stepped again for it (`NEVER` for none): returned rather than noted through a reference,
+/// so that the step, which calls this out of line, may keep its own in a register.
+fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request) -> u64 {
+    let mut wake = NEVER;
+    let wake = &mut wake;
     let vcs = vcs::<V>(r);
     let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
@@ -781,6 +785,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             note(wake, now + 1);
         }
     }
+    *wake
 }
 
 #[cfg(test)]
