@@ -651,28 +651,17 @@ pub(super) enum SwitchWake {
 
 /// The part of delivering an arrival or a credit that touches only its switch: the arriving
 /// head is routed and queued at its input VC; a credit adds to its output VC's count. Says
-/// when the switch must be stepped for it.
+/// when the switch must be stepped for it. A credit, a few instructions, is handled where
+/// this is inlined; an arrival, which routes, in a call of its own (`arrive`), so that
+/// credits do not pay for the registers an arrival saves.
 ///
 /// # Safety
 /// `sim` is valid, and no other thread touches this switch's state, its random stream or the
 /// arriving packet during the call (engine/parallel.rs: each switch has one owning thread).
+#[inline(always)]
 unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
     match ev {
-        Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
-            let sw = switch as usize;
-            let (routers, params) = (&mut (*sim).routers, &(*sim).params);
-            let phits = if flit.is_head() {
-                let pkt = (*sim).packets.get_mut(packet);
-                route_head(routers, (*sim).routing.as_ref(), (*sim).vc_policy.as_ref(), &(*sim).servers, &mut (&mut (*sim).switch_rng)[sw], sw, pkt);
-                params.flit_phits(pkt.phits)
-            } else {
-                1 // only wormhole packets have more than one flit
-            };
-            let ready = params.ready_from(now);
-            if routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail }) {
-                return SwitchWake::WhenReady(sw);
-            }
-        }
+        Event::FlitArrive { switch, port, vc, packet, flit, tail } => arrive(sim, now, switch as usize, port, vc, packet, flit, tail),
         Event::Credit { switch, port, vc, phits } => {
             let routers = &mut (*sim).routers;
             let gp = routers.global_port(switch as usize, port as usize);
@@ -685,8 +674,30 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
             if q.output.front().is_some_and(|e| before < e.phits && e.phits <= q.credits) {
                 return SwitchWake::Now(switch as usize);
             }
+            SwitchWake::None
         }
-        _ => {}
+        _ => SwitchWake::None,
+    }
+}
+
+/// A flit reaches input `port`, VC `vc`, of switch `sw` (`to_switch`).
+///
+/// # Safety
+/// As `to_switch`.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
+    let (routers, params) = (&mut (*sim).routers, &(*sim).params);
+    let phits = if flit.is_head() {
+        let pkt = (*sim).packets.get_mut(packet);
+        route_head(routers, (*sim).routing.as_ref(), (*sim).vc_policy.as_ref(), &(*sim).servers, &mut (&mut (*sim).switch_rng)[sw], sw, pkt);
+        params.flit_phits(pkt.phits)
+    } else {
+        1 // only wormhole packets have more than one flit
+    };
+    let ready = params.ready_from(now);
+    if routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail }) {
+        return SwitchWake::WhenReady(sw);
     }
     SwitchWake::None
 }
