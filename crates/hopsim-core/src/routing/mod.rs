@@ -249,13 +249,18 @@ pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie
         }
         let ((qa, c), (qb, d)) = (StrengthReducedU32::div_rem(a, side), StrengthReducedU32::div_rem(b, side));
         if c != d {
-            let k = side.get();
-            let dir = ring_direction(grid.wrap, k, c, d, dim, tie_dirs);
-            return Some(ring_hop(grid.wrap, k, c, d, dim, dir));
+            return Some(dor_hop_along(grid.wrap, side.get(), c, d, dim, tie_dirs));
         }
         (a, b) = (qa, qb);
     }
     None
+}
+
+/// The DOR hop along `dim`, the lowest dimension whose coordinates differ: `c` here, `d` at
+/// the target, on a ring (or line) of `k` switches.
+#[inline(always)]
+fn dor_hop_along(wrap: bool, k: u32, c: u32, d: u32, dim: usize, tie_dirs: u32) -> Hop {
+    ring_hop(wrap, k, c, d, dim, ring_direction(wrap, k, c, d, dim, tie_dirs))
 }
 
 /// Move to the second phase when a packet reaches its intermediate switch: a fresh set of
