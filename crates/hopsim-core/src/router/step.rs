@@ -659,7 +659,7 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 ///
 /// The space of a VC is read only when another of the same priority competes with it: most
 /// heads of a torus under DOR have a single VC they may take.
-#[inline]
+#[inline(always)]
 fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
     const UNREAD: u64 = u64::MAX;
     let vcs = vcs::<V>(r);
