@@ -24,8 +24,8 @@ impl Dor {
 /// Each switch's coordinates packed into a word, a bit field per dimension from the lowest
 /// up, so that the lowest dimension left to correct is the lowest bit in which here and the
 /// target differ: a head's DOR hop then reads two words instead of dividing the two switch
-/// numbers once or twice per dimension (3.7 % of the instructions on the 8x8 torus went to
-/// those divisions, 5 % on the 24x24x24).
+/// numbers once or twice per dimension (the hop took 3.7 % of the instructions on the 8x8
+/// torus, 5 % on the 24x24x24, mostly in taking the switch numbers apart).
 struct PackedCoords {
     of_switch: Vec<u32>,
     /// Per dimension: the field's lowest bit and its mask (unshifted).
@@ -117,7 +117,7 @@ mod tests {
     use crate::topology::Cartesian;
 
     /// The table gives the hop the divisions give, for every pair of switches and tie bits,
-    /// and is refused where its fields would not fit.
+    /// and is made only up to its size limit.
     #[test]
     fn packed_coordinates_give_the_dor_hop() {
         for (dims, wrap) in [(vec![8, 8], true), (vec![5, 4, 3], true), (vec![4, 6], false), (vec![3, 1, 2, 2], true), (vec![7], false), (vec![10, 10, 10], true)] {
