@@ -32,7 +32,6 @@ use crate::error::{SpecError, SpecResult};
 use crate::spec::{Key, Spec};
 use crate::topology::Topology;
 use std::sync::Arc;
-use strength_reduce::StrengthReducedU32;
 
 impl Algorithm {
     /// Whether routing a head reads the queues of switches other than the one it is at
@@ -237,23 +236,10 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
 }
 
 /// The DOR hop from `cur` towards `target` (lowest dimension not yet corrected), if any.
-/// Every head's route on a torus or mesh passes here: the coordinates are peeled off one
-/// dimension at a time (one 32-bit division gives a coordinate and the rest), and the
-/// dimensions above the first one left to correct are never looked at.
-#[inline]
+#[inline(always)]
 pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie_dirs: u32) -> Option<Hop> {
-    let (mut a, mut b) = (cur as u32, target as u32);
-    for (dim, &side) in grid.sides().iter().enumerate() {
-        if a == b {
-            return None; // every coordinate from `dim` up is equal
-        }
-        let ((qa, c), (qb, d)) = (StrengthReducedU32::div_rem(a, side), StrengthReducedU32::div_rem(b, side));
-        if c != d {
-            return Some(dor_hop_along(grid.wrap, side.get(), c, d, dim, tie_dirs));
-        }
-        (a, b) = (qa, qb);
-    }
-    None
+    let (dim, c, d) = grid.lowest_differing(cur, target)?;
+    Some(dor_hop_along(grid.wrap, grid.dims[dim] as u32, c, d, dim, tie_dirs))
 }
 
 /// The DOR hop along `dim`, the lowest dimension whose coordinates differ: `c` here, `d` at
