@@ -8,7 +8,7 @@ pub const NIL: u32 = u32::MAX;
 /// number of candidates and the first of them) shares the packet's first cache line: at
 /// saturation the router step is bound by cache misses on packets, and on a network far
 /// larger than the cache every arrival's reads of the packet are misses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(64))]
 pub struct Packet {
     /// Its length: packets of one run may differ (requests and responses of `nic.protocol`).

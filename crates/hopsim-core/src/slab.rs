@@ -31,6 +31,24 @@ impl<T> Slab<T> {
             (self.slots.len() - 1) as u32
         }
     }
+    /// An item made in its slot by `init`, from the released item there or, in a new slot,
+    /// from `T::default()`: a large item then need not be built apart and copied into place.
+    #[inline(always)]
+    pub fn alloc_in_place(&mut self, init: impl FnOnce(&mut T)) -> u32
+    where
+        T: Default,
+    {
+        self.live += 1;
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(T::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        init(&mut self.slots[i as usize]);
+        i
+    }
     pub fn release(&mut self, id: u32) {
         self.live -= 1;
         self.free.push(id);

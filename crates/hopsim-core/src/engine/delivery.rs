@@ -6,7 +6,7 @@ use crate::calendar::NEVER;
 use super::Simulation;
 use crate::message::Message;
 use crate::packet::{Packet, PacketKind, NIL};
-use crate::routing::{Candidates, RouteState};
+use crate::routing::RouteState;
 use crate::workload::{Ctx, Delivered, Workload};
 
 impl Simulation {
@@ -81,22 +81,28 @@ impl Simulation {
             // path per pair, like DOR, keeps a message's packets in order.
             state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
             self.backlog[src].advance_front(state.tie_dirs);
-            let id = self.packets.alloc(Packet {
-                src: src as u32,
-                dst: dst as u32,
-                created,
-                injected: NEVER,
-                state,
-                candidates: Candidates::default(),
-                flits_ejected: 0,
-                phits,
-                kind,
-                measured: self.stats.in_window(created),
-                next: NIL,
-                message,
-                seq,
-                extra_link_latency: 0,
-                request_injected: NEVER,
+            let measured = self.stats.in_window(created);
+            // Made in place, its candidates left as the released packet's but emptied:
+            // routing fills them at the first switch, and nothing reads past their count.
+            let id = self.packets.alloc_in_place(|p| {
+                *p = Packet {
+                    src: src as u32,
+                    dst: dst as u32,
+                    created,
+                    injected: NEVER,
+                    state,
+                    candidates: p.candidates,
+                    flits_ejected: 0,
+                    phits,
+                    kind,
+                    measured,
+                    next: NIL,
+                    message,
+                    seq,
+                    extra_link_latency: 0,
+                    request_injected: NEVER,
+                };
+                p.candidates.clear();
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
@@ -138,22 +144,26 @@ impl Simulation {
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
         self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         let phits = protocol.response_phits(bytes, req.seq);
-        let id = self.packets.alloc(Packet {
-            src: src as u32,
-            dst: dst as u32,
-            created: now,
-            injected: NEVER,
-            state,
-            candidates: Candidates::default(),
-            flits_ejected: 0,
-            phits,
-            kind: PacketKind::Response,
-            measured: self.stats.in_window(now),
-            next: NIL,
-            message,
-            seq: req.seq,
-            extra_link_latency: 0,
-            request_injected: req.injected,
+        let measured = self.stats.in_window(now);
+        let id = self.packets.alloc_in_place(|p| {
+            *p = Packet {
+                src: src as u32,
+                dst: dst as u32,
+                created: now,
+                injected: NEVER,
+                state,
+                candidates: p.candidates,
+                flits_ejected: 0,
+                phits,
+                kind: PacketKind::Response,
+                measured,
+                next: NIL,
+                message,
+                seq: req.seq,
+                extra_link_latency: 0,
+                request_injected: req.injected,
+            };
+            p.candidates.clear();
         });
         self.stats.on_generate(now, phits as u64);
         self.nics.enqueue_response(src, id, &mut self.packets);
