@@ -84,6 +84,21 @@ impl Flit {
 /// Where packets live.
 pub type Arena = crate::slab::Slab<Packet>;
 
+impl Arena {
+    /// A new packet, which `make` writes into its slot given the candidates the slot holds
+    /// (a released packet's): built apart, a packet would be copied into place, its 131 bytes
+    /// of candidates zeroed first, through calls to `memcpy`. The candidates are left as they
+    /// were, with their count set to 0: routing fills them at the packet's first switch, and
+    /// nothing reads past the count.
+    #[inline(always)]
+    pub fn make(&mut self, make: impl FnOnce(Candidates) -> Packet) -> u32 {
+        self.alloc_in_place(|p| {
+            *p = make(p.candidates);
+            p.candidates.clear();
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,5 +115,24 @@ mod tests {
         assert_eq!(std::mem::align_of::<Packet>(), 64);
         assert!(std::mem::size_of::<RouteState>() <= cand && first <= 64, "candidates at {cand}, second candidate at {first}");
         assert!(phits + 2 <= 64, "phits at {phits}");
+    }
+
+    /// A packet made in a released packet's slot has the fields it was given and no
+    /// candidate, whatever the packet before it held.
+    #[test]
+    fn a_packet_made_in_a_released_slot_has_no_candidates() {
+        use crate::route::Hop;
+        let mut arena = Arena::default();
+        let first = arena.make(|candidates| Packet { src: 1, dst: 2, candidates, ..Packet::default() });
+        let p = arena.get_mut(first);
+        p.candidates.push(Hop { port: 3, ..Hop::default() }, 0);
+        p.candidates.push(Hop { port: 4, ..Hop::default() }, 1);
+        arena.release(first);
+        let second = arena.make(|candidates| Packet { src: 5, dst: 6, seq: 7, candidates, ..Packet::default() });
+        assert_eq!(second, first, "the released slot is used again");
+        let p = arena.get(second);
+        assert_eq!((p.src, p.dst, p.seq), (5, 6, 7));
+        assert!(p.candidates.as_slice().is_empty());
+        assert_eq!(arena.live(), 1);
     }
 }

@@ -82,27 +82,22 @@ impl Simulation {
             state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
             self.backlog[src].advance_front(state.tie_dirs);
             let measured = self.stats.in_window(created);
-            // Made in place, its candidates left as the released packet's but emptied:
-            // routing fills them at the first switch, and nothing reads past their count.
-            let id = self.packets.alloc_in_place(|p| {
-                *p = Packet {
-                    src: src as u32,
-                    dst: dst as u32,
-                    created,
-                    injected: NEVER,
-                    state,
-                    candidates: p.candidates,
-                    flits_ejected: 0,
-                    phits,
-                    kind,
-                    measured,
-                    next: NIL,
-                    message,
-                    seq,
-                    extra_link_latency: 0,
-                    request_injected: NEVER,
-                };
-                p.candidates.clear();
+            let id = self.packets.make(|candidates| Packet {
+                src: src as u32,
+                dst: dst as u32,
+                created,
+                injected: NEVER,
+                state,
+                candidates,
+                flits_ejected: 0,
+                phits,
+                kind,
+                measured,
+                next: NIL,
+                message,
+                seq,
+                extra_link_latency: 0,
+                request_injected: NEVER,
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
@@ -145,25 +140,22 @@ impl Simulation {
         self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         let phits = protocol.response_phits(bytes, req.seq);
         let measured = self.stats.in_window(now);
-        let id = self.packets.alloc_in_place(|p| {
-            *p = Packet {
-                src: src as u32,
-                dst: dst as u32,
-                created: now,
-                injected: NEVER,
-                state,
-                candidates: p.candidates,
-                flits_ejected: 0,
-                phits,
-                kind: PacketKind::Response,
-                measured,
-                next: NIL,
-                message,
-                seq: req.seq,
-                extra_link_latency: 0,
-                request_injected: req.injected,
-            };
-            p.candidates.clear();
+        let id = self.packets.make(|candidates| Packet {
+            src: src as u32,
+            dst: dst as u32,
+            created: now,
+            injected: NEVER,
+            state,
+            candidates,
+            flits_ejected: 0,
+            phits,
+            kind: PacketKind::Response,
+            measured,
+            next: NIL,
+            message,
+            seq: req.seq,
+            extra_link_latency: 0,
+            request_injected: req.injected,
         });
         self.stats.on_generate(now, phits as u64);
         self.nics.enqueue_response(src, id, &mut self.packets);
