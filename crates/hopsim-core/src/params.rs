@@ -40,6 +40,9 @@ pub struct Params {
     /// and delivering late lets the switch's step, due that very cycle, find the records the
     /// delivery loaded still in cache (engine/blocks.rs).
     pub deliver_when_ready: bool,
+    /// The VCs the run's VC policy uses (`VcPolicy::all`), read at every arrival: kept here
+    /// rather than asked of the policy through a dynamic call each time.
+    pub policy_vcs: u32,
 }
 
 impl Params {

@@ -106,6 +106,7 @@ impl Parts {
             protocol,
             routing_reads_queues,
             deliver_when_ready: !routing_reads_queues && !random_jsq_ties,
+            policy_vcs: vc_policy.all(),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }
@@ -690,7 +691,7 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
     let (routers, params) = (&mut (*sim).routers, &(*sim).params);
     let phits = if flit.is_head() {
         let pkt = (*sim).packets.get_mut(packet);
-        route_head(routers, (*sim).routing.as_ref(), (*sim).vc_policy.as_ref(), &(*sim).servers, &mut (&mut (*sim).switch_rng)[sw], sw, pkt);
+        route_head(routers, (*sim).routing.as_ref(), (*sim).vc_policy.as_ref(), params.policy_vcs, &(*sim).servers, &mut (&mut (*sim).switch_rng)[sw], sw, pkt);
         params.flit_phits(pkt.phits)
     } else {
         1 // only wormhole packets have more than one flit
@@ -703,11 +704,14 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
 }
 
 /// Where a head that reached `switch` may go next: its destination's server port there, or
-/// the routing's candidates, each with the VCs the VC policy allows it.
+/// the routing's candidates, each with the VCs the VC policy allows it (of `policy_vcs`, those
+/// the policy uses).
+#[allow(clippy::too_many_arguments)]
 fn route_head(
     routers: &Routers,
     routing: &dyn Routing,
     vc_policy: &dyn VcPolicy,
+    policy_vcs: u32,
     servers: &ServerMap,
     rng: &mut Rng,
     switch: usize,
@@ -723,8 +727,7 @@ fn route_head(
         routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
         assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
     }
-    let all = vc_policy.all();
     for c in pkt.candidates.as_mut_slice() {
-        c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & all);
+        c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & policy_vcs);
     }
 }
