@@ -291,9 +291,9 @@ impl Nics {
             let state = &packets.get(id).state;
             let mask = match prm.injection {
                 // One VC per flow keeps an in-order packet behind the one before it.
-                _ if state.in_order => state.usable_vcs(vc_policy.injection(state) & vc_policy.all()),
+                _ if state.in_order => state.usable_vcs(vc_policy.injection(state) & prm.policy_vcs),
                 InjectionRule::Policy => vc_policy.injection(state),
-                InjectionRule::Any | InjectionRule::AnyFirst => vc_policy.all(),
+                InjectionRule::Any | InjectionRule::AnyFirst => prm.policy_vcs,
             };
             let credits = &self.credits[server * vcs..(server + 1) * vcs];
             injection_vc(credits, mask, u, prm.injection == InjectionRule::AnyFirst, prm.random_jsq_ties, rng)
