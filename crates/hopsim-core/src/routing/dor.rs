@@ -43,4 +43,3 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     queues: super::QueueView::Blind,
     build: |cx| if cx.grid() { Ok(Arc::new(Dor::new(cx.topo.clone()).expect("cartesian"))) } else { super::minimal::build(cx) },
 };
-

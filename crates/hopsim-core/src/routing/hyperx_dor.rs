@@ -18,8 +18,7 @@ impl HyperXDor {
 impl MinimalStep for HyperXDor {
     #[inline]
     fn hop(&self, cur: usize, target: usize, _state: &RouteState, _rng: &mut Rng) -> Hop {
-        let g = &self.hx.grid;
-        let dim = (0..g.n()).find(|&d| g.coord(cur, d) != g.coord(target, d)).expect("cur != target");
-        Hop { port: self.hx.port_to(cur, dim, g.coord(target, dim)) as u16, dim: dim as u8, ..Default::default() }
+        let (dim, _, to) = self.hx.grid.lowest_differing(cur, target).expect("cur != target");
+        Hop { port: self.hx.port_to(cur, dim, to as usize) as u16, dim: dim as u8, ..Default::default() }
     }
 }

@@ -239,14 +239,8 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
 #[inline(always)]
 pub fn dor_hop(grid: &crate::topology::Cartesian, cur: usize, target: usize, tie_dirs: u32) -> Option<Hop> {
     let (dim, c, d) = grid.lowest_differing(cur, target)?;
-    Some(dor_hop_along(grid.wrap, grid.dims[dim] as u32, c, d, dim, tie_dirs))
-}
-
-/// The DOR hop along `dim`, the lowest dimension whose coordinates differ: `c` here, `d` at
-/// the target, on a ring (or line) of `k` switches.
-#[inline(always)]
-fn dor_hop_along(wrap: bool, k: u32, c: u32, d: u32, dim: usize, tie_dirs: u32) -> Hop {
-    ring_hop(wrap, k, c, d, dim, ring_direction(wrap, k, c, d, dim, tie_dirs))
+    let k = grid.dims[dim] as u32;
+    Some(ring_hop(grid.wrap, k, c, d, dim, ring_direction(grid.wrap, k, c, d, dim, tie_dirs)))
 }
 
 /// Move to the second phase when a packet reaches its intermediate switch: a fresh set of
