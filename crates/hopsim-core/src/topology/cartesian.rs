@@ -37,10 +37,11 @@ impl Cartesian {
     }
     /// The lowest dimension in which switches `a` and `b` differ, with their coordinates
     /// along it (`a`'s, then `b`'s); `None` when `a == b`. Every head's route on a grid
-    /// asks this (DOR and the escape hops of the adaptive routings): from the table of
-    /// packed coordinates where the grid has one, else by peeling the coordinates off the
-    /// two switch numbers one dimension at a time (one division gives a coordinate and the
-    /// rest), never looking at the dimensions above the one found.
+    /// asks this (DOR on tori, meshes and HyperX, and the escape hops of the adaptive
+    /// routings): from the table of packed coordinates where the grid has one, else by
+    /// peeling the coordinates off the two switch numbers one dimension at a time (one
+    /// division gives a coordinate and the rest), never looking at the dimensions above the
+    /// one found.
     #[inline(always)]
     pub fn lowest_differing(&self, a: usize, b: usize) -> Option<(usize, u32, u32)> {
         match &self.packed {
