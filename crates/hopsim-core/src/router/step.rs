@@ -365,6 +365,14 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
         return;
     }
     let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
+    // A lone head, the common case below saturation, has no rival for its output VC: it
+    // wins what it asks for without a request list or an arbiter.
+    if let [h] = sc.heads[..] {
+        if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
+            win_vc::<V>(r, cx.packets, cx.params, base, slots, Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet }, now);
+        }
+        return;
+    }
     sc.requests.clear();
     for i in 0..sc.heads.len() {
         let h = sc.heads[i];
@@ -601,6 +609,11 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
         }
     }
 
+    // A lone request has its output port to itself.
+    if let [rq] = sc.requests[..] {
+        note(wake, grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
+        return;
+    }
     // Each output port grants the input next after its last winner in round-robin order.
     let out_port = |q: Request| q.out_port as usize;
     let arbiter = {
