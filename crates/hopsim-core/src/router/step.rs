@@ -676,6 +676,18 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
     const UNREAD: u64 = u64::MAX;
     let vcs = vcs::<V>(r);
+    let free = |go: usize, ov: usize| {
+        let q = &r.vc[go * vcs + ov];
+        !q.flag(Vc::OUT_OWNED) && prm.out_cap - (q.out_used as u32) >= u
+    };
+    // One hop with one VC (DOR on a torus or a mesh): nothing to compare it with.
+    if let [c] = pkt.candidates.as_slice() {
+        let mut allowed = allowed_vcs(c, vcs);
+        if let (Some(ov), None) = (allowed.next(), allowed.next()) {
+            let op = c.hop.port as usize;
+            return free(base + op, ov).then_some((op, ov));
+        }
+    }
     let space_of = |go: usize, ov: usize| (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(rng);
@@ -688,8 +700,7 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
         let op = c.hop.port as usize;
         let go = base + op;
         for ov in allowed_vcs(c, vcs) {
-            let q = &r.vc[go * vcs + ov];
-            if q.flag(Vc::OUT_OWNED) || prm.out_cap - (q.out_used as u32) < u {
+            if !free(go, ov) {
                 continue;
             }
             let better = match &mut best {
