@@ -117,7 +117,7 @@ mod tests {
         z ^= z >> 29;
         z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z ^= z >> 32;
-        let later = if z % 5 == 0 { 0 } else { 1 + (z >> 8) % (2 * SLOTS as u64) };
+        let later = if z.is_multiple_of(5) { 0 } else { 1 + (z >> 8) % (2 * SLOTS as u64) };
         (now + later, (server * 7 + 3) % 500)
     }
 

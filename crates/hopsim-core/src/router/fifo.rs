@@ -117,7 +117,7 @@ mod tests {
             let (mut q, mut model) = (Fifo::default(), VecDeque::new());
             for step in 0..2_000u32 {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                let push = model.is_empty() || (model.len() < cap && (x >> 16) % 3 != 0);
+                let push = model.is_empty() || (model.len() < cap && !(x >> 16).is_multiple_of(3));
                 if push {
                     let e = Entry { packet: step, ready: step * 2, phits: (step % 7) as u16 + 1, ..Entry::default() };
                     q.push(&mut slots, e);

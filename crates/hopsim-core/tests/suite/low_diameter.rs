@@ -58,8 +58,7 @@ fn distance_is_exact() {
         let mut diameter = 0;
         for src in 0..n {
             let dist = common::one_global_distances(topo.as_ref(), src);
-            for dst in 0..n {
-                let bfs = dist[dst];
+            for (dst, &bfs) in dist.iter().enumerate() {
                 assert_eq!(topo.distance(src, dst), bfs, "{t}: {src} -> {dst}");
                 if topo.servers_at(src) > 0 && topo.servers_at(dst) > 0 {
                     diameter = diameter.max(bfs);
@@ -383,7 +382,7 @@ fn all_shortest_valiant_is_deadlock_free_on_the_ladders_only_and_loads_global_li
     assert!(ratio > 1.03, "global load ratio {ratio}");
     let refused = |extra: &str| {
         let s = spec::from_toml_str(&format!("[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\n{extra}\n[traffic]\nload = 0.1\n")).unwrap();
-        hopsim_core::engine::Simulation::check(&s).err().expect("refused").to_string()
+        hopsim_core::engine::Simulation::check(&s).expect_err("refused").to_string()
     };
     let e = refused("algorithm = \"valiant\"\nvaliant_paths = \"all_shortest\"\nvc_policy = \"min_last\"");
     assert!(e.contains("routing.vc_policy") && e.contains("ladder"), "{e}");

@@ -160,8 +160,7 @@ fn more_threads_than_switches_run_one_per_switch() {
 #[test]
 fn zero_threads_is_refused_naming_the_key() {
     let err = hopsim_core::spec::from_toml_str("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.1\n[run]\nthreads = 0\n")
-        .err()
-        .expect("run.threads = 0 is refused");
+        .expect_err("run.threads = 0 is refused");
     assert_eq!(err.key, "run.threads", "{err}");
 }
 
