@@ -291,17 +291,28 @@ struct Sent<'a> {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, gp: usize, v: usize, start: u64, now: u64, wake: &mut u64) {
-    let vcs = vcs::<V>(r);
-    let gv = gp * vcs + v;
+    let gv = gp * vcs::<V>(r) + v;
     let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
     let emptied = r.vc[gv].output.is_empty();
-    let u = e.phits;
-    let busy = r.ports[gp].link.send(&r.rates, u);
     let p = &mut r.ports[gp];
     p.out_flits -= 1;
     if emptied {
         p.out_vcs_nonempty &= !(1 << v);
     }
+    start_flit::<V, _>(r, cal, prm, sent, gp, v, e, start, now, wake);
+}
+
+/// Start flit `e`, out of VC `v` of output port `gp` (whose space it holds), on the link at
+/// cycle `start` (`send_flit`). A grant starting a flit on an idle link hands it here
+/// directly, without queueing it in the output VC only for `send_flit` to take it out again.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn start_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, gp: usize, v: usize, e: OutEntry, start: u64, now: u64, wake: &mut u64) {
+    let vcs = vcs::<V>(r);
+    let gv = gp * vcs + v;
+    let u = e.phits;
+    let busy = r.ports[gp].link.send(&r.rates, u);
+    let p = &mut r.ports[gp];
     p.link_free = (start + busy) as u32;
     p.tx_pending = true;
     p.tx_vc = v as u8;
@@ -764,20 +775,21 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         note(wake, now + xbar);
     }
 
-    r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], OutEntry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, phits: e.phits });
+    let out = OutEntry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, phits: e.phits };
     r.vc[gvo].out_used += e.phits;
-    r.ports[go].out_flits += 1;
-    r.ports[go].out_vcs_nonempty |= 1 << rq.out_vc;
     r.mark_sending(switch, rq.out_port as usize);
-    // When the flit is all the link has to send and may start next cycle, with the credits
-    // it needs already here (they only grow until then), the link's step next cycle could
-    // only start it: start it now, dated next cycle, and spare the switch that step (unless
-    // the run ends first).
+    // When the flit would be all the link has to send and may start next cycle, with the
+    // credits it needs already here (they only grow until then), the link's step next cycle
+    // could only start it: start it now, dated next cycle, and spare the switch that step
+    // (unless the run ends first).
     let p = &r.ports[go];
-    let alone = !p.tx_pending && p.out_flits == 1 && now + 1 < prm.window.1;
+    let alone = !p.tx_pending && p.out_flits == 0 && now + 1 < prm.window.1;
     if alone && link_may_start == now + 1 && credits_cover(r, gvo, e.phits) {
-        send_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, now + 1, now, wake);
+        start_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, out, now + 1, now, wake);
     } else {
+        r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], out);
+        r.ports[go].out_flits += 1;
+        r.ports[go].out_vcs_nonempty |= 1 << rq.out_vc;
         note(wake, link_may_start);
     }
 
