@@ -808,10 +808,12 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         // The tail has crossed: the output VC is free for the next packet.
         r.ports[gi].routed_vcs &= !(1 << rq.in_vc);
         r.vc[gvi].stage_from = prm.staging.next_head_from(now, prm.pipeline_delay) as u32;
-        r.mark_va(switch, rq.in_port as usize); // the next packet's head may be behind the tail
         if !r.vc[gvi].input.is_empty() {
-            // Its VC allocation starts from the next cycle (a link sending ahead spares the
-            // step that came then anyway).
+            // The next packet's head is behind the tail. Its VC allocation starts from the
+            // next cycle (a link sending ahead spares the step that came then anyway). An
+            // empty VC needs no mark: an arrival marks its port, and the port's other heads
+            // keep theirs until VC allocation finds none.
+            r.mark_va(switch, rq.in_port as usize);
             note(wake, now + 1);
         }
         r.vc[gvo].set_flag(Vc::OUT_OWNED, false);
