@@ -185,9 +185,12 @@ pub struct PortSets {
     /// when it finds none, so allocation visits only these ports instead of all of a
     /// high-radix switch's.
     pub va: u64,
-    /// Ports that may have a flit in an input buffer: set when one arrives, cleared by the
-    /// switch allocation that finds none. Switch allocation walks these bits instead of
-    /// every port of the switch (a torus switch stepped for one flit has one or two of seven).
+    /// Ports that may have a flit in an input buffer whose packet holds its output VC: set
+    /// when a flit arrives and when a head wins its VC, cleared by the switch allocation that
+    /// finds none. Switch allocation walks these bits instead of every port of the switch (a
+    /// torus switch stepped for one flit has one or two of seven), and not the ports whose
+    /// heads still wait for a VC (3.3 % fewer instructions under `min_adaptive` on the 8x8
+    /// torus, docs/benchmark-log.md).
     pub busy_inputs: u64,
     /// Ports that may have a flit in their output buffer or on their link: set by a grant,
     /// cleared by the link stage that finds neither. The link stage walks these: on the 8x8

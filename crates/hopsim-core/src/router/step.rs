@@ -380,7 +380,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     // wins what it asks for without a request list or an arbiter.
     if let [h] = sc.heads[..] {
         if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
-            win_vc::<V>(r, cx.packets, cx.params, base, slots, Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet }, now);
+            win_vc::<V>(r, cx.packets, cx.params, at, slots, Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet }, now);
         }
         return;
     }
@@ -407,7 +407,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
             note(wake, now + 1);
             continue;
         }
-        win_vc::<V>(r, cx.packets, cx.params, base, slots, rq, now);
+        win_vc::<V>(r, cx.packets, cx.params, at, slots, rq, now);
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_vc);
 }
@@ -459,8 +459,9 @@ impl Arbiter {
 /// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
 /// tail crosses, and the output's round-robin pointer moves past it.
 #[inline(always)]
-fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, base: usize, slots: usize, rq: Request, now: u64) {
-    let vcs = vcs::<V>(r);
+fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, slots: usize, rq: Request, now: u64) {
+    let (vcs, base) = (vcs::<V>(r), at.base);
+    r.port_sets[at.first_word + rq.in_port as usize / 64].busy_inputs |= 1 << (rq.in_port % 64);
     let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
     let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
     r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
@@ -582,17 +583,15 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
             busy &= busy - 1;
             let gp = base + ip;
             let port = &r.ports[gp];
-            if port.in_flits == 0 {
-                // Empty now; an arrival marks it again.
+            let routed = port.in_vcs_nonempty & port.routed_vcs;
+            if routed == 0 {
+                // No flit here has its output VC: a head winning one marks the port again,
+                // and so does an arrival.
                 r.port_sets[w].busy_inputs &= !(1 << (ip % 64));
                 continue;
             }
             if port.xbar_in_free as u64 > now {
                 note(wake, port.xbar_in_free as u64);
-                continue;
-            }
-            let routed = port.in_vcs_nonempty & port.routed_vcs;
-            if routed == 0 {
                 continue;
             }
             for v in RoundRobin::new(routed, port.rr_in_vc as usize) {
