@@ -457,7 +457,8 @@ impl Arbiter {
 }
 
 /// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
-/// tail crosses, and the output's round-robin pointer moves past it.
+/// tail crosses, the output's round-robin pointer moves past it, and its input port is among
+/// those switch allocation visits (`PortSets::busy_inputs`).
 #[inline(always)]
 fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, slots: usize, rq: Request, now: u64) {
     let (vcs, base) = (vcs::<V>(r), at.base);
