@@ -101,7 +101,9 @@ impl Simulation {
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
-        self.cal.wake_nic(src, wake_at);
+        // Not before its channel is free: a step then would only find it busy and ask again
+        // (a third of the NICs' steps on the 8x8 torus).
+        self.cal.wake_nic(src, wake_at.max(self.nics.nics[src].channel_free));
     }
 
     /// Phits of packet (or request) `seq` of a message of `bytes`.
