@@ -60,7 +60,8 @@ impl Simulation {
         self.refill(src, now);
     }
 
-    /// Keep a couple of packets ready in the NIC's queue, made from the oldest queued message.
+    /// Keep a couple of packets ready in the NIC's queue, made from the oldest queued message,
+    /// and have the NIC step from `wake_at` if it made any (`wake_nic`).
     pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
         if self.backlog[src].is_empty() || self.nics.nics[src].queued >= 2 {
             return;
@@ -101,9 +102,14 @@ impl Simulation {
             });
             self.nics.enqueue(src, id, &mut self.packets);
         }
-        // Not before its channel is free: a step then would only find it busy and ask again
-        // (a third of the NICs' steps on the 8x8 torus).
-        self.cal.wake_nic(src, wake_at.max(self.nics.nics[src].channel_free));
+        self.wake_nic(src, wake_at);
+    }
+
+    /// Step the NIC of `server` at `at`, or once its channel is free if that is later: a step
+    /// before then would only find the channel busy and ask again (a third of the NICs' steps
+    /// on the 8x8 torus, when a packet made for a NIC still sending woke it at once).
+    pub(super) fn wake_nic(&mut self, server: usize, at: u64) {
+        self.cal.wake_nic(server, at.max(self.nics.nics[server].channel_free));
     }
 
     /// Phits of packet (or request) `seq` of a message of `bytes`.
@@ -161,7 +167,7 @@ impl Simulation {
         });
         self.stats.on_generate(now, phits as u64);
         self.nics.enqueue_response(src, id, &mut self.packets);
-        self.cal.wake_nic(src, now);
+        self.wake_nic(src, now);
     }
 
     /// The last phit of a packet has reached its destination NIC.
@@ -174,7 +180,7 @@ impl Simulation {
                 let requester = p.dst as usize;
                 self.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
                 // It may have waited for this response (`nic.max_outstanding`).
-                self.cal.wake_nic(requester, now);
+                self.wake_nic(requester, now);
             }
         }
         if !self.params.protocol.carries_data(p.kind) {

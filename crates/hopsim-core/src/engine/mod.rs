@@ -527,8 +527,7 @@ impl Simulation {
             } else {
                 nics.step(s, now, params, packets, &mut self.cal, vc_policy, rng, measuring);
             }
-            let next_send = self.nics.nics[s].channel_free.max(now + 1);
-            self.refill(s, next_send);
+            self.refill(s, now + 1);
         }
         self.nic_visit = due;
     }
@@ -590,7 +589,7 @@ impl Simulation {
                 // Most credits come back to a NIC that has sent all it had (below
                 // saturation): waking it would only have it find nothing to send.
                 if self.nics.next_to_send(server as usize, &self.params).is_some() {
-                    self.cal.wake_nic(server as usize, now);
+                    self.wake_nic(server as usize, now);
                 }
             }
             Event::Eject { server, packet, flit: _ } => {

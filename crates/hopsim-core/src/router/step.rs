@@ -52,6 +52,14 @@ struct Head {
     packet: u32,
 }
 
+impl Head {
+    /// Its request for VC `ov` of output port `op`.
+    #[inline(always)]
+    fn request(self, op: usize, ov: usize) -> Request {
+        Request { in_port: self.in_port, in_vc: self.in_vc, out_port: op as u16, out_vc: ov as u8, packet: self.packet }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Request {
     in_port: u16,
@@ -380,7 +388,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     // wins what it asks for without a request list or an arbiter.
     if let [h] = sc.heads[..] {
         if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
-            win_vc::<V>(r, cx.packets, cx.params, at, slots, Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet }, now);
+            win_vc::<V>(r, cx.packets, cx.params, at, slots, h.request(op, ov), now);
         }
         return;
     }
@@ -388,7 +396,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     for i in 0..sc.heads.len() {
         let h = sc.heads[i];
         if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng.as_deref_mut(), now, wake) {
-            sc.requests.push(Request { in_port: h.in_port, in_vc: h.in_vc, out_port: op as u16, out_vc: ov as u8, packet: h.packet });
+            sc.requests.push(h.request(op, ov));
         }
     }
     // Each output VC picks the input VC next after its last winner in round-robin order.
