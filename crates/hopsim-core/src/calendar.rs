@@ -117,6 +117,8 @@ pub struct Calendar {
     /// NICs (engine/parallel.rs), so no field is written by both.
     pending: usize,
     pending_nics: usize,
+    /// Every switch and NIC is visited at every cycle, due or not (`visit_everything`).
+    visit_all: bool,
 }
 
 impl Calendar {
@@ -130,7 +132,18 @@ impl Calendar {
             nics: Due::new(size, servers),
             pending: 0,
             pending_nics: 0,
+            visit_all: false,
         }
+    }
+
+    /// From now on, visit every switch and every NIC at every cycle, whether a wake-up asked
+    /// for it or not (tests: a switch or NIC that nothing woke must have nothing to do).
+    pub fn visit_everything(&mut self) {
+        self.visit_all = true;
+    }
+
+    pub fn visits_everything(&self) -> bool {
+        self.visit_all
     }
 
     /// Bytes one slot of the wheel takes to hold which of `items` switches or NICs are due
@@ -210,11 +223,17 @@ impl Calendar {
     /// marked as visited.
     pub fn take_routers(&mut self, now: u64, out: &mut Vec<u32>) {
         self.pending -= self.routers.take(now, self.mask, out);
+        if self.visit_all {
+            self.routers.all(out);
+        }
     }
 
     /// NICs (by server) to visit at `now`, in ascending number.
     pub fn take_nics(&mut self, now: u64, out: &mut Vec<u32>) {
         self.pending_nics -= self.nics.take(now, self.mask, out);
+        if self.visit_all {
+            self.nics.all(out);
+        }
     }
 
     /// Nothing is scheduled: the network is idle until the next packet is generated.
@@ -303,6 +322,12 @@ impl Due {
             }
         }
         std::mem::take(&mut self.count[slot]) as usize
+    }
+
+    /// Every item, ascending, into `out` (`Calendar::visit_everything`); visits due later stay.
+    fn all(&self, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(0..self.at.len() as u32);
     }
 }
 

@@ -11,6 +11,7 @@ mod aries_modes;
 mod booksim2;
 mod deadlock;
 mod docs_keys;
+mod every_cycle;
 mod determinism;
 mod fuzz;
 mod jobs;
