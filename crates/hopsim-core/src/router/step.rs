@@ -212,9 +212,9 @@ fn link_stage<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>
     }
 }
 
-/// The output link of global port `gp`: the flit on it releases its buffer space once sent,
-/// and the next flit (round-robin over the VCs) starts when the link is free. Whether the
-/// port is left with nothing to send or release.
+/// The output link of global port `gp`: the flit on it gives its buffer space back once
+/// sent, and the next flit (round-robin over the VCs) starts when the link is free. Whether
+/// the port is left with nothing for the link stage (`PortSets::busy_outputs`).
 #[inline]
 fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) -> bool {
     let r = &mut *cx.routers;
@@ -223,10 +223,7 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
     let p = &mut r.ports[gp];
     if p.tx_pending {
         if p.link_free as u64 <= now {
-            p.tx_pending = false;
-            let gv = gp * vcs + p.tx_vc as usize;
-            r.vc[gv].out_used -= p.tx_phits;
-            wake_if_free(r, switch, gv, cx.params);
+            give_back::<V>(r, switch, gp, now, cx.params);
         } else {
             let (gv, free) = (gp * vcs + p.tx_vc as usize, p.link_free as u64);
             if release_needed(r, gv, cx.params) {
@@ -236,7 +233,9 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
     }
     let p = &r.ports[gp];
     if p.out_flits == 0 {
-        return !p.tx_pending;
+        // A flit on the link that someone waits for keeps the port visited until its space
+        // is back; any other is given back later (`gone_phits`).
+        return !p.tx_pending || !release_needed(r, gp * vcs + p.tx_vc as usize, cx.params);
     }
     if p.link_free as u64 > now {
         note(wake, p.link_free as u64);
@@ -253,30 +252,66 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
             continue; // a credit event will wake the switch
         }
         send_flit::<V, _>(r, cx.cal, cx.params, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, gp, v, now, now, wake);
-        break;
+        return r.ports[gp].out_flits == 0 && !release_needed(r, gv, cx.params);
     }
     false
 }
 
+/// The flit on port `gp`'s link has left it: its space in its output VC comes back, and
+/// heads waiting for that VC are woken if it is now free (whether it woke any). The link
+/// stage does this at its first visit after the flit has left (in that very cycle when
+/// someone waits for the space, `release_needed`), and `start_flit` when the port starts
+/// its next flit. Until then whatever reads the VC's space counts the flit's phits as free
+/// (`gone_phits`), so that no port is visited only to give back space nobody waits for.
+#[inline(always)]
+fn give_back<const V: usize>(r: &mut Routers, switch: usize, gp: usize, now: u64, prm: &Params) -> bool {
+    let vcs = vcs::<V>(r);
+    let p = &mut r.ports[gp];
+    p.tx_pending = false;
+    let (v, phits) = (p.tx_vc as usize, p.tx_phits);
+    r.vc[gp * vcs + v].out_used -= phits;
+    wake_if_free::<V>(r, switch, gp, v, now, prm)
+}
+
+/// Phits of output VC `ov` of port `go` that its link has finished sending by `now` but not
+/// yet given back (`give_back`): readers of the VC's space count them as free. When routing
+/// reads the queues every flit's space is given back as it leaves (`release_needed`), so
+/// there are none.
+#[inline(always)]
+fn gone_phits(r: &Routers, go: usize, ov: usize, now: u64, prm: &Params) -> u32 {
+    let p = &r.ports[go];
+    let gone = || p.tx_pending && p.tx_vc as usize == ov && p.link_free as u64 <= now;
+    if prm.routing_reads_queues {
+        debug_assert!(!gone(), "a flit left unwatched while routing reads the queues");
+        0
+    } else if gone() {
+        p.tx_phits as u32
+    } else {
+        0
+    }
+}
+
 /// Whether the space of the flit leaving output VC `gv` must come back in the very cycle
-/// its link finishes it, which takes a step of the switch then. Otherwise the switch's next
-/// step gives it back first thing (`link_port`), before anything of the switch reads it:
-/// nothing reads it in between unless routing reads queues on arrival, a head waits for
-/// the VC (`choose_or_wait` asks for that cycle itself when it starts waiting) or a flit waits
-/// for its space (`switch_allocation` does the same).
+/// its link finishes it, which takes a step of the switch then and keeps the port among
+/// those the link stage visits. Otherwise it comes back later (`give_back`), and the
+/// allocators count it free from that cycle on (`gone_phits`). Only two things need the
+/// exact cycle: routing that reads queues on arrival, before any step, and heads waiting
+/// for the VC, which only its change wakes (`choose_or_wait` asks for that cycle itself
+/// when a head starts waiting, `note_space_back`).
 #[inline(always)]
 fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
     prm.routing_reads_queues || r.vc[gv].flag(Vc::WAITED_ON)
 }
 
-/// Something of the switch waits for space in an output buffer of port `gp`: step when its
-/// link finishes the flit it is sending, whose space then comes back (`release_needed` may
-/// not have asked for that step).
+/// Something of the switch waits for space in an output buffer of port `port`: step when
+/// its link finishes the flit it is sending, and visit the port then to give the space back
+/// (`release_needed` may not have asked for either when the flit started).
 #[inline(always)]
-fn note_space_back(r: &Routers, gp: usize, now: u64, wake: &mut u64) {
-    let out = &r.ports[gp];
+fn note_space_back(r: &mut Routers, switch: usize, base: usize, port: usize, now: u64, wake: &mut u64) {
+    let out = &r.ports[base + port];
     if out.tx_pending && out.link_free as u64 > now {
         note(wake, out.link_free as u64);
+        r.mark_sending(switch, port);
     }
 }
 
@@ -319,6 +354,13 @@ fn start_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &P
     let vcs = vcs::<V>(r);
     let gv = gp * vcs + v;
     let u = e.phits;
+    if r.ports[gp].tx_pending {
+        // The flit before has left with no one waiting for its space (else the link stage
+        // would have given it back then): it comes back now, with no one to wake, since the
+        // allocators have counted it free since it left (`gone_phits`).
+        let (v0, phits) = (r.ports[gp].tx_vc as usize, r.ports[gp].tx_phits);
+        r.vc[gp * vcs + v0].out_used -= phits;
+    }
     let busy = r.ports[gp].link.send(&r.rates, u);
     let p = &mut r.ports[gp];
     p.link_free = (start + busy) as u32;
@@ -527,7 +569,7 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
 fn choose_or_wait<const V: usize>(switch: usize, base: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, rng: Option<&mut Rng>, now: u64, wake: &mut u64) -> Option<(usize, usize)> {
     let vcs = vcs::<V>(r);
     let pkt = packets.get(h.packet);
-    let chosen = choose_output::<V>(r, base, pkt, h.phits as u32, prm, rng);
+    let chosen = choose_output::<V>(r, base, pkt, h.phits as u32, prm, rng, now);
     if chosen.is_none() {
         // Whether a head finds a VC depends only on the state of the VCs it may use,
         // which improves only when one of them frees space or is released.
@@ -536,7 +578,7 @@ fn choose_or_wait<const V: usize>(switch: usize, base: usize, h: Head, r: &mut R
             for ov in allowed_vcs(c, vcs) {
                 r.wait_for(switch, h.in_port as usize, h.in_vc as usize, go * vcs + ov);
             }
-            note_space_back(r, go, now, wake);
+            note_space_back(r, switch, base, c.hop.port as usize, now, wake);
         }
     }
     chosen
@@ -618,8 +660,9 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
                     note(wake, r.ports[go].xbar_out_free as u64);
                     continue;
                 }
-                if prm.out_cap - (r.vc[go * vcs + ov].out_used as u32) < e.phits as u32 {
-                    note_space_back(r, go, now, wake);
+                let need = r.vc[go * vcs + ov].out_used as u32 + e.phits as u32;
+                if need > prm.out_cap && need > prm.out_cap + gone_phits(r, go, ov, now, prm) {
+                    note_space_back(r, at.switch, base, op, now, wake);
                     continue;
                 }
                 sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: e.packet });
@@ -656,9 +699,10 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
 /// them then. Always inlined: every release and every tail calls it, and it mostly returns
 /// at once (nobody waits), which costs less than the call. Whether it woke them.
 #[inline(always)]
-fn wake_if_free(r: &mut Routers, switch: usize, gov: usize, prm: &Params) -> bool {
+fn wake_if_free<const V: usize>(r: &mut Routers, switch: usize, go: usize, ov: usize, now: u64, prm: &Params) -> bool {
+    let gov = go * vcs::<V>(r) + ov;
     let q = &r.vc[gov];
-    let free = q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && prm.out_cap - q.out_used as u32 >= prm.flit_phits(prm.min_packet_phits) as u32;
+    let free = q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && q.out_used as u32 + prm.flit_phits(prm.min_packet_phits) as u32 <= prm.out_cap + gone_phits(r, go, ov, now, prm);
     if free {
         r.wake_waiters(switch, gov);
     }
@@ -692,12 +736,14 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// The space of a VC is read only when another of the same priority competes with it: most
 /// heads of a torus under DOR have a single VC they may take.
 #[inline(always)]
-fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
+fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>, now: u64) -> Option<(usize, usize)> {
     const UNREAD: u64 = u64::MAX;
     let vcs = vcs::<V>(r);
     let free = |go: usize, ov: usize| {
         let q = &r.vc[go * vcs + ov];
-        !q.flag(Vc::OUT_OWNED) && prm.out_cap - (q.out_used as u32) >= u
+        // `out_used` may exceed the buffer while a flit that has left is not given back.
+        let need = q.out_used as u32 + u;
+        !q.flag(Vc::OUT_OWNED) && (need <= prm.out_cap || need <= prm.out_cap + gone_phits(r, go, ov, now, prm))
     };
     // One hop with one VC (DOR on a torus or a mesh): nothing to compare it with.
     if let [c] = pkt.candidates.as_slice() {
@@ -707,7 +753,8 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
             return free(base + op, ov).then_some((op, ov));
         }
     }
-    let space_of = |go: usize, ov: usize| (prm.out_cap + prm.in_cap - r.vc_queue(go * vcs + ov)) as u64;
+    // The space `vc_queue` counts, with a flit that has left the output buffer given back.
+    let space_of = |go: usize, ov: usize| (prm.out_cap + prm.in_cap + gone_phits(r, go, ov, now, prm) - r.vc_queue(go * vcs + ov)) as u64;
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(rng);
     for c in pkt.candidates.as_slice() {
@@ -785,16 +832,19 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
 
     let out = OutEntry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, phits: e.phits };
     r.vc[gvo].out_used += e.phits;
-    r.mark_sending(switch, rq.out_port as usize);
     // When the flit would be all the link has to send and may start next cycle, with the
     // credits it needs already here (they only grow until then), the link's step next cycle
     // could only start it: start it now, dated next cycle, and spare the switch that step
     // (unless the run ends first).
     let p = &r.ports[go];
-    let alone = !p.tx_pending && p.out_flits == 0 && now + 1 < prm.window.1;
+    let alone = p.link_free as u64 <= now && p.out_flits == 0 && now + 1 < prm.window.1;
     if alone && link_may_start == now + 1 && credits_cover(r, gvo, e.phits) {
         start_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, out, now + 1, now, wake);
+        if release_needed(r, gvo, prm) {
+            r.mark_sending(switch, rq.out_port as usize);
+        }
     } else {
+        r.mark_sending(switch, rq.out_port as usize);
         r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], out);
         r.ports[go].out_flits += 1;
         r.ports[go].out_vcs_nonempty |= 1 << rq.out_vc;
@@ -825,7 +875,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             note(wake, now + 1);
         }
         r.vc[gvo].set_flag(Vc::OUT_OWNED, false);
-        if wake_if_free(r, switch, gvo, prm) {
+        if wake_if_free::<V>(r, switch, go, rq.out_vc as usize, now, prm) {
             // The heads it woke ask for it from the next cycle: this step's VC allocation
             // is over.
             note(wake, now + 1);
