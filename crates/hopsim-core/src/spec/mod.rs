@@ -417,11 +417,13 @@ impl Spec {
         }
     }
 
+    // The products only when no phits are given: `router.output_buffer` may then be any
+    // number (it is not read), and multiplying it could overflow.
     pub fn input_buffer_phits(&self) -> usize {
-        self.router.input_buffer_phits.unwrap_or(self.router.input_buffer * self.packet.phits)
+        self.router.input_buffer_phits.unwrap_or_else(|| self.router.input_buffer * self.packet.phits)
     }
 
     pub fn output_buffer_phits(&self) -> usize {
-        self.router.output_buffer_phits.unwrap_or(self.router.output_buffer * self.packet.phits)
+        self.router.output_buffer_phits.unwrap_or_else(|| self.router.output_buffer * self.packet.phits)
     }
 }
