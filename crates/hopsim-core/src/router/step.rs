@@ -431,6 +431,12 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     if let [h] = sc.heads[..] {
         if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
             win_vc::<V>(r, cx.packets, cx.params, at, slots, h.request(op, ov), now);
+            let port = &r.ports[base + h.in_port as usize];
+            if port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting == 0 {
+                // Nothing left at the port for VC allocation, whose next visit would only
+                // find that out: a flit arriving or a head woken marks it again.
+                r.port_sets[at.first_word + h.in_port as usize / 64].va &= !(1 << (h.in_port % 64));
+            }
         }
         return;
     }
