@@ -887,6 +887,11 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             note(wake, now + 1);
         }
     }
+    if r.ports[gi].in_vcs_nonempty & r.ports[gi].routed_vcs == 0 {
+        // Nothing left at this input for switch allocation, whose next visit would only
+        // find that out: a head winning its VC or a flit arriving marks the port again.
+        r.port_sets[at.first_word + rq.in_port as usize / 64].busy_inputs &= !(1 << (rq.in_port % 64));
+    }
     *wake
 }
 
