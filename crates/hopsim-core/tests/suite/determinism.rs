@@ -1,16 +1,8 @@
 //! Same spec and seed: bit-identical results; another seed: different ones.
-use crate::common;
+use crate::common::{self, fingerprint};
 
 fn spec(seed: u64, pattern: &str) -> String {
     format!("[topology]\nkind = \"torus\"\ndims = [6, 6]\n[traffic]\npattern = \"{pattern}\"\nload = 0.5\n[run]\nwarmup = 1000\ncycles = 5000\nseed = {seed}\n")
-}
-
-fn fingerprint(r: &hopsim_core::RunResult) -> String {
-    let mut m = r.metrics.clone();
-    m.wall_seconds = 0.0;
-    m.router_cycles_per_second = 0.0;
-    m.phits_moved_per_second = 0.0;
-    format!("{}{}{}", serde_json::to_string(&m).unwrap(), serde_json::to_string(&r.links).unwrap(), serde_json::to_string(&r.temporal).unwrap())
 }
 
 #[test]

@@ -3,16 +3,8 @@
 //! concerns. Stepping every switch and every NIC in every cycle instead must give the same
 //! results bit for bit; a missing wake-up would show as a packet that moves later (or never)
 //! than when all are stepped.
+use crate::common::{fingerprint, nets};
 use hopsim_core::engine::Simulation;
-
-/// Everything a run reports except its wall-clock speed.
-fn fingerprint(r: &hopsim_core::RunResult) -> String {
-    let mut r = r.clone();
-    r.metrics.wall_seconds = 0.0;
-    r.metrics.router_cycles_per_second = 0.0;
-    r.metrics.phits_moved_per_second = 0.0;
-    serde_json::to_string(&r).unwrap()
-}
 
 fn run(toml: &str, every_cycle: bool, threads: Option<usize>) -> hopsim_core::RunResult {
     let spec = hopsim_core::spec::from_toml_str(toml).unwrap_or_else(|e| panic!("bad spec: {e}\n{toml}"));
@@ -81,28 +73,15 @@ fn adaptive_routing_reading_its_queues_with_escape_vcs() {
 
 #[test]
 fn a_saturated_hyperx_under_valiant() {
-    // Heads meet at every switch each cycle, lose their output VC and wait for it.
-    let r = same_stepping_everything(
-        "[topology]\nkind = \"hyperx\"\ndims = [4, 4]\nservers_per_switch = 4\n[router]\nvcs = 4\n\
-         [routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"\n[traffic]\npattern = \"uniform\"\nload = 1.0",
-        "warmup = 300\ncycles = 1500\nseed = 2",
-        None,
-    );
+    // Heads lose their output VC to others and wait for it.
+    let r = same_stepping_everything(nets::HYPERX_VALIANT_SATURATED, "warmup = 300\ncycles = 1500\nseed = 2", None);
     assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated");
 }
 
 #[test]
 fn a_dragonfly_under_ugal_with_random_ties() {
     for algorithm in ["ugal_l", "ugal_g"] {
-        let r = same_stepping_everything(
-            &format!(
-                "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
-                 [router]\nvcs = 6\njsq_tie_break = \"random\"\n[routing]\nalgorithm = \"{algorithm}\"\n\
-                 [traffic]\npattern = \"uniform\"\nload = 0.6"
-            ),
-            "warmup = 300\ncycles = 1500\nseed = 9",
-            None,
-        );
+        let r = same_stepping_everything(&nets::dragonfly_ugal(algorithm), "warmup = 300\ncycles = 1500\nseed = 9", None);
         assert!(r.metrics.packets_delivered > 1000, "{algorithm}");
     }
 }
@@ -110,13 +89,8 @@ fn a_dragonfly_under_ugal_with_random_ties() {
 #[test]
 fn the_aries_network_with_slow_and_long_links() {
     // Link classes slower than a phit a cycle: a flit's tail lands cycles after its head.
-    let r = same_stepping_everything(
-        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 4\ncolumn_links = 3\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
-         [router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\n[link]\nlatency = 10\ngbytes_per_s = 5.25\n\
-         [link.global]\nlatency = 100\ngbytes_per_s = 4.7\n[traffic]\npattern = \"uniform\"\nload = 0.7",
-        "warmup = 300\ncycles = 1500\nseed = 4",
-        None,
-    );
+    let body = format!("{}\n[link]\nlatency = 10\ngbytes_per_s = 5.25\n[link.global]\nlatency = 100\ngbytes_per_s = 4.7", nets::ARIES_ADAPTIVE);
+    let r = same_stepping_everything(&body, "warmup = 300\ncycles = 1500\nseed = 4", None);
     assert!(r.metrics.packets_delivered > 500);
 }
 
@@ -139,34 +113,19 @@ fn separate_allocation_stages_and_a_faster_crossbar() {
 fn nics_answering_requests_under_a_get_protocol() {
     // Requests answered by the NICs, responses back, at most 3 outstanding: NICs wait for
     // responses, credits and their channel.
-    let r = same_stepping_everything(
-        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 5\n\
-         [nic]\nprotocol = \"get\"\nmax_outstanding = 3\n[message]\nbytes = 1000\n\
-         [workload]\nkind = \"bandwidth\"\niterations = 3\nwindow = 4\nack_bytes = 100\n[traffic]\nactive_servers = 12",
-        "warmup = 0\ncycles = 1000000",
-        Some(2),
-    );
+    let body = nets::GET_BANDWIDTH_WINDOWS.replace("protocol = \"get\"", "protocol = \"get\"\nmax_outstanding = 3");
+    let r = same_stepping_everything(&body, "warmup = 0\ncycles = 1000000", Some(2));
     assert!(r.metrics.workload_complete && r.metrics.responses_received > 0);
 }
 
 #[test]
 fn a_ping_pong_workload() {
-    let r = same_stepping_everything(
-        "[topology]\nkind = \"torus\"\ndims = [4, 4, 4]\n[link]\ngbytes_per_s = 2.0\n[packet]\nphits = 16\nbytes = 512\n\
-         [message]\nbytes = 8192\n[workload]\nkind = \"ping_pong\"\niterations = 3\n[traffic]\nactive_servers = 10",
-        "warmup = 0\ncycles = 2000000",
-        None,
-    );
+    let r = same_stepping_everything(&nets::ping_pong("[4, 4, 4]", 10), "warmup = 0\ncycles = 2000000", None);
     assert!(r.metrics.workload_complete);
 }
 
 #[test]
 fn a_deadlock_is_found_at_the_same_cycle() {
-    let r = same_stepping_everything(
-        "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nvcs = 1\ninput_buffer = 1\noutput_buffer = 1\n\
-         [routing]\nvc_policy = \"none\"\n[traffic]\npattern = \"uniform\"\nload = 1.0",
-        "warmup = 100\ncycles = 200000",
-        None,
-    );
+    let r = same_stepping_everything(nets::DEADLOCKING_RING, "warmup = 100\ncycles = 200000", None);
     assert!(r.metrics.deadlock, "this ring must deadlock");
 }

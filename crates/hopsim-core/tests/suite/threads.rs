@@ -5,16 +5,7 @@
 //! run's own thread work while the switches step (ping-pong, bandwidth windows under a GET
 //! protocol, an allreduce job beside background traffic), and also when each thread delivers
 //! and steps block by block of switches (engine/blocks.rs).
-use crate::common;
-
-/// Everything a run reports except its wall-clock speed.
-fn fingerprint(r: &hopsim_core::RunResult) -> String {
-    let mut r = r.clone();
-    r.metrics.wall_seconds = 0.0;
-    r.metrics.router_cycles_per_second = 0.0;
-    r.metrics.phits_moved_per_second = 0.0;
-    serde_json::to_string(&r).unwrap()
-}
+use crate::common::{self, fingerprint, nets};
 
 /// A run on `threads` threads with every phase of every cycle split among them (the small
 /// networks here would otherwise do each phase on one thread), delivering and stepping in
@@ -57,12 +48,7 @@ fn a_torus_is_the_same_on_1_2_and_3_threads() {
 
 #[test]
 fn a_hyperx_with_valiant_is_the_same_on_1_2_and_3_threads() {
-    // Saturated: heads meet at every switch each cycle and Valiant draws their intermediates.
-    let r = same_on_1_2_3_threads(
-        "[topology]\nkind = \"hyperx\"\ndims = [4, 4]\nservers_per_switch = 4\n[router]\nvcs = 4\n\
-         [routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"\n[traffic]\npattern = \"uniform\"\nload = 1.0",
-        "warmup = 500\ncycles = 2000\nseed = 2",
-    );
+    let r = same_on_1_2_3_threads(nets::HYPERX_VALIANT_SATURATED, "warmup = 500\ncycles = 2000\nseed = 2");
     assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated");
 }
 
@@ -70,14 +56,7 @@ fn a_hyperx_with_valiant_is_the_same_on_1_2_and_3_threads() {
 fn a_dragonfly_with_ugal_is_the_same_on_1_2_and_3_threads() {
     // UGAL-L reads its own switch's queues, UGAL-G those of switches other threads own.
     for algorithm in ["ugal_l", "ugal_g"] {
-        let r = same_on_1_2_3_threads(
-            &format!(
-                "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
-                 [router]\nvcs = 6\njsq_tie_break = \"random\"\n[routing]\nalgorithm = \"{algorithm}\"\n\
-                 [traffic]\npattern = \"uniform\"\nload = 0.6"
-            ),
-            "warmup = 500\ncycles = 2000\nseed = 9",
-        );
+        let r = same_on_1_2_3_threads(&nets::dragonfly_ugal(algorithm), "warmup = 500\ncycles = 2000\nseed = 9");
         assert!(r.metrics.packets_delivered > 1000, "{algorithm}");
     }
 }
@@ -96,46 +75,27 @@ fn wormhole_flow_control_is_the_same_on_1_2_and_3_threads() {
 fn a_deadlock_is_found_at_the_same_cycle_on_1_2_and_3_threads() {
     // A ring without a dateline deadlocks under load; the watchdog and the detector run on
     // the run's own thread over the same state.
-    let r = same_on_1_2_3_threads(
-        "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nvcs = 1\ninput_buffer = 1\noutput_buffer = 1\n\
-         [routing]\nvc_policy = \"none\"\n[traffic]\npattern = \"uniform\"\nload = 1.0",
-        "warmup = 100\ncycles = 200000",
-    );
+    let r = same_on_1_2_3_threads(nets::DEADLOCKING_RING, "warmup = 100\ncycles = 200000");
     assert!(r.metrics.deadlock, "this ring must deadlock");
 }
 
 #[test]
 fn a_ping_pong_workload_is_the_same_on_1_2_and_3_threads() {
-    let r = same_on_1_2_3_threads(
-        "[topology]\nkind = \"torus\"\ndims = [5, 5, 5]\n[link]\ngbytes_per_s = 2.0\n[packet]\nphits = 16\nbytes = 512\n\
-         [message]\nbytes = 8192\n[workload]\nkind = \"ping_pong\"\niterations = 3\n[traffic]\nactive_servers = 20",
-        "warmup = 0\ncycles = 2000000",
-    );
+    let r = same_on_1_2_3_threads(&nets::ping_pong("[5, 5, 5]", 20), "warmup = 0\ncycles = 2000000");
     assert!(r.metrics.workload_complete);
     assert_eq!(r.metrics.samples, 30);
 }
 
 #[test]
 fn the_aries_adaptive_routing_is_the_same_on_1_2_and_3_threads() {
-    // Saturated global links: the adaptive choice reads the queues of its own switch.
-    let r = same_on_1_2_3_threads(
-        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 4\ncolumn_links = 3\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
-         [router]\nvcs = 8\n[routing]\nalgorithm = \"aries\"\n[traffic]\npattern = \"uniform\"\nload = 0.7",
-        "warmup = 500\ncycles = 2000\nseed = 4",
-    );
+    let r = same_on_1_2_3_threads(nets::ARIES_ADAPTIVE, "warmup = 500\ncycles = 2000\nseed = 4");
     assert!(r.metrics.packets_delivered > 1000);
 }
 
 #[test]
 fn bandwidth_windows_under_a_get_protocol_are_the_same_on_1_2_and_3_threads() {
-    // Requests answered by the NICs, responses completing messages, acknowledgements opening
-    // the next window: packets are made and freed while the switches step.
-    let r = same_on_1_2_3_threads(
-        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 5\n[nic]\nprotocol = \"get\"\n\
-         [message]\nbytes = 1000\n[workload]\nkind = \"bandwidth\"\niterations = 3\nwindow = 4\nack_bytes = 100\n\
-         [traffic]\nactive_servers = 12",
-        "warmup = 0\ncycles = 1000000",
-    );
+    // Packets are made and freed while the switches step.
+    let r = same_on_1_2_3_threads(nets::GET_BANDWIDTH_WINDOWS, "warmup = 0\ncycles = 1000000");
     assert!(r.metrics.workload_complete && r.metrics.responses_received > 0);
 }
 
