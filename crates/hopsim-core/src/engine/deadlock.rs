@@ -149,7 +149,7 @@ impl Detector {
         for s in 0..sim.topo.num_switches() {
             let base = r.first_port(s);
             for gp in r.ports_of(s) {
-                let mut routed = r.ports[gp].in_vcs_nonempty & r.ports[gp].routed_vcs;
+                let mut routed = r.ports[gp].flits_with_vc();
                 while routed != 0 {
                     let v = routed.trailing_zeros() as usize;
                     routed &= routed - 1;

@@ -102,8 +102,7 @@ fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
         for p in 0..r.num_ports(sw) {
             let port = &r.ports[r.global_port(sw, p)];
             let (word, bit) = r.port_bit(sw, p);
-            let unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
-            if unrouted != 0 && r.port_sets[word].va & bit == 0 {
+            if port.heads_needing_vc() != 0 && r.port_sets[word].va & bit == 0 {
                 return Err(format!("switch {sw} port {p}: heads needing an output VC but not in its va port set"));
             }
             let gp = r.global_port(sw, p);

@@ -620,6 +620,20 @@ impl Port {
             va_waiting: 0,
         }
     }
+
+    /// Bit v: input VC v holds a head that needs an output VC and is not waiting for one
+    /// (what VC allocation looks at, `PortSets::va`).
+    #[inline(always)]
+    pub fn heads_needing_vc(&self) -> u32 {
+        self.in_vcs_nonempty & !self.routed_vcs & !self.va_waiting
+    }
+
+    /// Bit v: input VC v holds a flit whose packet holds its output VC (what switch
+    /// allocation looks at, `PortSets::busy_inputs`).
+    #[inline(always)]
+    pub fn flits_with_vc(&self) -> u32 {
+        self.in_vcs_nonempty & self.routed_vcs
+    }
 }
 
 #[cfg(test)]

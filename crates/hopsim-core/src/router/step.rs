@@ -144,6 +144,13 @@ impl At {
         let words = if W == 0 { r.port_words } else { W };
         At { switch, base: ports.start, nports: ports.len(), first_word: switch * words, words }
     }
+
+    /// Where port `port` of the switch is in its port sets: its word and its bit there
+    /// (`Routers::port_bit`, without reading the words per switch again).
+    #[inline(always)]
+    fn port_bit(self, port: usize) -> (usize, u64) {
+        (self.first_word + port / 64, 1 << (port % 64))
+    }
 }
 
 /// The VCs of `mask` in round-robin order from `start`: `start`, `start + 1`, ... and then
@@ -265,12 +272,20 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
 /// (`gone_phits`), so that no port is visited only to give back space nobody waits for.
 #[inline(always)]
 fn give_back<const V: usize>(r: &mut Routers, switch: usize, gp: usize, now: u64, prm: &Params) -> bool {
-    let vcs = vcs::<V>(r);
-    let p = &mut r.ports[gp];
-    p.tx_pending = false;
-    let (v, phits) = (p.tx_vc as usize, p.tx_phits);
-    r.vc[gp * vcs + v].out_used -= phits;
+    let v = return_space::<V>(r, gp);
+    r.ports[gp].tx_pending = false;
     wake_if_free::<V>(r, switch, gp, v, now, prm)
+}
+
+/// The bookkeeping of `give_back`: the space the flit on port `gp`'s link holds in its
+/// output VC (`tx_vc`) is free again. Returns that VC.
+#[inline(always)]
+fn return_space<const V: usize>(r: &mut Routers, gp: usize) -> usize {
+    let p = &r.ports[gp];
+    let (v, phits) = (p.tx_vc as usize, p.tx_phits);
+    let gv = gp * vcs::<V>(r) + v;
+    r.vc[gv].out_used -= phits;
+    v
 }
 
 /// Phits of output VC `ov` of port `go` that its link has finished sending by `now` but not
@@ -289,6 +304,15 @@ fn gone_phits(r: &Routers, go: usize, ov: usize, now: u64, prm: &Params) -> u32 
     } else {
         0
     }
+}
+
+/// Whether output VC `ov` of port `go` has room for `phits` more at `now`, counting a flit
+/// that has left as gone (`gone_phits`, read only when the VC looks full without it).
+/// Written as a sum: `out_used` may exceed the buffer while such a flit is not given back.
+#[inline(always)]
+fn has_room<const V: usize>(r: &Routers, go: usize, ov: usize, phits: u32, now: u64, prm: &Params) -> bool {
+    let need = r.vc[go * vcs::<V>(r) + ov].out_used as u32 + phits;
+    need <= prm.out_cap || need <= prm.out_cap + gone_phits(r, go, ov, now, prm)
 }
 
 /// Whether the space of the flit leaving output VC `gv` must come back in the very cycle
@@ -357,9 +381,9 @@ fn start_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &P
     if r.ports[gp].tx_pending {
         // The flit before has left with no one waiting for its space (else the link stage
         // would have given it back then): it comes back now, with no one to wake, since the
-        // allocators have counted it free since it left (`gone_phits`).
-        let (v0, phits) = (r.ports[gp].tx_vc as usize, r.ports[gp].tx_phits);
-        r.vc[gp * vcs + v0].out_used -= phits;
+        // allocators have counted it free since it left (`gone_phits`). `tx_pending`
+        // stays set: this flit's send sets it again.
+        return_space::<V>(r, gp);
     }
     let busy = r.ports[gp].link.send(&r.rates, u);
     let p = &mut r.ports[gp];
@@ -431,11 +455,11 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     if let [h] = sc.heads[..] {
         if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
             win_vc::<V>(r, cx.packets, cx.params, at, slots, h.request(op, ov), now);
-            let port = &r.ports[base + h.in_port as usize];
-            if port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting == 0 {
+            if r.ports[base + h.in_port as usize].heads_needing_vc() == 0 {
                 // Nothing left at the port for VC allocation, whose next visit would only
                 // find that out: a flit arriving or a head woken marks it again.
-                r.port_sets[at.first_word + h.in_port as usize / 64].va &= !(1 << (h.in_port % 64));
+                let (w, bit) = at.port_bit(h.in_port as usize);
+                r.port_sets[w].va &= !bit;
             }
         }
         return;
@@ -518,7 +542,8 @@ impl Arbiter {
 #[inline(always)]
 fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, slots: usize, rq: Request, now: u64) {
     let (vcs, base) = (vcs::<V>(r), at.base);
-    r.port_sets[at.first_word + rq.in_port as usize / 64].busy_inputs |= 1 << (rq.in_port % 64);
+    let (w, bit) = at.port_bit(rq.in_port as usize);
+    r.port_sets[w].busy_inputs |= bit;
     let gvi = (base + rq.in_port as usize) * vcs + rq.in_vc as usize;
     let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
     r.ports[base + rq.in_port as usize].routed_vcs |= 1 << rq.in_vc;
@@ -547,7 +572,7 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
     // grants). Heads that found every VC they may use taken wait, untouched, until one of
     // those VCs changes: at saturation most heads of a high-radix switch wait.
     let port = &r.ports[gp];
-    let mut unrouted = port.in_vcs_nonempty & !port.routed_vcs & !port.va_waiting;
+    let mut unrouted = port.heads_needing_vc();
     if unrouted == 0 {
         r.port_sets[word].va &= !(1 << (ip % 64));
         return;
@@ -640,7 +665,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
             busy &= busy - 1;
             let gp = base + ip;
             let port = &r.ports[gp];
-            let routed = port.in_vcs_nonempty & port.routed_vcs;
+            let routed = port.flits_with_vc();
             if routed == 0 {
                 // No flit here has its output VC: a head winning one marks the port again,
                 // and so does an arrival.
@@ -666,8 +691,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
                     note(wake, r.ports[go].xbar_out_free as u64);
                     continue;
                 }
-                let need = r.vc[go * vcs + ov].out_used as u32 + e.phits as u32;
-                if need > prm.out_cap && need > prm.out_cap + gone_phits(r, go, ov, now, prm) {
+                if !has_room::<V>(r, go, ov, e.phits as u32, now, prm) {
                     note_space_back(r, at.switch, base, op, now, wake);
                     continue;
                 }
@@ -708,7 +732,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
 fn wake_if_free<const V: usize>(r: &mut Routers, switch: usize, go: usize, ov: usize, now: u64, prm: &Params) -> bool {
     let gov = go * vcs::<V>(r) + ov;
     let q = &r.vc[gov];
-    let free = q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && q.out_used as u32 + prm.flit_phits(prm.min_packet_phits) as u32 <= prm.out_cap + gone_phits(r, go, ov, now, prm);
+    let free = q.flag(Vc::WAITED_ON) && !q.flag(Vc::OUT_OWNED) && has_room::<V>(r, go, ov, prm.flit_phits(prm.min_packet_phits) as u32, now, prm);
     if free {
         r.wake_waiters(switch, gov);
     }
@@ -746,10 +770,7 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
     const UNREAD: u64 = u64::MAX;
     let vcs = vcs::<V>(r);
     let free = |go: usize, ov: usize| {
-        let q = &r.vc[go * vcs + ov];
-        // `out_used` may exceed the buffer while a flit that has left is not given back.
-        let need = q.out_used as u32 + u;
-        !q.flag(Vc::OUT_OWNED) && (need <= prm.out_cap || need <= prm.out_cap + gone_phits(r, go, ov, now, prm))
+        !r.vc[go * vcs + ov].flag(Vc::OUT_OWNED) && has_room::<V>(r, go, ov, u, now, prm)
     };
     // One hop with one VC (DOR on a torus or a mesh): nothing to compare it with.
     if let [c] = pkt.candidates.as_slice() {
@@ -887,10 +908,11 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             note(wake, now + 1);
         }
     }
-    if r.ports[gi].in_vcs_nonempty & r.ports[gi].routed_vcs == 0 {
+    if r.ports[gi].flits_with_vc() == 0 {
         // Nothing left at this input for switch allocation, whose next visit would only
         // find that out: a head winning its VC or a flit arriving marks the port again.
-        r.port_sets[at.first_word + rq.in_port as usize / 64].busy_inputs &= !(1 << (rq.in_port % 64));
+        let (w, bit) = at.port_bit(rq.in_port as usize);
+        r.port_sets[w].busy_inputs &= !bit;
     }
     *wake
 }

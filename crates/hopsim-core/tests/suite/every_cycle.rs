@@ -58,9 +58,10 @@ fn a_torus_under_wormhole_near_saturation() {
 }
 
 #[test]
-fn adaptive_routing_reading_its_queues_with_escape_vcs() {
-    // Routing reads the output queues on arrival, so buffer space must be given back in the
-    // very cycle a flit leaves; heads fall back on the escape VCs when the adaptive ones fill.
+fn adaptive_routing_with_escape_vcs() {
+    // VC allocation compares the space of the candidate VCs (join the shortest queue), which
+    // counts a flit that has left before its space is given back; heads fall back on the
+    // escape VCs when the adaptive ones fill.
     let r = same_stepping_everything(
         "[topology]\nkind = \"torus\"\ndims = [6, 6]\n[router]\nvcs = 3\ninput_buffer = 2\noutput_buffer = 1\n\
          [packet]\nphits = 8\n[routing]\nalgorithm = \"min_adaptive\"\nvc_policy = \"escape\"\n\
