@@ -156,11 +156,18 @@ impl Cartesian {
 #[derive(Debug, Clone)]
 struct PackedCoords {
     of_switch: Vec<u32>,
-    /// Per dimension: the field's lowest bit and its mask (unshifted).
-    shift: Vec<u32>,
-    mask: Vec<u32>,
-    /// The dimension whose field holds each bit.
-    dim_of_bit: [u8; 32],
+    /// The field holding each bit: one lookup from the lowest differing bit gives the
+    /// dimension and where its coordinates sit, instead of a chain of three dependent ones.
+    field_of_bit: [Field; 32],
+}
+
+/// A dimension's bit field in a packed word.
+#[derive(Debug, Clone, Copy, Default)]
+struct Field {
+    dim: u8,
+    /// The field's lowest bit, and its mask (unshifted).
+    shift: u8,
+    mask: u32,
 }
 
 impl PackedCoords {
@@ -180,17 +187,17 @@ impl PackedCoords {
         if widths.iter().sum::<u32>() > u32::BITS {
             return None;
         }
-        let (mut shift, mut mask, mut dim_of_bit, mut at) = (Vec::new(), Vec::new(), [0u8; 32], 0);
+        let (mut shift, mut field_of_bit, mut at) = (Vec::new(), [Field::default(); 32], 0);
         for (dim, &w) in widths.iter().enumerate() {
             shift.push(at);
-            mask.push(((1u64 << w) - 1) as u32);
+            let field = Field { dim: dim as u8, shift: at as u8, mask: ((1u64 << w) - 1) as u32 };
             for bit in at..at + w {
-                dim_of_bit[bit as usize] = dim as u8;
+                field_of_bit[bit as usize] = field;
             }
             at += w;
         }
         let pack = |s: usize| (0..grid.n()).map(|dim| (grid.coord(s, dim) as u32) << shift[dim]).fold(0, |a, f| a | f);
-        Some(PackedCoords { of_switch: (0..grid.size()).map(pack).collect(), shift, mask, dim_of_bit })
+        Some(PackedCoords { of_switch: (0..grid.size()).map(pack).collect(), field_of_bit })
     }
 
     /// `Cartesian::lowest_differing` from the table.
@@ -201,8 +208,8 @@ impl PackedCoords {
         if differ == 0 {
             return None;
         }
-        let dim = self.dim_of_bit[differ.trailing_zeros() as usize] as usize;
-        Some((dim, a >> self.shift[dim] & self.mask[dim], b >> self.shift[dim] & self.mask[dim]))
+        let f = self.field_of_bit[differ.trailing_zeros() as usize];
+        Some((f.dim as usize, a >> f.shift & f.mask, b >> f.shift & f.mask))
     }
 }
 
