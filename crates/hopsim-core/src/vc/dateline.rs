@@ -11,16 +11,17 @@ use super::{mask_all, mask_range, VcPolicy};
 use crate::route::{Hop, RouteState};
 
 pub struct Dateline {
-    vcs: usize,
     before: u32,
     after: u32,
+    /// Every VC (`all`), kept so an ejection's mask is a load, not a computation.
+    every: u32,
     /// Decide the class for the whole dimension (BookSim's partition) instead of at the link.
     partition: bool,
 }
 
 impl Dateline {
     pub fn new(vcs: usize, partition: bool) -> Option<Self> {
-        (vcs >= 2).then(|| Dateline { vcs, before: mask_range(0, vcs / 2), after: mask_range(vcs / 2, vcs), partition })
+        (vcs >= 2).then(|| Dateline { before: mask_range(0, vcs / 2), after: mask_range(vcs / 2, vcs), every: mask_all(vcs), partition })
     }
 }
 
@@ -32,16 +33,17 @@ impl VcPolicy for Dateline {
             "dateline"
         }
     }
+    /// Computed whole and then selected, without branches: whether a hop ejects or crosses
+    /// its dateline changes from head to head as their destinations do.
     fn allowed(&self, state: &RouteState, hop: &Hop) -> u32 {
-        if hop.eject {
-            return self.all();
-        }
         let this_hop = if self.partition { hop.wrap_ahead } else { hop.wraps };
-        let crossed = this_hop || (hop.dim < 32 && state.wrapped >> hop.dim & 1 == 1);
-        if crossed {
-            self.after
+        // A dimension past the 32 the bits hold (`NO_DIM` for an ejection) has crossed none.
+        let crossed_before = state.wrapped.checked_shr(hop.dim as u32).unwrap_or(0) & 1 == 1;
+        let class = if this_hop | crossed_before { self.after } else { self.before };
+        if hop.eject {
+            self.every
         } else {
-            self.before
+            class
         }
     }
     /// Packets enter the network before any dateline: the injection buffer uses class 0.
@@ -49,7 +51,7 @@ impl VcPolicy for Dateline {
         self.before
     }
     fn all(&self) -> u32 {
-        mask_all(self.vcs)
+        self.every
     }
 }
 
