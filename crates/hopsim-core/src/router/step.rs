@@ -379,10 +379,11 @@ fn start_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &P
     let gv = gp * vcs + v;
     let u = e.phits;
     if r.ports[gp].tx_pending {
-        // The flit before has left with no one waiting for its space (else the link stage
-        // would have given it back then): it comes back now, with no one to wake, since the
-        // allocators have counted it free since it left (`gone_phits`). `tx_pending`
-        // stays set: this flit's send sets it again.
+        // The flit before has left, or leaves at `start` (`link_free_next`), with no one
+        // waiting for its space (else the link stage would have given it back then): it
+        // comes back now, with no one to wake, since the allocators count it free from the
+        // cycle it leaves (`gone_phits`). `tx_pending` stays set: this flit's send sets it
+        // again.
         return_space::<V>(r, gp);
     }
     let busy = r.ports[gp].link.send(&r.rates, u);
@@ -823,6 +824,21 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
     best.map(|(_, _, op, ov)| (op, ov))
 }
 
+/// Whether output port `go`'s link is free next cycle in a way the grant may settle now
+/// (`start_flit`, dated next cycle): free already, or sending a flit that leaves next cycle
+/// with no one waiting for its space. The link stage would give that space back next cycle;
+/// `start_flit` gives it back now, which nothing can see before then: no head waits for it
+/// (one that did would miss the wake-up of its return: the saturation tests then find
+/// deadlocks), VC allocation is over for this cycle, this step's other grants are for other
+/// outputs, and from next cycle on the allocators would count it free anyway (`gone_phits`).
+#[inline(always)]
+fn link_free_next(r: &Routers, go: usize, now: u64, prm: &Params) -> bool {
+    let p = &r.ports[go];
+    let free = p.link_free as u64;
+    debug_assert!(free <= now || p.tx_pending, "a link busy with no flit on it");
+    free <= now || (free == now + 1 && !release_needed(r, go * r.vcs + p.tx_vc as usize, prm))
+}
+
 /// Moves the flit of `rq` through the crossbar. Returns the earliest cycle the switch must be
 /// stepped again for it (`NEVER` for none): returned rather than noted through a reference,
 /// so that the step, which calls this out of line, may keep its own in a register.
@@ -862,9 +878,11 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     // When the flit would be all the link has to send and may start next cycle, with the
     // credits it needs already here (they only grow until then), the link's step next cycle
     // could only start it: start it now, dated next cycle, and spare the switch that step
-    // (unless the run ends first).
+    // (unless the run ends first). The link may be sending until then: back-to-back packets
+    // through one output, whose next grant comes as the crossbar frees, a cycle before the
+    // link (two grants in five on the 8x8 torus, `link_free_next`).
     let p = &r.ports[go];
-    let alone = p.link_free as u64 <= now && p.out_flits == 0 && now + 1 < prm.window.1;
+    let alone = link_free_next(r, go, now, prm) && p.out_flits == 0 && now + 1 < prm.window.1;
     if alone && link_may_start == now + 1 && credits_cover(r, gvo, e.phits) {
         start_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, out, now + 1, now, wake);
         if release_needed(r, gvo, prm) {
