@@ -716,11 +716,19 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
     };
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
-        if arbiter.lost(&sc.best, out_port(rq), i) {
-            note(wake, now + 1); // lost the output: try again next cycle
-            continue;
+        if !arbiter.lost(&sc.best, out_port(rq), i) {
+            note(wake, grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
         }
-        note(wake, grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
+    }
+    // A request that lost its output asks again next cycle, unless its flit is the only one
+    // of its input that holds an output VC: it could then only find that output's crossbar
+    // busy with the winner's flit until it frees (known once the winners have crossed).
+    for i in 0..sc.requests.len() {
+        let rq = sc.requests[i];
+        if arbiter.lost(&sc.best, out_port(rq), i) {
+            let alone = r.ports[base + rq.in_port as usize].flits_with_vc() == 1 << rq.in_vc;
+            note(wake, if alone { r.ports[base + rq.out_port as usize].xbar_out_free as u64 } else { now + 1 });
+        }
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_port);
 }
