@@ -726,8 +726,8 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
         if arbiter.lost(&sc.best, out_port(rq), i) {
-            let alone = r.ports[base + rq.in_port as usize].flits_with_vc() == 1 << rq.in_vc;
-            note(wake, if alone { r.ports[base + rq.out_port as usize].xbar_out_free as u64 } else { now + 1 });
+            let only_flit = r.ports[base + rq.in_port as usize].flits_with_vc() == 1 << rq.in_vc;
+            note(wake, if only_flit { r.ports[base + rq.out_port as usize].xbar_out_free as u64 } else { now + 1 });
         }
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_port);
