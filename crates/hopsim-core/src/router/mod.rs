@@ -488,11 +488,18 @@ impl Routers {
     /// Start loading what delivering `ev` will touch in the switches and the packets: the
     /// engine asks a few events ahead, so the misses of consecutive events (each at a switch
     /// and a packet far from the last one's) overlap instead of following one another.
+    #[inline(always)]
     pub fn prefetch_event(&self, ev: &Event, packets: &Arena) {
-        use crate::prefetch::{line, slice};
-        if self.prefetch == Prefetch::None {
-            return;
+        // Tested here, inlined into the delivery loops, as in `prefetch_visits`: on a network
+        // in cache a call per event only to return was 0.5 % of the 8x8 torus's time.
+        if self.prefetch != Prefetch::None {
+            self.prefetch_event_lines(ev, packets);
         }
+    }
+
+    #[inline(never)]
+    fn prefetch_event_lines(&self, ev: &Event, packets: &Arena) {
+        use crate::prefetch::{line, slice};
         match *ev {
             Event::FlitArrive { switch, port, vc, packet, flit, .. } => {
                 let gp = self.global_port(switch as usize, port as usize);

@@ -227,22 +227,19 @@ fn link_port<const V: usize, C: Schedule>(switch: usize, gp: usize, now: u64, cx
     let r = &mut *cx.routers;
     let vcs = vcs::<V>(r);
     // Fields are read one by one, not the port copied: most ports only need two looked at.
-    let p = &mut r.ports[gp];
+    let p = &r.ports[gp];
     if p.tx_pending {
         if p.link_free as u64 <= now {
             give_back::<V>(r, switch, gp, now, cx.params);
-        } else {
-            let (gv, free) = (gp * vcs + p.tx_vc as usize, p.link_free as u64);
-            if release_needed(r, gv, cx.params) {
-                note(wake, free);
-            }
+        } else if tx_watched::<V>(r, gp, cx.params) {
+            note(wake, r.ports[gp].link_free as u64);
         }
     }
     let p = &r.ports[gp];
     if p.out_flits == 0 {
         // A flit on the link that someone waits for keeps the port visited until its space
         // is back; any other is given back later (`gone_phits`).
-        return !p.tx_pending || !release_needed(r, gp * vcs + p.tx_vc as usize, cx.params);
+        return !p.tx_pending || !tx_watched::<V>(r, gp, cx.params);
     }
     if p.link_free as u64 > now {
         note(wake, p.link_free as u64);
@@ -325,6 +322,12 @@ fn has_room<const V: usize>(r: &Routers, go: usize, ov: usize, phits: u32, now: 
 #[inline(always)]
 fn release_needed(r: &Routers, gv: usize, prm: &Params) -> bool {
     prm.routing_reads_queues || r.vc[gv].flag(Vc::WAITED_ON)
+}
+
+/// `release_needed` for the flit on port `gp`'s link (`tx_vc`).
+#[inline(always)]
+fn tx_watched<const V: usize>(r: &Routers, gp: usize, prm: &Params) -> bool {
+    release_needed(r, gp * vcs::<V>(r) + r.ports[gp].tx_vc as usize, prm)
 }
 
 /// Something of the switch waits for space in an output buffer of port `port`: step when
@@ -840,11 +843,11 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
 /// deadlocks), VC allocation is over for this cycle, this step's other grants are for other
 /// outputs, and from next cycle on the allocators would count it free anyway (`gone_phits`).
 #[inline(always)]
-fn link_free_next(r: &Routers, go: usize, now: u64, prm: &Params) -> bool {
+fn link_free_next<const V: usize>(r: &Routers, go: usize, now: u64, prm: &Params) -> bool {
     let p = &r.ports[go];
     let free = p.link_free as u64;
     debug_assert!(free <= now || p.tx_pending, "a link busy with no flit on it");
-    free <= now || (free == now + 1 && !release_needed(r, go * r.vcs + p.tx_vc as usize, prm))
+    free <= now || (free == now + 1 && !tx_watched::<V>(r, go, prm))
 }
 
 /// Moves the flit of `rq` through the crossbar. Returns the earliest cycle the switch must be
@@ -890,7 +893,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     // through one output, whose next grant comes as the crossbar frees, a cycle before the
     // link (two grants in five on the 8x8 torus, `link_free_next`).
     let p = &r.ports[go];
-    let alone = link_free_next(r, go, now, prm) && p.out_flits == 0 && now + 1 < prm.window.1;
+    let alone = link_free_next::<V>(r, go, now, prm) && p.out_flits == 0 && now + 1 < prm.window.1;
     if alone && link_may_start == now + 1 && credits_cover(r, gvo, e.phits) {
         start_flit::<V, _>(r, cal, prm, sent, go, rq.out_vc as usize, out, now + 1, now, wake);
         if release_needed(r, gvo, prm) {
