@@ -14,6 +14,7 @@ mod backlog;
 mod blocks;
 mod deadlock;
 mod delivery;
+mod head_routing;
 mod invariants;
 pub mod memory;
 pub mod parallel;
@@ -25,7 +26,7 @@ use crate::nic::Nics;
 use crate::message::Messages;
 use crate::packet::Arena;
 use crate::router::{self, Entry, Routers};
-use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
+use crate::route::Rng;
 use crate::routing::Routing;
 use crate::workload::{Post, Sample, Workload};
 use crate::spec::{FlowControl, Spec};
@@ -118,6 +119,9 @@ pub struct Simulation {
     pub servers: ServerMap,
     pub routing: Arc<dyn Routing>,
     pub vc_policy: Arc<dyn VcPolicy>,
+    /// How heads are routed: `routing` and `vc_policy` through their traits, or the
+    /// commonest pair called directly.
+    head_routing: head_routing::HeadRouting,
     pub traffic: Traffic,
     pub params: Params,
     pub routers: Routers,
@@ -205,6 +209,7 @@ impl Simulation {
             spec: spec.clone(),
             topo,
             servers,
+            head_routing: head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()),
             routing,
             vc_policy,
             traffic,
@@ -281,6 +286,13 @@ impl Simulation {
     /// wake-up asked for (tests: the results must not change, or a wake-up is missing).
     pub fn step_everything(&mut self) {
         self.cal.visit_everything();
+    }
+
+    /// Route every head through the `Routing` and `VcPolicy` traits, even where the run's pair
+    /// is called directly (tests: the two ways must give the same results). Returns whether
+    /// the pair was called directly.
+    pub fn route_through_traits(&mut self) -> bool {
+        std::mem::replace(&mut self.head_routing, head_routing::HeadRouting::Traits).direct()
     }
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
@@ -696,7 +708,8 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
     let (routers, params) = (&mut (*sim).routers, &(*sim).params);
     let phits = if flit.is_head() {
         let pkt = (*sim).packets.get_mut(packet);
-        route_head(routers, (*sim).routing.as_ref(), (*sim).vc_policy.as_ref(), params.policy_vcs, &(*sim).servers, &mut (&mut (*sim).switch_rng)[sw], sw, pkt);
+        let to = head_routing::Heading { routers, vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, servers: &(*sim).servers, switch: sw };
+        (*sim).head_routing.route(&to, (*sim).routing.as_ref(), &mut (&mut (*sim).switch_rng)[sw], pkt);
         params.flit_phits(pkt.phits)
     } else {
         1 // only wormhole packets have more than one flit
@@ -708,31 +721,3 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
     SwitchWake::None
 }
 
-/// Where a head that reached `switch` may go next: its destination's server port there, or
-/// the routing's candidates, each with the VCs the VC policy allows it (of `policy_vcs`, those
-/// the policy uses).
-#[allow(clippy::too_many_arguments)]
-fn route_head(
-    routers: &Routers,
-    routing: &dyn Routing,
-    vc_policy: &dyn VcPolicy,
-    policy_vcs: u32,
-    servers: &ServerMap,
-    rng: &mut Rng,
-    switch: usize,
-    pkt: &mut crate::packet::Packet,
-) {
-    pkt.candidates.clear();
-    if pkt.state.dst_switch as usize == switch {
-        let port = routers.network_ports[switch] as usize + servers.local_index(pkt.dst as usize);
-        pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
-    } else {
-        let view = router::SwitchView { routers, vc_policy };
-        let mut cx = RouteCtx { switch, rng, congestion: &view };
-        routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
-        assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
-    }
-    for c in pkt.candidates.as_mut_slice() {
-        c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & policy_vcs);
-    }
-}

@@ -4,6 +4,7 @@ use super::{dor_hop, Candidates, RouteCtx, RouteState, Routing};
 use crate::topology::{Cartesian, Topology};
 use std::sync::Arc;
 
+#[derive(Clone)]
 pub struct Dor {
     topo: Arc<dyn Topology>,
     /// The topology's grid, kept here: every head's route reads it.
@@ -22,6 +23,7 @@ impl Routing for Dor {
         "dor"
     }
 
+    #[inline]
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
         if let Some(hop) = dor_hop(&self.grid, cx.switch, state.dst_switch as usize, state.tie_dirs) {
             out.push(hop, 0);

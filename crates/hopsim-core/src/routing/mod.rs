@@ -26,6 +26,7 @@ mod valiant_low_diameter;
 
 pub use crate::spec::AriesMode;
 pub use valiant_low_diameter::ValiantPaths;
+pub use dor::Dor;
 pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
@@ -133,7 +134,8 @@ impl BuildCtx<'_> {
     }
 }
 
-pub trait Routing: Send + Sync {
+/// `Any` lets the engine call its commonest routing directly (engine/head_routing.rs).
+pub trait Routing: std::any::Any + Send + Sync {
     fn name(&self) -> &'static str;
     /// Called once when a packet enters the network (choose intermediates, tie breaks).
     fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {

@@ -10,6 +10,7 @@
 use super::{mask_all, mask_range, VcPolicy};
 use crate::route::{Hop, RouteState};
 
+#[derive(Clone)]
 pub struct Dateline {
     before: u32,
     after: u32,

@@ -14,6 +14,8 @@ mod none;
 mod phase_dateline;
 mod two_phases;
 
+pub use dateline::Dateline;
+
 use crate::error::{SpecError, SpecResult};
 use crate::route::{Hop, RouteState};
 use crate::spec::{Key, Spec};
@@ -51,7 +53,8 @@ impl<'a> JsqTies<'a> {
     }
 }
 
-pub trait VcPolicy: Send + Sync {
+/// `Any` lets the engine call its commonest policy directly (engine/head_routing.rs).
+pub trait VcPolicy: std::any::Any + Send + Sync {
     fn name(&self) -> &'static str;
     /// VCs (a bit each) the packet may use in the buffer that `hop` leads to.
     fn allowed(&self, state: &RouteState, hop: &Hop) -> u32;

@@ -358,3 +358,32 @@ fn the_blindfold_catches_an_algorithm_that_reads_queues() {
     r.on_inject(&mut st, &mut rng);
     r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut Candidates::default());
 }
+
+/// DOR with either dateline policy is called directly, not through the traits
+/// (engine/head_routing.rs): the results must be those of routing every head through them,
+/// on a torus (datelines crossed) and a mesh (none), with ties broken both ways.
+#[test]
+fn dor_called_directly_routes_as_through_the_traits() {
+    for (kind, dims, policy, direct) in [
+        ("torus", "[6, 4]", "dateline", true),
+        ("torus", "[4, 4, 4]", "dateline_partition", true),
+        ("mesh", "[5, 5]", "dateline", true),
+        ("torus", "[6, 4]", "phase_dateline", false),
+    ] {
+        let toml = format!(
+            "[topology]\nkind = \"{kind}\"\ndims = {dims}\n[router]\nvcs = 4\n[packet]\nphits = 4\n[routing]\nalgorithm = \"dor\"\nvc_policy = \"{policy}\"\n\
+             [traffic]\npattern = \"uniform\"\nload = 0.5\n[run]\nwarmup = 200\ncycles = 3000\nseed = 5\n"
+        );
+        let s = spec::from_toml_str(&toml).unwrap();
+        let run = |traits: bool| {
+            let mut sim = hopsim_core::engine::Simulation::new(&s).unwrap();
+            if traits {
+                assert_eq!(sim.route_through_traits(), direct, "{kind} {policy}: called directly");
+            }
+            sim.run()
+        };
+        let r = run(false);
+        assert!(r.metrics.packets_delivered > 1000, "{kind} {policy}");
+        assert!(common::fingerprint(&run(true)) == common::fingerprint(&r), "{kind} {dims} {policy}: other results through the traits");
+    }
+}

@@ -1,0 +1,77 @@
+//! Where a head that reaches a switch may go next: its destination's server port there, or
+//! the routing's candidates, each with the VCs the VC policy allows it.
+//!
+//! Every head of a run asks this, so the commonest pair, dimension-order routing with
+//! dateline classes on a torus, is called directly rather than through the `Routing` and
+//! `VcPolicy` traits: both then inline into the arrival, which saves about 4 % of the
+//! simulation of a torus (docs/benchmarks.md). Every other pair goes through the traits, with
+//! the same code, so the two ways cannot give different routes.
+
+use crate::packet::Packet;
+use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
+use crate::router::{Routers, SwitchView};
+use crate::routing::{Dor, Routing};
+use crate::topology::ServerMap;
+use crate::vc::{Dateline, VcPolicy};
+use std::any::Any;
+
+/// How a run routes its heads, chosen once from its routing and VC policy.
+pub(super) enum HeadRouting {
+    /// Dimension-order routing with either dateline policy, called directly.
+    DorDateline(Dor, Dateline),
+    /// The run's routing and VC policy, through their traits.
+    Traits,
+}
+
+/// The switch a head reached and what routing it reads there.
+pub(super) struct Heading<'a> {
+    pub routers: &'a Routers,
+    pub vc_policy: &'a dyn VcPolicy,
+    /// The VCs the policy uses (`Params::policy_vcs`).
+    pub policy_vcs: u32,
+    pub servers: &'a ServerMap,
+    pub switch: usize,
+}
+
+impl HeadRouting {
+    pub fn of(routing: &dyn Routing, vc_policy: &dyn VcPolicy) -> Self {
+        let (routing, vc_policy): (&dyn Any, &dyn Any) = (routing, vc_policy);
+        match (routing.downcast_ref::<Dor>(), vc_policy.downcast_ref::<Dateline>()) {
+            (Some(dor), Some(dateline)) => HeadRouting::DorDateline(dor.clone(), dateline.clone()),
+            _ => HeadRouting::Traits,
+        }
+    }
+
+    /// Whether the pair is called directly.
+    pub fn direct(&self) -> bool {
+        !matches!(self, HeadRouting::Traits)
+    }
+
+    /// Fill `pkt.candidates` for its head at `at.switch`; `routing` is the run's (and
+    /// `at.vc_policy` its policy), read unless the pair is called directly.
+    #[inline(always)]
+    pub fn route(&self, at: &Heading, routing: &dyn Routing, rng: &mut Rng, pkt: &mut Packet) {
+        match self {
+            HeadRouting::DorDateline(dor, dateline) => candidates(at, dor, dateline, rng, pkt),
+            HeadRouting::Traits => candidates(at, routing, at.vc_policy, rng, pkt),
+        }
+    }
+}
+
+#[inline(always)]
+fn candidates<R: Routing + ?Sized, P: VcPolicy + ?Sized>(at: &Heading, routing: &R, vc_policy: &P, rng: &mut Rng, pkt: &mut Packet) {
+    let switch = at.switch;
+    pkt.candidates.clear();
+    if pkt.state.dst_switch as usize == switch {
+        let port = at.routers.network_ports[switch] as usize + at.servers.local_index(pkt.dst as usize);
+        pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
+    } else {
+        let view = SwitchView { routers: at.routers, vc_policy: at.vc_policy };
+        let mut cx = RouteCtx { switch, rng, congestion: &view };
+        routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
+        assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
+    }
+    for c in pkt.candidates.as_mut_slice() {
+        c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & at.policy_vcs);
+    }
+}
