@@ -23,6 +23,8 @@ impl Routing for Dor {
         "dor"
     }
 
+    // Called directly for every head under a dateline policy (engine/head_routing.rs), and
+    // inlined there only if marked.
     #[inline]
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
         if let Some(hop) = dor_hop(&self.grid, cx.switch, state.dst_switch as usize, state.tie_dirs) {
