@@ -146,14 +146,32 @@ def test_resume_skips_finished_runs(tmp_path):
 LONG = SMALL.replace("dims = [4, 4]", "dims = [8, 8]").replace("cycles = 1500", "cycles = 40000")
 
 
+def _bar_states(stderr: str) -> list[str]:
+    return [s for s in stderr.replace("\r", "\n").splitlines() if "cycles/s" in s]
+
+
 def test_progress_bar_moves_during_a_run(tmp_path):
     """The bar counts simulated cycles, so it moves while a single long run is still going
-    (a bar counting runs would sit at 0 % for the whole of a 510k-cycle run)."""
-    path = write_spec(tmp_path, LONG.replace("cycles = 40000", "cycles = 400000"))
-    proc = run_cli("run", path, "--out", tmp_path / "out", "--no-plots", "--link-maps", "none", check=0)
-    states = [s for s in proc.stderr.replace("\r", "\n").splitlines() if "cycles/s" in s]
-    within = [s for s in states if "0/1 runs" in s and not any(f"{p}%|" in s for p in ("  0", "100"))]
-    assert within, f"no progress shown inside the run:\n{proc.stderr[-2000:]}"
+    (a bar counting runs would sit at 0 % for the whole of a 510k-cycle run). The run is far
+    longer than the test waits, and stopped once the bar has moved inside it: however fast
+    the engine, the bar is seen between 0 % and 100 % of a run not yet ended."""
+    path = write_spec(tmp_path, LONG.replace("cycles = 40000", "cycles = 400000000"))
+    proc = start_cli("run", path, "--out", tmp_path / "out", "--no-plots", "--link-maps", "none")
+    seen, deadline = b"", time.time() + 120
+    within: list[str] = []
+    while not within and time.time() < deadline:
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        if not chunk:
+            break  # the run ended
+        seen += chunk
+        states = _bar_states(seen.decode(errors="replace"))
+        within = [s for s in states if "0/1 runs" in s and not any(f"{p}%|" in s for p in ("  0", "100"))]
+    stderr = stop_cli(proc, signal.SIGINT)
+    assert within, f"no progress shown inside the run:\n{(seen.decode(errors='replace') + stderr)[-2000:]}"
+
+    # A run that ends leaves the bar full, with the run counted.
+    proc = run_cli("run", write_spec(tmp_path, LONG, name="short.toml"), "--out", tmp_path / "short", "--no-plots", "--link-maps", "none", check=0)
+    states = _bar_states(proc.stderr)
     assert "100%|" in states[-1] and "1/1 runs" in states[-1], states[-1]
 
 
