@@ -177,7 +177,9 @@ def test_progress_bar_moves_during_a_run(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
 def test_interrupted_sweep_loses_nothing_finished(tmp_path, sig):
-    path = write_spec(tmp_path, LONG, sweep='"traffic.load" = [0.2, 0.3, 0.4, 0.5]\n')
+    # Runs long enough (about half a second each in 2026-12, ten polls) that the sweep is
+    # still going when the first has finished, even on a much faster engine.
+    path = write_spec(tmp_path, LONG.replace("cycles = 40000", "cycles = 400000"), sweep='"traffic.load" = [0.2, 0.3, 0.4, 0.5]\n')
     out = tmp_path / "out"
     proc = start_cli("run", path, "--out", out, "--threads", "1", "--no-plots")
     deadline = time.time() + 120
