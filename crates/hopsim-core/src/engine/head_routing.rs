@@ -26,9 +26,10 @@ pub(super) enum HeadRouting {
     Traits,
 }
 
-/// The switch a head reached and what routing it reads there.
+/// The switch a head reached, and the run's routing and VC policy with what they read there.
 pub(super) struct Heading<'a> {
     pub routers: &'a Routers,
+    pub routing: &'a dyn Routing,
     pub vc_policy: &'a dyn VcPolicy,
     /// The VCs the policy uses (`Params::policy_vcs`).
     pub policy_vcs: u32,
@@ -50,13 +51,12 @@ impl HeadRouting {
         !matches!(self, HeadRouting::Traits)
     }
 
-    /// Fill `pkt.candidates` for its head at `at.switch`; `routing` is the run's (and
-    /// `at.vc_policy` its policy), read unless the pair is called directly.
+    /// Fill `pkt.candidates` for its head at `at.switch`.
     #[inline(always)]
-    pub fn route(&self, at: &Heading, routing: &dyn Routing, rng: &mut Rng, pkt: &mut Packet) {
+    pub fn route(&self, at: &Heading, rng: &mut Rng, pkt: &mut Packet) {
         match self {
             HeadRouting::DorDateline(dor, dateline) => candidates(at, dor, dateline, rng, pkt),
-            HeadRouting::Traits => candidates(at, routing, at.vc_policy, rng, pkt),
+            HeadRouting::Traits => candidates(at, at.routing, at.vc_policy, rng, pkt),
         }
     }
 }

@@ -708,8 +708,8 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
     let (routers, params) = (&mut (*sim).routers, &(*sim).params);
     let phits = if flit.is_head() {
         let pkt = (*sim).packets.get_mut(packet);
-        let to = head_routing::Heading { routers, vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, servers: &(*sim).servers, switch: sw };
-        (*sim).head_routing.route(&to, (*sim).routing.as_ref(), &mut (&mut (*sim).switch_rng)[sw], pkt);
+        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, servers: &(*sim).servers, switch: sw };
+        (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], pkt);
         params.flit_phits(pkt.phits)
     } else {
         1 // only wormhole packets have more than one flit
