@@ -3,6 +3,7 @@
 //! reassembled (in order if asked) and complete messages are handed back to the workload.
 
 use crate::calendar::NEVER;
+use super::backlog::Queued;
 use super::Simulation;
 use crate::message::Message;
 use crate::packet::{Packet, PacketKind, NIL};
@@ -56,6 +57,14 @@ impl Simulation {
         for seq in 0..packets {
             self.stats.on_generate(now, self.request_phits(bytes, seq) as u64);
         }
+        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nics.nics[src].queued < 2 {
+            // What `refill` would do with the message as the queue's only one, without
+            // queueing it first: most messages below saturation.
+            let q = Queued { dst: dst as u32, created: now as u32, packets: 1, next_seq: 0, message: NIL, tie_dirs: None };
+            self.make_packet(src, q);
+            self.wake_nic(src, now);
+            return;
+        }
         self.backlog[src].push_back(dst as u32, now as u32, packets, message);
         self.refill(src, now);
     }
@@ -66,43 +75,51 @@ impl Simulation {
         if self.backlog[src].is_empty() || self.nics.nics[src].queued >= 2 {
             return;
         }
-        let src_switch = self.servers.switch_of(src) as u32;
         while self.nics.nics[src].queued < 2 {
             let Some(q) = self.backlog[src].front() else { break };
-            let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
-            let (phits, kind) = if self.params.protocol.is_on() {
-                (self.request_phits(self.messages.get(message).bytes, seq), PacketKind::Request)
-            } else {
-                (self.params.packet_phits, PacketKind::Data)
-            };
-            let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
-            let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
-            self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
-            // Ties (half-way round a ring) are broken once per message, so a routing with one
-            // path per pair, like DOR, keeps a message's packets in order.
-            state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
-            self.backlog[src].advance_front(state.tie_dirs);
-            let measured = self.stats.in_window(created);
-            let id = self.packets.make(|candidates| Packet {
-                src: src as u32,
-                dst: dst as u32,
-                created,
-                injected: NEVER,
-                state,
-                candidates,
-                flits_ejected: 0,
-                phits,
-                kind,
-                measured,
-                next: NIL,
-                message,
-                seq,
-                extra_link_latency: 0,
-                request_injected: NEVER,
-            });
-            self.nics.enqueue(src, id, &mut self.packets);
+            let tie_dirs = self.make_packet(src, q);
+            self.backlog[src].advance_front(tie_dirs);
         }
         self.wake_nic(src, wake_at);
+    }
+
+    /// Make the next packet of message `q` and queue it at its NIC. Returns the tie
+    /// directions its packets take.
+    #[inline]
+    fn make_packet(&mut self, src: usize, q: Queued) -> u32 {
+        let src_switch = self.servers.switch_of(src) as u32;
+        let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
+        let (phits, kind) = if self.params.protocol.is_on() {
+            (self.request_phits(self.messages.get(message).bytes, seq), PacketKind::Request)
+        } else {
+            (self.params.packet_phits, PacketKind::Data)
+        };
+        let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
+        let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
+        self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        // Ties (half-way round a ring) are broken once per message, so a routing with one
+        // path per pair, like DOR, keeps a message's packets in order.
+        state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
+        let measured = self.stats.in_window(created);
+        let id = self.packets.make(|candidates| Packet {
+            src: src as u32,
+            dst: dst as u32,
+            created,
+            injected: NEVER,
+            state,
+            candidates,
+            flits_ejected: 0,
+            phits,
+            kind,
+            measured,
+            next: NIL,
+            message,
+            seq,
+            extra_link_latency: 0,
+            request_injected: NEVER,
+        });
+        self.nics.enqueue(src, id, &mut self.packets);
+        state.tie_dirs
     }
 
     /// Step the NIC of `server` at `at`, or once its channel is free if that is later: a step
