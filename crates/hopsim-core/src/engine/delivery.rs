@@ -10,6 +10,10 @@ use crate::packet::{Packet, PacketKind, NIL};
 use crate::routing::RouteState;
 use crate::workload::{Ctx, Delivered, Workload};
 
+/// Packets made ahead in a NIC's queue; the rest of a source's messages wait in its backlog
+/// as small records until the NIC is about to send them.
+const READY_PACKETS: u32 = 2;
+
 impl Simulation {
     /// Call the workload, then send the messages it posted and arm the timers it set.
     pub(super) fn with_workload(&mut self, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
@@ -57,7 +61,7 @@ impl Simulation {
         for seq in 0..packets {
             self.stats.on_generate(now, self.request_phits(bytes, seq) as u64);
         }
-        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nics.nics[src].queued < 2 {
+        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nics.nics[src].queued < READY_PACKETS {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
             let q = Queued { dst: dst as u32, created: now as u32, packets: 1, next_seq: 0, message: NIL, tie_dirs: None };
@@ -69,13 +73,13 @@ impl Simulation {
         self.refill(src, now);
     }
 
-    /// Keep a couple of packets ready in the NIC's queue, made from the oldest queued message,
-    /// and have the NIC step from `wake_at` if it made any (`wake_nic`).
+    /// Keep `READY_PACKETS` packets ready in the NIC's queue, made from the oldest queued
+    /// message, and have the NIC step from `wake_at` if it made any (`wake_nic`).
     pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
-        if self.backlog[src].is_empty() || self.nics.nics[src].queued >= 2 {
+        if self.backlog[src].is_empty() || self.nics.nics[src].queued >= READY_PACKETS {
             return;
         }
-        while self.nics.nics[src].queued < 2 {
+        while self.nics.nics[src].queued < READY_PACKETS {
             let Some(q) = self.backlog[src].front() else { break };
             let tie_dirs = self.make_packet(src, q);
             self.backlog[src].advance_front(tie_dirs);
