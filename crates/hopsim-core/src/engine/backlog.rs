@@ -24,6 +24,13 @@ pub(super) struct Queued {
     pub tie_dirs: Option<u32>,
 }
 
+impl Queued {
+    /// A one-packet message nobody tracks, none of it made yet: what a one-slot entry holds.
+    pub fn untracked(dst: u32, created: u32) -> Self {
+        Queued { dst, created, packets: 1, next_seq: 0, message: NIL, tie_dirs: None }
+    }
+}
+
 /// The first slot's `dst` carries two flags; server indices stay below 2^30.
 const EXTENDED: u32 = 1 << 31;
 const TIES_SET: u32 = 1 << 30;
@@ -56,7 +63,7 @@ impl Backlog {
         let &[head, created] = self.0.front()?;
         let dst = head & DST_MASK;
         if head & EXTENDED == 0 {
-            return Some(Queued { dst, created, packets: 1, next_seq: 0, message: NIL, tie_dirs: None });
+            return Some(Queued::untracked(dst, created));
         }
         let [packets, next_seq] = self.0[1];
         let [message, ties] = self.0[2];
@@ -91,7 +98,7 @@ impl Backlog {
             let dst = head & DST_MASK;
             if head & EXTENDED == 0 {
                 i += 1;
-                return Some(Queued { dst, created, packets: 1, next_seq: 0, message: NIL, tie_dirs: None });
+                return Some(Queued::untracked(dst, created));
             }
             let ([packets, next_seq], [message, ties]) = (self.0[i + 1], self.0[i + 2]);
             i += 3;

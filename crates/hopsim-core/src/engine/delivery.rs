@@ -64,8 +64,7 @@ impl Simulation {
         if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nics.nics[src].queued < READY_PACKETS {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
-            let q = Queued { dst: dst as u32, created: now as u32, packets: 1, next_seq: 0, message: NIL, tie_dirs: None };
-            self.make_packet(src, q);
+            self.make_packet(src, Queued::untracked(dst as u32, now as u32));
             self.wake_nic(src, now);
             return;
         }
