@@ -52,7 +52,9 @@ impl Schedule for Calendar {
     fn schedule(&mut self, at: u64, now: u64, ev: Event) {
         Calendar::schedule(self, at, now, ev)
     }
-    #[inline]
+    // Forced inline: left to the inliner the step called it out of line, about once a
+    // packet-hop for 42 instructions (docs/benchmark-log.md).
+    #[inline(always)]
     fn wake_router(&mut self, switch: usize, at: u64) {
         Calendar::wake_router(self, switch, at)
     }
@@ -182,7 +184,7 @@ impl Calendar {
         slot
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn wake_router(&mut self, switch: usize, at: u64) {
         self.pending += self.routers.wake(self.mask, switch, at);
     }

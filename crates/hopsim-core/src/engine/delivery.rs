@@ -74,10 +74,16 @@ impl Simulation {
 
     /// Keep `READY_PACKETS` packets ready in the NIC's queue, made from the oldest queued
     /// message, and have the NIC step from `wake_at` if it made any (`wake_nic`).
+    /// Tested inline, the refill out of line: after most NIC steps there is nothing to make.
+    #[inline(always)]
     pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
-        if self.backlog[src].is_empty() || self.nics.nics[src].queued >= READY_PACKETS {
-            return;
+        if !self.backlog[src].is_empty() && self.nics.nics[src].queued < READY_PACKETS {
+            self.refill_from_backlog(src, wake_at);
         }
+    }
+
+    /// What `refill` does when the NIC has room and the backlog a message.
+    fn refill_from_backlog(&mut self, src: usize, wake_at: u64) {
         while self.nics.nics[src].queued < READY_PACKETS {
             let Some(q) = self.backlog[src].front() else { break };
             let tie_dirs = self.make_packet(src, q);
@@ -87,8 +93,9 @@ impl Simulation {
     }
 
     /// Make the next packet of message `q` and queue it at its NIC. Returns the tie
-    /// directions its packets take.
-    #[inline]
+    /// directions its packets take. Forced inline into its two callers: it runs once a packet,
+    /// and its call and frame were a third of its instructions (docs/benchmark-log.md).
+    #[inline(always)]
     fn make_packet(&mut self, src: usize, q: Queued) -> u32 {
         let src_switch = self.servers.switch_of(src) as u32;
         let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
@@ -128,6 +135,7 @@ impl Simulation {
     /// Step the NIC of `server` at `at`, or once its channel is free if that is later: a step
     /// before then would only find the channel busy and ask again (a third of the NICs' steps
     /// on the 8x8 torus, when a packet made for a NIC still sending woke it at once).
+    #[inline(always)]
     pub(super) fn wake_nic(&mut self, server: usize, at: u64) {
         self.cal.wake_nic(server, at.max(self.nics.nics[server].channel_free));
     }
@@ -256,6 +264,7 @@ impl Simulation {
     }
 
     /// The packet reaches the application (on arrival, or when in-order delivery lets it).
+    #[inline]
     fn packet_delivered(&mut self, now: u64, id: u32) {
         let p = self.packets.get(id);
         let (src, created) = (p.src, p.created);

@@ -138,6 +138,7 @@ impl Nic {
 /// The VC of the switch's input buffer a new packet is sent on: among the VCs of `mask` whose
 /// `credits` cover a flit of `u` phits, the one with the most room (ties lowest first, or at
 /// random), or with `first_with_room` the lowest-numbered one, as CAMINOS's servers choose.
+#[inline]
 fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, random_ties: bool, rng: &mut Rng) -> Option<usize> {
     let mut best: Option<(u32, usize)> = None;
     let mut ties = JsqTies::new(random_ties.then_some(rng));

@@ -19,6 +19,7 @@ impl Default for Histogram {
 }
 
 impl Histogram {
+    #[inline]
     pub fn add(&mut self, v: u64) {
         self.count += 1;
         self.sum += v as u128;
