@@ -662,6 +662,13 @@ def table_rows(rows: list[Row]) -> list[list[str]]:
     return out
 
 
+def report_paths(out: Path) -> tuple[Path, Path]:
+    """The markdown report and its raw numbers (.json beside it) for `--out`, which names the
+    report, or the numbers when it ends in .json: one file must not take both."""
+    report = out.with_suffix(".md") if out.suffix == ".json" else out
+    return report, report.with_suffix(".json")
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -824,7 +831,7 @@ def main(argv: list[str] | None = None) -> int:
                          "measured on one thread after each round of this build's runs, with this build's phits "
                          "moved per CPU-second over its (docs/benchmarks.md)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
-    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md)")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md", help="markdown report (default bench/results/latest.md); the raw numbers go beside it as .json")
     ap.add_argument("--list", action="store_true", help="list the configs and exit")
     args = ap.parse_args(argv)
     thread_counts = sorted(set(args.threads or [1, 2]))
@@ -902,8 +909,9 @@ def main(argv: list[str] | None = None) -> int:
           + (" (medians, min-max in parentheses; speed-up: median of the ratios of runs made next to each other)" if args.repeat > 1 else "")
           + ".", "",
           markdown_table(header, trows), "", "## Details", "", details(rows, baselines, args.quick)]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(md))
+    report, numbers = report_paths(args.out)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join(md))
     raw = {
         "date": stamp, "machine": machine_description(), "quick": args.quick, "baselines_kib": baselines,
         "reference": None if ref is None else ref.__dict__,
@@ -912,9 +920,9 @@ def main(argv: list[str] | None = None) -> int:
                      "caminos": None if row.caminos is None else row.caminos.__dict__,
                      "reference": None if row.reference is None else row.reference.__dict__} for row in rows],
     }
-    args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str))
+    numbers.write_text(json.dumps(raw, indent=1, default=str))
     shutil.rmtree(workdir, ignore_errors=True)
-    print(f"\nWrote {args.out} (and {args.out.with_suffix('.json').name}).")
+    print(f"\nWrote {report} (and {numbers.name}).")
     print("To record these numbers (full runs only, not --quick): add the table, the date, the machine")
     print("line and what changed to docs/benchmark-log.md as a new section, update \"Latest results\"")
     print("in docs/benchmarks.md, and commit.")

@@ -38,15 +38,31 @@ def test_a_quick_benchmark_measures_both_thread_counts_and_writes_its_report(tmp
     assert results["1"] == results["2"]
 
 
-def test_the_machine_line_names_the_caches_beyond_l1(tmp_path):
-    """The report's machine line lists the first CPU's L2 and last-level caches as the kernel
-    gives them (sysfs), leaving out L1 and instruction caches and entries it cannot read."""
+def _harness():
+    """bench/bench.py as a module (it is a script, not part of the package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_harness", ROOT / "bench" / "bench.py")
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench  # its dataclasses look their module up while it loads
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_report_and_its_numbers_never_share_a_file():
+    """`--out` names the markdown report, its numbers go beside it as .json; an `--out` ending
+    in .json names the numbers, and the report takes .md (it once overwrote the report)."""
+    bench = _harness()
+    assert bench.report_paths(Path("r/latest.md")) == (Path("r/latest.md"), Path("r/latest.json"))
+    assert bench.report_paths(Path("r/tori.json")) == (Path("r/tori.md"), Path("r/tori.json"))
+    report, numbers = bench.report_paths(Path("r/run"))
+    assert report != numbers
+
+
+def test_the_machine_line_names_the_caches_beyond_l1(tmp_path):
+    """The report's machine line lists the first CPU's L2 and last-level caches as the kernel
+    gives them (sysfs), leaving out L1 and instruction caches and entries it cannot read."""
+    bench = _harness()
     for name, level, kind, size in [("index0", "1", "Data", "32K"), ("index1", "1", "Instruction", "32K"),
                                     ("index2", "2", "Unified", "1024K"), ("index3", "3", "Unified", "32768K"),
                                     ("index4", "4", "Unified", "?")]:
