@@ -3,7 +3,7 @@
 
 use crate::calendar::Event;
 use super::Simulation;
-use crate::router::{vc_slots, Peer};
+use crate::router::{Peer, Ring};
 
 pub struct Conservation {
     pub phits_in_flight: u64,
@@ -24,8 +24,8 @@ pub fn check(sim: &Simulation) -> Conservation {
     let mut out_held = vec![0u64; r.vc.len()];
     let mut in_flight = 0u64;
     for (gv, q) in r.vc.iter().enumerate() {
-        held[gv] += q.input.iter(&r.in_store[vc_slots(gv, r.in_slots)]).map(|e| e.phits as u64).sum::<u64>();
-        out_held[gv] = q.output.iter(&r.out_store[vc_slots(gv, r.out_slots)]).map(|e| e.phits as u64).sum::<u64>();
+        held[gv] += q.input.iter(&r.in_store, Ring::of(gv, r.in_slots)).map(|e| e.phits as u64).sum::<u64>();
+        out_held[gv] = q.output.iter(&r.out_store, Ring::of(gv, r.out_slots)).map(|e| e.phits as u64).sum::<u64>();
         in_flight += held[gv] + out_held[gv];
     }
     for ev in sim.cal.pending_events() {

@@ -41,6 +41,7 @@ impl Default for Timers {
 
 impl Timers {
     /// Fire `server`'s timer at cycle `at`: not before the cycle firing now, if any.
+    #[inline]
     pub fn push(&mut self, at: u64, server: u32) {
         debug_assert!(at >= self.base, "timer at {at} set after cycle {} fired", self.base);
         if self.firing_at == Some(at) {
@@ -64,6 +65,7 @@ impl Timers {
     }
 
     /// Start firing cycle `now`: no timer is due before it.
+    #[inline]
     pub fn start(&mut self, now: u64) {
         debug_assert!(self.firing.is_empty() && now >= self.base);
         self.base = now;

@@ -1,12 +1,34 @@
 //! Fixed-capacity queues of flits: each keeps its front flit in its own record and the flits
-//! behind it in a ring of consecutive entries of one array shared by all VCs (`vc_slots`).
+//! behind it in a ring of consecutive entries of one array shared by all VCs (`Ring`).
 
-/// Where the flits behind the front of VC `gv`, a queue of `flits` flits, sit in the shared
-/// flit array: `flits - 1` entries (the front is in the `Fifo`).
-#[inline(always)]
-pub fn vc_slots(gv: usize, flits: u32) -> std::ops::Range<usize> {
-    let n = flits as usize - 1;
-    gv * n..(gv + 1) * n
+/// Where the flits behind the front of VC `gv`, a queue of `flits` flits, sit in the array all
+/// VCs share: `flits - 1` entries from `first` (the front is in the `Fifo`). The array is
+/// indexed only when a queue reaches behind its front: below saturation most queues hold one
+/// flit, and a slice of the ring made at every push and pop cost its range checks for nothing.
+#[derive(Clone, Copy)]
+pub struct Ring {
+    first: usize,
+    slots: usize,
+}
+
+impl Ring {
+    #[inline(always)]
+    pub fn of(gv: usize, flits: u32) -> Self {
+        let slots = flits as usize - 1;
+        Ring { first: gv * slots, slots }
+    }
+
+    /// Entries the shared array needs for `vcs` VCs of `flits` flits.
+    pub fn store_len(vcs: usize, flits: u32) -> usize {
+        Ring::of(vcs, flits).first
+    }
+
+    /// Where the ring's entry `i` (below `slots`) is in the shared array.
+    #[inline(always)]
+    fn at(self, i: usize) -> usize {
+        debug_assert!(i < self.slots);
+        self.first + i
+    }
 }
 
 use crate::packet::Flit;
@@ -67,10 +89,10 @@ impl<E: Copy> Fifo<E> {
     pub fn front(&self) -> Option<&E> {
         (self.len > 0).then_some(&self.front)
     }
-    /// Queue `e`; `slots` is this queue's part of the flit array (its capacity less one).
+    /// Queue `e`; `ring` is where this queue's part of the flit array `store` is (`Ring`).
     #[inline]
-    pub fn push(&mut self, slots: &mut [E], e: E) {
-        let n = slots.len();
+    pub fn push(&mut self, store: &mut [E], ring: Ring, e: E) {
+        let n = ring.slots;
         assert!((self.len as usize) <= n, "buffer overflow: credits were not respected");
         if self.len == 0 {
             self.front = e;
@@ -79,24 +101,24 @@ impl<E: Copy> Fifo<E> {
             if i >= n {
                 i -= n;
             }
-            slots[i] = e;
+            store[ring.at(i)] = e;
         }
         self.len += 1;
     }
-    /// The queued flits, front first (`slots`: this queue's part of the flit array).
-    pub fn iter<'a>(&'a self, slots: &'a [E]) -> impl Iterator<Item = &'a E> + 'a {
-        let (head, behind, n) = (self.head as usize, (self.len as usize).saturating_sub(1), slots.len());
-        self.front().into_iter().chain((0..behind).map(move |k| &slots[(head + k) % n]))
+    /// The queued flits, front first (`store` and `ring` as for `push`).
+    pub fn iter<'a>(&'a self, store: &'a [E], ring: Ring) -> impl Iterator<Item = &'a E> + 'a {
+        let (head, behind, n) = (self.head as usize, (self.len as usize).saturating_sub(1), ring.slots);
+        self.front().into_iter().chain((0..behind).map(move |k| &store[ring.at((head + k) % n)]))
     }
     #[inline]
-    pub fn pop(&mut self, slots: &[E]) -> E {
+    pub fn pop(&mut self, store: &[E], ring: Ring) -> E {
         debug_assert!(self.len > 0);
         let e = self.front;
         self.len -= 1;
         if self.len > 0 {
-            self.front = slots[self.head as usize];
+            self.front = store[ring.at(self.head as usize)];
             let next = self.head as usize + 1;
-            self.head = if next == slots.len() { 0 } else { next as u16 };
+            self.head = if next == ring.slots { 0 } else { next as u16 };
         }
         e
     }
@@ -114,21 +136,22 @@ mod tests {
         let mut x: u32 = 12345;
         for cap in 1..=5usize {
             let mut slots = vec![Entry::default(); cap - 1];
+            let ring = Ring::of(0, cap as u32);
             let (mut q, mut model) = (Fifo::default(), VecDeque::new());
             for step in 0..2_000u32 {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
                 let push = model.is_empty() || (model.len() < cap && !(x >> 16).is_multiple_of(3));
                 if push {
                     let e = Entry { packet: step, ready: step * 2, phits: (step % 7) as u16 + 1, ..Entry::default() };
-                    q.push(&mut slots, e);
+                    q.push(&mut slots, ring, e);
                     model.push_back(e);
                 } else {
-                    let (got, want) = (q.pop(&slots).packet, model.pop_front().unwrap().packet);
+                    let (got, want) = (q.pop(&slots, ring).packet, model.pop_front().unwrap().packet);
                     assert_eq!(got, want);
                 }
                 assert_eq!(q.len(), model.len());
                 assert_eq!(q.front().map(|e| e.packet), model.front().map(|e| e.packet));
-                let got: Vec<u32> = q.iter(&slots).map(|e| e.packet).collect();
+                let got: Vec<u32> = q.iter(&slots, ring).map(|e| e.packet).collect();
                 let want: Vec<u32> = model.iter().map(|e| e.packet).collect();
                 assert_eq!(got, want);
             }
@@ -141,7 +164,7 @@ mod tests {
         let mut slots = vec![Entry::default(); 1];
         let mut q = Fifo::default();
         for _ in 0..3 {
-            q.push(&mut slots, Entry::default());
+            q.push(&mut slots, Ring::of(0, 2), Entry::default());
         }
     }
 }

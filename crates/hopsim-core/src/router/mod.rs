@@ -5,7 +5,7 @@
 mod fifo;
 mod step;
 
-pub use fifo::{vc_slots, Entry, Fifo, OutEntry};
+pub use fifo::{Entry, Fifo, OutEntry, Ring};
 pub use step::{step_each, Scratch, StepCtx};
 
 use crate::calendar::Event;
@@ -151,7 +151,7 @@ pub struct Routers {
     pub in_store: Vec<Entry>,
     pub out_store: Vec<OutEntry>,
     /// Flits an input / output VC holds: its front in its `Fifo`, the others in `in_store` /
-    /// `out_store` (`vc_slots`).
+    /// `out_store` (`Ring`).
     pub in_slots: u32,
     pub out_slots: u32,
     /// The phit times of the ports' channels (`Channel`).
@@ -303,8 +303,8 @@ impl Routers {
             ports,
             vc,
             network_ports,
-            in_store: vec![Entry::default(); vc_slots(nvc, in_slots).start],
-            out_store: vec![OutEntry::default(); vc_slots(nvc, out_slots).start],
+            in_store: vec![Entry::default(); Ring::store_len(nvc, in_slots)],
+            out_store: vec![OutEntry::default(); Ring::store_len(nvc, out_slots)],
             in_slots,
             out_slots,
             va_waiters: vec![0; nvc * waiter_words],
@@ -364,7 +364,7 @@ impl Routers {
         let gp = self.global_port(switch, port);
         let gv = gp * self.vcs + vc;
         let front = self.vc[gv].input.is_empty();
-        self.vc[gv].input.push(&mut self.in_store[vc_slots(gv, self.in_slots)], e);
+        self.vc[gv].input.push(&mut self.in_store, Ring::of(gv, self.in_slots), e);
         self.ports[gp].in_flits += 1;
         self.ports[gp].in_vcs_nonempty |= 1 << vc;
         self.mark_va(switch, port);
@@ -555,7 +555,7 @@ impl Routers {
         let gp = base + port;
         let phits = |ip: usize, v: usize| {
             let gv = (base + ip) * vcs + v;
-            self.vc[gv].input.iter(&self.in_store[vc_slots(gv, self.in_slots)]).map(|e| e.phits as u32).sum::<u32>()
+            self.vc[gv].input.iter(&self.in_store, Ring::of(gv, self.in_slots)).map(|e| e.phits as u32).sum::<u32>()
         };
         let mut total = 0;
         for k in 0..w {

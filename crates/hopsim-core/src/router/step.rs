@@ -8,7 +8,7 @@
 //! crossbar, and route computation of the next packet of an input VC only after the tail
 //! ahead has crossed (each input VC's `stage_from`).
 
-use super::{vc_slots, OutEntry, Peer, Routers, Vc};
+use super::{OutEntry, Peer, Ring, Routers, Vc};
 use crate::calendar::{Event, Schedule, NEVER};
 use crate::params::Params;
 use crate::packet::Arena;
@@ -362,7 +362,7 @@ struct Sent<'a> {
 #[inline(always)]
 fn send_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, gp: usize, v: usize, start: u64, now: u64, wake: &mut u64) {
     let gv = gp * vcs::<V>(r) + v;
-    let e = r.vc[gv].output.pop(&r.out_store[vc_slots(gv, r.out_slots)]);
+    let e = r.vc[gv].output.pop(&r.out_store, Ring::of(gv, r.out_slots));
     let emptied = r.vc[gv].output.is_empty();
     let p = &mut r.ports[gp];
     p.out_flits -= 1;
@@ -860,7 +860,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     let (switch, base) = (at.switch, at.base);
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
-    let e = r.vc[gvi].input.pop(&r.in_store[vc_slots(gvi, r.in_slots)]);
+    let e = r.vc[gvi].input.pop(&r.in_store, Ring::of(gvi, r.in_slots));
     let u = e.phits as u64;
     r.ports[gi].in_flits -= 1;
     if r.vc[gvi].input.is_empty() {
@@ -901,7 +901,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         }
     } else {
         r.mark_sending(switch, rq.out_port as usize);
-        r.vc[gvo].output.push(&mut r.out_store[vc_slots(gvo, r.out_slots)], out);
+        r.vc[gvo].output.push(&mut r.out_store, Ring::of(gvo, r.out_slots), out);
         r.ports[go].out_flits += 1;
         r.ports[go].out_vcs_nonempty |= 1 << rq.out_vc;
         note(wake, link_may_start);

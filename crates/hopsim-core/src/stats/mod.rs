@@ -171,6 +171,7 @@ impl Stats {
 }
 
 impl Stats {
+    #[inline]
     pub fn on_message(&mut self, now: u64, created: u64, measured: bool, acknowledgement: bool) {
         if measured {
             if acknowledgement {
