@@ -158,6 +158,36 @@ mod tests {
         }
     }
 
+    /// Queues of several VCs share one array, each in its own ring: filled and drained in turn,
+    /// full to their last entry, none sees another's flits.
+    #[test]
+    fn queues_sharing_the_array_keep_their_own_flits() {
+        let (vcs, cap) = (5usize, 4u32);
+        let mut store = vec![Entry::default(); Ring::store_len(vcs, cap)];
+        let mut queues = vec![Fifo::default(); vcs];
+        let mut models = vec![VecDeque::new(); vcs];
+        for round in 0..6u32 {
+            for (gv, (q, model)) in queues.iter_mut().zip(models.iter_mut()).enumerate() {
+                let ring = Ring::of(gv, cap);
+                // Fill to capacity, then drain a number that changes with the round and the VC,
+                // so that the rings' heads move around.
+                while q.len() < cap as usize {
+                    let e = Entry { packet: (round * 100 + gv as u32) * 10 + q.len() as u32, ..Entry::default() };
+                    q.push(&mut store, ring, e);
+                    model.push_back(e.packet);
+                }
+                for _ in 0..1 + (round as usize + gv) % cap as usize {
+                    let got = q.pop(&store, ring).packet;
+                    assert_eq!(got, model.pop_front().unwrap());
+                }
+            }
+            for (gv, (q, model)) in queues.iter().zip(&models).enumerate() {
+                let got: Vec<u32> = q.iter(&store, Ring::of(gv, cap)).map(|e| e.packet).collect();
+                assert_eq!(got, model.iter().copied().collect::<Vec<_>>(), "VC {gv} after round {round}");
+            }
+        }
+    }
+
     #[test]
     #[should_panic(expected = "buffer overflow")]
     fn a_full_queue_refuses_a_flit() {
