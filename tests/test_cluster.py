@@ -154,7 +154,7 @@ def _engine_threads() -> int:
     def name(task: str) -> str:
         try:
             return Path(f"/proc/self/task/{task}/comm").read_text().strip()
-        except (FileNotFoundError, ProcessLookupError):  # the thread ended after the listing (before the open, or between open and read)
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended after the listing
             return ""
 
     return sum(name(t) == "hopsim-engine" for t in os.listdir("/proc/self/task"))

@@ -52,8 +52,8 @@ impl Schedule for Calendar {
     fn schedule(&mut self, at: u64, now: u64, ev: Event) {
         Calendar::schedule(self, at, now, ev)
     }
-    // Forced inline: left to the inliner the step called it out of line, about once a
-    // packet-hop for 42 instructions (docs/benchmark-log.md).
+    // Forced inline: left to the inliner the step called it out of line, three times in four
+    // packet-hops, for 42 instructions (docs/benchmark-log.md).
     #[inline(always)]
     fn wake_router(&mut self, switch: usize, at: u64) {
         Calendar::wake_router(self, switch, at)

@@ -61,7 +61,7 @@ impl Simulation {
         for seq in 0..packets {
             self.stats.on_generate(now, self.request_phits(bytes, seq) as u64);
         }
-        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nics.nics[src].queued < READY_PACKETS {
+        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
             self.make_packet(src, Queued::untracked(dst as u32, now as u32));
@@ -77,14 +77,20 @@ impl Simulation {
     /// Tested inline, the refill out of line: after most NIC steps there is nothing to make.
     #[inline(always)]
     pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
-        if !self.backlog[src].is_empty() && self.nics.nics[src].queued < READY_PACKETS {
+        if !self.backlog[src].is_empty() && self.nic_has_room(src) {
             self.refill_from_backlog(src, wake_at);
         }
     }
 
+    /// Whether the NIC of `src` holds fewer than `READY_PACKETS` packets made ahead.
+    #[inline(always)]
+    fn nic_has_room(&self, src: usize) -> bool {
+        self.nics.nics[src].queued < READY_PACKETS
+    }
+
     /// What `refill` does when the NIC has room and the backlog a message.
     fn refill_from_backlog(&mut self, src: usize, wake_at: u64) {
-        while self.nics.nics[src].queued < READY_PACKETS {
+        while self.nic_has_room(src) {
             let Some(q) = self.backlog[src].front() else { break };
             let tie_dirs = self.make_packet(src, q);
             self.backlog[src].advance_front(tie_dirs);
