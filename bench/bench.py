@@ -321,7 +321,8 @@ try:
 except OSError:
     pass
 print(json.dumps({"metrics": metrics, "call_cpu": c1 - c0, "call_wall": w1 - w0, "result_bytes": len(out), "hwm_kib": hwm,
-                  "version": core.version() if hasattr(core, "version") else "?"}))
+                  "version": core.version() if hasattr(core, "version") else "?",
+                  "profile": getattr(core, "build_profile", lambda: None)()}))
 """
 
 
@@ -683,6 +684,26 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
                      [fmt.format(*r) for r in rows])
 
 
+def build_description(profile_tree: str | None) -> str:
+    """Whether the hopsim measured was compiled from the profile of pgo/ (profile-guided
+    optimization, README), and whether that profile was counted on the engine checked out
+    here: one counted on an older engine leaves the changed functions unprofiled."""
+    if not profile_tree:
+        return "compiled without a profile (HOPSIM_PGO=off, or a compiler too old for pgo/)"
+    root = Path(__file__).resolve().parent.parent
+    try:
+        engine = json.loads((root / "pgo" / "profile.json").read_text())["engine_path"]
+        current = subprocess.run(["git", "rev-parse", f"HEAD:{engine}"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", engine], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, KeyError, ValueError, subprocess.CalledProcessError):
+        return "compiled from the profile of pgo/ (whether it is current is unknown here)"
+    if profile_tree == current and not dirty:
+        return "compiled from the profile of pgo/, counted on this engine"
+    print("note: the build's profile (pgo/) was counted on another version of the engine; "
+          "retrain it after committing: python pgo/train.py", file=sys.stderr)
+    return "compiled from the profile of pgo/ counted on ANOTHER version of the engine (retrain: python pgo/train.py)"
+
+
 def machine_description() -> str:
     cpu = platform.processor() or "?"
     try:
@@ -868,10 +889,13 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="hopsim-bench-"))
     baselines: dict[str, int] = {}
+    build = "-"
     if do_hopsim:
         try:
-            r, _ = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "hopsim-baseline", 1, args.timeout)
+            r, data = hopsim_run(HOPSIM_BASELINE_SPEC, workdir, "hopsim-baseline", 1, args.timeout)
             baselines["hopsim"] = r.peak_kib
+            build = build_description(data.get("profile"))
+            print(f"hopsim build: {build}", flush=True)
         except HopsimError as e:
             hint = "; build it first: pip install -e ." if "No module named" in str(e) else ""
             print(f"hopsim cannot run ({e}){hint}  (--no-hopsim to skip it)", file=sys.stderr)
@@ -905,6 +929,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = "quick (rough numbers)" if args.quick else "full"
     md = [f"# hopsim benchmark, {stamp}", "",
           f"Machine: {machine_description()}.",
+          f"hopsim build: {build}.",
           f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}; each measured {args.repeat} time(s)"
           + (" (medians, min-max in parentheses; speed-up: median of the ratios of runs made next to each other)" if args.repeat > 1 else "")
           + ".", "",
@@ -913,7 +938,7 @@ def main(argv: list[str] | None = None) -> int:
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text("\n".join(md))
     raw = {
-        "date": stamp, "machine": machine_description(), "quick": args.quick, "baselines_kib": baselines,
+        "date": stamp, "machine": machine_description(), "build": build, "quick": args.quick, "baselines_kib": baselines,
         "reference": None if ref is None else ref.__dict__,
         "configs": [{"name": row.bench.name, "switches": row.bench.switches,
                      "hopsim": {str(t): h.__dict__ for t, h in row.hopsim.items()},

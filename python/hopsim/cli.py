@@ -141,16 +141,24 @@ def _add_set(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+def version_line() -> str:
+    """`hopsim --version`: the version, and whether the engine was compiled from the profile
+    of pgo/ (profile-guided optimization, README)."""
+    from . import __version__, _core
 
+    tree = getattr(_core, "build_profile", lambda: None)()
+    how = "engine compiled from the profile in pgo/ (profile-guided)" if tree else "engine compiled without a profile"
+    return f"hopsim {__version__}; {how}"
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="hopsim",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"hopsim {__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
     p = sub.add_parser(

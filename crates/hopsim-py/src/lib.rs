@@ -222,9 +222,17 @@ fn version() -> &'static str {
     hopsim_core::VERSION
 }
 
+/// The git tree of crates/ whose profile the engine was compiled from (profile-guided
+/// optimization, pgo/), or None for a build without one (build.rs).
+#[pyfunction]
+fn build_profile() -> Option<&'static str> {
+    Some(env!("HOPSIM_PROFILE_TREE")).filter(|t| !t.is_empty())
+}
+
 /// hopsim's simulation engine (Rust). Use the `hopsim` package rather than this module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     m.add_class::<Progress>()?;
     m.add_class::<PreparedSpec>()?;
     m.add_function(wrap_pyfunction!(prepare, m)?)?;
