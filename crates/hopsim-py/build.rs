@@ -15,7 +15,8 @@ fn main() {
             profile = Some(std::path::PathBuf::from(path));
         }
     }
-    // The git tree of crates/ the profile was counted on, from the record beside it.
+    // The git tree of the engine's code the profile was counted on, from the record beside
+    // it (pgo/train.py writes both).
     let tree = profile.map(|p| {
         let about = p.with_file_name("profile.json");
         println!("cargo:rerun-if-changed={}", about.display());

@@ -222,8 +222,9 @@ fn version() -> &'static str {
     hopsim_core::VERSION
 }
 
-/// The git tree of crates/ whose profile the engine was compiled from (profile-guided
-/// optimization, pgo/), or None for a build without one (build.rs).
+/// The git tree of the engine's code whose profile the engine was compiled from
+/// (profile-guided optimization, pgo/profile.json), or None for a build without one
+/// (build.rs).
 #[pyfunction]
 fn build_profile() -> Option<&'static str> {
     Some(env!("HOPSIM_PROFILE_TREE")).filter(|t| !t.is_empty())
