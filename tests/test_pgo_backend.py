@@ -3,6 +3,7 @@ never drops a flag the user gave the compiler."""
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from pgo import pgo_backend as backend
@@ -51,3 +52,13 @@ def test_the_committed_profile_says_what_it_was_trained_on():
     assert (ROOT / "pgo" / "hopsim.profdata").stat().st_size > 0
     assert len(about["engine_tree"]) == 40 and about["training"]
     assert about["llvm_profdata"].startswith("LLVM version ")
+
+
+def test_the_version_line_says_how_the_installed_engine_was_built():
+    from hopsim import _core
+
+    out = subprocess.run([sys.executable, "-m", "hopsim", "--version"], capture_output=True, text=True, check=True).stdout
+    guided = _core.build_profile() is not None
+    assert out.startswith("hopsim ")
+    assert ("compiled from the profile in pgo/" in out) == guided
+    assert ("compiled without a profile" in out) == (not guided)
