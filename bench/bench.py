@@ -690,14 +690,12 @@ def build_description(profile_tree: str | None) -> str:
     here: one counted on an older engine leaves the changed functions unprofiled."""
     if not profile_tree:
         return "compiled without a profile (HOPSIM_PGO=off, or a compiler too old for pgo/)"
-    root = Path(__file__).resolve().parent.parent
+    train = Path(__file__).resolve().parent.parent / "pgo" / "train.py"
     try:
-        engine = json.loads((root / "pgo" / "profile.json").read_text())["engine_path"]
-        current = subprocess.run(["git", "rev-parse", f"HEAD:{engine}"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", engine], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, KeyError, ValueError, subprocess.CalledProcessError):
+        current = subprocess.run([sys.executable, str(train), "--engine-tree"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
         return "compiled from the profile of pgo/ (whether it is current is unknown here)"
-    if profile_tree == current and not dirty:
+    if profile_tree == current:
         return "compiled from the profile of pgo/, counted on this engine"
     print("note: the build's profile (pgo/) was counted on another version of the engine; "
           "retrain it after committing: python pgo/train.py", file=sys.stderr)

@@ -20,7 +20,6 @@ import datetime
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PROFILE = HERE / "hopsim.profdata"
 ABOUT = HERE / "profile.json"
+# The compiler's LLVM that reads the profile (the build backend's bound, one owner).
+from pgo_backend import MIN_LLVM  # noqa: E402  (pgo/ is this script's own directory)
 # The engine's code, whose git tree names the version a profile was counted on.
 ENGINE = "crates/hopsim-core/src"
 
@@ -81,31 +82,26 @@ def run_training() -> None:
 
 
 def find_llvm_profdata(given: str | None) -> str:
-    """llvm-profdata of LLVM 19 or later: `given`, or the newest on the PATH."""
+    """llvm-profdata of LLVM `MIN_LLVM` or later: `given`, or the newest on the PATH."""
     if given:
         return given
-    names = []
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        if os.path.isdir(d):
-            names += [n for n in os.listdir(d) if re.fullmatch(r"llvm-profdata(-\d+)?", n)]
-    version = lambda n: int(n.rsplit("-", 1)[1]) if "-" in n[len("llvm-profdata"):] else 0  # noqa: E731
-    for name in sorted(set(names), key=version, reverse=True):
-        if version(name) >= 19 or (version(name) == 0 and _major(name) >= 19):
-            return name
-    sys.exit("train.py: no llvm-profdata of LLVM 19 or later on the PATH (Debian: apt-get install llvm-19); "
-             "or give one with --llvm-profdata PATH")
+    names = {n for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isdir(d)
+             for n in os.listdir(d) if re.fullmatch(r"llvm-profdata(-\d+)?", n)}
+    found = [(v, n) for n in names if (v := llvm_version(n)) and v[0] >= MIN_LLVM]
+    if not found:
+        sys.exit(f"train.py: no llvm-profdata of LLVM {MIN_LLVM} or later on the PATH (Debian: apt-get install "
+                 f"llvm-{MIN_LLVM}); or give one with --llvm-profdata PATH")
+    return max(found)[1]
 
 
-def _major(tool: str) -> int:
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"LLVM version (\d+)", out)
-    return int(m.group(1)) if m else 0
-
-
-def _version_line(tool: str) -> str:
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"LLVM version [\w.]+", out)
-    return m.group(0) if m else out.strip()
+def llvm_version(tool: str) -> tuple[int, ...] | None:
+    """The LLVM version `tool --version` prints, e.g. (19, 1, 7)."""
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    m = re.search(r"LLVM version (\d+(?:\.\d+)*)", out)
+    return tuple(map(int, m.group(1).split("."))) if m else None
 
 
 def git(*args: str) -> str:
@@ -121,8 +117,13 @@ def engine_tree() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llvm-profdata", metavar="PATH", help="llvm-profdata of LLVM 19 or later (default: the newest on the PATH)")
+    ap.add_argument("--engine-tree", action="store_true", help="print the git tree of the engine's code checked out here "
+                    "(\"dirty\" with uncommitted changes), which pgo/profile.json names for the profile, and exit")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.engine_tree:
+        print(engine_tree())
+        return
     if args.child:
         run_training()
         return
@@ -154,7 +155,7 @@ def main() -> None:
         "engine_path": ENGINE,
         "engine_tree": tree,
         "rustc": subprocess.run(["rustc", "-V"], capture_output=True, text=True).stdout.strip(),
-        "llvm_profdata": _version_line(tool),
+        "llvm_profdata": "LLVM version " + ".".join(map(str, llvm_version(tool) or ("unknown",))),
         "date": datetime.date.today().isoformat(),
         "training": [f"{f} {k}" for f, k in TRAINING],
     }, indent=1) + "\n")
