@@ -27,15 +27,18 @@ pub struct Timers {
     in_wheel: usize,
     /// Timers beyond the wheel's span.
     far: BinaryHeap<Reverse<(u64, u32)>>,
-    /// The cycle firing now and its servers still due: timers set for it while it fires join
-    /// them in order.
-    firing: BinaryHeap<Reverse<u32>>,
+    /// The cycle firing now and its servers still due, highest number first so that the next
+    /// is the last: a cycle fires a few timers, which a sort orders in fewer steps than a
+    /// heap's pushes and pops (1.1 % of the 8x8 torus's time).
+    firing: Vec<u32>,
+    /// Timers set for the cycle firing while it fires: they join its servers in order.
+    joined: BinaryHeap<Reverse<u32>>,
     firing_at: Option<u64>,
 }
 
 impl Default for Timers {
     fn default() -> Self {
-        Timers { heads: vec![END; SLOTS], nodes: Vec::new(), free: END, base: 0, in_wheel: 0, far: BinaryHeap::new(), firing: BinaryHeap::new(), firing_at: None }
+        Timers { heads: vec![END; SLOTS], nodes: Vec::new(), free: END, base: 0, in_wheel: 0, far: BinaryHeap::new(), firing: Vec::new(), joined: BinaryHeap::new(), firing_at: None }
     }
 }
 
@@ -45,7 +48,7 @@ impl Timers {
     pub fn push(&mut self, at: u64, server: u32) {
         debug_assert!(at >= self.base, "timer at {at} set after cycle {} fired", self.base);
         if self.firing_at == Some(at) {
-            self.firing.push(Reverse(server));
+            self.joined.push(Reverse(server));
         } else if at < self.base + SLOTS as u64 {
             let head = &mut self.heads[at as usize % SLOTS];
             let node = (server, *head);
@@ -67,7 +70,7 @@ impl Timers {
     /// Start firing cycle `now`: no timer is due before it.
     #[inline]
     pub fn start(&mut self, now: u64) {
-        debug_assert!(self.firing.is_empty() && now >= self.base);
+        debug_assert!(self.firing.is_empty() && self.joined.is_empty() && now >= self.base);
         self.base = now;
         while let Some(&Reverse((at, server))) = self.far.peek() {
             if at >= now + SLOTS as u64 {
@@ -79,19 +82,21 @@ impl Timers {
         let mut n = std::mem::replace(&mut self.heads[now as usize % SLOTS], END);
         while n != END {
             let (server, next) = self.nodes[n as usize];
-            self.firing.push(Reverse(server));
+            self.firing.push(server);
             self.nodes[n as usize].1 = self.free;
             self.free = n;
             self.in_wheel -= 1;
             n = next;
         }
+        self.firing.sort_unstable_by(|a, b| b.cmp(a));
         self.firing_at = Some(now);
     }
 
     /// The next server whose timer fires in the cycle started, lowest number first; `None`
     /// once they have all fired.
     pub fn next(&mut self) -> Option<u32> {
-        let next = self.firing.pop().map(|Reverse(s)| s);
+        let from_joined = self.joined.peek().is_some_and(|&Reverse(j)| self.firing.last().is_none_or(|&f| j < f));
+        let next = if from_joined { self.joined.pop().map(|Reverse(s)| s) } else { self.firing.pop() };
         if next.is_none() {
             self.firing_at = None;
         }
