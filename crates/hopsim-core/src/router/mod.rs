@@ -205,11 +205,12 @@ pub struct PortSets {
 /// How much prefetching pays on a network, from the bytes of its port and VC records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prefetch {
-    /// The records fit in a core's L2 cache (`NEAR_BYTES`): prefetching only adds work (the
-    /// 8x8 torus, 82 KB: 6-8 % more CPU with it).
+    /// The records fit in a core's L2 cache or little more (`NEAR_BYTES`): prefetching only
+    /// adds work (the 8x8 torus, 82 KB: 6-8 % more CPU with it; the 10x10x10 torus, 1.1 MB:
+    /// 1.3 %).
     None,
-    /// The lines of the event 8 ahead, not the switches' records (the 10x10x10 torus, the
-    /// benchmark's HyperX, Dragonflies and Aries networks). Most of a step's records are
+    /// The lines of the event 8 ahead, not the switches' records (the benchmark's HyperX and
+    /// Aries networks). Most of a step's records are
     /// still in the core's caches from the switch's last step, so asking for the next
     /// switch's only added work: leaving it out saved 6.5 % of the CPU on the 10x10x10
     /// torus, 10 % on the HyperX, 11-14 % on the Dragonflies and 26 % on the Aries networks,
@@ -226,8 +227,11 @@ pub enum Prefetch {
 /// (`Routers::prefetch_switch`): a torus switch of 7 ports and 2 VCs has 1 KB.
 const WHOLE_SWITCH_BYTES: usize = 2 << 10;
 
-/// Bytes of port and VC records below which prefetching is off: half a common L2 cache.
-const NEAR_BYTES: usize = 256 << 10;
+/// Bytes of port and VC records below which prefetching is off: twice the 1 MB L2 cache of the
+/// cores it was measured on (2026-12-05). Without the events' prefetch the 10x10x10 torus
+/// (1.1 MB) took 1.3 % less CPU and the Dragonfly of 33 groups (1.4 MB) as much, the 16x16
+/// HyperX (3.0 MB) 7.6 % more and the Aries network of 288 switches (3.9 MB) 12 % more.
+const NEAR_BYTES: usize = 2 << 20;
 /// Bytes of port and VC records above which prefetching is `Deep`: measured between the
 /// 20x20x20 torus (9 MB, 8 % less CPU on one thread without the switches' prefetch) and the
 /// 24x24x24 (15.5 MB, 13-19 % less with it), on cores of 2 MB of L2 cache. On two threads both
@@ -670,7 +674,8 @@ mod tests {
             ports * std::mem::size_of::<Port>() + 2 * ports * std::mem::size_of::<Vc>()
         };
         assert_eq!(Prefetch::for_records(records(64)), Prefetch::None);
-        assert_eq!(Prefetch::for_records(records(1_000)), Prefetch::Events);
+        assert_eq!(Prefetch::for_records(records(1_000)), Prefetch::None);
+        assert_eq!(Prefetch::for_records(records(16 * 16 * 16)), Prefetch::Events);
         assert_eq!(Prefetch::for_records(records(20 * 20 * 20)), Prefetch::Events);
         assert_eq!(Prefetch::for_records(records(24 * 24 * 24)), Prefetch::Deep);
         assert_eq!(Prefetch::for_records(records(32_768)), Prefetch::Deep);
