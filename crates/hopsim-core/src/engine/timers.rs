@@ -29,7 +29,7 @@ pub struct Timers {
     far: BinaryHeap<Reverse<(u64, u32)>>,
     /// The cycle firing now and its servers still due, highest number first so that the next
     /// is the last: a cycle fires a few timers, which a sort orders in fewer steps than a
-    /// heap's pushes and pops (1.1 % of the 8x8 torus's time).
+    /// heap's pushes and pops (0.7-1.2 % of the 8x8 torus's time).
     firing: Vec<u32>,
     /// Timers set for the cycle firing while it fires: they join its servers in order.
     joined: BinaryHeap<Reverse<u32>>,

@@ -210,11 +210,11 @@ pub enum Prefetch {
     /// 1.3 %).
     None,
     /// The lines of the event 8 ahead, not the switches' records (the benchmark's HyperX and
-    /// Aries networks). Most of a step's records are
-    /// still in the core's caches from the switch's last step, so asking for the next
-    /// switch's only added work: leaving it out saved 6.5 % of the CPU on the 10x10x10
-    /// torus, 10 % on the HyperX, 11-14 % on the Dragonflies and 26 % on the Aries networks,
-    /// whose prefetch walked their marked ports once more (docs/benchmark-log.md).
+    /// Aries networks). Most of a step's records are still in the core's caches from the
+    /// switch's last step, so asking for the next switch's only added work: leaving it out
+    /// saved 6.5 % of the CPU on the 10x10x10 torus, 10 % on the HyperX, 11-14 % on the
+    /// Dragonflies and 26 % on the Aries networks, whose prefetch walked their marked ports
+    /// once more (docs/benchmark-log.md).
     Events,
     /// The records are far larger than the caches (`FAR_BYTES`): the switch a few steps ahead
     /// is asked for too, which pays once a step's records have left the cache since its last
