@@ -20,9 +20,8 @@ fn main() {
     let tree = profile.map(|p| {
         let about = p.with_file_name("profile.json");
         println!("cargo:rerun-if-changed={}", about.display());
-        let text = std::fs::read_to_string(&about).unwrap_or_default();
-        let key = "\"engine_tree\": \"";
-        text.find(key).and_then(|i| text[i + key.len()..].split('"').next().map(str::to_owned)).unwrap_or_else(|| "unknown".to_owned())
+        let record: Option<serde_json::Value> = std::fs::read_to_string(&about).ok().and_then(|t| serde_json::from_str(&t).ok());
+        record.as_ref().and_then(|r| r["engine_tree"].as_str()).unwrap_or("unknown").to_owned()
     });
     println!("cargo:rustc-env=HOPSIM_PROFILE_TREE={}", tree.unwrap_or_default());
 }

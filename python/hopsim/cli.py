@@ -146,8 +146,7 @@ def version_line() -> str:
     of pgo/ (profile-guided optimization, README)."""
     from . import __version__, _core
 
-    tree = getattr(_core, "build_profile", lambda: None)()
-    how = "engine compiled from the profile in pgo/ (profile-guided)" if tree else "engine compiled without a profile"
+    how = "engine compiled from the profile in pgo/ (profile-guided)" if _core.build_profile() else "engine compiled without a profile"
     return f"hopsim {__version__}; {how}"
 
 
