@@ -101,7 +101,11 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 
 
 def __getattr__(name: str):
-    """Every other hook (sdist, metadata, requirements) is maturin's own."""
+    """Every other hook (sdist, metadata, requirements) is maturin's own. Python's own
+    lookups (`__path__` when `train.py` imports from this module) are not hooks: they must
+    fail as a missing attribute, not with maturin missing outside the build's environment."""
+    if name.startswith("__"):
+        raise AttributeError(name)
     import maturin
 
     return getattr(maturin, name)

@@ -2,6 +2,7 @@
 never drops a flag the user gave the compiler."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,16 @@ def test_the_version_line_says_how_the_installed_engine_was_built():
     assert out.startswith("hopsim ")
     assert ("compiled from the profile in pgo/" in out) == guided
     assert ("compiled without a profile" in out) == (not guided)
+
+
+def test_the_engine_tree_is_told_without_maturin_installed(tmp_path):
+    """`train.py --engine-tree` (which the benchmark asks to say whether the installed
+    build's profile is current) runs where `pip install .` left no maturin: the build
+    backend is imported from, and only its build hooks need maturin."""
+    hide = tmp_path / "sitecustomize.py"
+    hide.write_text("import sys\nsys.modules['maturin'] = None\n")  # `import maturin` fails
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, str(ROOT / "pgo" / "train.py"), "--engine-tree"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    tree = out.stdout.strip()
+    assert tree == "dirty" or len(tree) == 40
