@@ -254,7 +254,7 @@ impl Jobs {
                 job.iteration_start[it] = job.iteration_start[it].min(cx.now);
                 rank.ops.clear();
                 rank.pc = 0;
-                motif.iteration(r, &mut rank.ops);
+                motif.iteration(r, rank.iteration, &mut rank.ops);
                 continue;
             }
             let op = rank.ops[rank.pc];
@@ -420,8 +420,8 @@ mod tests {
         let need: Vec<Vec<u32>> = (0..ranks)
             .map(|r| {
                 let mut ops = Vec::new();
-                for _ in 0..iterations {
-                    motif.iteration(r, &mut ops);
+                for it in 0..iterations {
+                    motif.iteration(r, it, &mut ops);
                 }
                 let mut recvs = 0;
                 ops.iter()

@@ -70,7 +70,7 @@ pub struct Ring {
 }
 
 impl Motif for Ring {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let n = self.n;
         if n > 1 {
             let (right, left) = ((rank + 1) % n, (rank + n - 1) % n);
@@ -90,7 +90,7 @@ pub struct RecursiveDoubling {
 }
 
 impl Motif for RecursiveDoubling {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let mut mask = 1;
         while mask < self.n {
             let peer = (rank ^ mask) as u32;

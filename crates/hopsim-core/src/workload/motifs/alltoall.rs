@@ -24,7 +24,7 @@ pub struct Pairwise {
 }
 
 impl Motif for Pairwise {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let n = self.n;
         for k in 1..n {
             ops.push(Op::Send { to: ((rank + k) % n) as u32, bytes: self.bytes });

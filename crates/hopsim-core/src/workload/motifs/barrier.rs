@@ -23,7 +23,7 @@ pub struct Dissemination {
 }
 
 impl Motif for Dissemination {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let n = self.n;
         let mut d = 1;
         while d < n {

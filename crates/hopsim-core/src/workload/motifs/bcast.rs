@@ -39,7 +39,7 @@ pub struct Binomial {
 }
 
 impl Motif for Binomial {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let n = self.n;
         let me = (rank + n - self.root) % n;
         let real = |r: usize| ((r + self.root) % n) as u32;

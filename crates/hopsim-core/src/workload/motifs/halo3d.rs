@@ -61,7 +61,7 @@ impl Halo3d {
 }
 
 impl Motif for Halo3d {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let nb = self.neighbours(rank);
         ops.extend(nb.iter().map(|&(to, bytes)| Op::Send { to, bytes }));
         ops.extend(nb.iter().map(|&(from, _)| Op::Recv { from }));

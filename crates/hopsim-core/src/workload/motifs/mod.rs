@@ -26,8 +26,10 @@ pub enum Op {
 }
 
 pub trait Motif: Send {
-    /// Rank `rank`'s operations in one iteration, appended to `ops`.
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>);
+    /// Rank `rank`'s operations in iteration `iteration` (from 0), appended to `ops`: most
+    /// motifs repeat one iteration, skeletons vary some (a periodic allreduce, a traversal's
+    /// levels), a trace replays its segments in turn.
+    fn iteration(&self, rank: usize, iteration: u32, ops: &mut Vec<Op>);
     /// The adaptive mode application-aware routing uses beside high bias: Cray's MPI sends
     /// alltoall with increasingly-minimal bias.
     fn adaptive_mode(&self) -> AriesMode {
@@ -208,9 +210,9 @@ struct Synced {
 }
 
 impl Motif for Synced {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
-        self.inner.iteration(rank, ops);
-        self.barrier.iteration(rank, ops);
+    fn iteration(&self, rank: usize, iteration: u32, ops: &mut Vec<Op>) {
+        self.inner.iteration(rank, iteration, ops);
+        self.barrier.iteration(rank, iteration, ops);
     }
     fn adaptive_mode(&self) -> AriesMode {
         self.inner.adaptive_mode()

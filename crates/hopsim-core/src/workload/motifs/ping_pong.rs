@@ -28,7 +28,7 @@ pub struct PingPong {
 }
 
 impl Motif for PingPong {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let (peer, first) = if rank < self.half { (rank + self.half, true) } else { (rank - self.half, false) };
         let (send, recv) = (Op::Send { to: peer as u32, bytes: self.bytes }, Op::Recv { from: peer as u32 });
         ops.extend(if first { [send, recv] } else { [recv, send] });

@@ -56,7 +56,7 @@ pub struct Sweep3d {
 }
 
 impl Motif for Sweep3d {
-    fn iteration(&self, rank: usize, ops: &mut Vec<Op>) {
+    fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
         let [gx, gy] = self.grid;
         let (x, y) = ((rank % gx) as i64, (rank / gx) as i64);
         let at = |x: i64, y: i64| (x >= 0 && y >= 0 && x < gx as i64 && y < gy as i64).then(|| (y as usize * gx + x as usize) as u32);
