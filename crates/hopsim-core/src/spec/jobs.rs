@@ -30,6 +30,10 @@ pub struct JobSpec {
     pub start: u64,
     #[serde(default)]
     pub app_aware: AppAwareSpec,
+    /// Record each rank's calls (sends, receives with their waits, computation, iterations)
+    /// at their simulated times, for an OTF2 export of the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timeline: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -37,10 +37,40 @@ pub struct JobResult {
     pub packet_latency_mean: f64,
     /// Bytes each routing mode carried, by mode name (app-aware: the share of each).
     pub mode_bytes: std::collections::BTreeMap<String, u64>,
+    /// With `jobs[].timeline`: per rank, its calls in the order it made them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<Vec<Call>>,
+    /// A replayed trace's events that could not be run, per kind (skipped, not simulated).
+    pub unsupported_events: std::collections::BTreeMap<String, u64>,
     /// NIC counters of each rank's server over the whole run.
     pub request_flits: Vec<u64>,
     pub stalled_cycles: Vec<u64>,
     pub request_packets: Vec<u64>,
     pub responses_received: Vec<u64>,
     pub cumulative_request_latency: Vec<u64>,
+}
+
+/// What a rank was doing, as the timeline records it.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// An iteration starts at `start`; `end` is when the rank finished it.
+    Iteration,
+    /// A message of `value` bytes posted to rank `peer` (it does not block).
+    Send,
+    /// Waiting from `start` to `end` for message number `value` of those rank `peer` sends
+    /// this rank.
+    Recv,
+    /// Computation from `start` to `end`.
+    Compute,
+}
+
+/// One call of a rank, in cycles from the start of the run.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Call {
+    pub call: CallKind,
+    pub start: u64,
+    pub end: u64,
+    pub peer: u32,
+    pub value: u64,
 }

@@ -12,7 +12,7 @@ use crate::nic::protocol::Protocol;
 use crate::nic::Counters;
 use crate::routing::{AriesMode, Rng};
 use crate::spec::{JobSpec, Spec};
-use crate::stats::jobs::JobResult;
+use crate::stats::jobs::{Call, CallKind, JobResult};
 use crate::stats::Histogram;
 use crate::topology::{ServerMap, Topology};
 use rand::{Rng as _, SeedableRng};
@@ -36,14 +36,31 @@ struct Rank {
     iteration: u32,
     started: bool,
     done: bool,
-    /// The rank it waits for a message from.
-    waiting: Option<u32>,
+    /// The message it waits for: its sender, and its number among those the sender sends it.
+    waiting: Option<(u32, u32)>,
     /// Per peer rank: messages sent to it, and the next message expected from it.
     sent: HashMap<u32, u32>,
     expected: HashMap<u32, u32>,
     /// Messages (peer, sequence number) that arrived before their receive.
     early: HashSet<(u32, u32)>,
     app_aware: Option<AppAware>,
+    /// With `jobs[].timeline`: its calls so far.
+    timeline: Option<Vec<Call>>,
+}
+
+impl Rank {
+    fn record(&mut self, call: CallKind, start: u64, end: u64, peer: u32, value: u64) {
+        if let Some(t) = &mut self.timeline {
+            t.push(Call { call, start, end, peer, value });
+        }
+    }
+
+    /// The iteration it is in ends at `now`.
+    fn iteration_done(&mut self, now: u64) {
+        if let Some(c) = self.timeline.as_mut().and_then(|t| t.iter_mut().rev().find(|c| c.call == CallKind::Iteration)) {
+            c.end = now;
+        }
+    }
 }
 
 /// What a job runs: a program per rank, or open-loop traffic.
@@ -75,7 +92,7 @@ struct Job {
 
 impl Job {
     /// Job `i` of the spec on the servers `placed` (in `groups`).
-    fn new(spec: &Spec, i: usize, placed: Vec<u32>, groups: Vec<u32>) -> SpecResult<Job> {
+    fn new(spec: &Spec, i: usize, placed: Vec<u32>, groups: Vec<u32>, cycle_ns: Option<f64>) -> SpecResult<Job> {
         let js = &spec.jobs[i];
         let routing = match js.routing_mode.as_deref() {
             None => Routing::Fixed(None),
@@ -85,7 +102,7 @@ impl Job {
         if js.routing_mode.is_some() && spec.routing.algorithm != "aries" {
             return Err(SpecError::new(format!("jobs[{i}].routing_mode"), format!("{:?}", js.routing_mode.as_deref().unwrap_or("")), "routing modes need routing.algorithm = \"aries\""));
         }
-        let work = match super::motifs::build(spec, i)? {
+        let work = match super::motifs::build(spec, i, cycle_ns)? {
             Some(m) => Work::Program(m),
             None => {
                 let (load, bytes) = super::motifs::open_loop(spec, i)?;
@@ -98,7 +115,11 @@ impl Job {
             Work::OpenLoop { .. } => AriesMode::Adaptive,
         };
         let ranks = (0..js.ranks)
-            .map(|_| Rank { app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)), ..Default::default() })
+            .map(|_| Rank {
+                app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)),
+                timeline: js.timeline.then(Vec::new),
+                ..Default::default()
+            })
             .collect();
         Ok(Job {
             spec: js.clone(),
@@ -145,6 +166,7 @@ impl Jobs {
         };
         let mut jobs = Vec::new();
         let mut owner = vec![NO_JOB; n];
+        let cycle_ns = crate::link::ClassTimings::build(spec, topo)?.fastest_gbytes_per_s.zip(spec.bytes_per_phit()).map(|(g, b)| b / g);
         for (i, js) in spec.jobs.iter().enumerate() {
             if js.ranks > n {
                 return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers")));
@@ -159,7 +181,7 @@ impl Jobs {
                 owner[s as usize] = (i as u32, r as u32);
             }
             let groups = placed.iter().map(|&s| machine.group[s as usize]).collect();
-            jobs.push(Job::new(spec, i, placed, groups)?);
+            jobs.push(Job::new(spec, i, placed, groups, cycle_ns)?);
         }
         let running = jobs.iter().filter(|j| !j.spec.background).count();
         let endless = jobs.iter().any(|j| !j.spec.background && matches!(j.work, Work::OpenLoop { .. }));
@@ -234,6 +256,7 @@ impl Jobs {
                     job.iteration_end[it] = job.iteration_end[it].max(cx.now);
                     job.iteration_left[it] -= 1;
                     rank.iteration += 1;
+                    rank.iteration_done(cx.now);
                 }
                 rank.started = true;
                 if !job.spec.background && rank.iteration == job.spec.workload.iterations {
@@ -254,6 +277,7 @@ impl Jobs {
                 job.iteration_start[it] = job.iteration_start[it].min(cx.now);
                 rank.ops.clear();
                 rank.pc = 0;
+                rank.record(CallKind::Iteration, cx.now, cx.now, 0, it as u64);
                 motif.iteration(r, rank.iteration, &mut rank.ops);
                 continue;
             }
@@ -261,19 +285,31 @@ impl Jobs {
             match op {
                 Op::Send { to, bytes } => {
                     rank.pc += 1;
+                    rank.record(CallKind::Send, cx.now, cx.now, to, bytes);
                     self.send(j, r, to, bytes, cx);
                 }
-                Op::Recv { from } => {
-                    let next = rank.expected.entry(from).or_insert(0);
-                    if !rank.early.remove(&(from, *next)) {
-                        rank.waiting = Some(from);
+                Op::Recv { .. } | Op::RecvMatched { .. } => {
+                    let (from, seq) = match op {
+                        Op::RecvMatched { from, seq } => (from, seq),
+                        Op::Recv { from } => {
+                            let next = rank.expected.entry(from).or_insert(0);
+                            *next += 1;
+                            (from, *next - 1)
+                        }
+                        _ => unreachable!("a receive"),
+                    };
+                    rank.record(CallKind::Recv, cx.now, cx.now, from, seq as u64);
+                    if !rank.early.remove(&(from, seq)) {
+                        rank.waiting = Some((from, seq));
                         return;
                     }
-                    *next += 1;
                     rank.pc += 1;
                 }
                 Op::Compute(c) => {
                     rank.pc += 1;
+                    if c > 0 {
+                        rank.record(CallKind::Compute, cx.now, cx.now + c, 0, 0);
+                    }
                     if c > 0 {
                         cx.timers.push((cx.now + c, job.servers[r]));
                         return;
@@ -331,6 +367,11 @@ impl Jobs {
             packet_latency_median: h.quantile(0.5),
             packet_latency_q3: h.quantile(0.75),
             packet_latency_mean: h.mean(),
+            timeline: job.ranks.iter().filter_map(|r| r.timeline.clone()).collect(),
+            unsupported_events: match &job.work {
+                Work::Program(m) => m.unsupported_events(),
+                Work::OpenLoop { .. } => Default::default(),
+            },
             mode_bytes: job.mode_bytes.iter().enumerate().filter(|(_, &b)| b > 0).map(|(i, &b)| (mode_name(i).to_string(), b)).collect(),
             request_flits: of(|c| c.request_flits.into()),
             stalled_cycles: of(|c| c.stalled_cycles.into()),
@@ -373,10 +414,11 @@ impl Workload for Jobs {
             return;
         }
         let rank = &mut job.ranks[r as usize];
-        let next = rank.expected.entry(from).or_insert(0);
-        if rank.waiting == Some(from) && msg.tag == *next {
-            *next += 1;
+        if rank.waiting == Some((from, msg.tag)) {
             rank.waiting = None;
+            if let Some(c) = rank.timeline.as_mut().and_then(|t| t.last_mut()) {
+                c.end = cx.now; // the receive it was waiting in
+            }
             rank.pc += 1;
             self.advance(j as usize, r as usize, cx);
         } else {
@@ -426,7 +468,7 @@ mod tests {
                 let mut recvs = 0;
                 ops.iter()
                     .filter_map(|op| match op {
-                        Op::Recv { .. } => {
+                        Op::Recv { .. } | Op::RecvMatched { .. } => {
                             recvs += 1;
                             None
                         }

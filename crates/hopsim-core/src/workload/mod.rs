@@ -8,8 +8,10 @@ mod bandwidth;
 
 pub use bandwidth::packets_at_once;
 mod bernoulli;
+pub mod collectives;
 mod jobs;
 pub mod motifs;
+pub mod trace;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;

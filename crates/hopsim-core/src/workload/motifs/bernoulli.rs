@@ -39,5 +39,5 @@ fn read(cx: &MotifCtx) -> SpecResult<(f64, u64)> {
 
 /// Job `i`'s load (phits per rank per cycle) and message size in bytes.
 pub fn open_loop(spec: &Spec, i: usize) -> SpecResult<(f64, u64)> {
-    read(&MotifCtx { spec, i })
+    read(&MotifCtx { spec, i, cycle_ns: None })
 }

@@ -12,6 +12,7 @@ mod bernoulli;
 mod halo3d;
 mod ping_pong;
 mod sweep3d;
+mod trace;
 
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
@@ -21,7 +22,12 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Send { to: u32, bytes: u64 },
+    /// The next message from `from`, in the order it sent them.
     Recv { from: u32 },
+    /// Message `seq` (counted from 0) of those `from` sends this rank: a replayed trace's
+    /// receive, matched on its communicator and tag beforehand (`workload::trace`). A
+    /// program uses this or `Recv`, not both.
+    RecvMatched { from: u32, seq: u32 },
     Compute(u64),
 }
 
@@ -34,6 +40,10 @@ pub trait Motif: Send {
     /// alltoall with increasingly-minimal bias.
     fn adaptive_mode(&self) -> AriesMode {
         AriesMode::Adaptive
+    }
+    /// Events of a replayed trace that could not be run, per kind.
+    fn unsupported_events(&self) -> std::collections::BTreeMap<String, u64> {
+        Default::default()
     }
 }
 
@@ -72,6 +82,7 @@ registry! {
         Bcast => bcast::KIND,
         Halo3d => halo3d::KIND,
         Sweep3d => sweep3d::KIND,
+        Trace => trace::KIND,
         Bernoulli => bernoulli::KIND,
     }
 }
@@ -89,6 +100,9 @@ fn eight() -> u64 {
 pub struct MotifCtx<'a> {
     pub spec: &'a Spec,
     pub i: usize,
+    /// Nanoseconds a cycle lasts, when the network has physical units; known only when the
+    /// motif is built for a network.
+    pub cycle_ns: Option<f64>,
 }
 
 impl MotifCtx<'_> {
@@ -168,15 +182,15 @@ pub fn motif_of(job: &JobSpec, i: usize) -> SpecResult<&'static MotifInfo> {
 /// the job and of `[packet]` and `[nic]`.
 pub fn check(spec: &Spec) -> SpecResult<()> {
     for i in 0..spec.jobs.len() {
-        let cx = MotifCtx { spec, i };
+        let cx = MotifCtx { spec, i, cycle_ns: None };
         (motif_of(cx.job(), i)?.check)(&cx)?;
     }
     Ok(())
 }
 
 /// The motif job `i` runs (`None` for `bernoulli`, which is not a program).
-pub fn build(spec: &Spec, i: usize) -> SpecResult<Option<Box<dyn Motif>>> {
-    let cx = MotifCtx { spec, i };
+pub fn build(spec: &Spec, i: usize, cycle_ns: Option<f64>) -> SpecResult<Option<Box<dyn Motif>>> {
+    let cx = MotifCtx { spec, i, cycle_ns };
     let job = cx.job();
     let motif = (motif_of(job, i)?.build)(&cx)?;
     Ok(match motif {
@@ -192,7 +206,7 @@ pub use bernoulli::open_loop;
 /// motifs' keys null (`spec::list_keys`).
 pub fn with_defaults(spec: &mut Spec) {
     for i in 0..spec.jobs.len() {
-        let cx = MotifCtx { spec, i };
+        let cx = MotifCtx { spec, i, cycle_ns: None };
         let own = motif_of(cx.job(), i).ok().and_then(|m| (m.typed)(&cx, m).ok()).unwrap_or(serde_json::Value::Null);
         let keys = &mut spec.jobs[i].workload.motif_keys;
         // As the motif reads them: a value given in another form is shown in its own.
@@ -216,6 +230,9 @@ impl Motif for Synced {
     }
     fn adaptive_mode(&self) -> AriesMode {
         self.inner.adaptive_mode()
+    }
+    fn unsupported_events(&self) -> std::collections::BTreeMap<String, u64> {
+        self.inner.unsupported_events()
     }
 }
 

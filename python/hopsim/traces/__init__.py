@@ -1,0 +1,87 @@
+"""Traces of real applications as job workloads: OTF2 archives converted once for the
+engine to replay (``jobs[].workload.motif = "trace"``), and a job's simulated timeline
+written back as an OTF2 archive.
+
+A job's ``workload.trace`` may name an OTF2 anchor file (``traces.otf2``); :func:`resolve`
+converts it (cached by the archive's files, sizes and times, and the iteration region) and
+gives the engine the converted file. A relative path is taken from the experiment file's
+folder.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..spec import SpecError
+from .convert import convert
+
+__all__ = ["convert", "resolve", "cache_dir", "converted_path"]
+
+#: Changes whenever the converted file's meaning changes, so stale conversions are redone.
+_CONVERTER = "1"
+
+
+def cache_dir() -> Path:
+    """Where converted traces are kept: ``$HOPSIM_TRACE_CACHE``, else the user's cache
+    folder (``$XDG_CACHE_HOME`` or ``~/.cache``) under ``hopsim/traces``."""
+    if os.environ.get("HOPSIM_TRACE_CACHE"):
+        return Path(os.environ["HOPSIM_TRACE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hopsim" / "traces"
+
+
+def converted_path(anchor: Path, iteration_region: str | None) -> Path:
+    """The cache file of ``anchor``'s archive as it is now: named by a hash of its files'
+    names, sizes and modification times, the iteration region and the converter."""
+    h = hashlib.sha256()
+    h.update(f"{_CONVERTER}\0{anchor.resolve()}\0{iteration_region}\0".encode())
+    locations = anchor.with_suffix("")
+    files = [anchor, anchor.with_suffix(".def")] + (sorted(locations.rglob("*")) if locations.is_dir() else [])
+    for p in files:
+        if p.is_file():
+            st = p.stat()
+            h.update(f"{p.relative_to(anchor.parent)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return cache_dir() / f"{anchor.stem}-{h.hexdigest()[:20]}.hopsim-trace"
+
+
+def resolve(spec: Mapping[str, Any], base: str | Path | None = None) -> dict[str, Any]:
+    """``spec`` with every job's OTF2 ``workload.trace`` converted (or found in the cache)
+    and replaced by its converted file's path; other specs are returned unchanged."""
+    jobs = spec.get("jobs") if isinstance(spec, Mapping) else None
+    if not isinstance(jobs, list) or not any(_otf2_trace(j) for j in jobs):
+        return dict(spec) if isinstance(spec, Mapping) else spec
+    out = copy.deepcopy(dict(spec))
+    for i, job in enumerate(out["jobs"]):
+        value = _otf2_trace(job)
+        if not value:
+            continue
+        w = job["workload"]
+        anchor = Path(value)
+        if not anchor.is_absolute() and base is not None:
+            anchor = Path(base) / anchor
+        region = w.get("iteration_region")
+        if not anchor.is_file():
+            raise SpecError(f"jobs[{i}].workload.trace = {value!r}: no such file (an OTF2 archive's anchor file, traces.otf2)")
+        target = converted_path(anchor, region)
+        if not target.is_file():
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise SpecError(f"jobs[{i}].workload.trace = {value!r}: cannot create the trace cache {target.parent} ({e.strerror}); set HOPSIM_TRACE_CACHE") from None
+            convert(anchor, target, region, key=f"jobs[{i}].workload.trace")
+        w["trace"] = str(target)
+    return out
+
+
+def _otf2_trace(job: Any) -> str | None:
+    if not isinstance(job, Mapping):
+        return None
+    w = job.get("workload")
+    if not isinstance(w, Mapping) or w.get("motif") != "trace":
+        return None
+    t = w.get("trace")
+    return t if isinstance(t, str) and t.endswith(".otf2") else None
