@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 if TYPE_CHECKING:
     import pandas as pd
 
-from . import engine, outdir, results, sweep
+from . import engine, outdir, results, sweep, traces
 from .spec import SpecError, apply_overrides, load_file
 
 __all__ = ["simulate", "run_experiment", "validate", "topology", "build_outputs", "default_study_path"]
@@ -44,7 +44,8 @@ def _load(spec: Mapping[str, Any] | str | Path, overrides: Any) -> dict[str, Any
         data = load_file(spec)
     else:
         raise TypeError(f"spec must be a dict or a path to a TOML file, not {type(spec).__name__}")
-    return apply_overrides(data, overrides)
+    base = Path(spec).parent if isinstance(spec, (str, Path)) else None
+    return traces.resolve(apply_overrides(data, overrides), base)
 
 
 def simulate(

@@ -109,9 +109,16 @@ def iteration_table(jobs: Iterable[Mapping[str, Any]]):
     return pd.DataFrame(rows, columns=["job", "iteration", "start", "cycles"])
 
 
-def write_job_files(directory: Path, jobs: list[Mapping[str, Any]]) -> None:
-    """Write ``jobs.json``, ``jobs.csv`` and ``job_iterations.csv`` into a run folder."""
+def write_job_files(directory: Path, jobs: list[Mapping[str, Any]], cycle_ns: float | None = None) -> None:
+    """Write ``jobs.json``, ``jobs.csv`` and ``job_iterations.csv`` into a run folder, and
+    each recorded timeline (``jobs[].timeline``) as the OTF2 archive ``<job>.otf2/``."""
     directory = Path(directory)
+    for j in jobs:
+        if j.get("timeline"):
+            from .traces.export import write_timeline
+
+            write_timeline(j, directory / f"{j['name']}.otf2", cycle_ns)
+    jobs = [{k: v for k, v in j.items() if k != "timeline"} for j in jobs]
     (directory / "jobs.json").write_text(json.dumps(jobs, allow_nan=True) + "\n")
     job_table(jobs).to_csv(directory / "jobs.csv", index=False)
     iteration_table(jobs).to_csv(directory / "job_iterations.csv", index=False)

@@ -158,7 +158,7 @@ def write_run_dir(
         elif key == "jobs" and isinstance(value, list):
             from .jobs import write_job_files
 
-            write_job_files(directory, value)
+            write_job_files(directory, value, (result.get("metrics") or {}).get("cycle_ns"))
         else:
             extra[key] = value
     _json_dump(

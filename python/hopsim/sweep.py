@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import engine, outdir, results
+from . import engine, outdir, results, traces
 from .cluster import check_cluster_table
 from .spec import (
     Run,
@@ -98,7 +98,7 @@ def plan(
     else:
         path = Path(source)
         spec = load_file(path)
-    spec = apply_overrides(spec, overrides)
+    spec = traces.resolve(apply_overrides(spec, overrides), path.parent if path else None)
     name = spec.get("name", path.stem if path else "experiment")
     if not isinstance(name, str) or not name.strip():
         raise SpecError(f"name = {json.dumps(name, default=str)}: must be a non-empty string")

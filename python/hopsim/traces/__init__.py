@@ -52,17 +52,26 @@ def resolve(spec: Mapping[str, Any], base: str | Path | None = None) -> dict[str
     """``spec`` with every job's OTF2 ``workload.trace`` converted (or found in the cache)
     and replaced by its converted file's path; other specs are returned unchanged."""
     jobs = spec.get("jobs") if isinstance(spec, Mapping) else None
-    if not isinstance(jobs, list) or not any(_otf2_trace(j) for j in jobs):
+    for i, job in enumerate(jobs if isinstance(jobs, list) else []):
+        if isinstance(job, Mapping) and job.get("timeline") is True:
+            try:
+                import otf2  # noqa: F401
+            except ImportError:
+                raise SpecError(f"jobs[{i}].timeline = true: writing the timeline as OTF2 needs the otf2 package: pip install 'hopsim[traces]'") from None
+    if not isinstance(jobs, list) or not any(_trace_of(j) for j in jobs):
         return dict(spec) if isinstance(spec, Mapping) else spec
     out = copy.deepcopy(dict(spec))
     for i, job in enumerate(out["jobs"]):
-        value = _otf2_trace(job)
+        value = _trace_of(job)
         if not value:
             continue
         w = job["workload"]
         anchor = Path(value)
         if not anchor.is_absolute() and base is not None:
             anchor = Path(base) / anchor
+            w["trace"] = str(anchor)
+        if not value.endswith(".otf2"):
+            continue
         region = w.get("iteration_region")
         if not anchor.is_file():
             raise SpecError(f"jobs[{i}].workload.trace = {value!r}: no such file (an OTF2 archive's anchor file, traces.otf2)")
@@ -77,11 +86,11 @@ def resolve(spec: Mapping[str, Any], base: str | Path | None = None) -> dict[str
     return out
 
 
-def _otf2_trace(job: Any) -> str | None:
+def _trace_of(job: Any) -> str | None:
     if not isinstance(job, Mapping):
         return None
     w = job.get("workload")
     if not isinstance(w, Mapping) or w.get("motif") != "trace":
         return None
     t = w.get("trace")
-    return t if isinstance(t, str) and t.endswith(".otf2") else None
+    return t if isinstance(t, str) else None

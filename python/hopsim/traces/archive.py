@@ -71,7 +71,7 @@ class MpiArchive:
                 role = getattr(otf2.RegionRole, _ROLES.get(name, "FUNCTION"))
                 self._regions[name] = self._trace.definitions.region(name, region_role=role, paradigm=otf2.Paradigm.MPI)
             else:
-                self._regions[name] = self._trace.definitions.region(name, region_role=otf2.RegionRole.USER_API, paradigm=otf2.Paradigm.USER)
+                self._regions[name] = self._trace.definitions.region(name, region_role=otf2.RegionRole.CODE, paradigm=otf2.Paradigm.USER)
         return self._regions[name]
 
     def writer(self, rank: int):

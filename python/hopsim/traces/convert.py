@@ -149,8 +149,12 @@ def convert(anchor: str | Path, out: str | Path, iteration_region: str | None = 
                         rk.call_ends(t)
                         rk.put(ITERATION)
                 elif name == "Leave":
-                    if is_mpi(event.region) and rk.depth > 0:
-                        rk.depth -= 1
+                    if is_mpi(event.region):
+                        if rk.depth > 0:
+                            rk.depth -= 1
+                            rk.call_ends(t)
+                    elif iteration_region is not None and rk.depth == 0 and event.region.name == iteration_region:
+                        rk.call_starts(t)  # the iteration's computation after its last call
                         rk.call_ends(t)
                 elif name in ("MpiSend", "MpiIsend", "MpiRecv", "MpiIrecv"):
                     ci = comm_index.get(event.communicator._ref)

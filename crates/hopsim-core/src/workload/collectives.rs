@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn every_send_meets_its_receive_and_every_collective_completes() {
         for c in Collective::ALL {
-            for n in 1..=13 {
+            for n in 1usize..=13 {
                 for root in [0, n / 2, n.saturating_sub(1)] {
                     let progs: Vec<Vec<Step>> = (0..n)
                         .map(|me| {
