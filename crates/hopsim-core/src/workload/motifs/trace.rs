@@ -86,7 +86,8 @@ fn check(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<()> {
     if path.ends_with(".otf2") {
         return Err(SpecError::new(key, format!("{path:?}"), "an OTF2 archive is converted by hopsim's Python package (pip install 'hopsim[traces]'); the engine reads the converted file"));
     }
-    let header = TraceFile::open(Path::new(path), &key)?.header;
+    let file = TraceFile::open(Path::new(path), &key)?;
+    let (path, header) = (file.shown(), &file.header);
     if header.ranks != cx.ranks() {
         return Err(SpecError::new(cx.key("ranks"), cx.ranks(), format!("the trace {path:?} has {} ranks: set ranks = {}", header.ranks, header.ranks)));
     }

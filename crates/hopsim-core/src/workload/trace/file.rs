@@ -115,7 +115,13 @@ impl TraceFile {
                 return Err(bad(format!("communicator {c} names rank {m}, beyond the trace's {} ranks", header.ranks)));
             }
         }
+        let shown = if header.source.is_empty() { shown } else { header.source.clone() };
         Ok(TraceFile { header, reader, path: shown, left: 0, next_rank: 0 })
+    }
+
+    /// The file as the user named it: the archive it was converted from, if known.
+    pub fn shown(&self) -> &str {
+        &self.path
     }
 
     /// The records of the next rank, in the order that rank issued them.

@@ -76,11 +76,11 @@ impl Trace {
     /// Reads and matches the converted trace at `path`; compute gaps become
     /// `cycles_per_tick` cycles per timer tick. Errors name `key` and the file.
     pub fn load(path: &Path, key: &str, cycles_per_tick: f64) -> SpecResult<Trace> {
-        let shown = format!("{:?}", path.display().to_string());
-        let bad = |why: String| SpecError::new(key, &shown, why);
-        let calls = collective_calls(path, key)?;
         let mut file = TraceFile::open(path, key)?;
         let h = file.header.clone();
+        let shown = format!("{:?}", file.shown());
+        let bad = |why: String| SpecError::new(key, &shown, why);
+        let calls = collective_calls(path, key)?;
         let member_index: Vec<HashMap<u32, u32>> = h.communicators.iter().map(|m| m.iter().enumerate().map(|(i, &r)| (r, i as u32)).collect()).collect();
         let mut ops = Vec::with_capacity(h.ranks);
         let mut channels = Vec::with_capacity(h.ranks);
@@ -154,7 +154,8 @@ impl Trace {
 fn collective_calls(path: &Path, key: &str) -> SpecResult<HashMap<(u32, u32), Call>> {
     let mut file = TraceFile::open(path, key)?;
     let h = file.header.clone();
-    let bad = |why: String| SpecError::new(key, format!("{:?}", path.display().to_string()), why);
+    let shown = format!("{:?}", file.shown());
+    let bad = |why: String| SpecError::new(key, &shown, why);
     let is_member: Vec<std::collections::HashSet<u32>> = h.communicators.iter().map(|m| m.iter().copied().collect()).collect();
     // (op, root, non-root received max, non-root sent max, any max, members seen)
     let mut seen: HashMap<(u32, u32), (u32, u32, u64, u64, u64, usize)> = HashMap::new();
