@@ -19,7 +19,7 @@ pub const KIND: MotifInfo = MotifInfo {
     about: "replay of an OTF2 trace's MPI communication and compute gaps",
     keys: &[
         Key { name: "trace", default: "required", meaning: "the trace: an OTF2 archive's anchor file (traces.otf2, read with the hopsim[traces] extra) or its converted .hopsim-trace file" },
-        Key { name: "compute_scale", default: "1", meaning: "factor on the trace's time between MPI calls (0: no computation)" },
+        Key { name: "compute_scale", default: "1.0", meaning: "factor on the trace's time between MPI calls (0: no computation)" },
         Key { name: "unsupported", default: "skip", meaning: "events the replay cannot run (one-sided MPI, I/O, unknown collectives): skip (counted in the results) or refuse" },
         Key { name: "iteration_region", default: "none", meaning: "the trace's region whose entries start an iteration (read when the archive is converted)" },
     ],
@@ -52,8 +52,9 @@ struct Keys {
     trace: Option<String>,
     #[serde(default = "one")]
     compute_scale: f64,
+    /// Default: skip.
     #[serde(default)]
-    unsupported: Unsupported,
+    unsupported: Option<Unsupported>,
     #[serde(default)]
     iteration_region: Option<String>,
 }
@@ -62,10 +63,9 @@ fn one() -> f64 {
     1.0
 }
 
-#[derive(Serialize, Deserialize, Default, Clone, Copy, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq)]
 #[serde(rename_all = "snake_case")]
 enum Unsupported {
-    #[default]
     Skip,
     Refuse,
 }
@@ -92,7 +92,7 @@ fn check(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<()> {
         return Err(SpecError::new(cx.key("ranks"), cx.ranks(), format!("the trace {path:?} has {} ranks: set ranks = {}", header.ranks, header.ranks)));
     }
     let skipped: u64 = header.unsupported.values().sum();
-    if keys.unsupported == Unsupported::Refuse && skipped > 0 {
+    if keys.unsupported == Some(Unsupported::Refuse) && skipped > 0 {
         let kinds: Vec<String> = header.unsupported.iter().map(|(k, n)| format!("{n} {k}")).collect();
         return Err(SpecError::new(
             cx.key("workload.unsupported"),
