@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -114,6 +115,12 @@ def convert(anchor: str | Path, out: str | Path, iteration_region: str | None = 
             raise SpecError(f"{key} = {json.dumps(shown)}: not a readable OTF2 archive, or one cut short ({why})") from None
 
 
+#: Locations read at once. The OTF2 library buffers a chunk (1 MiB) of every location it
+#: merges, so reading all of a large trace's ranks together would take a GiB of memory; each
+#: rank's events are converted on their own, so they are read a batch of ranks at a time.
+BATCH = 64
+
+
 def _convert(otf2, path: Path, shown: str, out: Path, iteration_region: str | None, key: str) -> dict[str, Any]:
     collective_codes = _collective_codes()
     with otf2.reader.open(str(path)) as trace:
@@ -121,7 +128,9 @@ def _convert(otf2, path: Path, shown: str, out: Path, iteration_region: str | No
         world = _world(defs, otf2)
         if world is None:
             raise SpecError(f"{key} = {json.dumps(shown)}: the archive defines no MPI ranks (no COMM_LOCATIONS group of the MPI paradigm)")
-        rank_of = {loc._ref: i for i, loc in enumerate(world)}
+        world_refs = [loc._ref for loc in world]
+        rank_of = {ref: i for i, ref in enumerate(world_refs)}
+        others = [loc._ref for loc in defs.locations if loc._ref not in rank_of]
         comms, comm_index = [], {}
         for c in defs.comms:
             group = getattr(c, "group", None)
@@ -129,91 +138,127 @@ def _convert(otf2, path: Path, shown: str, out: Path, iteration_region: str | No
                 continue  # MPI_COMM_SELF, inter-communicators: events on them are counted
             comm_index[c._ref] = len(comms)
             comms.append([rank_of[m._ref] for m in group.members])
-        ranks = [_Rank() for _ in world]
-        unsupported: dict[str, int] = {}
-        regions_mpi: dict[int, bool] = {}
+        resolution = int(defs.clock_properties.timer_resolution)
+    events = _Events(otf2, comms, comm_index, collective_codes, iteration_region, key, shown)
+    body = out.with_name(out.name + ".body")
+    try:
+        with open(body, "wb") as f:
+            for start in range(0, len(world_refs), BATCH):
+                refs = world_refs[start : start + BATCH]
+                ranks = {ref: (start + i, _Rank()) for i, ref in enumerate(refs)}
+                _read(otf2, path, refs, lambda ref, event: events.convert(*ranks[ref], event))
+                for _, rk in ranks.values():
+                    f.write(struct.pack("<Q", len(rk.records) // 32))
+                    f.write(rk.records.tobytes())
+            for start in range(0, len(others), BATCH):
+                _read(otf2, path, others[start : start + BATCH], lambda ref, event: events.off_rank(event))
+        header = {
+            "ranks": len(world_refs),
+            "timer_resolution": resolution,
+            "communicators": comms,
+            "unsupported": dict(sorted(events.unsupported.items())),
+            "source": str(path.resolve()),
+        }
+        _write(out, header, body)
+    finally:
+        body.unlink(missing_ok=True)
+    return header
 
-        def skip(kind: str) -> None:
-            unsupported[kind] = unsupported.get(kind, 0) + 1
 
-        def is_mpi(region) -> bool:
-            ref = region._ref
-            if ref not in regions_mpi:
-                regions_mpi[ref] = region.paradigm == otf2.Paradigm.MPI or str(region.name).startswith("MPI_")
-            return regions_mpi[ref]
+def _read(otf2, path: Path, refs: list[int], each) -> None:
+    """Calls ``each(location_ref, event)`` for the events of the locations ``refs``."""
+    with otf2.reader.open(str(path)) as trace:
+        by_ref = {loc._ref: loc for loc in trace.definitions.locations}
+        for location, event in trace.events([by_ref[r] for r in refs]):
+            each(location._ref, event)
 
-        for location, event in trace.events:
-            r = rank_of.get(location._ref)
-            name = type(event).__name__
-            if r is None:
-                if name.startswith("Mpi"):
-                    skip(f"{name} on a thread")
-                continue
-            rk, t = ranks[r], event.time
-            if name == "Enter":
-                if is_mpi(event.region):
-                    rk.call_starts(t)
-                    rk.depth += 1
-                elif iteration_region is not None and rk.depth == 0 and event.region.name == iteration_region:
-                    rk.call_starts(t)
-                    rk.call_ends(t)
-                    rk.put(ITERATION)
-            elif name == "Leave":
-                if is_mpi(event.region):
-                    if rk.depth > 0:
-                        rk.depth -= 1
-                        rk.call_ends(t)
-                elif iteration_region is not None and rk.depth == 0 and event.region.name == iteration_region:
-                    rk.call_starts(t)  # the iteration's computation after its last call
-                    rk.call_ends(t)
-            elif name in ("MpiSend", "MpiIsend", "MpiRecv", "MpiIrecv"):
-                ci = comm_index.get(event.communicator._ref)
-                if ci is None:
-                    skip(f"{name} on a communicator that is not an intra-communicator")
-                    continue
-                rk.call_starts(t)
-                peer_local = event.receiver if name in ("MpiSend", "MpiIsend") else event.sender
-                members = comms[ci]
-                if peer_local >= len(members):
-                    raise SpecError(f"{key} = {json.dumps(shown)}: rank {r}'s {name} names rank {peer_local} of a communicator of {len(members)}")
-                peer = members[peer_local]
-                if name in ("MpiSend", "MpiIsend"):
-                    rk.put(SEND, peer, ci, event.msg_tag, event.msg_length)
-                else:
-                    rk.put(RECV, peer, ci, event.msg_tag)
-                rk.call_ends(t)
-            elif name == "MpiCollectiveBegin":
+
+class _Events:
+    """Turns one rank's OTF2 events into its records, counting what cannot be replayed."""
+
+    def __init__(self, otf2, comms, comm_index, collective_codes, iteration_region, key, shown):
+        self.otf2, self.comms, self.comm_index = otf2, comms, comm_index
+        self.codes, self.region, self.key, self.shown = collective_codes, iteration_region, key, shown
+        self.unsupported: dict[str, int] = {}
+        self._mpi: dict[int, bool] = {}
+
+    def skip(self, kind: str) -> None:
+        self.unsupported[kind] = self.unsupported.get(kind, 0) + 1
+
+    def is_mpi(self, region) -> bool:
+        ref = region._ref
+        if ref not in self._mpi:
+            self._mpi[ref] = region.paradigm == self.otf2.Paradigm.MPI or str(region.name).startswith("MPI_")
+        return self._mpi[ref]
+
+    def off_rank(self, event) -> None:
+        """An event of a location that is not an MPI rank (a thread of one)."""
+        name = type(event).__name__
+        if name.startswith("Mpi"):
+            self.skip(f"{name} on a thread")
+
+    def convert(self, r: int, rk: _Rank, event) -> None:
+        name, t = type(event).__name__, event.time
+        if name == "Enter":
+            if self.is_mpi(event.region):
                 rk.call_starts(t)
                 rk.depth += 1
-            elif name == "MpiCollectiveEnd":
-                rk.depth = max(rk.depth - 1, 0)
-                op_name = str(event.collective_op).rpartition(".")[2]
-                op = COLLECTIVES.get(op_name)
-                ci = comm_index.get(event.communicator._ref)
-                if op is None:
-                    skip(f"MpiCollectiveEnd({op_name})")
-                elif ci is not None:
-                    members = comms[ci]
-                    root = UNDEFINED if event.root == UNDEFINED or event.root >= len(members) else members[event.root]
-                    rk.put(COLLECTIVE, collective_codes[op], ci, root, event.size_sent, event.size_received)
-                elif getattr(event.communicator, "group", None) is None or event.communicator.group.group_type != otf2.GroupType.COMM_SELF:
-                    skip(f"MpiCollectiveEnd on a communicator that is not an intra-communicator")
-                rk.call_ends(t)
-            elif name.startswith(UNSUPPORTED_PREFIXES):
-                skip(name)
-            elif name in _QUIET:
+            elif self.region is not None and rk.depth == 0 and event.region.name == self.region:
                 rk.call_starts(t)
                 rk.call_ends(t)
-        resolution = int(defs.clock_properties.timer_resolution)
-    header = {
-        "ranks": len(ranks),
-        "timer_resolution": resolution,
-        "communicators": comms,
-        "unsupported": dict(sorted(unsupported.items())),
-        "source": str(path.resolve()),
-    }
-    _write(out, header, ranks)
-    return header
+                rk.put(ITERATION)
+        elif name == "Leave":
+            if self.is_mpi(event.region):
+                if rk.depth > 0:
+                    rk.depth -= 1
+                    rk.call_ends(t)
+            elif self.region is not None and rk.depth == 0 and event.region.name == self.region:
+                rk.call_starts(t)  # the iteration's computation after its last call
+                rk.call_ends(t)
+        elif name in ("MpiSend", "MpiIsend", "MpiRecv", "MpiIrecv"):
+            self.point_to_point(r, rk, name, event)
+        elif name == "MpiCollectiveBegin":
+            rk.call_starts(t)
+            rk.depth += 1
+        elif name == "MpiCollectiveEnd":
+            rk.depth = max(rk.depth - 1, 0)
+            self.collective(rk, event)
+            rk.call_ends(t)
+        elif name.startswith(UNSUPPORTED_PREFIXES):
+            self.skip(name)
+        elif name in _QUIET:
+            rk.call_starts(t)
+            rk.call_ends(t)
+
+    def point_to_point(self, r: int, rk: _Rank, name: str, event) -> None:
+        ci = self.comm_index.get(event.communicator._ref)
+        if ci is None:
+            self.skip(f"{name} on a communicator that is not an intra-communicator")
+            return
+        rk.call_starts(event.time)
+        sends = name in ("MpiSend", "MpiIsend")
+        peer_local = event.receiver if sends else event.sender
+        members = self.comms[ci]
+        if peer_local >= len(members):
+            raise SpecError(f"{self.key} = {json.dumps(self.shown)}: rank {r}'s {name} names rank {peer_local} of a communicator of {len(members)}")
+        if sends:
+            rk.put(SEND, members[peer_local], ci, event.msg_tag, event.msg_length)
+        else:
+            rk.put(RECV, members[peer_local], ci, event.msg_tag)
+        rk.call_ends(event.time)
+
+    def collective(self, rk: _Rank, event) -> None:
+        op_name = str(event.collective_op).rpartition(".")[2]
+        op = COLLECTIVES.get(op_name)
+        ci = self.comm_index.get(event.communicator._ref)
+        if op is None:
+            self.skip(f"MpiCollectiveEnd({op_name})")
+        elif ci is not None:
+            members = self.comms[ci]
+            root = UNDEFINED if event.root == UNDEFINED or event.root >= len(members) else members[event.root]
+            rk.put(COLLECTIVE, self.codes[op], ci, root, event.size_sent, event.size_received)
+        elif getattr(event.communicator, "group", None) is None or event.communicator.group.group_type != self.otf2.GroupType.COMM_SELF:
+            self.skip("MpiCollectiveEnd on a communicator that is not an intra-communicator")
 
 
 def _otf2_error_types() -> type:
@@ -265,16 +310,14 @@ def _collective_codes() -> dict[str, int]:
     return {name: i for i, name in enumerate(engine.components()["trace_collectives"])}
 
 
-def _write(out: Path, header: dict[str, Any], ranks: list[_Rank]) -> None:
+def _write(out: Path, header: dict[str, Any], body: Path) -> None:
     """Write the converted file whole under a temporary name, then rename it, so a killed
     conversion leaves no half file under the final name."""
     tmp = out.with_name(out.name + ".part")
     text = json.dumps(header).encode()
-    with open(tmp, "wb") as f:
+    with open(tmp, "wb") as f, open(body, "rb") as b:
         f.write(MAGIC)
         f.write(struct.pack("<II", VERSION, len(text)))
         f.write(text)
-        for rk in ranks:
-            f.write(struct.pack("<Q", len(rk.records) // 32))
-            f.write(rk.records.tobytes())
+        shutil.copyfileobj(b, f, 1 << 20)
     tmp.replace(out)
