@@ -25,14 +25,21 @@ pub struct Pairwise {
 
 impl Motif for Pairwise {
     fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
-        let n = self.n;
-        for k in 1..n {
-            ops.push(Op::Send { to: ((rank + k) % n) as u32, bytes: self.bytes });
-            ops.push(Op::Recv { from: ((rank + n - k) % n) as u32 });
-        }
+        pairwise(self.n, rank, |i| i as u32, |_| self.bytes, ops);
         ops.push(Op::Compute(self.compute));
     }
     fn adaptive_mode(&self) -> AriesMode {
         AriesMode::IncreasinglyMinimal
+    }
+}
+
+/// Pairwise exchange among `n` members (`member(i)`: the rank of the i-th), run by member
+/// `me`, sending `bytes(j)` to member j: the alltoall and, with sizes per peer, the
+/// alltoallv of the skeletons.
+pub fn pairwise(n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: impl Fn(usize) -> u64, ops: &mut Vec<Op>) {
+    for k in 1..n {
+        let to = (me + k) % n;
+        ops.push(Op::Send { to: member(to), bytes: bytes(to) });
+        ops.push(Op::Recv { from: member((me + n - k) % n) });
     }
 }
