@@ -60,7 +60,7 @@ fn build(cx: &MotifCtx) -> SpecResult<Fft3d> {
     let volume = |what: &str, share: usize| {
         // Points per message: N^3 / (P x share), in bytes, rounded up (a rank with one
         // pencil fewer still sends as long a message: the slowest pair sets the pace).
-        let too_big = || SpecError::new(cx.key("workload.points"), n, format!("{what}: N^3 x element_bytes overflows"));
+        let too_big = || SpecError::new(cx.key("workload.points"), n, format!("{what}: N^3 x element_bytes overflows 64 bits (a message must be at most 2^36 bytes)"));
         let total = n.checked_mul(n).and_then(|v| v.checked_mul(n)).and_then(|v| v.checked_mul(keys.element_bytes)).ok_or_else(too_big)?;
         let per = (cx.ranks() as u64).checked_mul(share as u64).ok_or_else(too_big)?;
         cx.product_bytes("points", n, what, &[total.div_ceil(per)])
