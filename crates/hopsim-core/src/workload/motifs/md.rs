@@ -28,8 +28,8 @@ pub const KIND: MotifInfo = MotifInfo {
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-const DOMAIN: Key = Key { name: "domain", default: "20 x 20 x 20", meaning: "atoms of each rank's box per dimension (3 numbers)" };
-const GHOST: Key = Key { name: "ghost", default: "2", meaning: "layers of atoms within the cutoff plus skin of a face" };
+const DOMAIN: Key = Key { name: "domain", default: "32 x 32 x 32", meaning: "atoms of each rank's box per dimension (3 numbers)" };
+const GHOST: Key = Key { name: "ghost", default: "3", meaning: "layers of atoms within the cutoff plus skin of a face" };
 const ATOM_BYTES: Key = Key { name: "atom_bytes", default: "24", meaning: "bytes per ghost atom each step (a position; forces back alike)" };
 const BORDER_BYTES: Key = Key { name: "border_bytes", default: "48", meaning: "bytes per ghost atom when the lists are rebuilt" };
 const NEWTON: Key = Key { name: "newton", default: "true", meaning: "send the ghosts' forces back after the force computation" };
@@ -44,7 +44,7 @@ struct Keys {
     grid: Option<Vec<usize>>,
     #[serde(default)]
     domain: Option<Vec<u64>>,
-    #[serde(default = "two")]
+    #[serde(default = "three")]
     ghost: u64,
     #[serde(default = "atom_bytes")]
     atom_bytes: u64,
@@ -62,8 +62,8 @@ struct Keys {
     allreduce: Option<Algorithm>,
 }
 
-fn two() -> u64 {
-    2
+fn three() -> u64 {
+    3
 }
 fn atom_bytes() -> u64 {
     24
@@ -88,7 +88,7 @@ fn build(cx: &MotifCtx) -> SpecResult<Md> {
     let keys: Keys = cx.own_keys()?;
     let grid = super::grid(keys.grid.as_deref(), cx.ranks(), 3, &cx.key("workload.grid"))?;
     let domain = match keys.domain.as_deref() {
-        None => [20; 3],
+        None => [32; 3],
         Some(&[x, y, z]) if x > 0 && y > 0 && z > 0 => [x, y, z],
         Some(d) => return Err(SpecError::new(cx.key("workload.domain"), format!("{d:?}"), "3 positive atom counts (x, y, z) per rank")),
     };
