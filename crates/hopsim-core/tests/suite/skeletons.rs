@@ -242,3 +242,24 @@ fn bad_skeleton_keys_are_refused_with_their_key() {
     let e = spec::from_toml_str(&toml).and_then(|s| simulate(&s)).unwrap_err();
     assert_eq!(e.key, "jobs[0].workload.domain", "{e}");
 }
+
+#[test]
+fn the_normalised_spec_of_a_skeleton_is_valid_input_again() {
+    // Each skeleton's keys as its key type reads them (defaults filled in), the other
+    // motifs' keys null: valid input, normalised to itself.
+    let jobs = job("a", 4, "motif = \"halo\", dims = 2, stencil = \"corner\"", "")
+        + &job("b", 4, "motif = \"md\", thermo_every = 0", "")
+        + &job("c", 4, "motif = \"graph500\", kernel = \"sssp\"", "")
+        + &job("d", 2, "motif = \"fft3d\"", "")
+        + &job("e", 2, "motif = \"cg\"", "");
+    let spec = spec::from_toml_str(&format!("{ONE_SWITCH}{jobs}")).unwrap();
+    let text = hopsim_core::validate_json(&serde_json::to_string(&spec).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let w = |i: usize| v["jobs"][i]["workload"].clone();
+    assert_eq!((w(0)["dims"].clone(), w(0)["stencil"].clone(), w(0)["ghost"].clone()), (2.into(), "corner".into(), 1.into()));
+    assert_eq!((w(1)["ghost"].clone(), w(1)["newton"].clone(), w(1)["points"].clone()), (3.into(), true.into(), serde_json::Value::Null));
+    assert_eq!((w(2)["kernel"].clone(), w(2)["scale"].clone()), ("sssp".into(), 20.into()));
+    assert_eq!(w(3)["element_bytes"], 16);
+    assert_eq!(w(4)["dot_products"], 3);
+    assert_eq!(hopsim_core::validate_json(&text).unwrap(), text);
+}

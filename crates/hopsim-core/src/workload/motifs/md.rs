@@ -174,8 +174,8 @@ fn every(iteration: u32, every: u32) -> bool {
 impl Motif for Md {
     fn iteration(&self, rank: usize, iteration: u32, ops: &mut Vec<Op>) {
         let forward = if every(iteration, self.rebuild_every) { &self.borders } else { &self.positions };
-        for d in 0..3 {
-            self.stage(rank, d, forward[d], ops);
+        for (d, &bytes) in forward.iter().enumerate() {
+            self.stage(rank, d, bytes, ops);
         }
         ops.push(Op::Compute(self.compute));
         if self.newton {
