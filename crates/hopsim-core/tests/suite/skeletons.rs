@@ -263,3 +263,4 @@ fn the_normalised_spec_of_a_skeleton_is_valid_input_again() {
     assert_eq!(w(4)["dot_products"], 3);
     assert_eq!(hopsim_core::validate_json(&text).unwrap(), text);
 }
+

@@ -111,8 +111,10 @@ fn build(cx: &MotifCtx) -> SpecResult<Graph500> {
         // Checked, though 2^(1 + 20 + 42) ends x C(63, 31) x 24 bytes fit in 128 bits.
         let records = ends.checked_mul(binomial(last, l)).and_then(|r| r.checked_mul(kernel.record_bytes()));
         let per_pair = records.map(|r| r.div_ceil((1u128 << last) * p * p * kernel.phases()));
-        let what = format!("a message of level {l}");
-        let bytes = per_pair.and_then(|b| u64::try_from(b).ok()).unwrap_or(u64::MAX);
+        let what = format!("with edge_factor = {} and levels = {}, a message of level {l}", keys.edge_factor, keys.levels);
+        let Some(bytes) = per_pair.and_then(|b| u64::try_from(b).ok()) else {
+            return Err(SpecError::new(cx.key("workload.scale"), keys.scale, format!("{what} would exceed 2^64 bytes: must be between 1 and 2^36 bytes")));
+        };
         level_bytes.push(cx.product_bytes("scale", keys.scale, &what, &[bytes])?);
     }
     Ok(Graph500 { n: cx.ranks(), level_bytes, phases: kernel.phases() as u32, algorithm: keys.allreduce.unwrap_or(Algorithm::RecursiveDoubling), compute: cx.compute() })

@@ -97,15 +97,14 @@ fn build(cx: &MotifCtx) -> SpecResult<Md> {
         return Err(SpecError::new(cx.key("workload.ghost"), keys.ghost, format!("between 1 and the box's thinnest side ({thinnest} atoms)")));
     }
     // Atoms of the slab sent along each dimension: the dimensions staged before it have
-    // grown by their ghosts on both sides.
+    // grown by their ghosts on both sides. Beyond 2^36 atoms no per-atom size fits a message.
     let mut slab = [0u64; 3];
     for (d, s) in slab.iter_mut().enumerate() {
-        let mut factors = vec![keys.ghost];
-        for j in (0..3).filter(|&j| j != d) {
-            let grown = if j < d { keys.ghost.checked_mul(2).and_then(|g| g.checked_add(domain[j])) } else { Some(domain[j]) };
-            factors.push(grown.unwrap_or(u64::MAX));
-        }
-        *s = cx.product_bytes("domain", format!("{domain:?}"), &format!("the ghost slab along dimension {d}, in atoms"), &factors)?;
+        let grown = |j: usize| if j < d { keys.ghost.checked_mul(2).and_then(|g| g.checked_add(domain[j])) } else { Some(domain[j]) };
+        let atoms = (0..3).filter(|&j| j != d).try_fold(keys.ghost, |a, j| grown(j).and_then(|g| a.checked_mul(g)));
+        *s = atoms.filter(|&a| a <= 1 << 36).ok_or_else(|| {
+            SpecError::new(cx.key("workload.domain"), format!("{domain:?}"), format!("with ghost = {}, the ghost slab along dimension {d} holds more than 2^36 atoms: a message must be at most 2^36 bytes", keys.ghost))
+        })?;
     }
     let bytes = |key: &str, per_atom: u64| -> SpecResult<[u64; 3]> {
         let mut out = [0; 3];
