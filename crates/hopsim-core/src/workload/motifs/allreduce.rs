@@ -135,3 +135,35 @@ pub fn recursive_doubling(n: usize, me: usize, member: impl Fn(usize) -> u32, by
         ops.push(Op::Send { to: e, bytes });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn recursive_doubling_folds_in_the_ranks_beyond_a_power_of_two() {
+        for n in 1..=13usize {
+            let p = if n.is_power_of_two() { n } else { n.next_power_of_two() / 2 };
+            // Members are every other rank, so member indices and ranks differ.
+            let member = |i: usize| (2 * i) as u32;
+            let (mut sends, mut recvs) = (HashMap::new(), HashMap::new());
+            for me in 0..n {
+                let mut ops = Vec::new();
+                recursive_doubling(n, me, member, 8, &mut ops);
+                for op in ops {
+                    match op {
+                        Op::Send { to, .. } => *sends.entry((member(me), to)).or_insert(0) += 1,
+                        Op::Recv { from } => *recvs.entry((from, member(me))).or_insert(0) += 1,
+                        Op::Compute(_) => {}
+                    }
+                }
+            }
+            assert_eq!(sends, recvs, "n = {n}: every message has its receive");
+            // Each extra member hands its vector in and gets the result back; p members
+            // exchange log2(p) times.
+            let messages: u32 = sends.values().sum();
+            assert_eq!(messages as usize, 2 * (n - p) + p * p.trailing_zeros() as usize, "n = {n}");
+        }
+    }
+}

@@ -26,7 +26,7 @@ pub const KIND: MotifInfo = MotifInfo {
 };
 
 const DIMS: Key = Key { name: "dims", default: "3", meaning: "dimensions of the rank grid and subdomain: 2, 3 or 4" };
-pub(super) const STENCIL: Key = Key { name: "stencil", default: "face", meaning: "neighbours: face (2 dims), edge (along at most 2 dimensions) or corner (3^dims - 1)" };
+const STENCIL: Key = Key { name: "stencil", default: "face", meaning: "neighbours: face (2 dims), edge (along at most 2 dimensions) or corner (3^dims - 1)" };
 const DOMAIN: Key = Key { name: "domain", default: "32 per dimension", meaning: "elements of each rank's subdomain per dimension (dims numbers)" };
 const GHOST: Key = Key { name: "ghost", default: "1", meaning: "ghost layers exchanged (the stencil's reach)" };
 pub(super) const PERIODIC: Key = Key { name: "periodic", default: "false", meaning: "wrap around at the grid's edges" };
