@@ -243,7 +243,7 @@ pub fn components_json() -> String {
         "workload_table_keys": keys_json(spec::workload::TABLE_KEYS),
         "motifs": workload::motifs::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
         "motif_table_keys": keys_json(spec::JOB_WORKLOAD_KEYS),
-        "trace_collectives": workload::collectives::Collective::ALL,
+        "trace_collectives": workload::motifs::collectives::Collective::ALL,
         "metrics": stats::metric_units::METRICS.iter().map(|(name, unit)| serde_json::json!({"name": name, "unit": unit})).collect::<Vec<_>>(),
         "metric_families": stats::metric_units::METRIC_FAMILIES.iter().map(|(pattern, unit)| serde_json::json!({"pattern": pattern, "unit": unit})).collect::<Vec<_>>(),
     })

@@ -535,6 +535,13 @@ mod tests {
             dependencies_hold("motif = \"bcast\", iterations = 3, root = 2", 9, seed);
             dependencies_hold("motif = \"halo3d\", iterations = 2, grid = [3, 2, 2], compute = 5", 12, seed);
             dependencies_hold("motif = \"sweep3d\", iterations = 2, grid = [3, 2], domain = [2, 2, 4], block = 2, compute = 3", 6, seed);
+            dependencies_hold("motif = \"halo\", iterations = 2, dims = 2, stencil = \"corner\", grid = [3, 2], domain = [4, 3], periodic = true", 6, seed);
+            dependencies_hold("motif = \"halo\", iterations = 2, dims = 4, stencil = \"edge\", grid = [2, 2, 2, 2], domain = [2, 2, 2, 2], compute = 2", 16, seed);
+            dependencies_hold("motif = \"cg\", iterations = 2, grid = [3, 2, 2], domain = [4, 4, 4], periodic = true", 12, seed);
+            dependencies_hold("motif = \"cg\", iterations = 2, grid = [3, 2, 1], domain = [4, 4, 4], allreduce = \"ring\", dot_products = 2", 6, seed);
+            dependencies_hold("motif = \"fft3d\", iterations = 2, grid = [3, 4], points = 12, compute = 2", 12, seed);
+            dependencies_hold("motif = \"graph500\", iterations = 2, kernel = \"sssp\", scale = 8, levels = 4", 6, seed);
+            dependencies_hold("motif = \"md\", iterations = 4, grid = [2, 3, 2], domain = [3, 3, 3], rebuild_every = 2, thermo_every = 3", 12, seed);
         }
     }
 }

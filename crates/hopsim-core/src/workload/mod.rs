@@ -8,7 +8,6 @@ mod bandwidth;
 
 pub use bandwidth::packets_at_once;
 mod bernoulli;
-pub mod collectives;
 mod jobs;
 pub mod motifs;
 pub mod trace;

@@ -102,7 +102,6 @@ fn bad_jobs_are_refused_with_their_key() {
         (format!("{ONE_SWITCH}{}", job("a", 8, "motif = \"gather\"", "")), "jobs[0].workload.motif"),
         (format!("{ARIES}{}", job("a", 8, bar, "routing_mode = \"fastest\"")), "jobs[0].routing_mode"),
         (format!("{ONE_SWITCH}{}", job("a", 8, bar, "routing_mode = \"adaptive\"")), "jobs[0].routing_mode"),
-        (format!("{ONE_SWITCH}{}", job("a", 6, "motif = \"allreduce\", algorithm = \"recursive_doubling\"", "")), "jobs[0].ranks"),
         (format!("{ONE_SWITCH}{}", job("a", 3, "motif = \"ping_pong\"", "")), "jobs[0].ranks"),
         (format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"allreduce\", algorithm = \"tree\"", "")), "jobs[0].workload.algorithm"),
         (format!("{ONE_SWITCH}{}", job("a", 4, bar, "allocation = { policy = \"best\" }")), "jobs[0].allocation.policy"),

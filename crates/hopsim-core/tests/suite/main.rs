@@ -23,6 +23,7 @@ mod other_kinds_keys;
 mod messages;
 mod protocol;
 mod routing;
+mod skeletons;
 mod slim_fly;
 mod spec_errors;
 mod threads;

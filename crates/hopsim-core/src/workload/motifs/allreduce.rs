@@ -3,6 +3,7 @@
 //! Recursive doubling: log2(n) steps, each exchanging the whole vector with the rank whose
 //! number differs in that step's bit.
 
+use super::collectives::{recursive_doubling, ring};
 use super::{Motif, MotifInfo, Op, BYTES};
 use crate::error::{SpecError, SpecResult};
 use serde::{Deserialize, Serialize};
@@ -24,8 +25,7 @@ pub const KIND: MotifInfo = MotifInfo {
         let (n, total, compute) = (cx.ranks(), vector_bytes(cx, &keys)?, cx.compute());
         Ok(Some(match keys.algorithm.unwrap_or(Algorithm::Ring) {
             Algorithm::Ring => Box::new(Ring { n, chunk: total.div_ceil(n as u64).max(1), compute }),
-            Algorithm::RecursiveDoubling if n.is_power_of_two() => Box::new(RecursiveDoubling { n, bytes: total, compute }),
-            Algorithm::RecursiveDoubling => return Err(SpecError::new(cx.key("ranks"), n, "recursive_doubling needs a power-of-two number of ranks")),
+            Algorithm::RecursiveDoubling => Box::new(RecursiveDoubling { n, bytes: total, compute }),
         }))
     },
 };
@@ -46,9 +46,9 @@ struct Keys {
     element_bytes: u64,
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-enum Algorithm {
+pub enum Algorithm {
     Ring,
     RecursiveDoubling,
 }
@@ -58,7 +58,7 @@ fn vector_bytes(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<u64> {
     let bytes = cx.message_bytes(keys.bytes)?;
     match keys.elements {
         Some(e) if keys.bytes.is_some() => Err(SpecError::new(cx.key("workload.elements"), e, "give either workload.bytes or workload.elements, not both")),
-        Some(e) => Ok(e * keys.element_bytes),
+        Some(e) => cx.product_bytes("elements", e, "the vector (elements x element_bytes)", &[e, keys.element_bytes]),
         None => Ok(bytes),
     }
 }
@@ -71,14 +71,7 @@ pub struct Ring {
 
 impl Motif for Ring {
     fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
-        let n = self.n;
-        if n > 1 {
-            let (right, left) = ((rank + 1) % n, (rank + n - 1) % n);
-            for _ in 0..2 * (n - 1) {
-                ops.push(Op::Send { to: right as u32, bytes: self.chunk });
-                ops.push(Op::Recv { from: left as u32 });
-            }
-        }
+        ring(self.n, rank, |i| i as u32, 2 * self.n.saturating_sub(1), self.chunk, ops);
         ops.push(Op::Compute(self.compute));
     }
 }
@@ -91,13 +84,16 @@ pub struct RecursiveDoubling {
 
 impl Motif for RecursiveDoubling {
     fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
-        let mut mask = 1;
-        while mask < self.n {
-            let peer = (rank ^ mask) as u32;
-            ops.push(Op::Send { to: peer, bytes: self.bytes });
-            ops.push(Op::Recv { from: peer });
-            mask <<= 1;
-        }
+        recursive_doubling(self.n, rank, |i| i as u32, self.bytes, ops);
         ops.push(Op::Compute(self.compute));
+    }
+}
+
+/// An allreduce of `bytes` among `n` members (`member(i)`: the rank of the i-th), run by
+/// member `me`: what the skeletons call for their dot products and termination tests.
+pub fn allreduce(algorithm: Algorithm, n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: u64, ops: &mut Vec<Op>) {
+    match algorithm {
+        Algorithm::Ring => ring(n, me, member, 2 * n.saturating_sub(1), bytes.div_ceil(n as u64).max(1), ops),
+        Algorithm::RecursiveDoubling => recursive_doubling(n, me, member, bytes, ops),
     }
 }

@@ -1,6 +1,7 @@
 //! Alltoall by pairwise exchange: n - 1 steps; in step k a rank sends to rank + k and waits
 //! for rank - k's message (mod n).
 
+use super::collectives::pairwise;
 use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
 use crate::routing::AriesMode;
 
@@ -25,11 +26,7 @@ pub struct Pairwise {
 
 impl Motif for Pairwise {
     fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
-        let n = self.n;
-        for k in 1..n {
-            ops.push(Op::Send { to: ((rank + k) % n) as u32, bytes: self.bytes });
-            ops.push(Op::Recv { from: ((rank + n - k) % n) as u32 });
-        }
+        pairwise(self.n, rank, |i| i as u32, |_| self.bytes, ops);
         ops.push(Op::Compute(self.compute));
     }
     fn adaptive_mode(&self) -> AriesMode {

@@ -24,13 +24,7 @@ pub struct Dissemination {
 
 impl Motif for Dissemination {
     fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
-        let n = self.n;
-        let mut d = 1;
-        while d < n {
-            ops.push(Op::Send { to: ((rank + d) % n) as u32, bytes: self.bytes });
-            ops.push(Op::Recv { from: ((rank + n - d) % n) as u32 });
-            d <<= 1;
-        }
+        super::collectives::dissemination(self.n, rank, |i| i as u32, self.bytes, ops);
         ops.push(Op::Compute(self.compute));
     }
 }

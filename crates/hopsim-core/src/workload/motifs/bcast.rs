@@ -40,24 +40,7 @@ pub struct Binomial {
 
 impl Motif for Binomial {
     fn iteration(&self, rank: usize, _iteration: u32, ops: &mut Vec<Op>) {
-        let n = self.n;
-        let me = (rank + n - self.root) % n;
-        let real = |r: usize| ((r + self.root) % n) as u32;
-        let mut mask = 1;
-        while mask < n {
-            if me & mask != 0 {
-                ops.push(Op::Recv { from: real(me - mask) });
-                break;
-            }
-            mask <<= 1;
-        }
-        mask >>= 1;
-        while mask > 0 {
-            if me + mask < n {
-                ops.push(Op::Send { to: real(me + mask), bytes: self.bytes });
-            }
-            mask >>= 1;
-        }
+        super::collectives::binomial_bcast(self.n, rank, self.root, |i| i as u32, self.bytes, ops);
         ops.push(Op::Compute(self.compute));
     }
 }

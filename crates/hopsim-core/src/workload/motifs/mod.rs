@@ -9,7 +9,13 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod bernoulli;
+pub mod collectives;
+mod cg;
+mod fft3d;
+mod graph500;
+mod halo;
 mod halo3d;
+mod md;
 mod ping_pong;
 mod sweep3d;
 mod trace;
@@ -82,6 +88,11 @@ registry! {
         Bcast => bcast::KIND,
         Halo3d => halo3d::KIND,
         Sweep3d => sweep3d::KIND,
+        Halo => halo::KIND,
+        Cg => cg::KIND,
+        Fft3d => fft3d::KIND,
+        Graph500 => graph500::KIND,
+        Md => md::KIND,
         Trace => trace::KIND,
         Bernoulli => bernoulli::KIND,
     }
@@ -149,6 +160,22 @@ impl MotifCtx<'_> {
             return Err(SpecError::new(self.key("workload.bytes"), b, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
         }
         Ok(b)
+    }
+
+    /// A message size that is a product of keys (a face's elements x `element_bytes`, a
+    /// grid's points x element size / ranks): computed without wrapping and refused, naming
+    /// `jobs[i].workload.<key>` and its `value`, when it overflows or is not between 1 byte
+    /// and the 2^36-byte cap of `message_bytes`. `what` says which message it is.
+    pub fn product_bytes(&self, key: &str, value: impl std::fmt::Display, what: &str, factors: &[u64]) -> SpecResult<u64> {
+        let too_big = || SpecError::new(self.key(&format!("workload.{key}")), &value, format!("{what} would be {} bytes: must be between 1 and 2^36 bytes", factors.iter().map(u64::to_string).collect::<Vec<_>>().join(" x ")));
+        let bytes = factors.iter().try_fold(1u64, |p, &f| p.checked_mul(f)).ok_or_else(too_big)?;
+        if bytes == 0 || bytes > 1 << 36 {
+            return Err(too_big());
+        }
+        if self.spec.bytes_per_phit().is_none() {
+            return Err(SpecError::new(self.key(&format!("workload.{key}")), &value, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
+        }
+        Ok(bytes)
     }
 
     /// Each rank's subdomain: `domain` if given (3 positive element counts), else 32^3.

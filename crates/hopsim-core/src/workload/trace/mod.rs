@@ -13,7 +13,7 @@
 
 pub mod file;
 
-use super::collectives::{Collective, SizeFrom, Step};
+use super::motifs::collectives::{Collective, SizeFrom};
 use super::motifs::Op;
 use crate::error::{SpecError, SpecResult};
 use file::{Record, TraceFile};
@@ -118,12 +118,12 @@ impl Trace {
                         let me = member_index[comm as usize][&(r as u32)] as usize;
                         let root = if call.op.has_root() { member_index[comm as usize].get(&call.root).copied().unwrap_or(0) as usize } else { 0 };
                         steps.clear();
-                        call.op.steps(members.len(), me, root, call.bytes, &mut steps);
+                        call.op.ops(members.len(), me, root, |i| members[i], call.bytes, &mut steps);
                         let channel = Channel::Collective { comm, call: *no };
                         for s in &steps {
                             o.push(match *s {
-                                Step::Send { to, bytes } => Op::Send { to: members[to], bytes },
-                                Step::Recv { from } => Op::RecvMatched { from: members[from], seq: 0 },
+                                Op::Recv { from } => Op::RecvMatched { from, seq: 0 },
+                                op => op,
                             });
                             ch.push(channel);
                         }
