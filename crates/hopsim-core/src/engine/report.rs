@@ -30,6 +30,7 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let samples = sample_table(sim);
     let mut sample_cycles: Vec<u64> = samples.cycles.clone();
     sample_cycles.sort_unstable();
+    let jobs = sim.workload.job_results(&sim.nics.totals);
     let pick = |q: f64| if sample_cycles.is_empty() { f64::NAN } else { sample_cycles[((q * sample_cycles.len() as f64).ceil() as usize).clamp(1, sample_cycles.len()) - 1] as f64 };
     let mut m = Metrics {
         // With a burst the servers offer two loads over the window: what they generated.
@@ -86,8 +87,9 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
         packets_out_of_order: st.packets_out_of_order,
         reorder_delay_mean: if st.reorder_released > 0 { st.reorder_delay_sum as f64 / st.reorder_released as f64 } else { 0.0 },
         reorder_buffer_max: st.reorder_buffer_max,
-        workload: sim.spec.workload.kind.clone(),
-        workload_complete: sim.finished_early || crate::workload::is_open_loop(&sim.spec),
+        // With [[jobs]] the [workload] table is ignored: the jobs are the workload.
+        workload: if spec.jobs.is_empty() { spec.workload.kind.clone() } else { crate::stats::jobs::workload_name(&spec.jobs) },
+        workload_complete: if spec.jobs.is_empty() { sim.finished_early || crate::workload::is_open_loop(spec) } else { crate::stats::jobs::all_finished(&jobs) },
         samples: samples.cycles.len() as u64,
         sample_cycles_mean: if sample_cycles.is_empty() { f64::NAN } else { sample_cycles.iter().sum::<u64>() as f64 / sample_cycles.len() as f64 },
         sample_cycles_p50: pick(0.5),
@@ -147,7 +149,6 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
     let counters = counter_table(sim, &mut m);
     let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
-    let jobs = sim.workload.job_results(&sim.nics.totals);
     RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram, jobs }
 }
 

@@ -44,3 +44,40 @@ pub struct JobResult {
     pub responses_received: Vec<u64>,
     pub cumulative_request_latency: Vec<u64>,
 }
+
+/// Whether a job's motif is open-loop traffic (`bernoulli`): it sends until `run.cycles`,
+/// has no iterations and never finishes, so it cannot be late either.
+pub fn is_open_loop_motif(motif: &str) -> bool {
+    use crate::workload::motifs::MotifKind;
+    MotifKind::from_name(motif) == Some(MotifKind::Bernoulli)
+}
+
+/// `metrics.workload` of a run with `[[jobs]]`: their motifs in the file's order, the
+/// background marked, e.g. `jobs: halo3d+allreduce(bg)` (the `[workload]` table is ignored).
+pub fn workload_name(jobs: &[crate::spec::JobSpec]) -> String {
+    let motifs: Vec<String> = jobs.iter().map(|j| if j.background { format!("{}(bg)", j.workload.motif) } else { j.workload.motif.clone() }).collect();
+    format!("jobs: {}", motifs.join("+"))
+}
+
+/// `metrics.workload_complete` of a run with `[[jobs]]`: every application job that runs a
+/// program did all its iterations (the background and open-loop jobs never end).
+pub fn all_finished(results: &[JobResult]) -> bool {
+    results.iter().filter(|j| !j.background && !is_open_loop_motif(&j.motif)).all(|j| j.complete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(motif: &str, background: bool, complete: bool) -> JobResult {
+        JobResult { motif: motif.into(), background, complete, ..Default::default() }
+    }
+
+    #[test]
+    fn a_run_is_complete_when_every_program_job_finished() {
+        assert!(all_finished(&[job("allreduce", false, true), job("bernoulli", true, false)]));
+        assert!(!all_finished(&[job("allreduce", false, false), job("halo3d", false, true)]));
+        // Open-loop traffic as the application runs until run.cycles: nothing to be late.
+        assert!(all_finished(&[job("bernoulli", false, false)]));
+    }
+}
