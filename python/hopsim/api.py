@@ -71,8 +71,10 @@ def simulate(
         The engine's result (docs/engine-contract.md): ``metrics`` (flat scalars:
         ``accepted_load``, ``packet_latency_mean``, ``deadlock``, ...),
         ``latency_histogram``, ``temporal``, ``links``, ``counters``, ``switch_coords``,
-        ``dims``; plus ``spec``, the spec with the engine's defaults filled in.
-        ``metrics["wall_seconds"]`` is the time the run took.
+        ``dims``, with ``[[jobs]]`` ``jobs``; plus ``spec``, the spec with the engine's
+        defaults filled in. ``metrics["wall_seconds"]`` is the time the run took; with jobs,
+        ``metrics`` also has each job's columns of runs.csv (``job.<name>.iteration_median``,
+        ..., :func:`hopsim.jobs.run_columns`).
 
     Raises
     ------
@@ -97,7 +99,12 @@ def simulate(
     data.pop("cluster", None)  # where a sweep runs: nothing to do with one run
     # One engine call validates and runs: the result carries the normalized spec.
     result, wall = engine.simulate(data, with_spec=True)
-    result.setdefault("metrics", {}).setdefault("wall_seconds", wall)
+    metrics = result.setdefault("metrics", {})
+    metrics.setdefault("wall_seconds", wall)
+    if result.get("jobs"):
+        from .jobs import run_columns
+
+        metrics.update(run_columns(result["jobs"], metrics.get("cycle_ns")))
     return result
 
 
@@ -198,7 +205,9 @@ def run_experiment(
         ``offered_load``, ``accepted_load``, ``packet_latency_mean/p50/p99/max``,
         ``network_latency_mean``, ``hops_mean``, ``packets_injected``,
         ``packets_delivered``, ``packets_in_flight_end``, ``deadlock``, ``cycles``,
-        ``wall_seconds``, ``router_cycles_per_second``, the engine's other metrics, and
+        ``wall_seconds``, ``router_cycles_per_second``, the engine's other metrics, with
+        ``[[jobs]]`` each job's columns (``job.<name>.iteration_median``, ...,
+        :func:`hopsim.jobs.run_columns`), and
         ``run`` (the name of the run's directory in ``out``). ``df.attrs["out"]`` is the
         output directory.
 
