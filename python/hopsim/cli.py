@@ -264,6 +264,7 @@ def _has_values(frame, col: str) -> bool:
 
 
 def _summary_table(frame, exp, limit: int = 60) -> str:
+    from .jobs import JOB_PREFIX, job_names
     from .spec import short_names
 
     swept = [k for k in exp.swept_keys if k in frame.columns]
@@ -273,6 +274,19 @@ def _summary_table(frame, exp, limit: int = 60) -> str:
         cols.append((shorts[k], k, None))
     if exp.seeds is not None:
         cols.append(("seed", "seed", None))
+    jobs = [j for j in job_names(frame) if _has_values(frame, f"{JOB_PREFIX}{j}.iteration_median")]
+    if jobs:
+        # [[jobs]]: the applications' iteration times, not the packets' latencies.
+        for j in jobs:
+            p = f"{JOB_PREFIX}{j}."
+            if _has_values(frame, p + "iteration_median_us"):
+                cols.append((f"{j} median us", p + "iteration_median_us", "{:.2f}"))
+            else:
+                cols.append((f"{j} median cyc", p + "iteration_median", "{:.0f}"))
+            cols += [(f"{j} qcd", p + "iteration_qcd", "{:.3f}"), (f"{j} iters", p + "iterations", "{:.0f}"),
+                     (f"{j} finished", p + "finished", None)]
+        cols.append(("deadlock", "deadlock", None))
+        return _render_table(frame, [c for c in cols if c[1] in frame.columns], limit)
     if _closed_loop(frame):
         # ping_pong / bandwidth: the samples, in physical units when the run has them.
         if "traffic.active_servers" not in swept:
@@ -417,14 +431,24 @@ def _run_and_report(args, exp, out: Path, client) -> int:
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
     frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+    from .jobs import unfinished
+
+    late = unfinished(frame)
+    for run, job, done, cycles in late:
+        sys.stderr.write(f"hopsim: warning: job {job!r} of run {run!r} did not finish: {done} iteration(s) "
+                         f"done in run.cycles = {cycles}; raise run.cycles\n")
     if not args.quiet:
         print(_summary_table(frame, exp))
-        if len(frame) and _closed_loop(frame):
+        jobs_only = len(frame) and "workload" in frame.columns and frame["workload"].astype(str).str.startswith("jobs:").all()
+        if late:
+            print(f"\n{len(late)} job(s) did not finish within run.cycles (see the warnings)")
+        elif len(frame) and _closed_loop(frame):
             if "workload_complete" in frame.columns:
                 n_short = int((~frame["workload_complete"].astype(str).isin(["True", "true", "1"])).sum())
                 if n_short:
                     print(f"\n{n_short} run(s) ended before the workload did: raise run.cycles")
-        elif len(frame) and "accepted_load" in frame.columns:
+        elif len(frame) and "accepted_load" in frame.columns and not jobs_only:
+            # (A jobs run's table above is its result: a peak load would mean nothing.)
             best = frame.loc[frame["accepted_load"].astype(float).idxmax()]
             where = ""
             if "offered_load" in frame.columns:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["qcd", "qcd_of_quartiles", "read_jobs", "job_table", "iteration_table", "write_job_files",
-           "run_columns", "JOB_PREFIX"]
+           "run_columns", "JOB_PREFIX", "job_names", "unfinished"]
 
 #: runs.csv names a job's columns ``job.<name>.<column>`` (:func:`run_columns`): a job's
 #: name is fixed by the experiment file, so a sweep's runs share their columns.
@@ -172,3 +172,25 @@ def run_columns(jobs: Iterable[Mapping[str, Any]], cycle_ns: float | None = None
         for mode, b in sorted(j["mode_bytes"].items()):
             cols[p + f"share_{mode}"] = _ratio(b, total)
     return cols
+
+
+def job_names(frame) -> list[str]:
+    """The jobs with columns in a runs table, in their order."""
+    names = [c[len(JOB_PREFIX):-len(".iterations")] for c in frame.columns
+             if c.startswith(JOB_PREFIX) and c.endswith(".iterations")]
+    return list(dict.fromkeys(names))
+
+
+def unfinished(frame) -> list[tuple[str, str, int, Any]]:
+    """``(run, job, iterations done, cycles run)`` of each job of a runs table that ran out of
+    ``run.cycles`` before its last iteration (the background and open-loop jobs never
+    finish, and are not listed)."""
+    out = []
+    for name in job_names(frame):
+        col = f"{JOB_PREFIX}{name}.finished"
+        if col not in frame.columns:
+            continue
+        for _, row in frame.iterrows():
+            if str(row[col]).strip().lower() in ("false", "0"):
+                out.append((str(row["run"]), name, int(row[f"{JOB_PREFIX}{name}.iterations"]), row.get("cycles")))
+    return out
