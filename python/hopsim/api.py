@@ -140,18 +140,27 @@ def build_outputs(
     plots: bool = True,
     report: bool = True,
     link_maps: str = "selected",
+    job_baseline: str | None = None,
 ) -> pd.DataFrame:
     """Write ``runs.csv``/``runs.parquet`` (and plots and ``report.html``) for the runs of
-    ``exp`` that are complete in ``out``; return the runs table."""
+    ``exp`` that are complete in ``out``; return the runs table. ``job_baseline``: the
+    routing mode the jobs' box plots are normalised to (default: ``default``, else
+    ``adaptive``, else the first mode a job took)."""
     out = Path(out)
     rows = sweep.complete_runs(exp, out)
     frame = results.runs_table(rows, exp.swept_keys)
     results.write_tables(frame, out)
+    if job_baseline is not None and len(frame):
+        from .plots.jobs import job_modes
+
+        modes = job_modes(frame, out)
+        if job_baseline not in modes:
+            raise SpecError(f"--job-baseline = {job_baseline!r}: no job took that routing mode; allowed: {', '.join(modes) or 'none (no job did an iteration)'}")
     figures = []
     if plots and len(frame):
         from . import plots as _plots
 
-        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps)
+        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps, job_baseline=job_baseline)
     if report:
         from . import report as _report
 

@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="selected",
         help="link-load maps for a few chosen runs (default), every run, or none",
     )
+    _add_job_baseline(p)
 
     p = sub.add_parser(
         "validate",
@@ -243,7 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="a directory written by 'hopsim run'")
     p.add_argument("--link-maps", choices=["selected", "all", "none"], default="selected")
     p.add_argument("--no-plots", action="store_true")
+    _add_job_baseline(p)
     return parser
+
+
+def _add_job_baseline(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--job-baseline", metavar="MODE",
+                   help="[[jobs]]: the routing mode the box plots of iteration times are divided by "
+                        "(default: the jobs' 'default' mode, else adaptive, else the first)")
 
 
 # --------------------------------------------------------------------------- commands
@@ -385,6 +393,14 @@ def cmd_run(args) -> int:
             )
     exp = sweep.plan(source, args.overrides)
     out = Path(args.out) if args.out else Path("hopsim-out") / api._safe_dirname(exp.name)
+    if args.job_baseline is not None:
+        # Found before anything runs: the modes the jobs will take are in the specs.
+        from .jobs import planned_modes
+
+        modes = planned_modes(r.normalized or r.spec for r in exp.runs)
+        if args.job_baseline not in modes:
+            raise SpecError(f"--job-baseline = {args.job_baseline!r}: no job takes that routing mode; "
+                            f"allowed: {', '.join(modes) or 'none (no [[jobs]])'}")
     if args.cluster:
         from .cluster import ClusterKind
 
@@ -425,12 +441,14 @@ def _run_and_report(args, exp, out: Path, client) -> int:
         return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
         try:
-            api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+            api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
+                                  job_baseline=args.job_baseline)
         except Exception:
             pass
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
-    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
+                                  job_baseline=args.job_baseline)
     from .jobs import unfinished
 
     late = unfinished(frame)
@@ -552,7 +570,8 @@ def cmd_report(args) -> int:
         raise SpecError(f"{args.dir}: not a hopsim results directory (no experiment.toml)")
     exp = sweep.plan(toml_path, validate=False)
     with outdir.lock(out):
-        frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+        frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
+                                  job_baseline=args.job_baseline)
     print(f"{len(frame)} of {len(exp.runs)} runs complete")
     unmarked = [r.name for r in exp.runs if (out / r.name).is_dir() and not (out / r.name / "complete.json").exists()]
     if unmarked:

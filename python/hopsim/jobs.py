@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["qcd", "qcd_of_quartiles", "read_jobs", "job_table", "iteration_table", "write_job_files",
-           "run_columns", "JOB_PREFIX", "job_names", "unfinished"]
+           "run_columns", "JOB_PREFIX", "job_names", "unfinished", "mode_label", "planned_modes"]
 
 #: runs.csv names a job's columns ``job.<name>.<column>`` (:func:`run_columns`): a job's
 #: name is fixed by the experiment file, so a sweep's runs share their columns.
@@ -194,3 +194,22 @@ def unfinished(frame) -> list[tuple[str, str, int, Any]]:
             if str(row[col]).strip().lower() in ("false", "0"):
                 out.append((str(row["run"]), name, int(row[f"{JOB_PREFIX}{name}.iterations"]), row.get("cycles")))
     return out
+
+
+def mode_label(job_mode: str, spec: Mapping[str, Any]) -> str:
+    """A job's routing mode as plots name it: ``default`` is the run's ``routing.mode`` on
+    an Aries (``spec``: the run's spec), else stays ``default``."""
+    routing = spec.get("routing") or {}
+    if job_mode == "default" and routing.get("algorithm") == "aries" and routing.get("mode"):
+        return str(routing["mode"])
+    return job_mode
+
+
+def planned_modes(specs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The routing modes the application jobs of these specs (normalised) will take."""
+    modes = []
+    for spec in specs:
+        for j in spec.get("jobs") or []:
+            if not j.get("background"):
+                modes.append(mode_label(j.get("routing_mode") or "default", spec))
+    return list(dict.fromkeys(modes))

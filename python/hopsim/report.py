@@ -200,11 +200,14 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
     parts += [f'<div class="alert">{a}</div>' for a in alerts]
     if not alerts and len(frame):
         parts.append('<div class="ok">All runs complete; no deadlock; phits and credits conserved.</div>')
-    parts.append(_cards(_headline(frame, closed)))
+    parts.append(_cards(_jobs_headline(frame) or _headline(frame, closed)))
     parts.append(_topology_cards(exp))
+    from .plots.jobs import JOBS_FIGURE
+
+    parts.append(_jobs_section(out, frame, swept, [f for f in figures if f.file == JOBS_FIGURE]))
     parts.append(_runs_section(frame, swept))
     parts.append(_workload_section(frame, swept, closed))
-    parts.append(_figures_section(out, figures))
+    parts.append(_figures_section(out, [f for f in figures if f.file != JOBS_FIGURE]))
     parts.append(_experiment_section(out, frame, swept))
     parts.append("</main></body></html>")
     path = out / "report.html"
@@ -252,6 +255,13 @@ def _alerts(out: Path, frame: pd.DataFrame, n_expected: int, closed: pd.Series |
             bad = frame[~frame[col].map(_truthy)]
             if len(bad):
                 alerts.append(f"{len(bad)} run(s) did not conserve {what}: {', '.join(_esc(r) for r in bad['run'].head(10))}.")
+    from .jobs import unfinished
+
+    late = unfinished(frame)
+    if late:
+        named = ", ".join(f"{_esc(job)} in {_esc(run)} ({done} iterations)" for run, job, done, _ in late[:10])
+        more = " ..." if len(late) > 10 else ""
+        alerts.append(f"{len(late)} job(s) did not finish within run.cycles (raise it): {named}{more}.")
     if closed is not None and "workload_complete" in frame.columns:
         short = frame[closed & ~frame["workload_complete"].map(_truthy)]
         if len(short):
@@ -291,6 +301,55 @@ def _headline(frame: pd.DataFrame, closed: pd.Series | None) -> list[tuple[str, 
     if "wall_seconds" in frame.columns:
         cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
     return cards
+
+
+def _job_columns(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """``(job, prefix)`` of the jobs with iteration times in some run, and whether their
+    times are in us (the runs have physical units) or cycles."""
+    from .jobs import JOB_PREFIX, job_names
+
+    return [(j, f"{JOB_PREFIX}{j}.") for j in job_names(frame) if _has(frame, f"{JOB_PREFIX}{j}.iteration_median")]
+
+
+def _jobs_headline(frame: pd.DataFrame) -> list[tuple[str, Any]]:
+    """The headline numbers of a study of ``[[jobs]]``: each job's shortest median iteration."""
+    jobs = _job_columns(frame)
+    if not len(frame) or not jobs:
+        return []
+    cards: list[tuple[str, Any]] = [("runs", len(frame))]
+    for j, p in jobs:
+        if _has(frame, p + "iteration_median_us"):
+            cards.append((f"{j}: shortest median iteration (us)", pd.to_numeric(frame[p + "iteration_median_us"]).min()))
+        else:
+            cards.append((f"{j}: shortest median iteration (cycles)", pd.to_numeric(frame[p + "iteration_median"]).min()))
+    if "wall_seconds" in frame.columns:
+        cards.append(("simulation time, sum over runs (s)", frame["wall_seconds"].sum()))
+    return cards
+
+
+def _jobs_section(out: Path, frame: pd.DataFrame, swept: list[str], figures: Sequence[Any]) -> str:
+    """Runs of ``[[jobs]]``: the box plots of iteration times per routing mode and a table of
+    each job's times per run."""
+    jobs = _job_columns(frame)
+    if not jobs:
+        return ""
+    cols = []
+    for _, p in jobs:
+        times = [p + c + "_us" for c in ("iteration_median", "iteration_mean", "iteration_p99")]
+        if not all(_has(frame, c) for c in times):
+            times = [p + c for c in ("iteration_median", "iteration_mean", "iteration_p99")]
+        shares = sorted(c for c in frame.columns if c.startswith(p + "share_") and "." not in c[len(p):])
+        cols += [p + "iterations"] + times + [p + "iteration_qcd", p + "completion_cycles", p + "finished"] + shares
+    return "\n".join([
+        "<h2>Jobs</h2>",
+        '<p class="sub">Each application job\'s iterations: from the first rank starting one to the '
+        "last finishing it; QCD is (Q3 - Q1) / (Q3 + Q1) of their times; completion runs from the "
+        "job's start to its last rank done; the shares are of the job's bytes per routing mode. "
+        "Every job's columns are <code>job.&lt;name&gt;.*</code> in runs.csv; each run's "
+        "<code>jobs.csv</code> and <code>job_iterations.csv</code> have more.</p>",
+        _figures_section(out, figures, heading=False),
+        f'<div class="scroll">{_table(frame, swept + ["seed"] + cols + ["run"], left=swept + ["run"])}</div>',
+    ])
 
 
 def _cards(cards: list[tuple[str, Any]]) -> str:
@@ -334,11 +393,11 @@ def _workload_section(frame: pd.DataFrame, swept: list[str], closed: pd.Series |
     ])
 
 
-def _figures_section(out: Path, figures: Sequence[Any]) -> str:
+def _figures_section(out: Path, figures: Sequence[Any], heading: bool = True) -> str:
     """The plots, embedded, each with its caption."""
     if not figures:
         return ""
-    parts = ["<h2>Plots</h2>"]
+    parts = ["<h2>Plots</h2>"] if heading else []
     for f in figures:
         path = out / f.file
         if not path.is_file():
