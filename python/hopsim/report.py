@@ -360,12 +360,23 @@ def _cards(cards: list[tuple[str, Any]]) -> str:
     ) + "</div>"
 
 
+#: Columns of the summary table that describe the open-loop load of ``[traffic]``, which runs
+#: of ``[[jobs]]`` do not offer.
+_LOAD_COLUMNS = ("offered_load", "accepted_load")
+
+
 def _runs_section(frame: pd.DataFrame, swept: list[str]) -> str:
     """The summary table of the runs."""
-    summary_cols = swept + ["seed"] + SUMMARY_COLUMNS + ["run"]
+    from .plots.common import _is_jobs
+
+    jobs_only = len(frame) > 0 and bool(_is_jobs(frame).all())
+    summary = [c for c in SUMMARY_COLUMNS if not (jobs_only and c in _LOAD_COLUMNS)]
+    summary_cols = swept + ["seed"] + summary + ["run"]
+    what = ("Latencies in cycles, of every job's packets (the background's too)" if jobs_only
+            else "Loads in phits per server per cycle, latencies in cycles")
     return "\n".join([
         "<h2>Runs</h2>",
-        '<p class="sub">Loads in phits per server per cycle, latencies in cycles. The full table '
+        f'<p class="sub">{what}. The full table '
         'is <a href="runs.csv">runs.csv</a> (also <a href="runs.parquet">runs.parquet</a>); '
         "each run's files are in its directory.</p>",
         f'<div class="scroll">{_table(frame, summary_cols, left=swept + ["run"])}</div>',
