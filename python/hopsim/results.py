@@ -3,7 +3,8 @@
 Layout of an output directory ``DIR``::
 
     DIR/experiment.toml        the experiment as run (after --set), re-runnable
-    DIR/runs.csv, runs.parquet one row per run: swept keys, seed, metrics, run
+    DIR/runs.csv, runs.parquet one row per run: swept keys, seed, metrics (with [[jobs]],
+                               each job's job.<name>.* columns: hopsim.jobs.run_columns), run
     DIR/<run>/spec.json        the run's spec, defaults filled in by the engine
     DIR/<run>/run.json         name, swept values and seed of the run
     DIR/<run>/metrics.json     the engine's metrics (one flat table of scalars)
