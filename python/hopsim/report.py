@@ -8,7 +8,7 @@ import datetime as _dt
 import html
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -121,14 +121,16 @@ def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1")
 
 
-def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = ()) -> str:
+def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = (),
+           units: Mapping[str, str] | None = None) -> str:
+    """``units``: the unit of a column that is not one of the engine's metrics."""
     from . import engine
 
     cols = [c for c in columns if c in frame.columns]
     out = ["<table><thead><tr>"]
     for c in cols:
         cls = ' class="l"' if c in left else ""
-        unit = engine.metric_unit(c)
+        unit = (units or {}).get(c) or engine.metric_unit(c)
         unit_html = f'<br><span class="unit">{_esc(unit)}</span>' if unit else ""
         out.append(f"<th{cls}>{_esc(c)}{unit_html}</th>")
     out.append("</tr></thead><tbody>")
@@ -304,11 +306,30 @@ def _headline(frame: pd.DataFrame, closed: pd.Series | None) -> list[tuple[str, 
 
 
 def _job_columns(frame: pd.DataFrame) -> list[tuple[str, str]]:
-    """``(job, prefix)`` of the jobs with iteration times in some run, and whether their
-    times are in us (the runs have physical units) or cycles."""
+    """``(job, prefix of its columns)`` of the jobs with iteration times in some run."""
     from .jobs import JOB_PREFIX, job_names
 
     return [(j, f"{JOB_PREFIX}{j}.") for j in job_names(frame) if _has(frame, f"{JOB_PREFIX}{j}.iteration_median")]
+
+
+def _jobs_long(frame: pd.DataFrame, swept: list[str]) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The job columns of runs.csv as one row per run and job (a table as wide as one job's
+    columns, however many jobs): the table, its columns and their units."""
+    from . import engine
+
+    rows, units, columns = [], {}, []
+    for job, p in _job_columns(frame):
+        us = all(_has(frame, p + c + "_us") for c in ("iteration_median", "iteration_mean", "iteration_p99"))
+        times = [c + ("_us" if us else "") for c in ("iteration_median", "iteration_mean", "iteration_p99")]
+        shares = [c[len(p):] for c in frame.columns if c.startswith(p + "share_") and "." not in c[len(p):]]
+        completion = "completion_us" if us else "completion_cycles"
+        cols = ["iterations"] + times + ["iteration_qcd", completion, "finished"] + sorted(shares)
+        columns += [c for c in cols if c not in columns]
+        units.update({c: engine.metric_unit(p + c) or "" for c in cols})
+        for _, r in frame.iterrows():
+            rows.append({**{k: r[k] for k in swept + ["seed"] if k in frame.columns}, "job": job,
+                         **{c: r.get(p + c) for c in cols}, "run": r["run"]})
+    return pd.DataFrame(rows), swept + ["seed", "job"] + columns + ["run"], units
 
 
 def _jobs_headline(frame: pd.DataFrame) -> list[tuple[str, Any]]:
@@ -330,25 +351,18 @@ def _jobs_headline(frame: pd.DataFrame) -> list[tuple[str, Any]]:
 def _jobs_section(out: Path, frame: pd.DataFrame, swept: list[str], figures: Sequence[Any]) -> str:
     """Runs of ``[[jobs]]``: the box plots of iteration times per routing mode and a table of
     each job's times per run."""
-    jobs = _job_columns(frame)
-    if not jobs:
+    if not _job_columns(frame):
         return ""
-    cols = []
-    for _, p in jobs:
-        times = [p + c + "_us" for c in ("iteration_median", "iteration_mean", "iteration_p99")]
-        if not all(_has(frame, c) for c in times):
-            times = [p + c for c in ("iteration_median", "iteration_mean", "iteration_p99")]
-        shares = sorted(c for c in frame.columns if c.startswith(p + "share_") and "." not in c[len(p):])
-        cols += [p + "iterations"] + times + [p + "iteration_qcd", p + "completion_cycles", p + "finished"] + shares
+    table, cols, units = _jobs_long(frame, swept)
     return "\n".join([
         "<h2>Jobs</h2>",
         '<p class="sub">Each application job\'s iterations: from the first rank starting one to the '
         "last finishing it; QCD is (Q3 - Q1) / (Q3 + Q1) of their times; completion runs from the "
         "job's start to its last rank done; the shares are of the job's bytes per routing mode. "
-        "Every job's columns are <code>job.&lt;name&gt;.*</code> in runs.csv; each run's "
+        "A job's columns in runs.csv are <code>job.&lt;name&gt;.&lt;column&gt;</code>; each run's "
         "<code>jobs.csv</code> and <code>job_iterations.csv</code> have more.</p>",
         _figures_section(out, figures, heading=False),
-        f'<div class="scroll">{_table(frame, swept + ["seed"] + cols + ["run"], left=swept + ["run"])}</div>',
+        f'<div class="scroll">{_table(table, cols, left=swept + ["job", "run"], units=units)}</div>',
     ])
 
 

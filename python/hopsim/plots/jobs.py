@@ -161,7 +161,7 @@ def plot_mode_boxes(
                 if not len(vals):
                     continue
                 b = ax.boxplot(vals / base, positions=[ci + (mi - (len(modes) - 1) / 2) * width], widths=width * 0.9,
-                               patch_artist=True, showfliers=False)
+                               patch_artist=True, showfliers=False, medianprops={"color": "black"})
                 for patch in b["boxes"]:
                     patch.set_facecolor(colours[m])
                     patch.set_alpha(0.6)
