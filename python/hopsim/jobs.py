@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["qcd", "qcd_of_quartiles", "read_jobs", "job_table", "iteration_table", "write_job_files",
-           "run_columns", "JOB_PREFIX", "job_names", "unfinished", "mode_label", "planned_modes"]
+           "run_columns", "JOB_PREFIX", "job_names", "ran_jobs", "unfinished", "mode_label", "planned_modes"]
 
 #: runs.csv names a job's columns ``job.<name>.<column>`` (:func:`run_columns`): a job's
 #: name is fixed by the experiment file, so a sweep's runs share their columns.
@@ -179,6 +179,16 @@ def job_names(frame) -> list[str]:
     names = [c[len(JOB_PREFIX):-len(".iterations")] for c in frame.columns
              if c.startswith(JOB_PREFIX) and c.endswith(".iterations")]
     return list(dict.fromkeys(names))
+
+
+def ran_jobs(frame):
+    """Per run of a runs table: True for a run of ``[[jobs]]`` (it has job columns)."""
+    import pandas as pd
+
+    counts = [f"{JOB_PREFIX}{j}.iterations" for j in job_names(frame)]
+    if not counts:
+        return pd.Series(False, index=frame.index)
+    return frame[counts].notna().any(axis=1)
 
 
 def unfinished(frame) -> list[tuple[str, str, int, Any]]:

@@ -317,9 +317,9 @@ _LOAD_COLUMNS = ("offered_load", "accepted_load")
 
 def _runs_section(frame: pd.DataFrame, swept: list[str]) -> str:
     """The summary table of the runs."""
-    from .plots.common import _is_jobs
+    from .jobs import ran_jobs
 
-    jobs_only = len(frame) > 0 and bool(_is_jobs(frame).all())
+    jobs_only = len(frame) > 0 and bool(ran_jobs(frame).all())
     summary = [c for c in SUMMARY_COLUMNS if not (jobs_only and c in _LOAD_COLUMNS)]
     summary_cols = swept + ["seed"] + summary + ["run"]
     what = ("Latencies in cycles, of every job's packets (the background's too)" if jobs_only

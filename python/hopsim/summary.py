@@ -120,7 +120,7 @@ def _count_true(frame, col: str) -> int:
 def print_summary(frame, exp, out: Path, quiet: bool = False) -> None:
     """Warn (stderr, even when ``quiet``) of every job that ran out of ``run.cycles``; unless
     ``quiet``, print the table, what to look at and where the results are."""
-    from .jobs import unfinished
+    from .jobs import ran_jobs, unfinished
 
     late = unfinished(frame)
     for run, job, done, cycles in late:
@@ -129,7 +129,7 @@ def print_summary(frame, exp, out: Path, quiet: bool = False) -> None:
     if quiet:
         return
     print(summary_table(frame, exp))
-    jobs_only = bool(len(frame)) and "workload" in frame.columns and bool(frame["workload"].astype(str).str.startswith("jobs:").all())
+    jobs_only = bool(len(frame)) and bool(ran_jobs(frame).all())
     if late:
         print(f"\n{len(late)} job(s) did not finish within run.cycles (see the warnings)")
     elif len(frame) and closed_loop(frame):

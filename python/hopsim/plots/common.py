@@ -174,11 +174,11 @@ def _is_closed_loop(frame: pd.DataFrame) -> pd.Series:
 
 
 def _is_jobs(frame: pd.DataFrame) -> pd.Series:
-    """Per run: True for a run of ``[[jobs]]`` (its ``workload`` names their motifs); such a
-    run measures no open-loop load of ``[traffic]``."""
-    if "workload" not in frame:
-        return pd.Series(False, index=frame.index)
-    return frame["workload"].astype(str).str.startswith("jobs:")
+    """Per run: True for a run of ``[[jobs]]`` (it has job columns); such a run measures no
+    open-loop load of ``[traffic]``."""
+    from ..jobs import ran_jobs
+
+    return ran_jobs(frame)
 
 
 def _numeric(values: Sequence[Any]) -> bool:

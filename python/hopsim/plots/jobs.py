@@ -120,7 +120,8 @@ def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], path: P
         title="Iteration time per routing mode",
         caption=f"Each application job's iteration times (every iteration of every seed) per "
         f"routing mode, divided by the median of {base}'s; under each case that median. Boxes "
-        "span the quartiles, whiskers 1.5 times the box, outliers not drawn. A job's "
+        "span the quartiles; whiskers reach the farthest time within 1.5 box heights; outliers "
+        "beyond are not drawn. A job's "
         "'default' mode is the run's routing.mode.",
     )
 
