@@ -245,7 +245,7 @@ pub fn components_json() -> String {
             .iter()
             .map(|m| {
                 let mut e = entry(m.name, m.about, m.keys);
-                e["open_loop"] = stats::jobs::is_open_loop_motif(m.name).into();
+                e["open_loop"] = workload::is_open_loop_motif(m.name).into();
                 e
             })
             .collect::<Vec<_>>(),
