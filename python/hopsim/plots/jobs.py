@@ -149,8 +149,10 @@ def plot_mode_boxes(
         modes += [m for m in cases[c] if m not in modes]
     rows = [names[i:i + CASES_PER_ROW] for i in range(0, len(names), CASES_PER_ROW)] or [[]]
     widest = max(len(r) for r in rows)
-    # Wide enough for the title and the legend beside the boxes, however few they are.
-    fig = _new_figure(max(4.0, 0.06 * len(title) + 1.0, 0.55 * widest * max(1, len(modes)) + 1.5), 3.2 * len(rows))
+    heading = f"{title} (outliers not drawn)" if title else ""
+    # Wide enough for the title (about 0.075 inch a character at its size) and the legend
+    # beside the boxes, however few they are.
+    fig = _new_figure(max(4.0, 0.075 * len(heading) + 0.5, 0.55 * widest * max(1, len(modes)) + 1.5), 3.2 * len(rows))
     width = 0.8 / max(1, len(modes))
     colours = _colours(modes)
     for ri, row in enumerate(rows):
@@ -176,9 +178,9 @@ def plot_mode_boxes(
             handles = [ax.plot([], [], "s", color=colours[m], alpha=0.6, label=m)[0] for m in modes]
             # Beside the axes: inside, it hides the first case's boxes.
             ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    if title:
+    if heading:
         # Over the figure, not the axes: the legend beside them takes part of the width.
-        fig.suptitle(title + " (outliers not drawn)", fontsize=9)
+        fig.suptitle(heading, fontsize=9)
     _save(fig, Path(path))
 
 
