@@ -135,7 +135,9 @@ def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = ()
         out.append(f"<th{cls}>{_esc(c)}{unit_html}</th>")
     out.append("</tr></thead><tbody>")
     for _, row in frame.iterrows():
-        dead = "deadlock" in frame.columns and _truthy(row.get("deadlock"))
+        # A deadlocked run, or a job that ran out of run.cycles, stands out.
+        dead = ("deadlock" in frame.columns and _truthy(row.get("deadlock"))) or (
+            "finished" in frame.columns and str(row.get("finished")).strip().lower() in ("false", "0"))
         out.append('<tr class="dead">' if dead else "<tr>")
         for c in cols:
             cls = ' class="l"' if c in left else ""
