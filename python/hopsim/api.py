@@ -179,6 +179,7 @@ def run_experiment(
     plots: bool = True,
     report: bool = True,
     client: Any = None,
+    job_baseline: str | None = None,
 ) -> pd.DataFrame:
     """Run every point of an experiment in parallel and write its results.
 
@@ -205,6 +206,9 @@ def run_experiment(
         A ``dask.distributed.Client``: run each point as a task on its cluster instead of
         this machine's threads (``threads`` is then not used). The results are the same,
         written here as they arrive. See :mod:`hopsim.cluster`.
+    job_baseline:
+        With ``[[jobs]]``: the routing mode the box plots of iteration times are divided by
+        (default: the jobs' ``default`` mode, else ``adaptive``, else the first).
 
     Returns
     -------
@@ -247,7 +251,7 @@ def run_experiment(
             on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
             client=client,
         )
-        frame = build_outputs(exp, out, plots=plots, report=report)
+        frame = build_outputs(exp, out, plots=plots, report=report, job_baseline=job_baseline)
     frame.attrs["out"] = str(out)
     return frame
 

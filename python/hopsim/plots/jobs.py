@@ -113,11 +113,12 @@ def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], path: P
         m = float(np.median(times))
         return f"{base}: {m * cycle_ns / 1000:.3g} us" if cycle_ns else f"{base}: {m:.0f} cy"
 
+    what = "Iteration time per routing mode" if len(modes) > 1 else f"Iteration time, {modes[0]} routing"
     plot_mode_boxes(cases, path, default=base, notes={c: median(c) for c in cases},
-                    title=f"{title}: iteration time per routing mode")
+                    title=f"{title}: {what[0].lower()}{what[1:]}")
     return Figure_(
         file=Path(path).name,
-        title="Iteration time per routing mode",
+        title=what,
         caption=f"Each application job's iteration times (every iteration of every seed) per "
         f"routing mode, divided by the median of {base}'s; under each case that median. Boxes "
         "span the quartiles; whiskers reach the farthest time within 1.5 box heights; outliers "
