@@ -72,8 +72,10 @@ def simulate(
         The engine's result (docs/engine-contract.md): ``metrics`` (flat scalars:
         ``accepted_load``, ``packet_latency_mean``, ``deadlock``, ...),
         ``latency_histogram``, ``temporal``, ``links``, ``counters``, ``switch_coords``,
-        ``dims``; plus ``spec``, the spec with the engine's defaults filled in.
-        ``metrics["wall_seconds"]`` is the time the run took.
+        ``dims``, with ``[[jobs]]`` ``jobs``; plus ``spec``, the spec with the engine's
+        defaults filled in. ``metrics["wall_seconds"]`` is the time the run took; with jobs,
+        ``metrics`` also has each job's columns of runs.csv (``job.<name>.iteration_median``,
+        ..., :func:`hopsim.jobs.run_columns`).
 
     Raises
     ------
@@ -98,7 +100,12 @@ def simulate(
     data.pop("cluster", None)  # where a sweep runs: nothing to do with one run
     # One engine call validates and runs: the result carries the normalized spec.
     result, wall = engine.simulate(data, with_spec=True)
-    result.setdefault("metrics", {}).setdefault("wall_seconds", wall)
+    metrics = result.setdefault("metrics", {})
+    metrics.setdefault("wall_seconds", wall)
+    if result.get("jobs"):
+        from .jobs import run_columns
+
+        metrics.update(run_columns(result["jobs"], metrics.get("cycle_ns")))
     return result
 
 
@@ -134,18 +141,27 @@ def build_outputs(
     plots: bool = True,
     report: bool = True,
     link_maps: str = "selected",
+    job_baseline: str | None = None,
 ) -> pd.DataFrame:
     """Write ``runs.csv``/``runs.parquet`` (and plots and ``report.html``) for the runs of
-    ``exp`` that are complete in ``out``; return the runs table."""
+    ``exp`` that are complete in ``out``; return the runs table. ``job_baseline``: the
+    routing mode the jobs' box plots are normalised to (default: ``default``, else
+    ``adaptive``, else the first mode a job took)."""
     out = Path(out)
     rows = sweep.complete_runs(exp, out)
     frame = results.runs_table(rows, exp.swept_keys)
     results.write_tables(frame, out)
+    if job_baseline is not None and len(frame):
+        from .plots.jobs import job_modes
+
+        modes = job_modes(frame, out)
+        if job_baseline not in modes:
+            raise SpecError(f"--job-baseline = {job_baseline!r}: no job took that routing mode; allowed: {', '.join(modes) or 'none (no job did an iteration)'}")
     figures = []
     if plots and len(frame):
         from . import plots as _plots
 
-        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps)
+        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps, job_baseline=job_baseline)
     if report:
         from . import report as _report
 
@@ -164,6 +180,7 @@ def run_experiment(
     plots: bool = True,
     report: bool = True,
     client: Any = None,
+    job_baseline: str | None = None,
 ) -> pd.DataFrame:
     """Run every point of an experiment in parallel and write its results.
 
@@ -190,6 +207,9 @@ def run_experiment(
         A ``dask.distributed.Client``: run each point as a task on its cluster instead of
         this machine's threads (``threads`` is then not used). The results are the same,
         written here as they arrive. See :mod:`hopsim.cluster`.
+    job_baseline:
+        With ``[[jobs]]``: the routing mode the box plots of iteration times are divided by
+        (default: the jobs' ``default`` mode, else ``adaptive``, else the first).
 
     Returns
     -------
@@ -199,7 +219,9 @@ def run_experiment(
         ``offered_load``, ``accepted_load``, ``packet_latency_mean/p50/p99/max``,
         ``network_latency_mean``, ``hops_mean``, ``packets_injected``,
         ``packets_delivered``, ``packets_in_flight_end``, ``deadlock``, ``cycles``,
-        ``wall_seconds``, ``router_cycles_per_second``, the engine's other metrics, and
+        ``wall_seconds``, ``router_cycles_per_second``, the engine's other metrics, with
+        ``[[jobs]]`` each job's columns (``job.<name>.iteration_median``, ...,
+        :func:`hopsim.jobs.run_columns`), and
         ``run`` (the name of the run's directory in ``out``). ``df.attrs["out"]`` is the
         output directory.
 
@@ -230,7 +252,7 @@ def run_experiment(
             on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
             client=client,
         )
-        frame = build_outputs(exp, out, plots=plots, report=report)
+        frame = build_outputs(exp, out, plots=plots, report=report, job_baseline=job_baseline)
     frame.attrs["out"] = str(out)
     return frame
 

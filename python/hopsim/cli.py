@@ -8,7 +8,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from .spec import SpecError
 
@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="selected",
         help="link-load maps for a few chosen runs (default), every run, or none",
     )
+    _add_job_baseline(p)
 
     p = sub.add_parser(
         "validate",
@@ -243,7 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="a directory written by 'hopsim run'")
     p.add_argument("--link-maps", choices=["selected", "all", "none"], default="selected")
     p.add_argument("--no-plots", action="store_true")
+    _add_job_baseline(p)
     return parser
+
+
+def _add_job_baseline(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--job-baseline", metavar="MODE",
+                   help="[[jobs]]: the routing mode the box plots of iteration times are divided by "
+                        "(default: the jobs' 'default' mode, else adaptive, else the first)")
 
 
 # --------------------------------------------------------------------------- commands
@@ -251,92 +259,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _err(message: str) -> None:
     sys.stderr.write(f"hopsim: error: {' '.join(str(message).split())}\n")
-
-
-def _closed_loop(frame) -> bool:
-    from . import engine
-
-    return "workload" in frame.columns and bool(frame["workload"].astype(str).isin(engine.closed_loop_workloads()).all())
-
-
-def _has_values(frame, col: str) -> bool:
-    return col in frame.columns and bool(frame[col].notna().any())
-
-
-def _summary_table(frame, exp, limit: int = 60) -> str:
-    from .spec import short_names
-
-    swept = [k for k in exp.swept_keys if k in frame.columns]
-    shorts = short_names(swept)
-    cols: list[tuple[str, str, Any]] = []
-    for k in swept:
-        cols.append((shorts[k], k, None))
-    if exp.seeds is not None:
-        cols.append(("seed", "seed", None))
-    if _closed_loop(frame):
-        # ping_pong / bandwidth: the samples, in physical units when the run has them.
-        if "traffic.active_servers" not in swept:
-            cols.insert(0, ("workload", "workload", None))
-        else:
-            cols.insert(len(swept) + (exp.seeds is not None), ("workload", "workload", None))
-        us = all(_has_values(frame, c) for c in ("sample_mean_us", "cycle_ns"))
-        if us:
-            ns = frame["cycle_ns"].astype(float) / 1000.0
-            frame = frame.assign(
-                _p50_us=frame["sample_cycles_p50"].astype(float) * ns,
-                _p99_us=frame["sample_cycles_p99"].astype(float) * ns,
-            )
-            cols += [("samples", "samples", "{:.0f}"), ("mean us", "sample_mean_us", "{:.2f}"),
-                     ("p50 us", "_p50_us", "{:.2f}"), ("p99 us", "_p99_us", "{:.2f}")]
-        else:
-            cols += [("samples", "samples", "{:.0f}"), ("mean cyc", "sample_cycles_mean", "{:.0f}"),
-                     ("p50 cyc", "sample_cycles_p50", "{:.0f}"), ("p99 cyc", "sample_cycles_p99", "{:.0f}")]
-        if _has_values(frame, "sample_gbytes_per_s_mean"):
-            cols.append(("bw GB/s", "sample_gbytes_per_s_mean", "{:.3f}"))
-        else:
-            cols.append(("bw phit/cyc", "sample_phits_per_cycle_mean", "{:.3f}"))
-        cols += [("out of order", "packets_out_of_order", "{:.0f}"), ("complete", "workload_complete", None),
-                 ("deadlock", "deadlock", None)]
-        return _render_table(frame, [c for c in cols if c[1] in frame.columns], limit)
-    cols += [
-        ("accepted", "accepted_load", "{:.4f}"),
-        ("lat mean", "packet_latency_mean", "{:.1f}"),
-        ("lat p99", "packet_latency_p99", "{:.0f}"),
-        ("deadlock", "deadlock", None),
-    ]
-    if "traffic.load" not in swept and "offered_load" in frame.columns:
-        cols.insert(len(swept) + (exp.seeds is not None), ("offered", "offered_load", "{:.4f}"))
-    if "packets_out_of_order" in frame.columns and frame["packets_out_of_order"].fillna(0).astype(float).sum() > 0:
-        cols.insert(len(cols) - 1, ("out of order", "packets_out_of_order", "{:.0f}"))
-    cols = [c for c in cols if c[1] in frame.columns]
-    return _render_table(frame, cols, limit)
-
-
-def _render_table(frame, cols, limit: int) -> str:
-    def cell(v, fmt):
-        if v is None or (isinstance(v, float) and v != v):
-            return "-"
-        if isinstance(v, (bool,)) or str(v) in ("True", "False"):
-            return "yes" if str(v) == "True" else "no"
-        if fmt:
-            try:
-                return fmt.format(float(v))
-            except (TypeError, ValueError):
-                return str(v)
-        if isinstance(v, float):
-            return f"{v:g}"
-        return str(v)
-
-    rows = [[cell(r[c[1]], c[2]) for c in cols] for _, r in frame.head(limit).iterrows()]
-    heads = [c[0] for c in cols]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(heads)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(heads, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    for r in rows:
-        lines.append("  ".join(v.rjust(w) for v, w in zip(r, widths)))
-    if len(frame) > limit:
-        lines.append(f"... {len(frame) - limit} more rows in runs.csv")
-    return "\n".join(lines)
 
 
 def _cluster_client(args, exp):
@@ -371,6 +293,14 @@ def cmd_run(args) -> int:
             )
     exp = sweep.plan(source, args.overrides)
     out = Path(args.out) if args.out else Path("hopsim-out") / api._safe_dirname(exp.name)
+    if args.job_baseline is not None:
+        # Found before anything runs: the modes the jobs will take are in the specs.
+        from .jobs import planned_modes
+
+        modes = planned_modes(r.normalized or r.spec for r in exp.runs)
+        if args.job_baseline not in modes:
+            raise SpecError(f"--job-baseline = {args.job_baseline!r}: no job takes that routing mode; "
+                            f"allowed: {', '.join(modes) or 'none (no [[jobs]])'}")
     if args.cluster:
         from .cluster import ClusterKind
 
@@ -411,31 +341,17 @@ def _run_and_report(args, exp, out: Path, client) -> int:
         return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
         try:
-            api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+            api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
+                                  job_baseline=args.job_baseline)
         except Exception:
             pass
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
-    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
-    if not args.quiet:
-        print(_summary_table(frame, exp))
-        if len(frame) and _closed_loop(frame):
-            if "workload_complete" in frame.columns:
-                n_short = int((~frame["workload_complete"].astype(str).isin(["True", "true", "1"])).sum())
-                if n_short:
-                    print(f"\n{n_short} run(s) ended before the workload did: raise run.cycles")
-        elif len(frame) and "accepted_load" in frame.columns:
-            best = frame.loc[frame["accepted_load"].astype(float).idxmax()]
-            where = ""
-            if "offered_load" in frame.columns:
-                where = f" (at offered load {float(best['offered_load']):.3g})"
-            print(f"\npeak accepted load: {float(best['accepted_load']):.4f} phits/server/cycle{where}")
-            if "deadlock" in frame.columns:
-                n_dead = int(frame["deadlock"].astype(str).isin(["True", "true", "1"]).sum())
-                if n_dead:
-                    print(f"deadlock in {n_dead} run(s)")
-        print(f"results: {out / 'runs.csv'}")
-        print(f"report:  {out / 'report.html'}")
+    frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
+                                  job_baseline=args.job_baseline)
+    from .summary import print_summary
+
+    print_summary(frame, exp, out, quiet=args.quiet)
     return 0
 
 
@@ -528,7 +444,8 @@ def cmd_report(args) -> int:
         raise SpecError(f"{args.dir}: not a hopsim results directory (no experiment.toml)")
     exp = sweep.plan(toml_path, validate=False)
     with outdir.lock(out):
-        frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps)
+        frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
+                                  job_baseline=args.job_baseline)
     print(f"{len(frame)} of {len(exp.runs)} runs complete")
     unmarked = [r.name for r in exp.runs if (out / r.name).is_dir() and not (out / r.name / "complete.json").exists()]
     if unmarked:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Union
@@ -166,6 +167,13 @@ def closed_loop_workloads() -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def open_loop_motifs() -> list[str]:
+    """The ``jobs[].workload.motif``s that are open-loop traffic (they send until
+    ``run.cycles`` and never finish), from the engine's one list of motifs."""
+    return [m["name"] for m in components()["motifs"] if m.get("open_loop")]
+
+
+@functools.lru_cache(maxsize=1)
 def metric_units() -> dict[str, str]:
     """The unit of each metric of a run (``""`` for ratios, categories and text), from the
     engine's one list of its metrics."""
@@ -178,10 +186,20 @@ def metric_unit(column: str) -> str | None:
     units = metric_units()
     if column in units:
         return units[column]
-    for family in components()["metric_families"]:
-        if column.startswith(family["pattern"].split("<")[0]):
-            return family["unit"]
+    for pattern, unit in _family_patterns():
+        if pattern.fullmatch(column):
+            return unit
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _family_patterns() -> list[tuple[re.Pattern[str], str]]:
+    """The metric families as regular expressions: each ``<mode>``, ``<class>`` or
+    ``<name>`` of a pattern stands for any text (``job.<name>.iteration_median``)."""
+    return [
+        (re.compile(re.sub(r"<[a-z]+>", ".+", re.escape(f["pattern"]))), f["unit"])
+        for f in components()["metric_families"]
+    ]
 
 
 def validations() -> int:

@@ -7,6 +7,8 @@ Files in a run folder (written by :func:`hopsim.results.write_run_dir`)::
     DIR/<run>/jobs.csv              one row per job: :func:`job_table`
     DIR/<run>/job_iterations.csv    job, iteration, start, cycles
 
+and, per job, columns of ``runs.csv`` (:func:`run_columns`).
+
 The measures: the quartile coefficient of dispersion QCD = (Q3 - Q1) / (Q3 + Q1) of the
 iteration times and of the packet latencies of each job; the NIC counters of its ranks as
 the paper's stall ratio s (stalled cycles per request flit) and latency L (mean
@@ -21,7 +23,12 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["qcd", "qcd_of_quartiles", "read_jobs", "job_table", "iteration_table", "write_job_files"]
+__all__ = ["qcd", "qcd_of_quartiles", "read_jobs", "job_table", "iteration_table", "write_job_files",
+           "run_columns", "JOB_PREFIX", "job_names", "ran_jobs", "unfinished", "mode_label", "planned_modes"]
+
+#: runs.csv names a job's columns ``job.<name>.<column>`` (:func:`run_columns`): a job's
+#: name is fixed by the experiment file, so a sweep's runs share their columns.
+JOB_PREFIX = "job."
 
 
 def qcd_of_quartiles(q1: float, q3: float) -> float:
@@ -122,3 +129,104 @@ def write_job_files(directory: Path, jobs: list[Mapping[str, Any]], cycle_ns: fl
     (directory / "jobs.json").write_text(json.dumps(jobs, allow_nan=True) + "\n")
     job_table(jobs).to_csv(directory / "jobs.csv", index=False)
     iteration_table(jobs).to_csv(directory / "job_iterations.csv", index=False)
+
+
+def _nearest_rank(values, q: float) -> float:
+    """The ``q`` quantile as one of the values (the smallest with at least a share ``q`` of
+    the values at or below it), as the engine's percentiles of samples."""
+    import numpy as np
+
+    v = np.sort(np.asarray(values, dtype=float))
+    return float(v[min(len(v), max(1, math.ceil(q * len(v)))) - 1])
+
+
+def run_columns(jobs: Iterable[Mapping[str, Any]], cycle_ns: float | None = None) -> dict[str, Any]:
+    """A run's per-job columns of runs.csv, ``job.<name>.<column>`` (units: the engine's
+    metric families, ``hopsim.engine.metric_unit``):
+
+    ``iterations`` done; ``iteration_median``, ``_mean``, ``_p99`` (cycles; with the run's
+    ``cycle_ns`` also ``_us``: cycles x cycle_ns / 1000, else empty); ``iteration_qcd``;
+    ``completion_cycles`` (and ``_us``): from the job's start to its last rank done, empty
+    if not finished; ``finished``: every rank did every iteration, empty for the background
+    and open-loop jobs, which run until ``run.cycles``; ``share_<mode>``: the share of the
+    job's bytes each routing mode carried."""
+    import numpy as np
+
+    from .engine import open_loop_motifs
+
+    open_loop = set(open_loop_motifs())
+    us = (lambda c: c * cycle_ns / 1000.0) if cycle_ns else (lambda c: math.nan)
+    cols: dict[str, Any] = {}
+    for j in jobs:
+        it = j.get("iteration_cycles", [])
+        stats = {
+            "iteration_median": float(np.median(it)) if it else math.nan,
+            "iteration_mean": float(np.mean(it)) if it else math.nan,
+            "iteration_p99": _nearest_rank(it, 0.99) if it else math.nan,
+        }
+        ends = not j["background"] and j["motif"] not in open_loop
+        finished = bool(j["complete"]) if ends else None
+        completion = float(max(j["rank_cycles"])) if finished and j["rank_cycles"] else math.nan
+        p = f"{JOB_PREFIX}{j['name']}."
+        cols[p + "iterations"] = len(it)
+        cols.update({p + k: v for k, v in stats.items()})
+        cols.update({p + k + "_us": us(v) for k, v in stats.items()})
+        cols[p + "iteration_qcd"] = qcd(it)
+        cols[p + "completion_cycles"] = completion
+        cols[p + "completion_us"] = us(completion)
+        cols[p + "finished"] = finished
+        total = sum(j["mode_bytes"].values())
+        for mode, b in sorted(j["mode_bytes"].items()):
+            cols[p + f"share_{mode}"] = _ratio(b, total)
+    return cols
+
+
+def job_names(frame) -> list[str]:
+    """The jobs with columns in a runs table, in their order."""
+    names = [c[len(JOB_PREFIX):-len(".iterations")] for c in frame.columns
+             if c.startswith(JOB_PREFIX) and c.endswith(".iterations")]
+    return list(dict.fromkeys(names))
+
+
+def ran_jobs(frame):
+    """Per run of a runs table: True for a run of ``[[jobs]]`` (it has job columns)."""
+    import pandas as pd
+
+    counts = [f"{JOB_PREFIX}{j}.iterations" for j in job_names(frame)]
+    if not counts:
+        return pd.Series(False, index=frame.index)
+    return frame[counts].notna().any(axis=1)
+
+
+def unfinished(frame) -> list[tuple[str, str, int, Any]]:
+    """``(run, job, iterations done, cycles run)`` of each job of a runs table that ran out of
+    ``run.cycles`` before its last iteration (the background and open-loop jobs never
+    finish, and are not listed)."""
+    out = []
+    for name in job_names(frame):
+        col = f"{JOB_PREFIX}{name}.finished"
+        if col not in frame.columns:
+            continue
+        for _, row in frame.iterrows():
+            if str(row[col]).strip().lower() in ("false", "0"):
+                out.append((str(row["run"]), name, int(row[f"{JOB_PREFIX}{name}.iterations"]), row.get("cycles")))
+    return out
+
+
+def mode_label(job_mode: str, spec: Mapping[str, Any]) -> str:
+    """A job's routing mode as plots name it: ``default`` is the run's ``routing.mode`` on
+    an Aries (``spec``: the run's spec), else stays ``default``."""
+    routing = spec.get("routing") or {}
+    if job_mode == "default" and routing.get("algorithm") == "aries" and routing.get("mode"):
+        return str(routing["mode"])
+    return job_mode
+
+
+def planned_modes(specs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The routing modes the application jobs of these specs (normalised) will take."""
+    modes = []
+    for spec in specs:
+        for j in spec.get("jobs") or []:
+            if not j.get("background"):
+                modes.append(mode_label(j.get("routing_mode") or "default", spec))
+    return list(dict.fromkeys(modes))

@@ -8,7 +8,7 @@ import datetime as _dt
 import html
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -121,19 +121,23 @@ def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1")
 
 
-def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = ()) -> str:
+def _table(frame: pd.DataFrame, columns: Sequence[str], left: Sequence[str] = (),
+           units: Mapping[str, str] | None = None) -> str:
+    """``units``: the unit of a column that is not one of the engine's metrics."""
     from . import engine
 
     cols = [c for c in columns if c in frame.columns]
     out = ["<table><thead><tr>"]
     for c in cols:
         cls = ' class="l"' if c in left else ""
-        unit = engine.metric_unit(c)
+        unit = (units or {}).get(c) or engine.metric_unit(c)
         unit_html = f'<br><span class="unit">{_esc(unit)}</span>' if unit else ""
         out.append(f"<th{cls}>{_esc(c)}{unit_html}</th>")
     out.append("</tr></thead><tbody>")
     for _, row in frame.iterrows():
-        dead = "deadlock" in frame.columns and _truthy(row.get("deadlock"))
+        # A deadlocked run, or a job that ran out of run.cycles, stands out.
+        dead = ("deadlock" in frame.columns and _truthy(row.get("deadlock"))) or (
+            "finished" in frame.columns and str(row.get("finished")).strip().lower() in ("false", "0"))
         out.append('<tr class="dead">' if dead else "<tr>")
         for c in cols:
             cls = ' class="l"' if c in left else ""
@@ -200,11 +204,15 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
     parts += [f'<div class="alert">{a}</div>' for a in alerts]
     if not alerts and len(frame):
         parts.append('<div class="ok">All runs complete; no deadlock; phits and credits conserved.</div>')
-    parts.append(_cards(_headline(frame, closed)))
+    from .plots.jobs import JOBS_FIGURE
+    from .report_jobs import jobs_headline, jobs_section
+
+    parts.append(_cards(jobs_headline(frame) or _headline(frame, closed)))
     parts.append(_topology_cards(exp))
+    parts.append(jobs_section(out, frame, swept, [f for f in figures if f.file == JOBS_FIGURE]))
     parts.append(_runs_section(frame, swept))
     parts.append(_workload_section(frame, swept, closed))
-    parts.append(_figures_section(out, figures))
+    parts.append(_figures_section(out, [f for f in figures if f.file != JOBS_FIGURE]))
     parts.append(_experiment_section(out, frame, swept))
     parts.append("</main></body></html>")
     path = out / "report.html"
@@ -252,6 +260,9 @@ def _alerts(out: Path, frame: pd.DataFrame, n_expected: int, closed: pd.Series |
             bad = frame[~frame[col].map(_truthy)]
             if len(bad):
                 alerts.append(f"{len(bad)} run(s) did not conserve {what}: {', '.join(_esc(r) for r in bad['run'].head(10))}.")
+    from .report_jobs import jobs_alert
+
+    alerts += jobs_alert(frame)
     if closed is not None and "workload_complete" in frame.columns:
         short = frame[closed & ~frame["workload_complete"].map(_truthy)]
         if len(short):
@@ -301,12 +312,23 @@ def _cards(cards: list[tuple[str, Any]]) -> str:
     ) + "</div>"
 
 
+#: Columns of the summary table that describe the open-loop load of ``[traffic]``, which runs
+#: of ``[[jobs]]`` do not offer.
+_LOAD_COLUMNS = ("offered_load", "accepted_load")
+
+
 def _runs_section(frame: pd.DataFrame, swept: list[str]) -> str:
     """The summary table of the runs."""
-    summary_cols = swept + ["seed"] + SUMMARY_COLUMNS + ["run"]
+    from .jobs import ran_jobs
+
+    jobs_only = len(frame) > 0 and bool(ran_jobs(frame).all())
+    summary = [c for c in SUMMARY_COLUMNS if not (jobs_only and c in _LOAD_COLUMNS)]
+    summary_cols = swept + ["seed"] + summary + ["run"]
+    what = ("Latencies in cycles, of every job's packets (the background's too)" if jobs_only
+            else "Loads in phits per server per cycle, latencies in cycles")
     return "\n".join([
         "<h2>Runs</h2>",
-        '<p class="sub">Loads in phits per server per cycle, latencies in cycles. The full table '
+        f'<p class="sub">{what}. The full table '
         'is <a href="runs.csv">runs.csv</a> (also <a href="runs.parquet">runs.parquet</a>); '
         "each run's files are in its directory.</p>",
         f'<div class="scroll">{_table(frame, summary_cols, left=swept + ["run"])}</div>',
@@ -334,11 +356,11 @@ def _workload_section(frame: pd.DataFrame, swept: list[str], closed: pd.Series |
     ])
 
 
-def _figures_section(out: Path, figures: Sequence[Any]) -> str:
+def _figures_section(out: Path, figures: Sequence[Any], heading: bool = True) -> str:
     """The plots, embedded, each with its caption."""
     if not figures:
         return ""
-    parts = ["<h2>Plots</h2>"]
+    parts = ["<h2>Plots</h2>"] if heading else []
     for f in figures:
         path = out / f.file
         if not path.is_file():

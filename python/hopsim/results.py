@@ -3,7 +3,8 @@
 Layout of an output directory ``DIR``::
 
     DIR/experiment.toml        the experiment as run (after --set), re-runnable
-    DIR/runs.csv, runs.parquet one row per run: swept keys, seed, metrics, run
+    DIR/runs.csv, runs.parquet one row per run: swept keys, seed, metrics (with [[jobs]],
+                               each job's job.<name>.* columns: hopsim.jobs.run_columns), run
     DIR/<run>/spec.json        the run's spec, defaults filled in by the engine
     DIR/<run>/run.json         name, swept values and seed of the run
     DIR/<run>/metrics.json     the engine's metrics (one flat table of scalars)
@@ -258,8 +259,10 @@ def _metrics(directory: Path) -> dict[str, Any]:
 
 
 def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(run_info, metrics)`` of a finished run directory. Raises :class:`SpecError` naming
-    the file if ``metrics.json`` or ``run.json`` is empty, cut short or not a table."""
+    """``(run_info, metrics)`` of a finished run directory; with ``[[jobs]]`` the metrics
+    end with each job's columns (:func:`hopsim.jobs.run_columns`). Raises
+    :class:`SpecError` naming the file if ``metrics.json`` or ``run.json`` is empty, cut
+    short or not a table."""
     directory = Path(directory)
     path = directory / "run.json"
     try:
@@ -268,7 +271,15 @@ def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         raise SpecError(f"{path}: missing, truncated or not JSON, not the record of a finished run") from None
     if not isinstance(info, dict):
         raise SpecError(f"{path}: not a table, not the record of a finished run")
-    return info, _metrics(directory)
+    metrics = _metrics(directory)
+    from .jobs import read_jobs, run_columns
+
+    try:
+        jobs = read_jobs(directory)
+    except ValueError:
+        raise SpecError(f"{directory / 'jobs.json'}: truncated or not JSON, not the jobs of a finished run") from None
+    metrics.update(run_columns(jobs, metrics.get("cycle_ns")))
+    return info, metrics
 
 
 def _cell(value: Any) -> Any:
@@ -305,6 +316,12 @@ def runs_table(
 
     first = [m for m in FIRST_METRICS if m in metric_order]
     rest = [m for m in metric_order if m not in FIRST_METRICS and m not in swept_keys and m not in ("seed", "run")]
+    # A job's columns side by side, though a mode only one run used comes last in the order seen.
+    from .jobs import JOB_PREFIX
+
+    engine_metrics = [m for m in rest if not m.startswith(JOB_PREFIX)]
+    job_names = list(dict.fromkeys(m[len(JOB_PREFIX):].rsplit(".", 1)[0] for m in rest if m.startswith(JOB_PREFIX)))
+    rest = engine_metrics + [m for j in job_names for m in rest if m.startswith(f"{JOB_PREFIX}{j}.") and "." not in m[len(JOB_PREFIX) + len(j) + 1:]]
     columns = list(swept_keys) + ["seed"] + first + rest + ["run"]
     frame = pd.DataFrame.from_records(records, columns=columns)
     # Optional metrics (the *_us and *_gbytes_per_s ones without link.gbytes_per_s, or
@@ -313,7 +330,19 @@ def runs_table(
     for col in first + rest:
         if frame[col].dtype == object and frame[col].isna().all():
             frame[col] = frame[col].astype("float64")
+    _zero_shares(frame)
     return frame
+
+
+def _zero_shares(frame: pd.DataFrame) -> None:
+    """A run lists the routing modes that carried a job's bytes: in a sweep, a mode another
+    run's job used carried none of this one's (0, not empty)."""
+    from .jobs import JOB_PREFIX
+
+    for col in frame.columns:
+        if col.startswith(JOB_PREFIX) and ".share_" in col:
+            ran = frame[col.rsplit(".share_", 1)[0] + ".iterations"].notna()
+            frame.loc[ran & frame[col].isna(), col] = 0.0
 
 
 def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:

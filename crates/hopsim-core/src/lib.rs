@@ -241,7 +241,14 @@ pub fn components_json() -> String {
         "traffic_table_keys": keys_json(traffic::TABLE_KEYS),
         "workloads": workloads,
         "workload_table_keys": keys_json(spec::workload::TABLE_KEYS),
-        "motifs": workload::motifs::MOTIFS.iter().map(|m| entry(m.name, m.about, m.keys)).collect::<Vec<_>>(),
+        "motifs": workload::motifs::MOTIFS
+            .iter()
+            .map(|m| {
+                let mut e = entry(m.name, m.about, m.keys);
+                e["open_loop"] = workload::is_open_loop_motif(m.name).into();
+                e
+            })
+            .collect::<Vec<_>>(),
         "motif_table_keys": keys_json(spec::JOB_WORKLOAD_KEYS),
         "trace_collectives": workload::motifs::collectives::Collective::ALL,
         "metrics": stats::metric_units::METRICS.iter().map(|(name, unit)| serde_json::json!({"name": name, "unit": unit})).collect::<Vec<_>>(),

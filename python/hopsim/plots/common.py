@@ -173,6 +173,14 @@ def _is_closed_loop(frame: pd.DataFrame) -> pd.Series:
     return frame["workload"].astype(str).isin(engine.closed_loop_workloads())
 
 
+def _is_jobs(frame: pd.DataFrame) -> pd.Series:
+    """Per run: True for a run of ``[[jobs]]`` (it has job columns); such a run measures no
+    open-loop load of ``[traffic]``."""
+    from ..jobs import ran_jobs
+
+    return ran_jobs(frame)
+
+
 def _numeric(values: Sequence[Any]) -> bool:
     try:
         [float(v) for v in values]

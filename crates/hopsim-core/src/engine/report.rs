@@ -3,6 +3,7 @@
 use super::invariants::Conservation;
 use super::Simulation;
 use crate::router::Peer;
+use crate::stats::jobs::JobResult;
 use crate::stats::result::{CounterTable, HistogramTable, HopTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
 
@@ -30,6 +31,7 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let samples = sample_table(sim);
     let mut sample_cycles: Vec<u64> = samples.cycles.clone();
     sample_cycles.sort_unstable();
+    let jobs = sim.workload.job_results(&sim.nics.totals);
     let pick = |q: f64| if sample_cycles.is_empty() { f64::NAN } else { sample_cycles[((q * sample_cycles.len() as f64).ceil() as usize).clamp(1, sample_cycles.len()) - 1] as f64 };
     let mut m = Metrics {
         // With a burst the servers offer two loads over the window: what they generated.
@@ -86,8 +88,9 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
         packets_out_of_order: st.packets_out_of_order,
         reorder_delay_mean: if st.reorder_released > 0 { st.reorder_delay_sum as f64 / st.reorder_released as f64 } else { 0.0 },
         reorder_buffer_max: st.reorder_buffer_max,
-        workload: sim.spec.workload.kind.clone(),
-        workload_complete: sim.finished_early || crate::workload::is_open_loop(&sim.spec),
+        // With [[jobs]] the [workload] table is ignored: the jobs are the workload.
+        workload: if spec.jobs.is_empty() { spec.workload.kind.clone() } else { jobs_workload(&spec.jobs) },
+        workload_complete: if spec.jobs.is_empty() { sim.finished_early || crate::workload::is_open_loop(spec) } else { all_jobs_finished(&jobs) },
         samples: samples.cycles.len() as u64,
         sample_cycles_mean: if sample_cycles.is_empty() { f64::NAN } else { sample_cycles.iter().sum::<u64>() as f64 / sample_cycles.len() as f64 },
         sample_cycles_p50: pick(0.5),
@@ -147,8 +150,20 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
     let counters = counter_table(sim, &mut m);
     let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
-    let jobs = sim.workload.job_results(&sim.nics.totals);
     RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram, jobs }
+}
+
+/// `metrics.workload` of a run with `[[jobs]]`: their motifs in the file's order, the
+/// background marked, e.g. `jobs: halo3d+allreduce(bg)` (the `[workload]` table is ignored).
+fn jobs_workload(jobs: &[crate::spec::JobSpec]) -> String {
+    let motifs: Vec<String> = jobs.iter().map(|j| if j.background { format!("{}(bg)", j.workload.motif) } else { j.workload.motif.clone() }).collect();
+    format!("jobs: {}", motifs.join("+"))
+}
+
+/// `metrics.workload_complete` of a run with `[[jobs]]`: every application job that runs a
+/// program did all its iterations (the background and open-loop jobs never end).
+fn all_jobs_finished(results: &[JobResult]) -> bool {
+    results.iter().filter(|j| !j.background && !crate::workload::is_open_loop_motif(&j.motif)).all(|j| j.complete)
 }
 
 /// The NIC counters of the active servers, and their run-wide sums in `m`.
@@ -277,4 +292,21 @@ fn per_mode(st: &crate::stats::Stats) -> std::collections::BTreeMap<String, f64>
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(motif: &str, background: bool, complete: bool) -> JobResult {
+        JobResult { motif: motif.into(), background, complete, ..Default::default() }
+    }
+
+    #[test]
+    fn a_jobs_run_is_complete_when_every_program_job_finished() {
+        assert!(all_jobs_finished(&[job("allreduce", false, true), job("bernoulli", true, false)]));
+        assert!(!all_jobs_finished(&[job("allreduce", false, false), job("halo3d", false, true)]));
+        // Open-loop traffic as the application runs until run.cycles: nothing to be late.
+        assert!(all_jobs_finished(&[job("bernoulli", false, false)]));
+    }
 }

@@ -81,13 +81,28 @@ pub const METRICS: &[(&str, &str)] = &[
     ("accepted_gbytes_per_s", "GB/s"),
 ];
 
-/// Metric families with one column per routing mode or link class: (pattern, unit), where
-/// `<mode>` is an Aries routing mode and `<class>` a link class of the topology.
+/// Metric families with one column per routing mode, link class or job: (pattern, unit),
+/// where `<mode>` is an Aries routing mode (or `default`, the run's), `<class>` a link class
+/// of the topology and `<name>` a job's name. The `job.<name>.*` columns are those runs.csv
+/// derives from a run's `jobs` (python/hopsim/jobs.py); their units are declared here so
+/// that every column of runs.csv has its unit in one list.
 pub const METRIC_FAMILIES: &[(&str, &str)] = &[
     ("packets_<mode>", "packets"),
     ("nonminimal_fraction_<mode>", ""),
     ("link_load_mean_<class>", "phits/cycle"),
     ("link_load_max_<class>", "phits/cycle"),
+    ("job.<name>.iterations", "iterations"),
+    ("job.<name>.iteration_median", "cycles"),
+    ("job.<name>.iteration_mean", "cycles"),
+    ("job.<name>.iteration_p99", "cycles"),
+    ("job.<name>.iteration_median_us", "us"),
+    ("job.<name>.iteration_mean_us", "us"),
+    ("job.<name>.iteration_p99_us", "us"),
+    ("job.<name>.iteration_qcd", ""),
+    ("job.<name>.completion_cycles", "cycles"),
+    ("job.<name>.completion_us", "us"),
+    ("job.<name>.finished", "bool"),
+    ("job.<name>.share_<mode>", ""),
 ];
 
 #[cfg(test)]

@@ -182,6 +182,12 @@ pub fn is_open_loop(spec: &Spec) -> bool {
     Kind::from_name(&spec.workload.kind).is_some_and(|k| !k.kind().closed_loop)
 }
 
+/// Whether a job's motif is open-loop traffic (`bernoulli`): it sends until `run.cycles`,
+/// has no iterations and never finishes, so it cannot be late either.
+pub fn is_open_loop_motif(motif: &str) -> bool {
+    motifs::MotifKind::from_name(motif) == Some(motifs::MotifKind::Bernoulli)
+}
+
 /// The chosen kind's own `[workload]` keys, read into its key type `T`.
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let k = kind(spec)?;
