@@ -175,6 +175,7 @@ def run_columns(jobs: Iterable[Mapping[str, Any]], cycle_ns: float | None = None
         cols[p + "completion_cycles"] = completion
         cols[p + "completion_us"] = us(completion)
         cols[p + "finished"] = finished
+        cols[p + "unsupported_events"] = sum(j.get("unsupported_events", {}).values())
         total = sum(j["mode_bytes"].values())
         for mode, b in sorted(j["mode_bytes"].items()):
             cols[p + f"share_{mode}"] = _ratio(b, total)

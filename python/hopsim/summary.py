@@ -123,6 +123,11 @@ def print_summary(frame, exp, out: Path, quiet: bool = False) -> None:
     from .jobs import ran_jobs, unfinished
 
     late = unfinished(frame)
+    for col in [c for c in frame.columns if c.startswith("job.") and c.endswith(".unsupported_events")]:
+        for run, n in zip(frame.get("run", frame.index), frame[col]):
+            if n == n and n > 0:
+                sys.stderr.write(f"hopsim: warning: job {col[4:-len('.unsupported_events')]!r} of run {run!r} skipped {int(n)} "
+                                 "trace event(s) the replay cannot run (per kind: its jobs.json, unsupported_events)\n")
     for run, job, done, cycles in late:
         sys.stderr.write(f"hopsim: warning: job {job!r} of run {run!r} did not finish: {done} iteration(s) "
                          f"done in run.cycles = {cycles}; raise run.cycles\n")

@@ -102,6 +102,7 @@ pub const METRIC_FAMILIES: &[(&str, &str)] = &[
     ("job.<name>.completion_cycles", "cycles"),
     ("job.<name>.completion_us", "us"),
     ("job.<name>.finished", "bool"),
+    ("job.<name>.unsupported_events", "events"),
     ("job.<name>.share_<mode>", ""),
 ];
 
