@@ -181,7 +181,7 @@ def test_bad_archives_are_one_clear_error_on_the_cli(tmp_path):
     spec = tmp_path / "big.toml"
     spec.write_text(small + '[[jobs]]\nname = "app"\nranks = 6\nworkload = { motif = "trace", trace = "big/traces.otf2" }\n')
     proc = run_cli("run", str(spec), "--out", str(tmp_path / "out"))
-    assert_one_line_error(proc, "jobs[0].ranks = 6", "4 servers")
+    assert_one_line_error(proc, "jobs[0].ranks = 6", "4 servers", "big/traces.otf2")
 
 
 @pytest.mark.parametrize(

@@ -169,7 +169,15 @@ impl Jobs {
         let cycle_ns = crate::link::ClassTimings::build(spec, topo)?.fastest_gbytes_per_s.zip(spec.bytes_per_phit()).map(|(g, b)| b / g);
         for (i, js) in spec.jobs.iter().enumerate() {
             if js.ranks > n {
-                return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers")));
+                // A replayed trace's ranks are the trace's: say which file asks for them.
+                let of_trace = match js.workload.motif_keys.get("trace") {
+                    Some(serde_json::Value::String(t)) if js.workload.motif == "trace" => {
+                        let shown = super::trace::file::TraceFile::open(std::path::Path::new(t), "").map_or(t.clone(), |f| f.shown().to_string());
+                        format!(" (the ranks of the trace {shown:?})")
+                    }
+                    _ => String::new(),
+                };
+                return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers{of_trace}")));
             }
             let policy = super::alloc::build(spec, i)?;
             let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0xa110c, i as u64));
