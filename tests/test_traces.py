@@ -234,3 +234,21 @@ def test_a_run_folder_holds_the_jobs_otf2_archive(tmp_path):
     assert len(archives) == 1
     jobs = json.loads(next((tmp_path / "out").rglob("jobs.json")).read_text())
     assert "timeline" not in jobs[0]
+
+
+def test_a_trace_run_names_the_archive_and_resumes(tmp_path):
+    """The experiment's copy and the run's spec name the archive, not the converted file in
+    the cache, and --resume finds the run complete."""
+    every_event(tmp_path / "all")
+    spec = tmp_path / "t.toml"
+    spec.write_text(NETWORK + '[[jobs]]\nname = "app"\nranks = 4\nworkload = { motif = "trace", trace = "all/traces.otf2", iterations = 1 }\n')
+    out = tmp_path / "out"
+    first = run_cli("run", str(spec), "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    anchor = str((tmp_path / "all" / "traces.otf2").resolve())
+    run_spec = json.loads(next(out.rglob("spec.json")).read_text())
+    assert run_spec["jobs"][0]["workload"]["trace"] == anchor
+    assert "hopsim-trace" not in (out / "experiment.toml").read_text()
+    again = run_cli("run", str(spec), "--out", str(out), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "1 of 1" in again.stdout + again.stderr and "already" in again.stdout + again.stderr

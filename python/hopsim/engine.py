@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Union
 
+from . import traces
 from .spec import SpecError, format_value
 
 __all__ = [
@@ -47,7 +48,7 @@ def _json_default(value: Any) -> Any:
 def spec_to_json(spec: Mapping[str, Any]) -> str:
     """Serialize a spec for the engine. NaN and infinities are written as bare ``NaN`` and
     ``Infinity``, which the engine refuses naming their key."""
-    return json.dumps(spec, default=_json_default, allow_nan=True)
+    return json.dumps(traces.for_engine(spec), default=_json_default, allow_nan=True)
 
 
 def _engine(fn, *args: Any) -> Any:
@@ -86,7 +87,7 @@ def prepare(spec: Mapping[str, Any]) -> Prepared:
     """Check one run's spec, once; return it :class:`Prepared` to run."""
     text = spec_to_json(spec)
     handle = _engine(_core().prepare, text)
-    return Prepared(text, handle.seal, json.loads(handle.normalized_json), handle)
+    return Prepared(text, handle.seal, traces.as_written(json.loads(handle.normalized_json)), handle)
 
 
 def validate(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def normalise(spec: Mapping[str, Any]) -> dict[str, Any]:
     """A spec as this engine normalises it, without checking it: a run folder's
     ``spec.json`` from an older build in today's shape (keys added since filled in with
     their defaults), to compare with a run's normalized spec on ``--resume``."""
-    return json.loads(_call(_core().normalise_json, spec))
+    return traces.as_written(json.loads(_call(_core().normalise_json, spec)))
 
 
 def _text_and_seal(spec: SpecLike) -> tuple[str, str | None]:
@@ -130,7 +131,10 @@ def simulate(
     else:
         out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal)
     wall = time.perf_counter() - t0
-    return json.loads(out), wall
+    result = json.loads(out)
+    if "spec" in result:
+            traces.as_written(result["spec"])
+    return result, wall
 
 
 @functools.lru_cache(maxsize=32)
