@@ -252,3 +252,30 @@ def test_a_trace_run_names_the_archive_and_resumes(tmp_path):
     again = run_cli("run", str(spec), "--out", str(out), "--resume")
     assert again.returncode == 0, again.stderr
     assert "1 of 1" in again.stdout + again.stderr and "already" in again.stdout + again.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, fragments",
+    [
+        (", compute_scale = -1", ["jobs[0].workload.compute_scale = -1", ">= 0"]),
+        (', unsupported = "drop"', ["jobs[0].workload.unsupported", "drop"]),
+        (", barrier = true", ["jobs[0].workload.barrier = true", "barrier must be false"]),
+        (", bytes = 8", ["jobs[0].workload", "bytes"]),
+    ],
+)
+def test_bad_trace_keys_are_one_clear_error(tmp_path, extra, fragments):
+    every_event(tmp_path / "all")
+    with pytest.raises(hopsim.SpecError) as e:
+        replay(tmp_path / "all" / "traces.otf2", 4, extra)
+    for f in fragments:
+        assert f in str(e.value), str(e.value)
+
+
+def test_a_trace_job_needs_physical_units_to_time_its_computation(tmp_path):
+    every_event(tmp_path / "all")
+    bare = NETWORK.replace("[link]\ngbytes_per_s = 5.25\n", "")
+    spec = resolve(job_spec(str(tmp_path / "all" / "traces.otf2"), 4, network=bare))
+    with pytest.raises(hopsim.SpecError, match=r"compute_scale.*link.gbytes_per_s"):
+        hopsim.simulate(spec)
+    job = hopsim.simulate(resolve(job_spec(str(tmp_path / "all" / "traces.otf2"), 4, ", compute_scale = 0, iterations = 1", network=bare)))["jobs"][0]
+    assert job["complete"]
