@@ -279,3 +279,15 @@ def test_a_trace_job_needs_physical_units_to_time_its_computation(tmp_path):
         hopsim.simulate(spec)
     job = hopsim.simulate(resolve(job_spec(str(tmp_path / "all" / "traces.otf2"), 4, ", compute_scale = 0, iterations = 1", network=bare)))["jobs"][0]
     assert job["complete"]
+
+
+def test_collectives_the_members_do_not_agree_on_are_the_traces_fault(tmp_path):
+    with MpiArchive(tmp_path / "mix", 2, NS) as a:
+        a.collective(0, 0, 1, "BCAST", 8, 0, root=0)
+        a.collective(1, 0, 1, "ALLREDUCE", 16, 16)
+    with pytest.raises(hopsim.SpecError, match=r"mix/traces.otf2.*collective call 0 on communicator 0: rank 1 calls Allreduce"):
+        replay(tmp_path / "mix" / "traces.otf2", 2)
+    with MpiArchive(tmp_path / "half", 2, NS) as a:
+        a.collective(0, 0, 1, "BARRIER", 0, 0)
+    with pytest.raises(hopsim.SpecError, match=r"collective call 0 on communicator 0 is made by 1 of its 2 members"):
+        replay(tmp_path / "half" / "traces.otf2", 2)

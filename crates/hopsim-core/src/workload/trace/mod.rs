@@ -42,6 +42,18 @@ enum Channel {
     Collective { comm: u32, call: u32 },
 }
 
+/// One collective call as its members recorded it so far: its operation and root, the
+/// largest buffers members other than the root received and sent, the largest of any
+/// member's sent or received bytes, and how many members made it.
+struct Seen {
+    op: Collective,
+    root: u32,
+    non_root_received: u64,
+    non_root_sent: u64,
+    largest: u64,
+    members: usize,
+}
+
 /// One collective call as every member recorded it.
 struct Call {
     op: Collective,
@@ -96,7 +108,7 @@ impl Trace {
                 match rec {
                     Record::Compute { ticks } => {
                         let c = (ticks as f64 * cycles_per_tick).round();
-                        if !(c < (1u64 << 53) as f64) {
+                        if c >= (1u64 << 53) as f64 {
                             return Err(bad(format!("rank {r}: a computation of {ticks} ticks is more than 2^53 cycles at this compute_scale")));
                         }
                         if c >= 1.0 {
@@ -157,8 +169,7 @@ fn collective_calls(path: &Path, key: &str) -> SpecResult<HashMap<(u32, u32), Ca
     let shown = format!("{:?}", file.shown());
     let bad = |why: String| SpecError::new(key, &shown, why);
     let is_member: Vec<std::collections::HashSet<u32>> = h.communicators.iter().map(|m| m.iter().copied().collect()).collect();
-    // (op, root, non-root received max, non-root sent max, any max, members seen)
-    let mut seen: HashMap<(u32, u32), (u32, u32, u64, u64, u64, usize)> = HashMap::new();
+    let mut seen: HashMap<(u32, u32), Seen> = HashMap::new();
     for r in 0..h.ranks {
         let mut call_no: HashMap<u32, u32> = HashMap::new();
         for rec in file.next_rank(key)? {
@@ -174,34 +185,32 @@ fn collective_calls(path: &Path, key: &str) -> SpecResult<HashMap<(u32, u32), Ca
                 return Err(bad(format!("rank {r}: a {c:?} rooted at rank {root}, not a member of communicator {comm}")));
             }
             let no = call_no.entry(comm).or_insert(0);
-            let e = seen.entry((comm, *no)).or_insert((op, root, 0, 0, 0, 0));
-            if e.0 != op || (c.has_root() && e.1 != root) {
-                let first = Collective::from_code(e.0).expect("checked");
-                return Err(bad(format!("collective call {} on communicator {comm}: rank {r} calls {c:?} (root {root}) where an earlier member called {first:?} (root {})", *no, e.1)));
+            let e = seen.entry((comm, *no)).or_insert(Seen { op: c, root, non_root_received: 0, non_root_sent: 0, largest: 0, members: 0 });
+            if e.op != c || (c.has_root() && e.root != root) {
+                return Err(bad(format!("collective call {} on communicator {comm}: rank {r} calls {c:?} (root {root}) where an earlier member called {:?} (root {})", *no, e.op, e.root)));
             }
             if r as u32 != root || !c.has_root() {
-                e.2 = e.2.max(received);
-                e.3 = e.3.max(sent);
+                e.non_root_received = e.non_root_received.max(received);
+                e.non_root_sent = e.non_root_sent.max(sent);
             }
-            e.4 = e.4.max(sent).max(received);
-            e.5 += 1;
+            e.largest = e.largest.max(sent).max(received);
+            e.members += 1;
             *no += 1;
         }
     }
     let mut out = HashMap::with_capacity(seen.len());
-    for ((comm, no), (op, root, nr_recv, nr_sent, any, count)) in seen {
+    for ((comm, no), e) in seen {
         let n = h.communicators[comm as usize].len();
-        if count != n {
-            return Err(bad(format!("collective call {no} on communicator {comm} is made by {count} of its {n} members")));
+        if e.members != n {
+            return Err(bad(format!("collective call {no} on communicator {comm} is made by {} of its {n} members", e.members)));
         }
-        let c = Collective::from_code(op).expect("checked");
-        let bytes = match c.size_from() {
+        let bytes = match e.op.size_from() {
             SizeFrom::Nothing => 0,
-            SizeFrom::NonRootReceived => nr_recv,
-            SizeFrom::NonRootSent => nr_sent,
-            SizeFrom::PerMember => any.div_ceil(n as u64),
+            SizeFrom::NonRootReceived => e.non_root_received,
+            SizeFrom::NonRootSent => e.non_root_sent,
+            SizeFrom::PerMember => e.largest.div_ceil(n as u64),
         };
-        out.insert((comm, no), Call { op: c, root, bytes });
+        out.insert((comm, no), Call { op: e.op, root: e.root, bytes });
     }
     Ok(out)
 }
