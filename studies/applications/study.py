@@ -222,7 +222,34 @@ def table() -> str:
     return "\n".join(lines)
 
 
+def calibration_table() -> str:
+    cal = kept("calibration").set_index("case")
+    rows = []
+    for name, stands, workload, ranks, *_ in CASES:
+        if name not in cal.index:
+            continue
+        c = cal.loc[name]
+        keys = ", ".join(f"{k} = {v}" for k, v in workload.items())
+        rows.append(f"| {name} | `{keys}`, {ranks} ranks | {stands} | {c.comm_cycles:,.0f} | {c.messages_per_iteration:,.0f}, {c.bytes_per_iteration / 2**20:,.1f} MiB |")
+    return "\n".join(rows)
+
+
+def trace_table() -> str:
+    f = DATA / "trace-runs.csv"
+    if not f.is_file():
+        return ""
+    runs = pd.read_csv(f).set_index("jobs.0.routing_mode")
+    d = runs.loc["adaptive", "job.cg.iteration_median"]
+    lines = ["| mode | median iteration (µs) | / adaptive | QCD | bytes on High Bias |", "|---|---|---|---|---|"]
+    for m in MODES:
+        r = runs.loc[m]
+        hb = r.get("job.cg.share_adaptive_high_bias", 0)
+        lines.append(f"| {m} | {r['job.cg.iteration_median_us']:.1f} | {r['job.cg.iteration_median'] / d:.3f} | {r['job.cg.iteration_qcd']:.3f} | {0 if hb != hb else hb:.0%} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     DATA.mkdir(parents=True, exist_ok=True)
     step = sys.argv[1] if len(sys.argv) > 1 else "figures"
-    {"calibrate": calibrate, "run": run, "trace": trace, "figures": figures, "table": lambda: print(table())}[step]()
+    tables = lambda: print(calibration_table(), table(), trace_table(), sep="\n\n")  # noqa: E731
+    {"calibrate": calibrate, "run": run, "trace": trace, "figures": figures, "table": tables}[step]()
