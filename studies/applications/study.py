@@ -20,7 +20,7 @@ benchmark without computation (f = 1).
 
 from __future__ import annotations
 
-import copy
+import os
 import sys
 import time
 from pathlib import Path
@@ -76,13 +76,20 @@ def case_spec(case: tuple, mode: str, compute: int, background: bool, iterations
 
 
 def kept(name: str) -> pd.DataFrame:
-    f = DATA / f"{name}.csv"
-    return pd.read_csv(f) if f.is_file() else pd.DataFrame()
+    """What the steps kept under ``name``: ``data/<name>.csv`` and the parts other processes
+    wrote (``data/<name>-<part>.csv``)."""
+    parts = [pd.read_csv(f) for f in sorted(DATA.glob(f"{name}*.csv")) if f.stem == name or f.stem.startswith(name + "-")]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def keep(name: str, rows: list[dict]) -> None:
-    frame = pd.concat([kept(name), pd.DataFrame(rows)], ignore_index=True)
-    frame.to_csv(DATA / f"{name}.csv", index=False)
+    """Append ``rows`` to this process's file: ``data/<name>.csv``, or with
+    ``HOPSIM_STUDY_PART=p`` set, ``data/<name>-p.csv``, so that two processes can run cases
+    side by side."""
+    part = os.environ.get("HOPSIM_STUDY_PART")
+    f = DATA / (f"{name}-{part}.csv" if part else f"{name}.csv")
+    old = pd.read_csv(f) if f.is_file() else pd.DataFrame()
+    pd.concat([old, pd.DataFrame(rows)], ignore_index=True).to_csv(f, index=False)
 
 
 def calibrate() -> None:
@@ -102,10 +109,13 @@ def calibrate() -> None:
         print(f"{case[0]}: communication {comm:.0f} cycles an iteration, compute {compute} a phase", flush=True)
 
 
-def run() -> None:
+def run(only: list[str] | None = None) -> None:
+    """Every case (or the cases named in ``only``) under the three modes."""
     cal = kept("calibration").set_index("case")
     done = {(c, m) for c, m in zip(kept("runs").get("case", []), kept("runs").get("mode", []))}
     for case in CASES:
+        if only and case[0] not in only:
+            continue
         if case[0] not in cal.index:
             sys.exit(f"{case[0]}: not calibrated: run the calibrate step first")
         compute = int(cal.loc[case[0], "compute_per_phase"])
@@ -252,4 +262,7 @@ if __name__ == "__main__":
     DATA.mkdir(parents=True, exist_ok=True)
     step = sys.argv[1] if len(sys.argv) > 1 else "figures"
     tables = lambda: print(calibration_table(), table(), trace_table(), sep="\n\n")  # noqa: E731
-    {"calibrate": calibrate, "run": run, "trace": trace, "figures": figures, "table": tables}[step]()
+    if step == "run":
+        run(sys.argv[2:])
+    else:
+        {"calibrate": calibrate, "trace": trace, "figures": figures, "table": tables}[step]()
