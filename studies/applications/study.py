@@ -213,7 +213,9 @@ def figures() -> None:
     cases = {c: {m: list(g["cycles"]) for m, g in its[its["case"] == c].groupby("mode")} for c in order if c in set(its["case"])}
     cases = {c: {m: v[m] for m in MODES if m in v} for c, v in cases.items() if set(MODES) <= set(v)}
     IMG.mkdir(parents=True, exist_ok=True)
-    plot_mode_boxes(cases, IMG / "applications-fig10.png", default="adaptive", title="Application skeletons, 256 ranks (FFT also 64) beside background traffic")
+    notes = {c[0]: c[1] for c in CASES}
+    plot_mode_boxes(cases, IMG / "applications-fig10.png", default="adaptive", notes={c: notes[c] for c in cases},
+                    title="Application skeletons, 256 ranks (FFT also 64) beside background traffic")
     print(table())
 
 
