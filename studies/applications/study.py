@@ -50,8 +50,8 @@ CASES = [
     ("LAMMPS", "LAMMPS, Amber", {"motif": "md"}, 256, 1, F_COMM),
     ("BFS", "Graph500 BFS", {"motif": "graph500", "kernel": "bfs", "scale": 14}, 256, 8, F_COMM),
     ("SSSP", "Graph500 SSSP", {"motif": "graph500", "kernel": "sssp", "scale": 14}, 256, 16, F_COMM),
-    ("FFT 256", "FFT, VPFFT, QE, CP2K", {"motif": "fft3d", "points": 128}, 256, 3, F_COMM),
-    ("FFT 64", "FFT, VPFFT, QE, CP2K", {"motif": "fft3d", "points": 128}, 64, 3, F_COMM),
+    ("FFT 256", "FFT, VPFFT, QE, CP2K", {"motif": "fft3d", "points": 64}, 256, 3, F_COMM),
+    ("FFT 64", "FFT, VPFFT, QE, CP2K", {"motif": "fft3d", "points": 64}, 64, 3, F_COMM),
 ]
 
 
