@@ -92,8 +92,6 @@ def for_engine(spec: Mapping[str, Any]) -> Mapping[str, Any]:
         w = job["workload"]
         anchor = Path(value)
         key = f"jobs[{i}].workload.trace"
-        if not anchor.is_file():
-            raise SpecError(f"{key} = {json.dumps(value)}: no such file (an OTF2 archive's anchor file, traces.otf2)")
         region = w.get("iteration_region")
         target = converted_path(anchor, region)
         if not target.is_file():

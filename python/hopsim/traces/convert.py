@@ -73,6 +73,10 @@ def _otf2():
     return otf2
 
 
+#: A record of the converted file: kind, a, b, c (u32), d, e (u64).
+_RECORD = struct.Struct("<IIIIQQ")
+
+
 class _Rank:
     __slots__ = ("records", "last_end", "depth", "started")
 
@@ -83,7 +87,7 @@ class _Rank:
         self.started = False
 
     def put(self, kind: int, a: int = 0, b: int = 0, c: int = 0, d: int = 0, e: int = 0) -> None:
-        self.records.frombytes(struct.pack("<IIIIQQ", kind, a, b, c, d, e))
+        self.records.frombytes(_RECORD.pack(kind, a, b, c, d, e))
 
     def call_starts(self, t: int) -> None:
         """An MPI call starts at ``t``: the time since the last one ended was computation."""

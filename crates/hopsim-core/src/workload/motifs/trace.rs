@@ -8,7 +8,7 @@
 use super::{Motif, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Key;
-use crate::workload::trace::file::TraceFile;
+use crate::workload::trace::file::{Header, TraceFile};
 use crate::workload::trace::Trace;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,10 +28,9 @@ pub const KIND: MotifInfo = MotifInfo {
     check: |cx| check(cx, &cx.own_keys()?).map(drop),
     build: |cx| {
         let keys: Keys = cx.own_keys()?;
-        check(cx, &keys)?;
+        let header = check(cx, &keys)?;
         let key = cx.key("workload.trace");
         let path = keys.trace.as_deref().unwrap_or_default();
-        let header = TraceFile::open(Path::new(path), &key)?.header;
         let cycles_per_tick = if keys.compute_scale == 0.0 {
             0.0
         } else {
@@ -70,9 +69,9 @@ enum Unsupported {
     Refuse,
 }
 
-/// What can be checked from the converted file's header: it is there, has the job's rank
-/// count, and has no event the replay cannot run when those are refused.
-fn check(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<()> {
+/// What can be checked from the converted file's header, which it returns: it is there,
+/// has the job's rank count, and has no event the replay cannot run when those are refused.
+fn check(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<Header> {
     let key = cx.key("workload.trace");
     let Some(path) = keys.trace.as_deref() else {
         return Err(SpecError::new(key, "", "required: the trace to replay (an OTF2 archive's traces.otf2)"));
@@ -87,7 +86,8 @@ fn check(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<()> {
         return Err(SpecError::new(key, format!("{path:?}"), "an OTF2 archive is converted by hopsim's Python package (pip install 'hopsim[traces]'); the engine reads the converted file"));
     }
     let file = TraceFile::open(Path::new(path), &key)?;
-    let (path, header) = (file.shown(), &file.header);
+    let path = file.shown().to_string();
+    let header = file.header;
     if header.ranks != cx.ranks() {
         return Err(SpecError::new(cx.key("ranks"), cx.ranks(), format!("the trace {path:?} has {} ranks: set ranks = {}", header.ranks, header.ranks)));
     }
@@ -100,7 +100,7 @@ fn check(cx: &super::MotifCtx, keys: &Keys) -> SpecResult<()> {
             format!("the trace {path:?} has events the replay cannot run: {}; set unsupported = \"skip\" to replay without them", kinds.join(", ")),
         ));
     }
-    Ok(())
+    Ok(header)
 }
 
 struct Replay {
