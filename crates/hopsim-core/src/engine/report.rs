@@ -102,9 +102,7 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     if let Some(v) = &cons.first_violation {
         m.deadlock_where = if m.deadlock_where.is_empty() { format!("conservation violated: {v}") } else { format!("{}; conservation violated: {v}", m.deadlock_where) };
     }
-    if let (Some(gbs), Some(bytes_per_phit)) = (prm.fastest_gbytes_per_s, spec.bytes_per_phit()) {
-        // One cycle moves one phit on the fastest link: bytes per phit / (bytes per ns).
-        let cycle_ns = bytes_per_phit / gbs;
+    if let (Some(gbs), Some(cycle_ns)) = (prm.fastest_gbytes_per_s, spec.cycle_ns(prm.fastest_gbytes_per_s)) {
         m.cycle_ns = Some(cycle_ns);
         m.packet_latency_mean_us = Some(m.packet_latency_mean * cycle_ns / 1000.0);
         m.packet_latency_p99_us = Some(m.packet_latency_p99 * cycle_ns / 1000.0);
@@ -204,7 +202,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
 fn sample_table(sim: &Simulation) -> SampleTable {
     let spec = &sim.spec;
     let bytes_per_phit = spec.bytes_per_phit();
-    let cycle_ns = sim.params.fastest_gbytes_per_s.zip(bytes_per_phit).map(|(g, b)| b / g);
+    let cycle_ns = spec.cycle_ns(sim.params.fastest_gbytes_per_s);
     let mut t = SampleTable::default();
     for s in &sim.samples {
         t.src.push(s.src);

@@ -408,6 +408,12 @@ impl Spec {
         }
     }
 
+    /// Nanoseconds a cycle lasts, given the bandwidth of the network's fastest link class
+    /// (one phit per cycle on it), when the phit's bytes are known.
+    pub fn cycle_ns(&self, fastest_gbytes_per_s: Option<f64>) -> Option<f64> {
+        fastest_gbytes_per_s.zip(self.bytes_per_phit()).map(|(g, b)| b / g)
+    }
+
     /// The allocation staging the router keys name (`validate` refuses any other names).
     pub fn router_staging(&self) -> crate::staging::Staging {
         use crate::staging::{NextHeadRouting, VcAllocation};

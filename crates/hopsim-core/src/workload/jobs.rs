@@ -166,7 +166,7 @@ impl Jobs {
         };
         let mut jobs = Vec::new();
         let mut owner = vec![NO_JOB; n];
-        let cycle_ns = crate::link::ClassTimings::build(spec, topo)?.fastest_gbytes_per_s.zip(spec.bytes_per_phit()).map(|(g, b)| b / g);
+        let cycle_ns = spec.cycle_ns(crate::link::ClassTimings::build(spec, topo)?.fastest_gbytes_per_s);
         for (i, js) in spec.jobs.iter().enumerate() {
             if js.ranks > n {
                 // A replayed trace's ranks are the trace's: say which file asks for them.
