@@ -90,7 +90,7 @@ def test_the_report_has_the_jobs_section_and_no_load_plot(sweep):
 def test_the_baseline_is_a_parameter_and_a_wrong_one_is_named(sweep, tmp_path):
     out, _, _ = sweep
     proc = run_cli("report", out, "--job-baseline", "adaptive_high_bias", "--link-maps", "none", check=0)
-    assert "median of adaptive_high_bias" in (out / "report.html").read_text()
+    assert "median of High Bias" in (out / "report.html").read_text()  # the mode in words
     proc = run_cli("report", out, "--job-baseline", "minimal", "--link-maps", "none")
     assert proc.returncode == 2, proc.stderr
     assert "--job-baseline = 'minimal'" in proc.stderr and "adaptive_high_bias" in proc.stderr

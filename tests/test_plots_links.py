@@ -16,6 +16,7 @@ from matplotlib.image import imread
 from matplotlib.patches import Rectangle
 
 import hopsim
+from hopsim import plots
 from hopsim.plots import links as plot_links
 
 RUN = {"warmup": 200, "cycles": 2000, "seed": 1}
@@ -23,15 +24,15 @@ RUN = {"warmup": 200, "cycles": 2000, "seed": 1}
 
 @pytest.fixture
 def saved(monkeypatch):
-    """The matplotlib figures of the link maps, by file name, as they are saved."""
+    """The matplotlib figures, by PNG file name, as ``hopsim.plots.save`` writes them."""
     figs: dict[str, object] = {}
-    save = plot_links._save
+    save = plots.save
 
-    def record(fig, path):
-        figs[Path(path).name] = fig
-        save(fig, path)
+    def record(fig, out, formats=("png",)):
+        figs[f"{fig.stem}.png"] = fig
+        return save(fig, out, formats)
 
-    monkeypatch.setattr(plot_links, "_save", record)
+    monkeypatch.setattr(plots, "save", record)
     return figs
 
 
@@ -73,8 +74,9 @@ def test_maps_every_dimension_one_scale_hottest_link(tmp_path, saved, capsys):
     assert len(df) == 3
     vmax = plot_links.link_load_scale(out / r for r in df["run"])
     for r in df["run"]:
-        fig = plot_links.plot_link_load(out / r, out / f"links_{r}.png", f"tori {r}", vmax=vmax, shared_by=3)
+        fig = plot_links.plot_link_load(out / r, f"tori {r}", vmax=vmax, shared_by=3)
         assert fig is not None and "the same for every panel and for all 3 link maps" in fig.caption
+        plots.save(fig, out)
     assert capsys.readouterr().err == ""
     top = max(pd.read_csv(out / r / "links.csv")["load"].max() for r in df["run"])
     assert vmax == top
@@ -84,7 +86,7 @@ def test_maps_every_dimension_one_scale_hottest_link(tmp_path, saved, capsys):
 
 def check_link_map(out: Path, run: str, fig, top: float) -> None:
     """The map of one run: panels, one colour scale 0..top, colour bar in phits/cycle, the
-    hottest link of links.csv named in the title and outlined on its cell."""
+    hottest link of links.csv named in the caption and outlined on its cell."""
     dims = json.loads((out / run / "topology.json").read_text())["dims"]
     name = f"links_{run}.png"
     _check_png(out / name)
@@ -97,12 +99,12 @@ def check_link_map(out: Path, run: str, fig, top: float) -> None:
     colorbars = [ax for ax in fig.axes if "phits/cycle" in ax.get_ylabel()]
     assert colorbars, run
 
-    # The hottest link named in the title is the largest load of links.csv, and the one
+    # The hottest link named in the caption is the largest load of links.csv, and the one
     # outlined cell sits on its switch's coordinates in the right panel.
     links = pd.read_csv(out / run / "links.csv")
     row = links.loc[links["load"].idxmax()]
-    title = fig.get_suptitle()
-    m = re.search(r"hottest link \(outlined in blue\): switch (\d+) \(([\d, ]+)\), (\w)([+-]) \(dim (\d+)\)"
+    title = fig.caption
+    m = re.search(r"Hottest link: switch (\d+) \(([\d, ]+)\), (\w)([+-]) \(dim (\d+)\)"
                   r" to \(([\d, ]+)\): ([\d.]+) phits/cycle", title)
     assert m, title
     assert int(m.group(1)) == row["switch"]
@@ -148,8 +150,9 @@ def test_maps_without_coordinates(tmp_path, saved, capsys, topology):
             "traffic": {"pattern": "uniform", "load": 0.3}, "run": RUN}
     df = hopsim.run_experiment(spec, out=tmp_path, progress=False, plots=False, report=False)
     name = f"links_{df['run'].iloc[0]}.png"
-    fig = plot_links.plot_link_load(tmp_path / df["run"].iloc[0], tmp_path / name, "ld")
+    fig = plot_links.plot_link_load(tmp_path / df["run"].iloc[0], "ld")
     assert fig is not None and "one column per switch and one row per" in fig.caption
+    plots.save(fig, tmp_path)
     assert capsys.readouterr().err == ""
     _check_png(tmp_path / name)
     fig = saved[name]
@@ -161,7 +164,7 @@ def test_maps_without_coordinates(tmp_path, saved, capsys, topology):
     assert np.nanmax(im.get_array()) == pytest.approx(links["load"].max())
     ((ax, rect),) = _marks(fig)
     assert (rect.get_x() + 0.5, rect.get_y() + 0.5) == (row["switch"], row["port"])
-    assert f"switch {int(row['switch'])} port {int(row['port'])} " in fig.get_suptitle()
+    assert f"switch {int(row['switch'])} port {int(row['port'])} " in fig.caption
     # Box plots by link class.
     classes = {t.get_text() for ax in fig.axes for t in ax.get_yticklabels()}
     expected, lines = NO_COORDINATES[topology["kind"]]

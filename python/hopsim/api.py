@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from . import engine, outdir, results, sweep, traces
+from .plot_options import check_plots_table
 from .spec import SpecError, apply_overrides, load_file
 
 __all__ = ["simulate", "run_experiment", "validate", "topology", "build_outputs", "default_study_path"]
@@ -98,6 +99,7 @@ def simulate(
         )
     data.pop("sweep", None)
     data.pop("cluster", None)  # where a sweep runs: nothing to do with one run
+    check_plots_table(data.pop("plots", None))  # how figures are written: no figures here
     # One engine call validates and runs: the result carries the normalized spec.
     result, wall = engine.simulate(data, with_spec=True)
     metrics = result.setdefault("metrics", {})
@@ -142,11 +144,14 @@ def build_outputs(
     report: bool = True,
     link_maps: str = "selected",
     job_baseline: str | None = None,
+    formats: list[str] | None = None,
+    latency_past_saturation: bool | None = None,
 ) -> pd.DataFrame:
     """Write ``runs.csv``/``runs.parquet`` (and plots and ``report.html``) for the runs of
     ``exp`` that are complete in ``out``; return the runs table. ``job_baseline``: the
     routing mode the jobs' box plots are normalised to (default: ``default``, else
-    ``adaptive``, else the first mode a job took)."""
+    ``adaptive``, else the first mode a job took). ``formats`` and
+    ``latency_past_saturation``, when given, override the experiment's ``[plots]`` table."""
     out = Path(out)
     rows = sweep.complete_runs(exp, out)
     frame = results.runs_table(rows, exp.swept_keys)
@@ -161,7 +166,9 @@ def build_outputs(
     if plots and len(frame):
         from . import plots as _plots
 
-        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps, job_baseline=job_baseline)
+        options = exp.plots.overridden(formats, latency_past_saturation)
+        figures = _plots.make_plots(out, frame, exp, link_maps=link_maps, job_baseline=job_baseline,
+                                    formats=options.formats, past_saturation=options.latency_past_saturation)
     if report:
         from . import report as _report
 

@@ -196,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="link-load maps for a few chosen runs (default), every run, or none",
     )
     _add_job_baseline(p)
+    _add_figure_options(p)
 
     p = sub.add_parser(
         "validate",
@@ -245,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--link-maps", choices=["selected", "all", "none"], default="selected")
     p.add_argument("--no-plots", action="store_true")
     _add_job_baseline(p)
+    _add_figure_options(p)
     return parser
 
 
@@ -252,6 +254,21 @@ def _add_job_baseline(p: argparse.ArgumentParser) -> None:
     p.add_argument("--job-baseline", metavar="MODE",
                    help="[[jobs]]: the routing mode the box plots of iteration times are divided by "
                         "(default: the jobs' 'default' mode, else adaptive, else the first)")
+
+
+def _add_figure_options(p: argparse.ArgumentParser) -> None:
+    from .plot_options import FORMATS
+
+    p.add_argument("--format", action="append", choices=FORMATS, metavar="FORMAT",
+                   help=f"also write every figure as FORMAT ({', '.join(FORMATS)}; repeat for several): PDF or SVG "
+                        "for a paper; PNG is always written, for the report (default: the file's [plots] formats)")
+    p.add_argument("--latency-past-saturation", action="store_true", default=None,
+                   help="draw latency at loads past saturation too (by default the curves stop there, as in papers)")
+
+
+def _figure_args(args) -> dict:
+    """The figure options of the command line, for ``api.build_outputs``."""
+    return {"formats": args.format, "latency_past_saturation": args.latency_past_saturation}
 
 
 # --------------------------------------------------------------------------- commands
@@ -342,13 +359,13 @@ def _run_and_report(args, exp, out: Path, client) -> int:
     except sweep.RunFailed as e:
         try:
             api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
-                                  job_baseline=args.job_baseline)
+                                  job_baseline=args.job_baseline, **_figure_args(args))
         except Exception:
             pass
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
     frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
-                                  job_baseline=args.job_baseline)
+                                  job_baseline=args.job_baseline, **_figure_args(args))
     from .summary import print_summary
 
     print_summary(frame, exp, out, quiet=args.quiet)
@@ -445,7 +462,7 @@ def cmd_report(args) -> int:
     exp = sweep.plan(toml_path, validate=False)
     with outdir.lock(out):
         frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
-                                  job_baseline=args.job_baseline)
+                                  job_baseline=args.job_baseline, **_figure_args(args))
     print(f"{len(frame)} of {len(exp.runs)} runs complete")
     unmarked = [r.name for r in exp.runs if (out / r.name).is_dir() and not (out / r.name / "complete.json").exists()]
     if unmarked:

@@ -384,7 +384,7 @@ def sweep_axes(spec: Mapping[str, Any]) -> tuple[list[str], list[list[Any]], lis
             continue
         if not _KEY.match(key):
             raise SpecError(f"{name}: not a dotted key such as \"traffic.load\"")
-        if key.split(".")[0] in ("sweep", "name", "cluster"):
+        if key.split(".")[0] in ("sweep", "name", "cluster", "plots"):
             raise SpecError(f"{name}: {key.split('.')[0]} cannot be swept")
         if not isinstance(vals, list):
             raise SpecError(
@@ -465,12 +465,12 @@ def expand(spec: Mapping[str, Any]) -> list[Run]:
     (in the order the keys appear), with ``seeds`` varying fastest.
 
     Each run's spec has the swept values set, the keys of the experiment's ``[sweep]``
-    (``Run.spec`` says why) and no ``[cluster]`` table; ``run.seed`` is set
+    (``Run.spec`` says why) and no ``[cluster]`` or ``[plots]`` table; ``run.seed`` is set
     when seeds are swept. Run names come from the swept values, so they stay the same when
     a sweep is re-run or extended (``--resume`` relies on this).
     """
     keys, values, seeds = sweep_axes(spec)
-    base = copy.deepcopy({k: v for k, v in spec.items() if k not in ("sweep", "cluster")})
+    base = copy.deepcopy({k: v for k, v in spec.items() if k not in ("sweep", "cluster", "plots")})
     base_seed = get_dotted(base, "run.seed")
     seed_list = seeds if seeds is not None else [base_seed]
     runs: list[Run] = []

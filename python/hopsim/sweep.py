@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from . import engine, outdir, results, traces
 from .cluster import check_cluster_table
+from .plot_options import PlotOptions, check_plots_table
 from .spec import (
     Run,
     SpecError,
@@ -67,6 +68,8 @@ class Experiment:
     extra: dict[str, Any] = field(default_factory=dict)
     cluster: dict[str, Any] = field(default_factory=dict)
     """The ``[cluster]`` table (where ``--cluster slurm`` starts workers); not the engine's."""
+    plots: PlotOptions = field(default_factory=PlotOptions)
+    """The ``[plots]`` table (how the figures are written); not the engine's either."""
 
     def describe(self) -> str:
         """One line: how many runs and what varies."""
@@ -104,8 +107,10 @@ def plan(
         raise SpecError(f"name = {json.dumps(name, default=str)}: must be a non-empty string")
     keys, _values, seeds = sweep_axes(spec)
     cluster = check_cluster_table(spec.get("cluster"))
+    plots = check_plots_table(spec.get("plots"))
     runs = expand(spec)
-    exp = Experiment(name=name, spec=spec, runs=runs, swept_keys=keys, seeds=seeds, source=path, cluster=cluster)
+    exp = Experiment(name=name, spec=spec, runs=runs, swept_keys=keys, seeds=seeds, source=path, cluster=cluster,
+                     plots=plots)
     if validate:
         validate_runs(exp)
     return exp

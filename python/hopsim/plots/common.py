@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..spec import short_names
+from .words import key_label, key_words, setting, value_words
 
 LOAD_KEY = "traffic.load"
 LOAD_UNITS = "phits/server/cycle"
@@ -51,17 +52,81 @@ class Figure_:
     caption: str
 
 
+class Format(str, Enum):
+    """File formats a figure is saved in: PNG for the report and the screen, PDF and SVG
+    (vector) for a paper."""
+
+    PNG = "png"
+    PDF = "pdf"
+    SVG = "svg"
+
+
+class Plot(Figure):
+    """A figure of hopsim's results: a matplotlib ``Figure`` that also carries the heading
+    and caption the report prints with it, and the file name it is saved under. The figure
+    itself has no title, as in a paper, whose text holds the caption."""
+
+    stem: str = "figure"
+    heading: str = ""
+    caption: str = ""
+
+    def describe(self, stem: str, heading: str, caption: str) -> "Plot":
+        self.stem, self.heading, self.caption = stem, heading, caption
+        return self
+
+
+def save(fig: Plot, out: Path, formats: Iterable[Format | str] = (Format.PNG,)) -> Figure_:
+    """Write ``fig`` into ``out`` as ``<stem>.png`` (always: the report shows it) and in each
+    other format asked for; return what the report says about it."""
+    out = Path(out)
+    wanted = [Format.PNG] + [Format(f) for f in formats if Format(f) is not Format.PNG]
+    for f in wanted:
+        fig.savefig(out / f"{fig.stem}.{f.value}", dpi=DPI, facecolor="white")
+    return Figure_(f"{fig.stem}.png", fig.heading, fig.caption)
+
+
+def stale_files(out: Path, stem_glob: str) -> list[Path]:
+    """Figures of an earlier drawing in ``out`` named like ``stem_glob``, in every format."""
+    return [p for f in Format for p in Path(out).glob(f"{stem_glob}.{f.value}")]
+
+
 # --------------------------------------------------------------------------- helpers
 
 
-def _new_figure(width: float, height: float, layout: str | None = "constrained") -> Figure:
-    fig = Figure(figsize=(width, height), dpi=DPI, layout=layout)
+def _new_figure(width: float, height: float, layout: str | None = "constrained") -> Plot:
+    fig = Plot(figsize=(width, height), dpi=DPI, layout=layout)
     FigureCanvasAgg(fig)
     return fig
 
 
 def _save(fig: Figure, path: Path) -> None:
     fig.savefig(path, dpi=DPI, facecolor="white")
+
+
+#: Confidence of the intervals drawn over seeds.
+CONFIDENCE = 0.95
+
+
+def interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean of ``values`` (one per seed) and the ends of its ``CONFIDENCE`` interval from
+    Student's t distribution; one value gives no interval (both ends are the mean)."""
+    from scipy import stats
+
+    v = np.asarray([x for x in values if x == x], dtype=float)
+    if not len(v):
+        return float("nan"), float("nan"), float("nan")
+    mean = float(v.mean())
+    if len(v) < 2:
+        return mean, mean, mean
+    half = float(stats.t.ppf((1 + CONFIDENCE) / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return mean, mean - half, mean + half
+
+
+def interval_note(n_seeds: int) -> str:
+    """What a figure's bars are, for its caption."""
+    if n_seeds > 1:
+        return f"points: mean over {n_seeds} seeds, bars: {CONFIDENCE:.0%} confidence interval of the mean (Student's t)"
+    return "one seed per point"
 
 
 def _fmt(v: Any) -> str:
@@ -83,7 +148,7 @@ class _Groups:
         self.swept = [k for k in swept_keys if k in frame.columns]
         self.load_key = LOAD_KEY if LOAD_KEY in self.swept else None
         self.series_keys = [k for k in self.swept if k != self.load_key]
-        self.short = short_names(list(self.swept))
+        self.short = {k: key_words(k) for k in self.swept}
         self.n_seeds = int(frame["seed"].nunique()) if "seed" in frame else 1
 
     def series(self) -> list[tuple[str, pd.DataFrame]]:
@@ -97,12 +162,19 @@ class _Groups:
         order = list(dict.fromkeys(keyed["__series"]))
         for key in order:
             g = keyed[keyed["__series"] == key].drop(columns="__series")
-            label = ", ".join(f"{self.short[k]}={_fmt(g[k].iloc[0])}" for k in self.series_keys)
+            if len(self.series_keys) == 1:
+                label = value_words(g[self.series_keys[0]].iloc[0])
+            else:
+                label = ", ".join(setting(k, g[k].iloc[0]) for k in self.series_keys)
             out.append((label, g))
         return out
 
     def x_column(self) -> str:
         return self.load_key or "offered_load"
+
+    def legend_title(self) -> str | None:
+        """The key that names the series, when there is one: their labels are its values."""
+        return key_label(self.series_keys[0]) if len(self.series_keys) == 1 else None
 
 
 def _warn(msg: str) -> None:
@@ -217,14 +289,12 @@ class _Styling:
 
     def color_label(self, combo: tuple) -> str:
         if len(self.color_keys) == 1:
-            return _fmt(combo[0])
-        return ", ".join(f"{self.short[k]}={_fmt(v)}" for k, v in zip(self.color_keys, combo))
+            return value_words(combo[0])
+        return ", ".join(setting(k, v) for k, v in zip(self.color_keys, combo))
 
     def color_title(self) -> str | None:
-        if not self.color_keys:
-            return None
         if len(self.color_keys) == 1:
-            return self.short[self.color_keys[0]]
+            return key_label(self.color_keys[0])
         return None
 
 
@@ -232,7 +302,7 @@ def _styling(frame: pd.DataFrame, keys: Sequence[str]) -> _Styling:
     """Line style by the key with the fewest values (routing.algorithm if swept, as the
     papers draw DOR vs RDR), colour by the others."""
     keys = [k for k in keys if k in frame.columns and frame[k].nunique(dropna=False) > 1]
-    short = short_names(list(keys)) if keys else {}
+    short = {k: key_words(k) for k in keys}
     style_key = None
     if len(keys) >= 2:
         small = [k for k in keys if frame[k].nunique() <= len(_LINESTYLES)]
@@ -262,4 +332,4 @@ def _style_legends(ax, st: _Styling, loc: str) -> None:
         other = "center right" if loc == "lower right" else "lower right"
         if first is not None:
             ax.add_artist(first)
-        ax.legend(sh, [_fmt(v) for v in st.style_values], title=st.short[st.style_key], loc=other)
+        ax.legend(sh, [value_words(v) for v in st.style_values], title=key_label(st.style_key), loc=other)

@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from ..jobs import mode_label, read_jobs
-from ..spec import short_names
-from .common import Figure_, _fmt, _new_figure, _save
+from .common import Plot, _new_figure, _save
+from .words import setting, value_words
 
 __all__ = ["plot_job_modes", "job_modes", "choose_baseline", "plot_mode_boxes", "plot_cost_model", "JOBS_FIGURE"]
 
 #: The report's figure of the jobs' iteration times.
-JOBS_FIGURE = "jobs.png"
+JOBS_FIGURE = "jobs"
 
 #: Colours per routing mode, the default first.
 _COLOURS = {"adaptive": "#1f77b4", "increasingly_minimal": "#1f77b4", "adaptive_high_bias": "#d62728", "app_aware": "#2ca02c"}
@@ -61,13 +61,12 @@ def _job_cases(frame: pd.DataFrame, out: Path, swept: Sequence[str]):
     run and seed of an application job, a case per job and combination of the swept keys
     other than the modes; a job's ``default`` mode is named as the run's ``routing.mode``."""
     others = [k for k in swept if not _is_mode_key(k) and k in frame.columns]
-    short = short_names(others) if others else {}
     cases: dict[str, dict[str, list[float]]] = {}
     cycle_ns = None
     for _, row in frame.iterrows():
         run_dir = Path(out) / str(row["run"])
         spec = _spec(run_dir)
-        where = ", ".join(f"{short[k]}={_fmt(row[k])}" for k in others)
+        where = ", ".join(setting(k, row[k]) for k in others)
         if "cycle_ns" in row and pd.notna(row["cycle_ns"]):
             cycle_ns = float(row["cycle_ns"])
         for j in read_jobs(run_dir):
@@ -95,9 +94,8 @@ def choose_baseline(modes: Sequence[str], baseline: str | None = None) -> str:
     return next((m for m in ("default", "adaptive") if m in modes), modes[0] if modes else "default")
 
 
-def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], path: Path, title: str,
-                   baseline: str | None = None) -> Figure_ | None:
-    """``jobs.png``: box plots of each application job's iteration times per routing mode,
+def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], baseline: str | None = None) -> Plot | None:
+    """``jobs``: box plots of each application job's iteration times per routing mode,
     divided by the median of ``baseline`` (:func:`choose_baseline`); None without jobs
     that did an iteration."""
     cases, cycle_ns = _job_cases(frame, out, swept)
@@ -113,14 +111,13 @@ def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], path: P
         m = float(np.median(times))
         return f"{base}: {m * cycle_ns / 1000:.3g} us" if cycle_ns else f"{base}: {m:.0f} cy"
 
-    what = "Iteration time per routing mode" if len(modes) > 1 else f"Iteration time, {modes[0]} routing"
-    plot_mode_boxes(cases, path, default=base, notes={c: median(c) for c in cases},
-                    title=f"{title}: {what[0].lower()}{what[1:]}")
-    return Figure_(
-        file=Path(path).name,
-        title=what,
-        caption=f"Each application job's iteration times (every iteration of every seed) per "
-        f"routing mode, divided by the median of {base}'s; under each case that median. Boxes "
+    what = "Iteration time per routing mode" if len(modes) > 1 else f"Iteration time, {value_words(modes[0])} routing"
+    fig = mode_boxes(cases, default=base, notes={c: median(c) for c in cases})
+    return fig.describe(
+        JOBS_FIGURE,
+        what,
+        f"Each application job's iteration times (every iteration of every seed) per "
+        f"routing mode, divided by the median of {value_words(base)}'s; under each case that median. Boxes "
         "span the quartiles; whiskers reach the farthest time within 1.5 box heights; outliers "
         "beyond are not drawn. A job's "
         "'default' mode is the run's routing.mode.",
@@ -139,6 +136,16 @@ def plot_mode_boxes(
     notes: Mapping[str, str] | None = None,
     title: str = "",
 ) -> None:
+    """:func:`mode_boxes` written to ``path``, with ``title`` over it (a study's own page)."""
+    _save(mode_boxes(cases, default, notes, title), Path(path))
+
+
+def mode_boxes(
+    cases: Mapping[str, Mapping[str, Sequence[float]]],
+    default: str = "adaptive",
+    notes: Mapping[str, str] | None = None,
+    title: str = "",
+) -> Plot:
     """``cases[case][mode]`` = iteration times. Each case's boxes are divided by the median
     of its ``default`` mode's times; ``notes[case]`` is printed under the case. Outliers are
     not drawn, as in the paper's Figures 8-10: a few iterations several times the median
@@ -174,15 +181,15 @@ def plot_mode_boxes(
         ax.set_xlim(-0.5, widest - 0.5)
         ax.set_xticks(range(len(row)))
         ax.set_xticklabels([f"{c}\n{(notes or {}).get(c, '')}" for c in row], fontsize=7)
-        ax.set_ylabel(f"iteration time /\nmedian of {default}", fontsize=8)
+        ax.set_ylabel(f"iteration time /\nmedian of {value_words(default)}", fontsize=8)
         if ri == 0:
-            handles = [ax.plot([], [], "s", color=colours[m], alpha=0.6, label=m)[0] for m in modes]
+            handles = [ax.plot([], [], "s", color=colours[m], alpha=0.6, label=value_words(m))[0] for m in modes]
             # Beside the axes: inside, it hides the first case's boxes.
             ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if heading:
         # Over the figure, not the axes: the legend beside them takes part of the width.
         fig.suptitle(heading, fontsize=9)
-    _save(fig, Path(path))
+    return fig
 
 
 def plot_cost_model(rows: Sequence[Mapping[str, float | str]], path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``latency_cdf.png``: cumulative distribution of packet latency."""
+"""``latency_cdf``: cumulative distribution of packet latency."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from matplotlib import rc_context
 from matplotlib.cm import ScalarMappable
 
 from .. import results
-from .common import (LOAD_UNITS, MAX_PANELS, _STYLE, Figure_, _grid, _Groups, _load_colors, _new_figure, _pick,
-                     _qualitative, _save)
+from .common import LOAD_UNITS, MAX_PANELS, _STYLE, Plot, _grid, _Groups, _load_colors, _new_figure, _pick, _qualitative
 
 
 def _merged_histogram(run_dirs: Iterable[Path]) -> pd.DataFrame | None:
@@ -39,10 +38,10 @@ def _cdf_xy(h: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return x[keep], y[keep]
 
 
-def plot_latency_cdf(
-    frame: pd.DataFrame, swept_keys: Sequence[str], out: Path, path: Path, title: str
-) -> Figure_ | None:
-    """CDF of packet latency per run group (seeds merged)."""
+def plot_latency_cdf(frame: pd.DataFrame, swept_keys: Sequence[str], out: Path) -> Plot | None:
+    """CDF of packet latency per run group (seeds merged), from the runs' histograms in
+    ``out``."""
+    out = Path(out)
     groups = _Groups(frame, swept_keys)
     series = groups.series()
     shown = series[:MAX_PANELS]
@@ -63,8 +62,7 @@ def plot_latency_cdf(
             if not drew:
                 return None
             _cdf_axes(ax)
-            ax.legend(loc="lower right")
-            ax.set_title("Packet latency CDF")
+            ax.legend(loc="lower right", title=groups.legend_title())
         else:
             rows, cols = _grid(len(shown))
             if len(shown) == 1:
@@ -95,11 +93,9 @@ def plot_latency_cdf(
             sm = ScalarMappable(norm=norm, cmap=cmap)
             cb = fig.colorbar(sm, ax=list(axes[: len(shown)]), fraction=0.04, pad=0.02)
             cb.set_label(f"offered load ({LOAD_UNITS})")
-        fig.suptitle(f"{title}: packet latency CDF")
-        _save(fig, path)
     extra = f" (first {MAX_PANELS} of {len(series)} groups)" if len(series) > MAX_PANELS else ""
-    return Figure_(
-        path.name,
+    return fig.describe(
+        "latency_cdf",
         "Packet latency CDF",
         "Fraction of measured packets delivered within a given latency (creation to last phit "
         "ejected, log scale), seeds merged; "

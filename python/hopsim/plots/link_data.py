@@ -252,7 +252,7 @@ def _select_link_runs(frame: pd.DataFrame, groups: _Groups, limit: int = 8) -> l
             for row in picks:
                 name = row["run"]
                 if all(name != c[0] for c in chosen):
-                    desc = (label + ", " if label else "") + f"load {_fmt(row['_x'])}"
+                    desc = (label + ", " if label else "") + f"offered load {_fmt(row['_x'])}"
                     if groups.n_seeds > 1:
                         desc += f", seed {row['seed']}"
                     chosen.append((name, desc))

@@ -32,7 +32,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
-from .common import _MAP_STYLE, Figure_, _new_figure, _save
+from .common import _MAP_STYLE, Plot, _new_figure
 from .link_data import (  # noqa: F401  (link_load_scale: callers draw several runs on one scale)
     LINK_UNITS, LinkData, _arrow, _class_order, _dim_name, _link_classes, describe_link,
     hottest_link, link_load_scale, link_stats, load_link_data,
@@ -45,14 +45,13 @@ _MAX_BOX_ROWS = 24
 # --------------------------------------------------------------------------- the figure
 
 
-def plot_link_load(run_dir: Path, path: Path, title: str, vmax: float | None = None,
-                   shared_by: int = 1) -> Figure_ | None:
-    """Maps of the load of each switch's outgoing links for one run.
+def plot_link_load(run_dir: Path, title: str = "", vmax: float | None = None, shared_by: int = 1) -> Plot | None:
+    """Maps of the load of each switch's outgoing links for one run (``links_<run>``);
+    ``title`` names the run in the report's heading.
 
     ``vmax`` is the top of the colour scale in phits/cycle (default: this run's largest
     link load); ``shared_by`` the number of maps drawn on that scale (for the caption).
     """
-    path = Path(path)
     data = load_link_data(Path(run_dir))
     if data is None:
         return None
@@ -73,19 +72,8 @@ def plot_link_load(run_dir: Path, path: Path, title: str, vmax: float | None = N
             fig, caption = _maps_by_plane(data, vmax, hot)
         else:
             fig, caption = _maps_projected(data, vmax, hot)
-        scale = f"colours 0 to {vmax:.3g}" + (f", shared by the {shared_by} link maps" if shared_by > 1 else "")
         stats = (f"link load max {lmax:.3g}, mean {lmean:.3g} {LINK_UNITS}, CV {lcv:.2f}"
                  + (f" (max/mean {lmax / lmean:.1f})" if lmean > 0 else ""))
-        hot_text = ("hottest link (outlined in blue): " + describe_link(hot, data) if hot["show"]
-                    else "no link carried traffic in the measured window")
-        lines = [title, f"{stats}; {scale}", hot_text]
-        fig.suptitle("\n".join(lines), fontsize=11)
-        # Wide enough for the title (about 0.085 inch per character at 11 points).
-        w, h = fig.get_size_inches()
-        need = 0.085 * max(len(t) for t in lines) + 0.6
-        if need > w:
-            fig.set_size_inches(need, h)
-        _save(fig, path)
     caption += (
         f" {stats[0].upper() + stats[1:]} (CV: standard deviation over mean, over all "
         f"{len(links)} switch-to-switch channels). "
@@ -94,7 +82,7 @@ def plot_link_load(run_dir: Path, path: Path, title: str, vmax: float | None = N
         + (f" and for all {shared_by} link maps of this experiment (their largest link load), so they "
            "compare by eye." if shared_by > 1 else ".")
     )
-    return Figure_(path.name, f"Link load: {title}", caption)
+    return fig.describe(f"links_{Path(run_dir).name}", f"Link load: {title}" if title else "Link load", caption)
 
 
 def _cmap():

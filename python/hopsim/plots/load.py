@@ -1,8 +1,7 @@
-"""``load.png``: accepted load and latency against offered load."""
+"""``load``: accepted load and latency against offered load."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -10,12 +9,38 @@ import pandas as pd
 from matplotlib import rc_context
 from matplotlib.lines import Line2D
 
-from .common import LOAD_UNITS, _STYLE, Figure_, _any_true, _Groups, _new_figure, _qualitative, _save, _yerr
+from .common import (LOAD_UNITS, _STYLE, Plot, _any_true, _Groups, _new_figure, _qualitative, _yerr, interval,
+                     interval_note)
 from .messages import multi_packet_messages
 
+#: A load is past saturation when the network accepts less than this share of it.
+SATURATED = 0.95
 
-def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title: str) -> Figure_:
-    """Accepted load and latency against offered load."""
+
+def per_load(g: pd.DataFrame, xcol: str, columns: dict[str, str]) -> pd.DataFrame:
+    """One row per load of the series ``g``: for each ``name: column``, the mean over seeds
+    (``name``) and its confidence interval (``name_lo``, ``name_hi``)."""
+    rows = []
+    for x, at in g.groupby(xcol, sort=True):
+        row = {xcol: x, "dead": _any_true(at["deadlock"]) if "deadlock" in at else False}
+        for name, col in columns.items():
+            if col in at:
+                row[name], row[f"{name}_lo"], row[f"{name}_hi"] = interval(pd.to_numeric(at[col], errors="coerce"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def saturated(agg: pd.DataFrame, x: np.ndarray) -> np.ndarray:
+    """Per load: whether it is at or past the first load the network does not accept
+    (accepted below ``SATURATED`` of offered). Latency there grows with the run's length,
+    not with the network, so papers cut their curves before it."""
+    below = agg["acc"].to_numpy(dtype=float) < SATURATED * x
+    return np.maximum.accumulate(below) if len(below) else below
+
+
+def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], past_saturation: bool = False) -> Plot:
+    """Accepted load and latency against offered load, one line per combination of the swept
+    keys other than the load. Latency stops before saturation unless ``past_saturation``."""
     groups = _Groups(frame, swept_keys)
     xcol = groups.x_column()
     with rc_context(_STYLE):
@@ -26,23 +51,12 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         xmax = 0.0
         any_deadlock = False
         messages = multi_packet_messages(frame) and "message_latency_mean" in frame
-        extra_agg = {"msg": ("message_latency_mean", "mean")} if messages else {}
+        columns = {"acc": "accepted_load", "lat": "packet_latency_mean", "p99": "packet_latency_p99"}
+        if messages:
+            columns["msg"] = "message_latency_mean"
+        cut_any = False
         for (label, g), color in zip(series, colors):
-            agg = (
-                g.groupby(xcol, sort=True)
-                .agg(
-                    acc=("accepted_load", "mean"),
-                    acc_lo=("accepted_load", "min"),
-                    acc_hi=("accepted_load", "max"),
-                    lat=("packet_latency_mean", "mean"),
-                    lat_lo=("packet_latency_mean", "min"),
-                    lat_hi=("packet_latency_mean", "max"),
-                    p99=("packet_latency_p99", "mean"),
-                    dead=("deadlock", _any_true),
-                    **extra_agg,
-                )
-                .reset_index()
-            )
+            agg = per_load(g, xcol, columns)
             x = agg[xcol].astype(float).to_numpy()
             if len(x):
                 xmax = max(xmax, float(np.nanmax(x)))
@@ -50,10 +64,13 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
             name = f"{label}  (peak accepted {peak:.3g})" if label else f"peak accepted {peak:.3g}"
             caps = 3 if groups.n_seeds > 1 else 0
             _seed_errorbar(ax1, x, agg["acc"], agg["acc_lo"], agg["acc_hi"], color, name, caps)
-            _seed_errorbar(ax2, x, agg["lat"], agg["lat_lo"], agg["lat_hi"], color, label or None, caps)
-            ax2.plot(x, agg["p99"], ls="--", lw=1.1, color=color, alpha=0.8)
+            keep = np.ones(len(x), bool) if past_saturation else ~saturated(agg, x)
+            cut_any |= not keep.all()
+            lat = agg[keep]
+            _seed_errorbar(ax2, x[keep], lat["lat"], lat["lat_lo"], lat["lat_hi"], color, label or None, caps)
+            ax2.plot(x[keep], lat["p99"], ls="--", lw=1.1, color=color, alpha=0.8)
             if messages:
-                ax2.plot(x, agg["msg"], ls="-.", lw=1.6, marker="d", ms=4, color=color)
+                ax2.plot(x[keep], lat["msg"], ls="-.", lw=1.6, marker="d", ms=4, color=color)
             dead = agg["dead"].astype(bool).to_numpy()
             if dead.any():
                 any_deadlock = True
@@ -64,17 +81,15 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         ax1.set_ylim(bottom=0)
         ax1.set_xlabel(f"offered load ({LOAD_UNITS})")
         ax1.set_ylabel(f"accepted load ({LOAD_UNITS})")
-        ax1.set_title("Throughput")
         handles, labels = ax1.get_legend_handles_labels()
         if any_deadlock:
             handles.append(Line2D([], [], marker="X", ls="none", color="crimson", ms=9))
-            labels.append("deadlock (watchdog fired)")
-        ax1.legend(handles, labels, loc="upper left")
+            labels.append("deadlock detected")
+        ax1.legend(handles, labels, loc="upper left", title=groups.legend_title())
         ax2.set_yscale("log")
         ax2.set_xlim(0, lim)
         ax2.set_xlabel(f"offered load ({LOAD_UNITS})")
         ax2.set_ylabel(("packet and message" if messages else "packet") + " latency (cycles)")
-        ax2.set_title("Latency (creation to last phit ejected)")
         style_handles = [
             Line2D([], [], color="0.2", lw=1.6, marker="o", ms=4),
             Line2D([], [], color="0.2", lw=1.1, ls="--"),
@@ -86,24 +101,22 @@ def plot_load(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title:
         leg = ax2.legend(style_handles, style_labels, loc="upper left")
         if len(series) > 1:
             ax2.add_artist(leg)
-            ax2.legend(loc="lower right")
-        note = (
-            f"points: mean over {groups.n_seeds} seeds, bars: min to max"
-            if groups.n_seeds > 1
-            else "one seed per point"
-        )
-        fig.suptitle(f"{title}: accepted load and latency vs offered load")
-        fig.text(0.5, 0.005, note, ha="center", va="bottom", fontsize=8.5, color="0.35")
-        fig.tight_layout(rect=(0, 0.03, 1, 1))
-        _save(fig, path)
-    return Figure_(
-        path.name,
+            ax2.legend(loc="lower right", title=groups.legend_title())
+        note = interval_note(groups.n_seeds)
+        fig.tight_layout()
+    cut = (
+        f"; latency is drawn up to the last load the network accepts (at least {SATURATED:.0%} of it), as papers "
+        "cut their curves: past it, latency measures how long the run queued, not the network"
+        if cut_any else ""
+    )
+    return fig.describe(
+        "load",
         "Accepted load and latency vs offered load",
         "Left: accepted load (measured at ejection) against offered load; the dotted line is "
         "accepted = offered, the plateau is the saturation throughput. Right: packet latency, "
         "mean (solid) and 99th percentile (dashed), log scale"
         + ("; dash-dot: mean message latency (creation to the message's last packet delivered)" if messages else "")
-        + ". " + note + ".",
+        + cut + ". " + note + ".",
     )
 
 

@@ -1,17 +1,16 @@
-"""``messages.png``: out-of-order packets, reorder delay and message latency."""
+"""``messages``: out-of-order packets, reorder delay and message latency."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib import rc_context
 
-from ..spec import short_names
-from .common import (LOAD_KEY, LOAD_UNITS, _SEED_LIKE, _STYLE, Figure_, _fmt, _new_figure, _numeric, _qualitative,
-                     _save, _style_legends, _styling)
+from .common import (LOAD_KEY, LOAD_UNITS, _SEED_LIKE, _STYLE, Plot, _new_figure, _numeric, _qualitative, _style_legends,
+                     _styling)
+from .words import key_label, value_words
 
 
 def multi_packet_messages(frame: pd.DataFrame) -> bool:
@@ -29,7 +28,7 @@ def has_reordering(frame: pd.DataFrame) -> bool:
     )
 
 
-def plot_messages(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, title: str) -> Figure_ | None:
+def plot_messages(frame: pd.DataFrame, swept_keys: Sequence[str]) -> Plot | None:
     """Out-of-order packets, reorder delay and message latency against the load (or the
     numeric swept key with most values), one line per combination of the other keys."""
     if not (has_reordering(frame) or multi_packet_messages(frame)):
@@ -64,7 +63,7 @@ def plot_messages(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, ti
                 labels, vals = [], []
                 for gkey, g in (df.groupby(group_keys, sort=False) if group_keys else [((), df)]):
                     gkey = gkey if isinstance(gkey, tuple) else (gkey,)
-                    labels.append(", ".join(_fmt(v) for v in gkey) or "all runs")
+                    labels.append(", ".join(value_words(v) for v in gkey) or "all runs")
                     vals.append(float(pd.to_numeric(g[col], errors="coerce").mean()))
                 ax.bar(range(len(vals)), vals, color=_qualitative(len(vals))[: len(vals)])
                 ax.set_xticks(range(len(vals)), labels, rotation=30 if len(vals) > 3 else 0, ha="right" if len(vals) > 3 else "center")
@@ -79,22 +78,20 @@ def plot_messages(frame: pd.DataFrame, swept_keys: Sequence[str], path: Path, ti
                     agg = g.assign(_x=g[xkey].astype(float)).groupby("_x")[col].mean().sort_index()
                     ax.plot(agg.index.to_numpy(), agg.to_numpy(dtype=float), marker="o", ms=2 + lw, lw=lw, alpha=0.9,
                             color=st.color_of(combo) if st.color_keys else "tab:blue", ls=st.style_of(sv))
-                ax.set_xlabel(f"offered load ({LOAD_UNITS})" if xkey == LOAD_KEY else st.short.get(xkey, short_names([xkey])[xkey]))
+                ax.set_xlabel(f"offered load ({LOAD_UNITS})" if xkey == LOAD_KEY else key_label(xkey))
             ax.set_ylabel(ylabel)
             ax.set_title(head)
             ax.set_ylim(bottom=0)
         if xkey is not None and group_keys:
             _style_legends(axes[0], st, "upper left")
-        fig.suptitle(f"{title}: messages and packet reordering")
-        _save(fig, path)
-    return Figure_(
-        path.name,
+    return fig.describe(
+        "messages",
         "Messages and packet reordering",
         "Packets of a message that reach their destination before an earlier packet of the same "
         "message (share of delivered packets), the mean time such a packet waits in the NIC's "
         "reorder buffer for the gap to fill (counted whether or not message.in_order holds it "
         "back from the application)"
         + (", and the mean message latency (creation to the last packet delivered)" if len(panels) > 2 else "")
-        + (f"; against {xkey}" if xkey else "; one bar per combination of the swept keys")
+        + (f"; against {key_label(xkey)}" if xkey else "; one bar per combination of the swept keys")
         + ", seeds averaged.",
     )

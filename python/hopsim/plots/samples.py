@@ -1,4 +1,4 @@
-"""``samples_cdf.png``: closed-loop samples (ping-pong round trips, per-pair bandwidth)."""
+"""``samples_cdf``: closed-loop samples (ping-pong round trips, per-pair bandwidth)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pandas as pd
 from matplotlib import rc_context
 
 from .. import results
-from .common import (_SEED_LIKE, _STYLE, _WORKLOAD_KEY, Figure_, _fmt, _is_closed_loop, _new_figure, _numeric, _save,
-                     _style_legends, _Styling, _styling)
+from .common import (_SEED_LIKE, _STYLE, _WORKLOAD_KEY, Plot, _is_closed_loop, _new_figure, _numeric, _style_legends,
+                     _Styling, _styling)
+from .words import key_label, value_words
 
 
 def has_samples(frame: pd.DataFrame) -> bool:
@@ -63,14 +64,13 @@ _KIND_TEXT = {
 }
 
 
-def plot_samples_cdf(
-    frame: pd.DataFrame, swept_keys: Sequence[str], out: Path, path: Path, title: str
-) -> Figure_ | None:
+def plot_samples_cdf(frame: pd.DataFrame, swept_keys: Sequence[str], out: Path) -> Plot | None:
     """CDF of the closed-loop samples, one line per combination of the swept keys (seeds
     merged): colour by one key, line style by another; beside it, the mean and 99th
     percentile against the colour key when that is a number."""
     if not has_samples(frame):
         return None
+    out = Path(out)
     runs = frame[_is_closed_loop(frame) & (pd.to_numeric(frame["samples"], errors="coerce").fillna(0) > 0)]
     if runs.empty:
         return None
@@ -127,8 +127,6 @@ def plot_samples_cdf(
             _style_legends(ax, st, "lower right" if kind == "ping_pong" else "upper left")
             if ax2 is not None:
                 captions.append(_summary_panel(ax2, sub, st, kind, physical, unit, what))
-        fig.suptitle(f"{title}: {' and '.join(_KIND_TEXT[k][0].split(':')[0].lower() for k in kinds)} samples")
-        _save(fig, path)
     n_seeds = int(runs["seed"].nunique()) if "seed" in runs else 1
     seeds = f"; the {n_seeds} seeds of a combination merged" if n_seeds > 1 else ""
     parts = []
@@ -136,8 +134,8 @@ def plot_samples_cdf(
         parts.append("ping-pong: every round trip of every pair (a message and its acknowledgement)")
     if "bandwidth" in kinds:
         parts.append("bandwidth test: each pair's payload bytes over the time of all its windows")
-    return Figure_(
-        path.name,
+    return fig.describe(
+        "samples_cdf",
         "Closed-loop samples: CDF",
         ("Left: c" if any_summary else "C") + "umulative distribution of the samples, "
         + "; ".join(parts)
@@ -209,10 +207,10 @@ def _summary_panel(ax, sub: pd.DataFrame, st: _Styling, kind: str, physical: boo
             agg.index = agg.index.astype(float)
             agg = agg.sort_index()
             marker, color, mfc = look[stat]
-            label = (f"{_fmt(v)}: " if v is not None else "") + stat
+            label = (f"{value_words(v)}: " if v is not None else "") + stat
             ax.plot(agg.index.to_numpy(), agg.to_numpy(dtype=float) * scale, marker=marker, ms=5.5,
                     lw=1.7, ls=st.style_of(v), color=color, mfc=mfc or color, label=label)
-    ax.set_xlabel(st.short[xkey])
+    ax.set_xlabel(key_label(xkey))
     ax.set_ylabel(f"{what} ({unit})")
     ax.set_ylim(bottom=0)
     ax.legend(loc="best", ncols=2 if len(cols) > 1 else 1)
