@@ -218,6 +218,18 @@ def _pick(values: Sequence[Any], k: int) -> list[Any]:
     return [values[i] for i in idx]
 
 
+def plain_log_axis(ax, which: str = "x") -> None:
+    """A log ``which`` axis labelled 1, 2, 5, 10, 20, ... (no powers of ten, which a reader
+    of latencies has to decode)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _grid(n: int, max_cols: int = 3) -> tuple[int, int]:
     cols = min(n, max_cols)
     rows = math.ceil(n / cols)
@@ -282,6 +294,12 @@ class _Styling:
         colors = _qualitative(len(self.color_values))
         return colors[self.color_values.index(combo)] if combo in self.color_values else "0.3"
 
+    def of_series(self, g: pd.DataFrame) -> tuple[Any, str]:
+        """Colour and line style of the line of the runs ``g`` (one combination of the keys)."""
+        first = g.iloc[0]
+        color = self.color_of(tuple(first[k] for k in self.color_keys)) if self.color_keys else "tab:blue"
+        return color, self.style_of(first[self.style_key]) if self.style_key else "-"
+
     def style_of(self, value: Any) -> str:
         if self.style_key is None:
             return "-"
@@ -299,17 +317,17 @@ class _Styling:
 
 
 def _styling(frame: pd.DataFrame, keys: Sequence[str]) -> _Styling:
-    """Line style by the key with the fewest values (routing.algorithm if swept, as the
-    papers draw DOR vs RDR), colour by the others."""
+    """Line style by the key with the fewest values (routing.algorithm on a tie), colour by
+    the others."""
     keys = [k for k in keys if k in frame.columns and frame[k].nunique(dropna=False) > 1]
     short = {k: key_words(k) for k in keys}
     style_key = None
     if len(keys) >= 2:
         small = [k for k in keys if frame[k].nunique() <= len(_LINESTYLES)]
-        if "routing.algorithm" in small:
-            style_key = "routing.algorithm"
-        elif small:
-            style_key = min(small, key=lambda k: frame[k].nunique())
+        if small:
+            # Fewest values first: four dash patterns are hard to tell apart, four colours
+            # are not. On a tie, the routing (as papers draw DOR against RDR).
+            style_key = min(small, key=lambda k: (frame[k].nunique(), k != "routing.algorithm"))
     color_keys = [k for k in keys if k != style_key]
     if color_keys:
         combos = list(dict.fromkeys(tuple(r) for r in frame[color_keys].itertuples(index=False)))
@@ -321,15 +339,26 @@ def _styling(frame: pd.DataFrame, keys: Sequence[str]) -> _Styling:
     return _Styling(color_keys, style_key, combos, style_values, short)
 
 
-def _style_legends(ax, st: _Styling, loc: str) -> None:
-    handles = [Line2D([], [], color=st.color_of(c), lw=2.2) for c in st.color_values if st.color_keys]
-    labels = [st.color_label(c) for c in st.color_values if st.color_keys]
+def _style_legends(ax, st: _Styling, loc: str, style_ax=None, style_loc: str | None = None) -> None:
+    """The colour legend at ``loc`` of ``ax``; the line-style legend at ``style_loc`` of
+    ``style_ax`` when given (a free corner of another panel), else in a corner of ``ax``
+    away from ``loc``. ``loc = "outside"``: both beside the axes, on their right, where
+    they hide no line."""
+    outside = loc == "outside"
     first = None
-    if handles:
-        first = ax.legend(handles, labels, title=st.color_title(), loc=loc)
+    if st.color_keys:
+        handles = [Line2D([], [], color=st.color_of(c), lw=2.2) for c in st.color_values]
+        labels = [st.color_label(c) for c in st.color_values]
+        where = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0)} if outside else {"loc": loc}
+        first = ax.legend(handles, labels, title=st.color_title(), **where)
     if st.style_key:
         sh = [Line2D([], [], color="0.2", ls=st.style_of(v), lw=1.8) for v in st.style_values]
-        other = "center right" if loc == "lower right" else "lower right"
-        if first is not None:
+        if outside:
+            where = {"loc": "lower left", "bbox_to_anchor": (1.02, 0.0)}
+        else:
+            where = {"loc": style_loc or ("center right" if loc == "lower right" else "lower right")}
+        if style_ax is not None and style_ax is not ax:
+            ax = style_ax
+        elif first is not None:
             ax.add_artist(first)
-        ax.legend(sh, [value_words(v) for v in st.style_values], title=key_label(st.style_key), loc=other)
+        ax.legend(sh, [value_words(v) for v in st.style_values], title=key_label(st.style_key), **where)

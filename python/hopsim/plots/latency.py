@@ -11,7 +11,8 @@ from matplotlib import rc_context
 from matplotlib.cm import ScalarMappable
 
 from .. import results
-from .common import LOAD_UNITS, MAX_PANELS, _STYLE, Plot, _grid, _Groups, _load_colors, _new_figure, _pick, _qualitative
+from .common import (LOAD_UNITS, MAX_PANELS, _STYLE, Plot, _grid, _Groups, _load_colors, _new_figure, _pick, _qualitative,
+                     plain_log_axis)
 
 
 def _merged_histogram(run_dirs: Iterable[Path]) -> pd.DataFrame | None:
@@ -106,7 +107,7 @@ def plot_latency_cdf(frame: pd.DataFrame, swept_keys: Sequence[str], out: Path) 
 
 
 def _cdf_axes(ax) -> None:
-    ax.set_xscale("log")
+    plain_log_axis(ax)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("packet latency (cycles, log scale)")
     ax.set_ylabel("fraction of packets")

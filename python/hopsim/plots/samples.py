@@ -11,7 +11,7 @@ from matplotlib import rc_context
 
 from .. import results
 from .common import (_SEED_LIKE, _STYLE, _WORKLOAD_KEY, Plot, _is_closed_loop, _new_figure, _numeric, _style_legends,
-                     _Styling, _styling)
+                     _Styling, _styling, plain_log_axis)
 from .words import key_label, value_words
 
 
@@ -119,7 +119,7 @@ def plot_samples_cdf(frame: pd.DataFrame, swept_keys: Sequence[str], out: Path) 
                     ax.text(cap, 0.5, " link bandwidth", rotation=90, va="center", ha="right",
                             fontsize=8, color="0.35", transform=ax.get_xaxis_transform())
             if log:
-                _plain_log_axis(ax)
+                plain_log_axis(ax)
             ax.set_ylim(0, 1.02)
             ax.set_xlabel(f"{what} ({unit}{', log scale' if log else ''})")
             ax.set_ylabel(ylabel)
@@ -171,16 +171,6 @@ def _summary_key(sub: pd.DataFrame, st: _Styling) -> str | None:
     if xkey is None or not _numeric(sub[xkey].tolist()) or sub[xkey].nunique() < 2:
         return None
     return xkey
-
-
-def _plain_log_axis(ax) -> None:
-    """A log x axis labelled 1, 2, 5, 10, 20, ... (no powers of ten)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _summary_panel(ax, sub: pd.DataFrame, st: _Styling, kind: str, physical: bool, unit: str, what: str) -> str:

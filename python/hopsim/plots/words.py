@@ -63,6 +63,8 @@ VALUES: dict[str, str] = {
     "min_both": "MinBoth",
     "ladder_reuse": "Ladder with reuse",
     "vct": "VCT",
+    "adv": "ADV",
+    "adv_random": "ADV random",
     "put": "PUT",
     "get": "GET",
 }
