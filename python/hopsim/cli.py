@@ -17,8 +17,8 @@ EXIT_RUN_FAILED = 1
 EXIT_INTERRUPTED = 130
 
 DESCRIPTION = """\
-hopsim: a cycle-accurate simulator of interconnection networks (tori, HyperX, Dragonfly,
-fat-trees). An experiment is a TOML file; its [sweep] table runs the cartesian product of
+hopsim: a cycle-accurate simulator of interconnection networks (tori and meshes, HyperX,
+Dragonfly, Cray Aries, Dragonfly+, fat-trees, Slim Fly). An experiment is a TOML file; its [sweep] table runs the cartesian product of
 dotted keys and seeds, in parallel on all cores.
 """
 
