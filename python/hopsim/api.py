@@ -146,12 +146,14 @@ def build_outputs(
     job_baseline: str | None = None,
     formats: list[str] | None = None,
     latency_past_saturation: bool | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Write ``runs.csv``/``runs.parquet`` (and plots and ``report.html``) for the runs of
     ``exp`` that are complete in ``out``; return the runs table. ``job_baseline``: the
     routing mode the jobs' box plots are normalised to (default: ``default``, else
     ``adaptive``, else the first mode a job took). ``formats`` and
-    ``latency_past_saturation``, when given, override the experiment's ``[plots]`` table."""
+    ``latency_past_saturation``, when given, override the experiment's ``[plots]`` table;
+    ``progress`` shows a bar of the figures being drawn."""
     out = Path(out)
     rows = sweep.complete_runs(exp, out)
     frame = results.runs_table(rows, exp.swept_keys)
@@ -168,7 +170,8 @@ def build_outputs(
 
         options = exp.plots.overridden(formats, latency_past_saturation)
         figures = _plots.make_plots(out, frame, exp, link_maps=link_maps, job_baseline=job_baseline,
-                                    formats=options.formats, past_saturation=options.latency_past_saturation)
+                                    formats=options.formats, past_saturation=options.latency_past_saturation,
+                                    progress=progress)
     if report:
         from . import report as _report
 
@@ -259,7 +262,7 @@ def run_experiment(
             on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
             client=client,
         )
-        frame = build_outputs(exp, out, plots=plots, report=report, job_baseline=job_baseline)
+        frame = build_outputs(exp, out, plots=plots, report=report, job_baseline=job_baseline, progress=progress)
     frame.attrs["out"] = str(out)
     return frame
 

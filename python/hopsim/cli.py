@@ -268,7 +268,8 @@ def _add_figure_options(p: argparse.ArgumentParser) -> None:
 
 def _figure_args(args) -> dict:
     """The figure options of the command line, for ``api.build_outputs``."""
-    return {"formats": args.format, "latency_past_saturation": args.latency_past_saturation}
+    return {"formats": args.format, "latency_past_saturation": args.latency_past_saturation,
+            "progress": not getattr(args, "quiet", False)}
 
 
 # --------------------------------------------------------------------------- commands

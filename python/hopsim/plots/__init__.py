@@ -37,6 +37,7 @@ One module per family: ``common`` (the figure class, saving, style, run grouping
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -64,14 +65,16 @@ STEMS = ("load", "nonminimal", JOBS_FIGURE, "latency_cdf", "temporal", "samples_
 
 
 def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selected", job_baseline: str | None = None,
-               formats: Iterable[Format | str] = (Format.PNG,), past_saturation: bool = False) -> list[Figure_]:
+               formats: Iterable[Format | str] = (Format.PNG,), past_saturation: bool = False,
+               progress: bool = False) -> list[Figure_]:
     """Draw every plot of an experiment into ``out``, as PNG and each of ``formats``;
     return what was drawn, for the report.
 
     ``link_maps`` is ``"selected"`` (a few representative runs), ``"all"`` or ``"none"``;
     ``job_baseline`` the routing mode the jobs' iteration times are divided by
     (:func:`hopsim.plots.jobs.choose_baseline`: by default ``default``, else ``adaptive``);
-    ``past_saturation`` draws latency at loads past saturation too.
+    ``past_saturation`` draws latency at loads past saturation too; ``progress`` shows a
+    bar of the figures drawn on stderr.
     """
     out = Path(out)
     formats = [Format(f) for f in formats]
@@ -94,9 +97,7 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
         ("samples_cdf", lambda: plot_samples_cdf(frame, swept, out)),
         ("messages", lambda: plot_messages(frame, swept)),
     ]
-    figures = [f for f in (_drawn(stem, job, out, formats) for stem, job in draw) if f is not None]
-    # Closed-loop studies lead with their samples, jobs with their iteration times.
-    figures.sort(key=lambda f: f.file not in ("samples_cdf.png", f"{JOBS_FIGURE}.png"))
+    maps: list[tuple[str, Callable[[], Plot | None]]] = []
     if link_maps != "none":
         groups = _Groups(frame, swept)
         if link_maps == "all":
@@ -111,11 +112,18 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
         # One colour scale for every map: the largest link load among the runs drawn.
         vmax = link_load_scale(out / name for name, _ in targets)
         for name, desc in targets:
-            fig = _drawn(f"links_{name}", lambda: plot_link_load(out / name, desc, vmax=vmax, shared_by=len(targets)),
-                         out, formats)
-            if fig is not None:
-                figures.append(fig)
-    return figures
+            maps.append((f"links_{name}", lambda name=name, desc=desc: plot_link_load(
+                out / name, desc, vmax=vmax, shared_by=len(targets))))
+    from tqdm import tqdm
+
+    drawn = []
+    for stem, job in tqdm(draw + maps, desc="figures", unit="figure", disable=not progress, leave=False,
+                          file=sys.stderr):
+        drawn.append(_drawn(stem, job, out, formats))
+    figures = [f for f in drawn[: len(draw)] if f is not None]
+    # Closed-loop studies lead with their samples, jobs with their iteration times.
+    figures.sort(key=lambda f: f.file not in ("samples_cdf.png", f"{JOBS_FIGURE}.png"))
+    return figures + [f for f in drawn[len(draw):] if f is not None]
 
 
 def _drawn(stem: str, draw: Callable[[], Plot | None], out: Path, formats: list[Format]) -> Figure_ | None:
