@@ -74,6 +74,15 @@ class Plot(Figure):
         self.stem, self.heading, self.caption = stem, heading, caption
         return self
 
+    def _repr_png_(self) -> bytes:
+        """Inline in a notebook, whatever matplotlib backend it runs (the figure is not
+        pyplot's, so no backend shows it by itself)."""
+        import io
+
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=DPI, facecolor="white")
+        return buf.getvalue()
+
 
 def save(fig: Plot, out: Path, formats: Iterable[Format | str] = (Format.PNG,)) -> Figure_:
     """Write ``fig`` into ``out`` as ``<stem>.png`` (always: the report shows it) and in each
