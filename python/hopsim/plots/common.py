@@ -61,7 +61,15 @@ def _new_figure(width: float, height: float, layout: str | None = "constrained")
 
 
 def _save(fig: Figure, path: Path) -> None:
-    fig.savefig(path, dpi=DPI, facecolor="white")
+    # Through the output directory's writer: in an output directory a plot replaces only a
+    # file hopsim wrote; anywhere, a write that fails leaves nothing half-written.
+    from .. import outdir
+    from ..results import rebuild_hint
+
+    path = Path(path)
+    owned = outdir.holds(path.parent)
+    outdir.write_file(path.parent, path.name, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI, facecolor="white"),
+                      rebuild_hint(path.parent) if owned else "", owned=owned)
 
 
 def _fmt(v: Any) -> str:
