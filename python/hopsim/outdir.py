@@ -243,7 +243,7 @@ def install_run_dir(tmp: Path, out: Path, name: str) -> Path:
 
 def _refuse_foreign(path: Path, why: str) -> SpecError:
     return SpecError(
-        f"{path}: {why}; hopsim never replaces or deletes what it did not write: "
+        f"{path}: {why}; hopsim replaces only what it wrote itself: "
         f"move it out of the output directory, or choose another --out"
     )
 
@@ -349,12 +349,12 @@ def _record(out: Path, name: str, digest: str, staging: Path) -> None:
 
 def cannot_write(path: Path, e: OSError, then: str = "") -> OutputError:
     """The one error of a write that failed: the file, the system's reason, what to do."""
-    reason = e.strerror or str(e) or type(e).__name__
+    reason = os.strerror(e.errno) if isinstance(e.errno, int) and e.errno > 0 else (e.strerror or str(e) or type(e).__name__)
     if e.errno in (errno.ENOSPC, errno.EDQUOT):
         reason += " (the disk or the quota is full)"
     elif e.errno == errno.EFBIG:
         reason += " (a limit on the size of a file, such as ulimit -f)"
-    return OutputError(f"{path}: cannot write: {reason}; nothing of it was left behind{then}")
+    return OutputError(f"{path}: cannot write: {reason}; no part of it was left behind{then}")
 
 
 def holds(out: Path) -> bool:

@@ -198,9 +198,8 @@ def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engin
         outdir.install_run_dir(tmp, out, run.name)
         tmp = None
     except OSError as e:
-        where = Path(e.filename) if getattr(e, "filename", None) else (tmp or out / run.name)
-        raise outdir.cannot_write(where, e, f"; the runs finished before are kept in {out}, and --resume "
-                                            f"redoes the others once there is room") from None
+        raise outdir.cannot_write(out / run.name, e, f"; the runs finished before are kept in {out}, and "
+                                                     f"--resume redoes the others once there is room") from None
     finally:
         if tmp is not None:  # not installed: nothing of it stays
             shutil.rmtree(tmp, ignore_errors=True)
@@ -336,7 +335,7 @@ def _plan_resume(exp: Experiment, out: Path, resume: bool, replace_changed: bool
             f"--resume: {len(changed)} of the {len(exp.runs)} runs are finished in {out} with a different "
             f"spec (for example {first.name}: {_difference(out / first.name, first.normalized or first.spec)}); "
             f"hopsim stops rather than replace them: give the file and --set options that wrote them, "
-            f"or add --replace-changed (replace_changed=True) to run them again with this spec"
+            f"or add --replace-changed (in Python: replace_changed=True) to run them again with this spec"
         )
     return skipped, todo
 
