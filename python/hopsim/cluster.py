@@ -305,6 +305,15 @@ def _cancel_on_worker(token: str) -> int:
     return len(counters)
 
 
+#: A task's states while Dask (re)computes it: a future seen finished goes back to one of
+#: them when the worker holding its result dies before the client took it.
+_RERUN_STATES = ("pending", "lost")
+#: Marks a run whose task Dask is running again (see :meth:`DaskRuns.wait`).
+_RERUN = object()
+#: How long taking a finished task's result may take before it is looked at again.
+RESULT_SECONDS = 60
+
+
 class DaskRuns:
     """The runs of a sweep as Dask tasks; results are written here, as they arrive."""
 
@@ -352,20 +361,38 @@ class DaskRuns:
             time.sleep(0.02)
         ended = []
         for future in self.done.next_batch(block=False) if self.done.has_ready() else []:
-            run = self.futures.pop(future)
+            run = self.futures[future]
+            outcome = self._store(future, run)
+            if outcome is _RERUN:
+                # Watched again: it is reported when Dask's new attempt ends.
+                self.done.add(future)
+                continue
+            del self.futures[future]
             self.cycles.pop(run.name, None)
-            ended.append((run, self._store(future, run)))
+            ended.append((run, outcome))
             future.release()
         return ended
 
-    def _store(self, future: Any, run: Any) -> BaseException | None:
-        if future.status != "finished":
+    def _store(self, future: Any, run: Any) -> Any:
+        """None once the run is written here; the run's error; or :data:`_RERUN`."""
+        status = future.status
+        if status in _RERUN_STATES:
+            return _RERUN
+        if status != "finished":
             try:
-                return future.exception() or RuntimeError(f"task {future.status}")
+                # The status is final here ("error", "cancelled"): this does not wait.
+                return future.exception(timeout=0) or RuntimeError(f"{run.name}: the task ended as {status}")
             except Exception as e:  # a cancelled future raises instead of returning
                 return e
         try:
-            result, wall, version = future.result()
+            result, wall, version = future.result(timeout=RESULT_SECONDS)
+        except Exception as e:
+            # The result was lost with its worker, between the task's end and this look:
+            # Dask has started the task again, and its result will come.
+            if future.status in _RERUN_STATES or future.status == "finished":
+                return _RERUN
+            return e
+        try:
             self.store(run, self.out, result, wall, version or self.engine_version)
         except Exception as e:
             return e
