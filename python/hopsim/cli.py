@@ -276,7 +276,7 @@ def _err(message: str) -> None:
 
 def _cluster_client(args, exp):
     """``(client, close)`` for ``--cluster``, or ``(None, None)`` without it."""
-    if not args.cluster:
+    if args.cluster is None:
         if any(getattr(args, f"slurm_{k}") is not None for k, _m, _w in _SLURM_OPTIONS):
             raise SpecError("--slurm-* options: only with --cluster slurm")
         return None, None
@@ -314,7 +314,7 @@ def cmd_run(args) -> int:
         if args.job_baseline not in modes:
             raise SpecError(f"--job-baseline = {args.job_baseline!r}: no job takes that routing mode; "
                             f"allowed: {', '.join(modes) or 'none (no [[jobs]])'}")
-    if args.cluster:
+    if args.cluster is not None:
         from .cluster import ClusterKind
 
         ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
@@ -381,7 +381,7 @@ def resume_command(args, out: Path) -> str:
         words.append("--replace-changed")
     if args.threads:
         words += ["--threads", str(args.threads)]
-    if args.cluster:
+    if args.cluster is not None:
         words += ["--cluster", args.cluster]
     for key, _meta, _what in _SLURM_OPTIONS:
         value = getattr(args, f"slurm_{key}")

@@ -51,6 +51,7 @@ __all__ = [
     "check_run_folder",
     "check_ours",
     "write_file",
+    "remove_ours",
     "clean",
 ]
 
@@ -345,6 +346,30 @@ def _record(out: Path, name: str, digest: str, staging: Path) -> None:
     tmp = staging / MANIFEST
     tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, out / MANIFEST)
+
+
+def remove_ours(out: Path, name: str) -> bool:
+    """Delete ``out/name`` if hopsim wrote it and nobody changed it since (a plot a new
+    sweep no longer draws); leave anything else alone. True if it was deleted."""
+    out = Path(out)
+    try:
+        check_ours(out, name)
+    except SpecError:
+        return False
+    path = out / name
+    if not os.path.lexists(path):
+        return False
+    path.unlink()
+    files = _manifest(out)
+    if files.pop(name, None) is not None:
+        staging = _temporary_folder(out, f"{TMP_PREFIX}.{MANIFEST}", {"writing": MANIFEST})
+        try:
+            tmp = staging / MANIFEST
+            tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, out / MANIFEST)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return True
 
 
 def cannot_write(path: Path, e: OSError, then: str = "") -> OutputError:

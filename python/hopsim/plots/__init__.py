@@ -72,14 +72,17 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
         ("samples_cdf.png", lambda p: plot_samples_cdf(frame, swept, out, p, title)),
         ("messages.png", lambda p: plot_messages(frame, swept, p, title)),
     ]
+    from .. import outdir
+
     for stale in ("load.png", "samples_cdf.png", "messages.png", JOBS_FIGURE):
-        if (out / stale).is_file():
-            (out / stale).unlink()
+        outdir.remove_ours(out, stale)
     for fname, job in jobs:
         try:
             fig = job(out / fname)
             if fig is not None:
                 figures.append(fig)
+        except outdir.OutputError:  # a full disk: one error, not a warning per plot
+            raise
         except Exception as e:  # a plot must not lose the results
             _warn(f"could not draw {fname}: {type(e).__name__}: {e}")
     # Closed-loop studies lead with their samples, jobs with their iteration times.
@@ -104,6 +107,8 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
                                      vmax=vmax, shared_by=len(targets))
                 if fig is not None:
                     figures.append(fig)
+            except outdir.OutputError:
+                raise
             except Exception as e:
                 _warn(f"could not draw {fname}: {type(e).__name__}: {e}")
     return figures
