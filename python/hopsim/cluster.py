@@ -381,7 +381,7 @@ class DaskRuns:
         if status != "finished":
             try:
                 # The status is final here ("error", "cancelled"): this does not wait.
-                return future.exception(timeout=0) or RuntimeError(f"{run.name}: the task ended as {status}")
+                return future.exception() or RuntimeError(f"{run.name}: the task ended as {status}")
             except Exception as e:  # a cancelled future raises instead of returning
                 return e
         try:

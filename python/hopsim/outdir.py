@@ -44,6 +44,7 @@ __all__ = [
     "OWNER",
     "MANIFEST",
     "OutputError",
+    "NotHopsims",
     "OutputLock",
     "lock",
     "temporary_run_dir",
@@ -242,8 +243,12 @@ def install_run_dir(tmp: Path, out: Path, name: str) -> Path:
     return final
 
 
-def _refuse_foreign(path: Path, why: str) -> SpecError:
-    return SpecError(
+class NotHopsims(SpecError):
+    """Something hopsim did not write is where it would write: it is left alone."""
+
+
+def _refuse_foreign(path: Path, why: str) -> NotHopsims:
+    return NotHopsims(
         f"{path}: {why}; hopsim replaces only what it wrote itself: "
         f"move it out of the output directory, or choose another --out"
     )

@@ -409,7 +409,7 @@ def _execute_locked(
             for run, exc in finished:
                 if exc is None:
                     done_runs.append(run)
-                elif isinstance(exc, SpecError):
+                elif isinstance(exc, (outdir.OutputError, outdir.NotHopsims)):
                     # The output directory cannot take the run (disk full, a folder of the
                     # user's): the next runs would fail the same way, so stop now.
                     runner.cancel()
