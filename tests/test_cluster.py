@@ -261,7 +261,7 @@ def test_cluster_mistakes_are_one_line(tmp_path):
     proc = run_cli("validate", path, check=2)
     assert "cluster.nodes: unknown key" in proc.stderr
     proc = run_cli("run", write_spec(tmp_path), "--out", tmp_path / "o", "--cluster", "nowhere", check=2)
-    assert "--cluster = \"nowhere\": must be local, slurm or a scheduler address" in proc.stderr
+    assert "--cluster = \"nowhere\": no port; must be local, slurm or a scheduler address" in proc.stderr
     proc = run_cli("run", write_spec(tmp_path), "--out", tmp_path / "o", "--slurm-jobs", "2", check=2)
     assert "only with --cluster slurm" in proc.stderr
 

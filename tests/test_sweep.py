@@ -131,8 +131,12 @@ def test_resume_skips_finished_runs(tmp_path):
     assert "6 of 8 runs already complete, 2 to run" in proc.stderr
     assert len(pd.read_csv(out / "runs.csv")) == 8
 
-    # A changed spec: the stored runs do not match it, so everything runs again.
-    proc = run_cli("run", path, "--out", out, "--resume", "--no-plots", "--set", "run.cycles=1000", check=0)
+    # A changed spec: the stored runs do not match it; the resume stops rather than replace
+    # them, unless asked to.
+    proc = run_cli("run", path, "--out", out, "--resume", "--no-plots", "--set", "run.cycles=1000", check=2)
+    assert "6 of the 6 runs are finished" in proc.stderr and "--replace-changed" in proc.stderr
+    proc = run_cli("run", path, "--out", out, "--resume", "--replace-changed", "--no-plots", "--set", "run.cycles=1000",
+                   check=0)
     assert "0 of 6 runs already complete, 6 to run" in proc.stderr
 
     # Without --resume, everything runs again.

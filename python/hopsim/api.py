@@ -191,6 +191,7 @@ def run_experiment(
     report: bool = True,
     client: Any = None,
     job_baseline: str | None = None,
+    replace_changed: bool = False,
 ) -> pd.DataFrame:
     """Run every point of an experiment in parallel and write its results.
 
@@ -206,6 +207,11 @@ def run_experiment(
         Runs executed at once (default ``os.cpu_count()``). Results do not depend on it.
     resume:
         Skip the runs whose directory in ``out`` is already complete with the same spec.
+        Runs complete there with another spec stop it with a :class:`SpecError` naming a
+        key that differs, before anything runs, unless ``replace_changed``.
+    replace_changed:
+        With ``resume``: run again, and replace, the runs complete in ``out`` with another
+        spec (the CLI's ``--replace-changed``).
     overrides:
         Dotted keys to change before the sweep expands, as a dict or ``--set`` strings;
         a swept key given here is fixed to that value.
@@ -261,6 +267,7 @@ def run_experiment(
             progress=progress,
             on_status=(lambda s: print(s, file=sys.stderr)) if progress else None,
             client=client,
+            replace_changed=replace_changed,
         )
         frame = build_outputs(exp, out, plots=plots, report=report, job_baseline=job_baseline, progress=progress)
     frame.attrs["out"] = str(out)

@@ -61,6 +61,9 @@ examples:
   hopsim run study.toml --set traffic.pattern=shift --set 'traffic.shift=[4, 0]'
   hopsim run study.toml --set 'sweep.traffic.load=[0.1, 0.5, 0.9]'
   hopsim run study.toml --out out/s --resume  after Ctrl-C: only the missing runs
+                                              (with the same --set options; runs done
+                                              with another spec stop it, unless
+                                              --replace-changed)
   hopsim run study.toml --cluster local       worker processes of a Dask LocalCluster
   hopsim run study.toml --cluster tcp://node0:8786   on a running Dask scheduler
   hopsim run study.toml --cluster slurm --slurm-cores 32 --slurm-jobs 4
@@ -82,7 +85,11 @@ output (DIR):
 
 Each run is written to DIR/.hopsim-tmp-<run>, marked complete (complete.json,
 written last) and renamed, so an interrupted sweep loses no finished run. One
-hopsim at a time writes into DIR; it deletes only the temporary folders it made.
+hopsim at a time writes into DIR; it deletes only the temporary folders it made,
+and replaces only files and run folders it wrote: a file or folder of yours under
+one of these names stops the command (exit code 2) before anything runs. A write
+that fails (disk full) is one error, exit code 2; finished runs stay, and
+'hopsim report DIR' writes the summary files again.
 """
 
 
@@ -170,7 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="experiment file (TOML); without it, the built-in default study")
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (default: hopsim-out/<name>)")
-    p.add_argument("--resume", action="store_true", help="skip runs already complete in DIR")
+    p.add_argument("--resume", action="store_true", help="skip runs already complete in DIR (with the same spec)")
+    p.add_argument(
+        "--replace-changed",
+        action="store_true",
+        help="with --resume: run again, and replace, the runs complete in DIR with another spec "
+        "(without it, such runs stop the command before anything runs)",
+    )
     p.add_argument("--threads", "-j", type=_positive_int, metavar="N", help="cores to use (default: all): runs at once, and threads of a run (run.threads) when there are fewer runs than cores")
     _add_set(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no summary table")
@@ -281,7 +294,7 @@ def _err(message: str) -> None:
 
 def _cluster_client(args, exp):
     """``(client, close)`` for ``--cluster``, or ``(None, None)`` without it."""
-    if not args.cluster:
+    if args.cluster is None:
         if any(getattr(args, f"slurm_{k}") is not None for k, _m, _w in _SLURM_OPTIONS):
             raise SpecError("--slurm-* options: only with --cluster slurm")
         return None, None
@@ -319,7 +332,7 @@ def cmd_run(args) -> int:
         if args.job_baseline not in modes:
             raise SpecError(f"--job-baseline = {args.job_baseline!r}: no job takes that routing mode; "
                             f"allowed: {', '.join(modes) or 'none (no [[jobs]])'}")
-    if args.cluster:
+    if args.cluster is not None:
         from .cluster import ClusterKind
 
         ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
@@ -346,6 +359,7 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             progress=not args.quiet,
             on_status=None if args.quiet else (lambda s: sys.stderr.write(f"hopsim: {s}\n")),
             client=client,
+            replace_changed=args.replace_changed,
         )
     except sweep.SweepInterrupted as e:
         try:
@@ -354,7 +368,7 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             pass
         sys.stderr.write(
             f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
-            f"'hopsim run {args.file or ''} --out {out} --resume' finishes the rest\n".replace("  ", " ")
+            f"{resume_command(args, out)} finishes the rest\n"
         )
         return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
@@ -371,6 +385,37 @@ def _run_and_report(args, exp, out: Path, client) -> int:
 
     print_summary(frame, exp, out, quiet=args.quiet)
     return 0
+
+
+def resume_command(args, out: Path) -> str:
+    """The command that finishes an interrupted ``hopsim run``: the same file, output
+    directory, --set overrides and options, shell-quoted, with --resume."""
+    import shlex
+
+    words = ["hopsim", "run"] + ([args.file] if args.file else []) + ["--out", str(out), "--resume"]
+    for item in args.overrides:
+        words += ["--set", item]
+    if args.replace_changed:
+        words.append("--replace-changed")
+    if args.threads:
+        words += ["--threads", str(args.threads)]
+    if args.cluster is not None:
+        words += ["--cluster", args.cluster]
+    for key, _meta, _what in _SLURM_OPTIONS:
+        value = getattr(args, f"slurm_{key}")
+        if value is not None:
+            words += [f"--slurm-{key.replace('_', '-')}", str(value)]
+    if args.no_plots:
+        words.append("--no-plots")
+    if args.link_maps != "selected":
+        words += ["--link-maps", args.link_maps]
+    if args.job_baseline is not None:
+        words += ["--job-baseline", args.job_baseline]
+    for fmt in args.format or []:
+        words += ["--format", fmt]
+    if args.latency_past_saturation:
+        words.append("--latency-past-saturation")
+    return shlex.join(words)
 
 
 def cmd_validate(args) -> int:

@@ -22,8 +22,10 @@ costs nothing more.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 from .spec import SpecError, format_value
 
-__all__ = ["INSTALL", "ClusterKind", "check_cluster_table", "open_client", "DaskRuns"]
+__all__ = ["INSTALL", "ClusterKind", "Scheme", "check_address", "check_cluster_table", "open_client", "DaskRuns"]
 
 INSTALL = "pip install 'hopsim[cluster]'"
 
@@ -48,13 +50,81 @@ class ClusterKind(Enum):
 
     @staticmethod
     def of(where: str) -> "ClusterKind":
+        """What ``--cluster`` names; an address is checked here, before any connection
+        (:func:`check_address`). Raises :class:`SpecError` naming ``--cluster``."""
         if where in ("local", "slurm"):
             return ClusterKind(where)
-        if "://" in where or ":" in where:
-            return ClusterKind.ADDRESS
-        raise SpecError(
-            f"--cluster = {format_value(where)}: must be local, slurm or a scheduler address such as tcp://host:8786"
-        )
+        check_address(where)
+        return ClusterKind.ADDRESS
+
+
+class Scheme(Enum):
+    """The Dask transports a scheduler address may name (``inproc`` is left out: it only
+    reaches a scheduler inside this very process)."""
+
+    TCP = "tcp"
+    TLS = "tls"
+    WS = "ws"
+    WSS = "wss"
+    UCX = "ucx"
+
+
+_ADDRESS_ALLOWED = (
+    "must be local, slurm or a scheduler address [SCHEME://]HOST:PORT such as tcp://node0:8786 "
+    f"(SCHEME one of {', '.join(s.value for s in Scheme)}, tcp if left out; HOST a host name, "
+    "an IPv4 address or an IPv6 address in brackets such as [::1]; PORT a whole number from 1 to 65535)"
+)
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
+_PORT = re.compile(r"^[0-9]{1,5}$")
+
+
+def check_address(where: str) -> tuple[Scheme, str, int]:
+    """``(scheme, host, port)`` of a scheduler address given to ``--cluster``; raises
+    :class:`SpecError` naming ``--cluster``, the value and what is allowed."""
+
+    def bad(why: str = "") -> SpecError:
+        return SpecError(f"--cluster = {format_value(where)}: {why + '; ' if why else ''}{_ADDRESS_ALLOWED}")
+
+    if not isinstance(where, str) or not where:
+        raise bad()
+    scheme_text, sep, rest = where.partition("://")
+    if not sep:
+        scheme_text, rest = "tcp", where
+    try:
+        scheme = Scheme(scheme_text)
+    except ValueError:
+        raise bad(f"unknown scheme {format_value(scheme_text)}") from None
+    if rest.startswith("["):
+        end = rest.find("]")
+        if end < 0:
+            raise bad("an IPv6 address without its closing bracket")
+        host, after = rest[1:end], rest[end + 1 :]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad(f"{format_value(host)} is not an IPv6 address") from None
+        if not after.startswith(":"):
+            raise bad("no port")
+        port_text = after[1:]
+    else:
+        host, colon, port_text = rest.rpartition(":")
+        if not colon:
+            raise bad("no port")
+        if not host:
+            raise bad("no host")
+        if ":" in host:
+            raise bad("an IPv6 address must be in brackets")
+        labels = host.split(".")
+        if all(label.isdigit() for label in labels):
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                raise bad(f"{format_value(host)} is not an IPv4 address") from None
+        elif len(host) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+            raise bad(f"{format_value(host)} is not a host name")
+    if not _PORT.match(port_text) or not 1 <= int(port_text) <= 65535:
+        raise bad(f"port {format_value(port_text)} is not a whole number from 1 to 65535")
+    return scheme, host, int(port_text)
 
 
 @dataclass(frozen=True)
@@ -126,6 +196,8 @@ def open_client(where: str, table: Mapping[str, Any], workers: int | None = None
             client = distributed.Client(where, timeout="20s")
         except (OSError, TimeoutError) as e:
             raise SpecError(f"--cluster = {where}: cannot reach a Dask scheduler there: {e}") from None
+        except Exception as e:  # a transport Dask cannot use here (ucx without its package, tls without keys)
+            raise SpecError(f"--cluster = {where}: Dask cannot connect this way: {type(e).__name__}: {e}") from None
         return client, client.close
     if kind is ClusterKind.LOCAL:
         # One thread a worker: each run is one engine thread, and a worker killed costs one run.
@@ -233,6 +305,15 @@ def _cancel_on_worker(token: str) -> int:
     return len(counters)
 
 
+#: A task's states while Dask (re)computes it: a future seen finished goes back to one of
+#: them when the worker holding its result dies before the client took it.
+_RERUN_STATES = ("pending", "lost")
+#: Marks a run whose task Dask is running again (see :meth:`DaskRuns.wait`).
+_RERUN = object()
+#: How long taking a finished task's result may take before it is looked at again.
+RESULT_SECONDS = 60
+
+
 class DaskRuns:
     """The runs of a sweep as Dask tasks; results are written here, as they arrive."""
 
@@ -280,20 +361,38 @@ class DaskRuns:
             time.sleep(0.02)
         ended = []
         for future in self.done.next_batch(block=False) if self.done.has_ready() else []:
-            run = self.futures.pop(future)
+            run = self.futures[future]
+            outcome = self._store(future, run)
+            if outcome is _RERUN:
+                # Watched again: it is reported when Dask's new attempt ends.
+                self.done.add(future)
+                continue
+            del self.futures[future]
             self.cycles.pop(run.name, None)
-            ended.append((run, self._store(future, run)))
+            ended.append((run, outcome))
             future.release()
         return ended
 
-    def _store(self, future: Any, run: Any) -> BaseException | None:
-        if future.status != "finished":
+    def _store(self, future: Any, run: Any) -> Any:
+        """None once the run is written here; the run's error; or :data:`_RERUN`."""
+        status = future.status
+        if status in _RERUN_STATES:
+            return _RERUN
+        if status != "finished":
             try:
-                return future.exception() or RuntimeError(f"task {future.status}")
+                # The status is final here ("error", "cancelled"): this does not wait.
+                return future.exception() or RuntimeError(f"{run.name}: the task ended as {status}")
             except Exception as e:  # a cancelled future raises instead of returning
                 return e
         try:
-            result, wall, version = future.result()
+            result, wall, version = future.result(timeout=RESULT_SECONDS)
+        except Exception as e:
+            # The result was lost with its worker, between the task's end and this look:
+            # Dask has started the task again, and its result will come.
+            if future.status in _RERUN_STATES or future.status == "finished":
+                return _RERUN
+            return e
+        try:
             self.store(run, self.out, result, wall, version or self.engine_version)
         except Exception as e:
             return e

@@ -13,12 +13,21 @@ Rules that keep a user's data safe:
   never touched.
 - A finished run replaces an older copy of itself by renames only; if the process dies
   between them, the older copy (``.hopsim-old-<run>``, complete) is put back on the next
-  start.
+  start. A folder under a run's name is replaced only if it is a run folder hopsim wrote
+  (:func:`hopsim.results.foreign_entry` says what else is in it); otherwise the sweep
+  stops, before anything runs, naming the folder.
+- The files hopsim writes at the top of the directory (``experiment.toml``, ``runs.csv``,
+  ``report.html``, the plots...) replace only a file hopsim wrote and nobody changed since:
+  :data:`MANIFEST` keeps the SHA-256 of each such file as hopsim wrote it. Each is written
+  into a temporary folder of hopsim's and renamed, so a write that fails (disk full, a
+  file-size limit) leaves no part of a file behind and changes nothing: it raises
+  :class:`OutputError`, and the finished runs stay.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -26,17 +35,45 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .spec import SpecError
 
-__all__ = ["LOCK_NAME", "OWNER", "OutputLock", "lock", "temporary_run_dir", "install_run_dir", "clean"]
+__all__ = [
+    "LOCK_NAME",
+    "OWNER",
+    "MANIFEST",
+    "OutputError",
+    "NotHopsims",
+    "OutputLock",
+    "lock",
+    "temporary_run_dir",
+    "install_run_dir",
+    "check_run_folder",
+    "check_ours",
+    "write_file",
+    "remove_ours",
+    "clean",
+]
 
 LOCK_NAME = ".hopsim.lock"
 TMP_PREFIX = ".hopsim-tmp-"
 OLD_PREFIX = ".hopsim-old-"
 #: Written first into every temporary folder hopsim makes; cleaning requires it.
 OWNER = ".hopsim-owner"
+#: The files hopsim wrote at the top of an output directory: name -> SHA-256 of the content
+#: it wrote (the last two, so that a rename cut short after the record still matches).
+MANIFEST = ".hopsim-files.json"
+#: The first line of hopsim's copy of the experiment in an output directory. A directory
+#: with such a copy and no manifest is an older hopsim's, whose summary files
+#: (:data:`_LEGACY`) are taken as hopsim's.
+COPY_HEADER = "# The experiment as run by hopsim (after --set overrides)."
+_LEGACY = ("experiment.toml", "runs.csv", "runs.parquet", "report.html")
+
+
+class OutputError(SpecError):
+    """A file of the output directory could not be written (disk full, a file-size or
+    quota limit, no permission). Nothing half-written is left; finished runs are kept."""
 
 # Locks this process holds, by resolved path, so nested users (execute inside cmd_run) share one.
 _held: dict[str, "OutputLock"] = {}
@@ -169,22 +206,33 @@ def clean(out: Path) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def temporary_run_dir(out: Path, name: str) -> Path:
-    """A new, empty temporary folder for run ``name``, marked as hopsim's."""
-    tmp = out / f"{TMP_PREFIX}{name}"
+def _temporary_folder(out: Path, folder: str, what: dict[str, Any]) -> Path:
+    tmp = Path(out) / folder
     if _is_ours(tmp):
         shutil.rmtree(tmp)
+    elif os.path.lexists(tmp):
+        raise _refuse_foreign(tmp, "hopsim writes into a temporary folder of this name, and this one is not its own")
     tmp.mkdir()
-    (tmp / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": name}) + "\n")
+    try:
+        (tmp / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), **what}) + "\n")
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return tmp
+
+
+def temporary_run_dir(out: Path, name: str) -> Path:
+    """A new, empty temporary folder for run ``name``, marked as hopsim's."""
+    return _temporary_folder(out, f"{TMP_PREFIX}{name}", {"run": name})
 
 
 def install_run_dir(tmp: Path, out: Path, name: str) -> Path:
     """Give the finished temporary folder ``tmp`` its final name ``out/name`` by renames,
     replacing an older copy of the run if there is one."""
-    (tmp / OWNER).unlink()
     final = out / name
-    if not final.exists():
+    check_run_folder(out, name)
+    (tmp / OWNER).unlink()
+    if not os.path.lexists(final):
         tmp.rename(final)
         return final
     old = out / f"{OLD_PREFIX}{name}"
@@ -193,3 +241,182 @@ def install_run_dir(tmp: Path, out: Path, name: str) -> Path:
     tmp.rename(final)
     shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+class NotHopsims(SpecError):
+    """Something hopsim did not write is where it would write: it is left alone."""
+
+
+def _refuse_foreign(path: Path, why: str) -> NotHopsims:
+    return NotHopsims(
+        f"{path}: {why}; hopsim replaces only what it wrote itself: "
+        f"move it out of the output directory, or choose another --out"
+    )
+
+
+def check_run_folder(out: Path, name: str) -> None:
+    """Raise :class:`SpecError` if ``out/name`` exists and is not a run folder hopsim
+    wrote (so a run finishing there would replace something of the user's)."""
+    from .results import foreign_entry
+
+    final = Path(out) / name
+    if not os.path.lexists(final):
+        return
+    if final.is_symlink() or not final.is_dir():
+        raise _refuse_foreign(final, "exists under the name of a run and is not a folder hopsim wrote")
+    foreign = foreign_entry(final)
+    if foreign is not None:
+        raise _refuse_foreign(final, f"a folder under the name of a run that {foreign}")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _manifest(out: Path) -> dict[str, list[str]]:
+    """What hopsim wrote at the top of ``out`` (see :data:`MANIFEST`)."""
+    path = Path(out) / MANIFEST
+    try:
+        data = json.loads(path.read_text())
+        files = data["files"]
+        return {str(k): [str(d) for d in v] for k, v in dict(files).items()}
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        # Damaged: what it said is unknown, so nothing is taken as hopsim's but an older
+        # hopsim's directory (below).
+        pass
+    return _legacy_files(Path(out))
+
+
+def _legacy_files(out: Path) -> dict[str, list[str]]:
+    """An older hopsim's output directory (no manifest, its copy of the experiment with the
+    old header): its summary files and plots, as they are now, are hopsim's."""
+    copy = out / "experiment.toml"
+    try:
+        with open(copy, encoding="utf-8", errors="replace") as f:
+            first = f.readline().rstrip("\n")
+    except OSError:
+        return {}
+    if first != COPY_HEADER or copy.is_symlink():
+        return {}
+    files: dict[str, list[str]] = {}
+    for p in out.iterdir():
+        if (p.name in _LEGACY or p.suffix == ".png") and p.is_file() and not p.is_symlink():
+            try:
+                files[p.name] = [_sha256(p)]
+            except OSError:
+                continue
+    return files
+
+
+def check_ours(out: Path, name: str, source: Path | None = None) -> None:
+    """Raise :class:`SpecError` unless ``out/name`` is free or a file hopsim wrote there
+    and nobody changed since. ``source``: the experiment file being run, named as such in
+    the error if it is that very file."""
+    path = Path(out) / name
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_file():
+        raise _refuse_foreign(path, f"hopsim writes its {name} here, and this is not a file it wrote")
+    known = _manifest(Path(out)).get(name)
+    try:
+        digest = _sha256(path)
+    except OSError as e:
+        raise _refuse_foreign(path, f"cannot be read ({e.strerror or e})") from None
+    if known is not None and digest in known:
+        return
+    if source is not None:
+        try:
+            same = os.path.samefile(source, path)
+        except OSError:
+            same = False
+        if same:
+            raise SpecError(
+                f"{path}: the experiment file being run is where hopsim writes its copy of the "
+                f"experiment as run (after --set); hopsim never overwrites it: choose another "
+                f"--out, such as {Path(out) / 'out'}"
+            )
+    why = "changed since hopsim wrote it" if known is not None else f"hopsim writes its {name} here, and this is a file it did not write"
+    raise _refuse_foreign(path, why)
+
+
+def _record(out: Path, name: str, digest: str, staging: Path) -> None:
+    files = _manifest(out)
+    files[name] = ([d for d in files.get(name, []) if d != digest] + [digest])[-2:]
+    tmp = staging / MANIFEST
+    tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, out / MANIFEST)
+
+
+def remove_ours(out: Path, name: str) -> bool:
+    """Delete ``out/name`` if hopsim wrote it and nobody changed it since (a plot a new
+    sweep no longer draws); leave anything else alone. True if it was deleted."""
+    out = Path(out)
+    try:
+        check_ours(out, name)
+    except SpecError:
+        return False
+    path = out / name
+    if not os.path.lexists(path):
+        return False
+    path.unlink()
+    files = _manifest(out)
+    if files.pop(name, None) is not None:
+        staging = _temporary_folder(out, f"{TMP_PREFIX}.{MANIFEST}", {"writing": MANIFEST})
+        try:
+            tmp = staging / MANIFEST
+            tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, out / MANIFEST)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return True
+
+
+def cannot_write(path: Path, e: OSError, then: str = "") -> OutputError:
+    """The one error of a write that failed: the file, the system's reason, what to do."""
+    reason = os.strerror(e.errno) if isinstance(e.errno, int) and e.errno > 0 else (e.strerror or str(e) or type(e).__name__)
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason += " (the disk or the quota is full)"
+    elif e.errno == errno.EFBIG:
+        reason += " (a limit on the size of a file, such as ulimit -f)"
+    return OutputError(f"{path}: cannot write: {reason}; no part of it was left behind{then}")
+
+
+def holds(out: Path) -> bool:
+    """This process holds the lock of ``out``: it is an output directory being written."""
+    return str(Path(out).resolve()) in _held
+
+
+def write_file(
+    out: Path, name: str, write: Callable[[Path], Any], then: str = "", source: Path | None = None, owned: bool = True
+) -> Path:
+    """Write the file ``out/name`` with ``write(tmp_path)``, replacing an older copy only if
+    hopsim wrote it (:func:`check_ours`); record it in the manifest. ``owned=False``: a
+    folder that is not an output directory (a study's figures): no check, no manifest.
+
+    The file is written in a temporary folder of hopsim's and renamed: a write that fails
+    leaves the old file as it was and no temporary file, and raises :class:`OutputError`
+    naming the file (``then`` is added to its message: what the user can do next)."""
+    out = Path(out)
+    path = out / name
+    if owned:
+        check_ours(out, name, source)
+    staging: Path | None = None
+    try:
+        staging = _temporary_folder(out, f"{TMP_PREFIX}.{name}", {"writing": name})
+        tmp = staging / name
+        write(tmp)
+        if owned:
+            _record(out, name, _sha256(tmp), staging)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise cannot_write(path, e, then) from None
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+    return path

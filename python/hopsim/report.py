@@ -191,7 +191,8 @@ def _topology_cards(exp: Any) -> str:
 
 
 def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any]) -> Path:
-    """Write ``out/report.html`` and return its path."""
+    """Write ``out/report.html`` and return its path (raises
+    :class:`hopsim.outdir.OutputError` if it cannot be written: nothing half-written stays)."""
     out = Path(out)
     name = getattr(exp, "name", "hopsim experiment")
     swept = [k for k in getattr(exp, "swept_keys", []) if k in frame.columns]
@@ -215,11 +216,11 @@ def write_report(out: Path, frame: pd.DataFrame, exp: Any, figures: Sequence[Any
     parts.append(_figures_section(out, [f for f in figures if f.file != JOBS_FIGURE]))
     parts.append(_experiment_section(out, frame, swept))
     parts.append("</main></body></html>")
-    path = out / "report.html"
-    tmp = out / ".report.html.tmp"
-    tmp.write_text("\n".join(p for p in parts if p), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    from . import outdir
+    from .results import rebuild_hint
+
+    page = "\n".join(p for p in parts if p)
+    return outdir.write_file(out, "report.html", lambda tmp: tmp.write_text(page, encoding="utf-8"), rebuild_hint(out))
 
 
 def _head(out: Path, name: str, frame: pd.DataFrame, n_expected: int) -> str:

@@ -51,6 +51,7 @@ __all__ = [
     "COMPLETE",
     "mark_complete",
     "check_run",
+    "foreign_entry",
     "is_complete",
     "read_run",
     "runs_table",
@@ -94,6 +95,14 @@ _TABLES = {
 
 #: Tables written only when they have rows.
 _OPTIONAL_TABLES = {"samples"}
+
+#: Every name :func:`write_run_dir` (and :func:`hopsim.jobs.write_job_files`, and
+#: :func:`mark_complete`) may give a file of a run folder; a job's timeline is the folder
+#: ``<job>.otf2``.
+_RUN_FILES = frozenset(
+    {"spec.json", "run.json", "metrics.json", "topology.json", "extra.json", COMPLETE, f".{COMPLETE}.tmp",
+     "jobs.json", "jobs.csv", "job_iterations.csv", *_TABLES.values()}
+)
 
 
 def _json_dump(obj: Any, path: Path) -> None:
@@ -187,6 +196,10 @@ def mark_complete(directory: Path) -> None:
     tmp.replace(directory / COMPLETE)
 
 
+#: :func:`check_run`'s answer for a finished run of another spec.
+OTHER_SPEC = "it was run with a different spec"
+
+
 def check_run(
     directory: Path, normalized_spec: Mapping[str, Any] | None = None, normalise: Any = None
 ) -> str | None:
@@ -228,8 +241,30 @@ def check_run(
         try:
             stored = normalise(stored)
         except SpecError:  # keys this engine no longer has: not this spec
-            return "it was run with a different spec"
-    return None if _canon(stored) == _canon(normalized_spec) else "it was run with a different spec"
+            return OTHER_SPEC
+    return None if _canon(stored) == _canon(normalized_spec) else OTHER_SPEC
+
+
+def foreign_entry(directory: Path) -> str | None:
+    """None if ``directory`` is a run folder hopsim wrote (finished, or cut short: it holds
+    hopsim's record of the run and nothing but the files hopsim writes there); else what
+    says otherwise, for an error message. Such a folder is never replaced or deleted."""
+    directory = Path(directory)
+    try:
+        entries = list(directory.iterdir())
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    names = {p.name for p in entries}
+    if "run.json" not in names and COMPLETE not in names:
+        return "holds no run.json or complete.json of hopsim's"
+    for p in sorted(entries):
+        if p.is_symlink():
+            return f"holds {p.name}, a link hopsim did not make"
+        if p.is_dir() and p.suffix == ".otf2":
+            continue
+        if p.name not in _RUN_FILES or not p.is_file():
+            return f"holds {p.name}, which hopsim did not write"
+    return None
 
 
 def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = None, normalise: Any = None) -> bool:
@@ -356,17 +391,22 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_tables(frame: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
-    """Write ``runs.csv`` and ``runs.parquet`` into ``directory``."""
+    """Write ``runs.csv`` and ``runs.parquet`` into ``directory`` (see
+    :func:`hopsim.outdir.write_file`: raises :class:`hopsim.outdir.OutputError` if it cannot)."""
+    from . import outdir
+
     directory = Path(directory)
-    csv_path = directory / "runs.csv"
-    parquet_path = directory / "runs.parquet"
-    tmp_csv = directory / ".runs.csv.tmp"
-    frame.to_csv(tmp_csv, index=False)
-    tmp_csv.replace(csv_path)
-    tmp_pq = directory / ".runs.parquet.tmp"
-    _parquet_safe(frame).to_parquet(tmp_pq, index=False)
-    tmp_pq.replace(parquet_path)
+    then = rebuild_hint(directory)
+    csv_path = outdir.write_file(directory, "runs.csv", lambda tmp: frame.to_csv(tmp, index=False), then)
+    safe = _parquet_safe(frame)
+    parquet_path = outdir.write_file(directory, "runs.parquet", lambda tmp: safe.to_parquet(tmp, index=False), then)
     return csv_path, parquet_path
+
+
+def rebuild_hint(directory: Path) -> str:
+    """What to do after a summary file of ``directory`` could not be written."""
+    return (f"; the finished runs are kept in {directory}: once there is room, 'hopsim report {directory}' "
+            f"(or the same 'hopsim run' with --resume) writes the summary files")
 
 
 def load_run_table(directory: Path, name: str) -> pd.DataFrame | None:

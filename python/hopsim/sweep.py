@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -185,19 +186,28 @@ def _estimated_costs(runs: list[Run]) -> dict[str, float]:
 def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engine_version: str | None) -> str:
     """Write a finished run's files into a temporary folder of ``out``, mark it complete
     and rename it to ``out/<run>``: a folder under a run's name is always complete."""
-    tmp = outdir.temporary_run_dir(out, run.name)
-    results.write_run_dir(
-        tmp,
-        name=run.name,
-        params=run.params,
-        seed=run.seed,
-        spec=run.normalized or run.spec,
-        result=result,
-        wall_seconds=wall,
-        engine_version=engine_version,
-    )
-    results.mark_complete(tmp)
-    outdir.install_run_dir(tmp, out, run.name)
+    tmp: Path | None = None
+    try:
+        tmp = outdir.temporary_run_dir(out, run.name)
+        results.write_run_dir(
+            tmp,
+            name=run.name,
+            params=run.params,
+            seed=run.seed,
+            spec=run.normalized or run.spec,
+            result=result,
+            wall_seconds=wall,
+            engine_version=engine_version,
+        )
+        results.mark_complete(tmp)
+        outdir.install_run_dir(tmp, out, run.name)
+        tmp = None
+    except OSError as e:
+        raise outdir.cannot_write(out / run.name, e, f"; the runs finished before are kept in {out}, and "
+                                                     f"--resume redoes the others once there is room") from None
+    finally:
+        if tmp is not None:  # not installed: nothing of it stays
+            shutil.rmtree(tmp, ignore_errors=True)
     return run.name
 
 
@@ -265,6 +275,7 @@ def execute(
     progress: bool = True,
     on_status: Callable[[str], None] | None = None,
     client: Any = None,
+    replace_changed: bool = False,
 ) -> tuple[list[Run], list[Run]]:
     """Run the experiment's runs into ``out``; return ``(ran, skipped)``.
 
@@ -272,45 +283,107 @@ def execute(
     to its cluster (one task a run; see :mod:`hopsim.cluster`). ``out`` is locked for the
     whole call: a second process writing into it is refused.
 
+    With ``resume``, the runs complete in ``out`` with the same spec are skipped; if some
+    are complete with another spec, :class:`SpecError` says so before anything runs,
+    unless ``replace_changed`` (then they run again and replace those).
+
     Raises :class:`SweepInterrupted` on Ctrl-C (runs in progress are stopped and write
-    nothing; finished runs are on disk) and :class:`RunFailed` if the engine failed on
-    some runs (the others are kept).
+    nothing; finished runs are on disk), :class:`RunFailed` if the engine failed on
+    some runs (the others are kept), :class:`hopsim.outdir.OutputError` if a run's files
+    cannot be written (disk full: the sweep stops, finished runs are kept) and
+    :class:`SpecError` if a file or folder of the user's is where the sweep would write.
     """
     if not exp.validated:
         validate_runs(exp)
+    if replace_changed and not resume:
+        raise SpecError("replace_changed (--replace-changed): only with resume (--resume), which keeps the runs already done")
     out = prepare_out(Path(out))
     with outdir.lock(out) as held:
         if held.stale and on_status:
             on_status(f"{out}: taking over the lock of a hopsim that ended without releasing it ({held.stale.get('pid')})")
         outdir.clean(out)
-        try:
-            # By a rename: `hopsim report` and `--resume` read it back, so never half of it.
-            tmp = out / ".hopsim-experiment.toml.tmp"
-            tmp.write_text(f"# The experiment as run by hopsim (after --set overrides).\n{to_toml(exp.spec)}")
-            tmp.replace(out / "experiment.toml")
-        except OSError as e:
-            raise SpecError(f"{out}: cannot write in the output directory: {e.strerror or e}") from None
-        return _execute_locked(exp, out, threads, resume, progress, on_status, client)
+        skipped, todo = _plan_resume(exp, out, resume, replace_changed)
+        # Everything the sweep will write is checked before anything runs: a file or folder
+        # of the user's under one of hopsim's names stops it now, not after hours of runs.
+        for name in ("runs.csv", "runs.parquet"):
+            outdir.check_ours(out, name)
+        for run in todo:
+            outdir.check_run_folder(out, run.name)
+        # By a rename: `hopsim report` and `--resume` read it back, so never half of it.
+        text = f"{outdir.COPY_HEADER}\n{to_toml(exp.spec)}"
+        outdir.write_file(out, "experiment.toml", lambda tmp: tmp.write_text(text, encoding="utf-8"),
+                          source=exp.source)
+        if on_status and resume:
+            on_status(f"resume: {len(skipped)} of {len(exp.runs)} runs already complete, {len(todo)} to run")
+        return _execute_locked(exp, out, threads, progress, on_status, client, skipped, todo)
+
+
+def _plan_resume(exp: Experiment, out: Path, resume: bool, replace_changed: bool) -> tuple[list[Run], list[Run]]:
+    """``(skipped, todo)``: with ``resume``, the runs complete in ``out`` with this very
+    spec are skipped. A finished run of another spec is not replaced unless
+    ``replace_changed``: a resume that silently redid every run with other settings would
+    lose them (a resume command missing the first run's --set options)."""
+    skipped: list[Run] = []
+    todo: list[Run] = []
+    changed: list[Run] = []
+    for run in exp.runs:
+        why = results.check_run(out / run.name, run.normalized, normalise=engine.normalise) if resume else "not resuming"
+        if why is None:
+            skipped.append(run)
+        else:
+            todo.append(run)
+            if why == results.OTHER_SPEC:
+                changed.append(run)
+    if changed and not replace_changed:
+        first = changed[0]
+        raise SpecError(
+            f"--resume: {len(changed)} of the {len(exp.runs)} runs are finished in {out} with a different "
+            f"spec (for example {first.name}: {_difference(out / first.name, first.normalized or first.spec)}); "
+            f"hopsim stops rather than replace them: give the file and --set options that wrote them, "
+            f"or add --replace-changed (in Python: replace_changed=True) to run them again with this spec"
+        )
+    return skipped, todo
+
+
+def _difference(folder: Path, spec: Mapping[str, Any]) -> str:
+    """The first key whose value differs between a run folder's spec and ``spec``."""
+    from .spec import format_value
+
+    try:
+        stored = json.loads((folder / "spec.json").read_text())
+        stored = engine.normalise(stored)
+    except (OSError, ValueError, SpecError):
+        return "its spec.json is not this experiment's"
+    a: dict[str, Any] = {}
+    b: dict[str, Any] = {}
+    _flat("", stored, a)
+    _flat("", spec, b)
+    for key in sorted(set(a) | set(b)):
+        if json.dumps(a.get(key), sort_keys=True, default=str) != json.dumps(b.get(key), sort_keys=True, default=str):
+            there = format_value(a[key]) if key in a else "not set"
+            now = format_value(b[key]) if key in b else "not set"
+            return f"{key} = {there} there, {now} now"
+    return "its spec.json differs from this run's"
+
+
+def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping) and value:
+        for k, v in value.items():
+            _flat(f"{prefix}{k}.", v, out)
+    else:
+        out[prefix[:-1]] = value
 
 
 def _execute_locked(
     exp: Experiment,
     out: Path,
     threads: int | None,
-    resume: bool,
     progress: bool,
     on_status: Callable[[str], None] | None,
     client: Any,
+    skipped: list[Run],
+    todo: list[Run],
 ) -> tuple[list[Run], list[Run]]:
-    skipped: list[Run] = []
-    todo: list[Run] = []
-    for run in exp.runs:
-        if resume and results.is_complete(out / run.name, run.normalized, normalise=engine.normalise):
-            skipped.append(run)
-        else:
-            todo.append(run)
-    if on_status and resume:
-        on_status(f"resume: {len(skipped)} of {len(exp.runs)} runs already complete, {len(todo)} to run")
     if not todo:
         return [], skipped
 
@@ -341,6 +414,13 @@ def _execute_locked(
             for run, exc in finished:
                 if exc is None:
                     done_runs.append(run)
+                elif isinstance(exc, (outdir.OutputError, outdir.NotHopsims)):
+                    # The output directory cannot take the run (disk full, a folder of the
+                    # user's): the next runs would fail the same way, so stop now.
+                    runner.cancel()
+                    if bar is not None:
+                        bar.close()
+                    raise exc
                 else:
                     failures.append((run.name, exc))
                 ended_cycles += _run_cycles(run)

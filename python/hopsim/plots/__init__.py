@@ -78,10 +78,13 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
     """
     out = Path(out)
     formats = [Format(f) for f in formats]
-    # A figure that is not drawn again (its runs are gone) must not outlive them.
+    # A figure that is not drawn again (its runs are gone) must not outlive them; a file of
+    # the user's under such a name stays.
+    from .. import outdir
+
     for stem in (*STEMS, "links_*"):
         for old in stale_files(out, stem):
-            old.unlink()
+            outdir.remove_ours(out, old.name)
     swept = list(getattr(exp, "swept_keys", []))
     # Closed-loop runs and those of [[jobs]] have no offered load to plot against.
     open_loop = frame[~_is_closed_loop(frame) & ~_is_jobs(frame)]
@@ -128,9 +131,13 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
 
 def _drawn(stem: str, draw: Callable[[], Plot | None], out: Path, formats: list[Format]) -> Figure_ | None:
     """Draw and save one figure; a figure that fails is a warning, never lost results."""
+    from .. import outdir
+
     try:
         fig = draw()
         return save(fig, out, formats) if fig is not None else None
+    except outdir.OutputError:  # a full disk: one error, not a warning per figure
+        raise
     except Exception as e:  # a plot must not lose the results
         _warn(f"could not draw {stem}: {type(e).__name__}: {e}")
         return None

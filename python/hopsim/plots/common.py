@@ -90,7 +90,7 @@ def save(fig: Plot, out: Path, formats: Iterable[Format | str] = (Format.PNG,)) 
     out = Path(out)
     wanted = [Format.PNG] + [Format(f) for f in formats if Format(f) is not Format.PNG]
     for f in wanted:
-        fig.savefig(out / f"{fig.stem}.{f.value}", dpi=DPI, facecolor="white")
+        _save(fig, out / f"{fig.stem}.{f.value}")
     return Figure_(f"{fig.stem}.png", fig.heading, fig.caption)
 
 
@@ -109,7 +109,16 @@ def _new_figure(width: float, height: float, layout: str | None = "constrained")
 
 
 def _save(fig: Figure, path: Path) -> None:
-    fig.savefig(path, dpi=DPI, facecolor="white")
+    # Through the output directory's writer: in an output directory a plot replaces only a
+    # file hopsim wrote; anywhere, a write that fails leaves nothing half-written.
+    from .. import outdir
+    from ..results import rebuild_hint
+
+    path = Path(path)
+    owned = outdir.holds(path.parent)
+    fmt = Format(path.suffix.lstrip(".").lower() or "png").value
+    outdir.write_file(path.parent, path.name, lambda tmp: fig.savefig(tmp, format=fmt, dpi=DPI, facecolor="white"),
+                      rebuild_hint(path.parent) if owned else "", owned=owned)
 
 
 #: Confidence of the intervals drawn over seeds.
