@@ -204,3 +204,23 @@ def test_every_file_a_run_writes_is_on_the_page(run_dirs):
             assert f"`{p.name}`" in text, f"docs/results.md does not mention {p.name}"
             if p.suffix == ".csv":
                 assert p.name in documented_tables, f"docs/results.md has no column table for {p.name}"
+
+
+def test_runs_parquet_says_what_its_numbers_are(tmp_path):
+    """runs.parquet names its experiment in a column and its metadata, and each metric's
+    field carries the engine's unit: a union of studies' tables keeps its meaning."""
+    import pyarrow.parquet as pq
+
+    import hopsim
+
+    spec = {"name": "units", "topology": {"kind": "torus", "dims": [3, 3]}, "traffic": {"load": 0.1},
+            "run": {"warmup": 0, "cycles": 300}, "sweep": {"traffic.load": [0.1, 0.2]}}
+    df = hopsim.run_experiment(spec, out=tmp_path, progress=False, plots=False, report=False)
+    assert (df["experiment"] == "units").all()
+    schema = pq.read_schema(tmp_path / "runs.parquet")
+    assert json.loads(schema.metadata[b"hopsim"])["experiment"] == "units"
+    units = engine.metric_units()
+    assert schema.field("accepted_load").metadata[b"unit"].decode() == units["accepted_load"] == "phits/server/cycle"
+    assert schema.field("packet_latency_p99").metadata[b"unit"].decode() == "cycles"
+    assert schema.field("traffic.load").metadata is None  # a swept key is not a metric
+    assert pq.read_table(tmp_path / "runs.parquet").to_pandas()["experiment"].tolist() == ["units", "units"]

@@ -156,7 +156,7 @@ def build_outputs(
     ``progress`` shows a bar of the figures being drawn."""
     out = Path(out)
     rows = sweep.complete_runs(exp, out)
-    frame = results.runs_table(rows, exp.swept_keys)
+    frame = results.runs_table(rows, exp.swept_keys, experiment=exp.name)
     results.write_tables(frame, out)
     if job_baseline is not None and len(frame):
         from .plots.jobs import job_modes

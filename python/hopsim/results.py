@@ -325,13 +325,14 @@ def _cell(value: Any) -> Any:
 
 
 def runs_table(
-    rows: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]], swept_keys: list[str]
+    rows: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]], swept_keys: list[str], experiment: str | None = None
 ) -> pd.DataFrame:
     """Build the runs table from ``(run_info, metrics)`` pairs.
 
     Columns: the swept keys (dotted names), ``seed``, the metrics of
     :data:`FIRST_METRICS`, the engine's other metrics in its order, then ``run`` (the run
-    directory's name).
+    directory's name) and, given its name, ``experiment``: the union of several studies'
+    tables still tells their rows apart.
     """
     records = []
     metric_order: list[str] = []
@@ -359,6 +360,8 @@ def runs_table(
     rest = engine_metrics + [m for j in job_names for m in rest if m.startswith(f"{JOB_PREFIX}{j}.") and "." not in m[len(JOB_PREFIX) + len(j) + 1:]]
     columns = list(swept_keys) + ["seed"] + first + rest + ["run"]
     frame = pd.DataFrame.from_records(records, columns=columns)
+    if experiment is not None:
+        frame["experiment"] = experiment
     # Optional metrics (the *_us and *_gbytes_per_s ones without link.gbytes_per_s, or
     # deadlock_cycle without a deadlock) are null in the engine's JSON: a column with no
     # value at all is a float column of NaN (empty in runs.csv), not one of objects.
@@ -398,9 +401,37 @@ def write_tables(frame: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
     directory = Path(directory)
     then = rebuild_hint(directory)
     csv_path = outdir.write_file(directory, "runs.csv", lambda tmp: frame.to_csv(tmp, index=False), then)
-    safe = _parquet_safe(frame)
-    parquet_path = outdir.write_file(directory, "runs.parquet", lambda tmp: safe.to_parquet(tmp, index=False), then)
+    table = _parquet_table(frame)
+    parquet_path = outdir.write_file(directory, "runs.parquet", lambda tmp: _write_parquet(table, tmp), then)
     return csv_path, parquet_path
+
+
+def _parquet_table(frame: pd.DataFrame):
+    """The runs table as Arrow, each metric's field carrying its unit (``unit`` in the
+    field's metadata, as the engine names it) and the schema the experiment's name and the
+    engine's version (``hopsim`` in its metadata, JSON): a Parquet file read on its own, or
+    with other studies', still says what its numbers are."""
+    import pyarrow as pa
+
+    from . import engine
+
+    table = pa.Table.from_pandas(_parquet_safe(frame), preserve_index=False)
+    fields = []
+    for f in table.schema:
+        unit = engine.metric_unit(f.name)
+        fields.append(f.with_metadata({b"unit": unit.encode()}) if unit is not None else f)
+    about = {"engine_version": engine.version()}
+    if "experiment" in frame and len(frame):
+        about["experiment"] = str(frame["experiment"].iloc[0])
+    meta = dict(table.schema.metadata or {})
+    meta[b"hopsim"] = json.dumps(about).encode()
+    return table.cast(pa.schema(fields, metadata=meta))
+
+
+def _write_parquet(table, path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path)
 
 
 def rebuild_hint(directory: Path) -> str:
