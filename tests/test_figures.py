@@ -149,3 +149,17 @@ def test_a_wrong_plots_table_is_one_clear_error(tmp_path, table, message):
     assert "Traceback" not in proc.stderr
     with pytest.raises(hopsim.SpecError, match="plots"):
         hopsim.simulate(dict(SWEEP, sweep={}, plots=table))
+
+
+def test_a_deadlocked_runs_report_says_where_and_which_detector(tmp_path):
+    spec = {"name": "ring", "topology": {"kind": "torus", "dims": [8]},
+            "router": {"vcs": 1, "input_buffer": 1, "output_buffer": 1}, "routing": {"vc_policy": "none"},
+            "traffic": {"load": 1.0}, "run": {"warmup": 0, "cycles": 30000}}
+    path = write_spec(tmp_path / "ring.toml", spec)
+    run_cli("run", path, "--out", tmp_path / "out", "--quiet", "--link-maps", "none", check=0)
+    df = pd.read_csv(tmp_path / "out" / "runs.csv")
+    assert df["deadlock"].all() and df["deadlock_where"].str.startswith("wait-for cycle").all()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Deadlock in 1 run(s)" in page and "(wait-for cycle)" in page
+    assert "the watchdog ended" not in page
+    assert f"at cycle {int(df['deadlock_cycle'].iloc[0])}" in page and "channels, each full" in page

@@ -241,6 +241,22 @@ def _head(out: Path, name: str, frame: pd.DataFrame, n_expected: int) -> str:
     ])
 
 
+def _deadlock_list(dead: pd.DataFrame, shown: int = 10, chars: int = 400) -> str:
+    """Each deadlocked run with the cycle it stopped at and where the deadlock sits, as the
+    engine found it: a wait-for cycle of full channels (the detector), or, when the
+    watchdog saw no packet move for run.watchdog cycles, the switches holding stuck flits."""
+    items = []
+    for _, row in dead.head(shown).iterrows():
+        where = str(row.get("deadlock_where") or "")
+        how = "wait-for cycle" if where.startswith("wait-for cycle") else "watchdog: no packet moved for run.watchdog cycles"
+        when = row.get("deadlock_cycle")
+        at = f" at cycle {int(when)}" if when is not None and when == when else ""
+        text = where if len(where) <= chars else where[:chars] + " ..."
+        items.append(f"<li><code>{_esc(row['run'])}</code>{at} ({how}): {_esc(text)}</li>")
+    more = f"<li>... and {len(dead) - shown} more</li>" if len(dead) > shown else ""
+    return "<ul>" + "".join(items) + more + "</ul>"
+
+
 def _alerts(out: Path, frame: pd.DataFrame, n_expected: int, closed: pd.Series | None) -> list[str]:
     """What went wrong: missing runs, deadlocks, phits or credits not conserved, closed-loop
     runs cut short."""
@@ -253,9 +269,7 @@ def _alerts(out: Path, frame: pd.DataFrame, n_expected: int, closed: pd.Series |
     if "deadlock" in frame.columns:
         dead = frame[frame["deadlock"].map(_truthy)]
         if len(dead):
-            names = ", ".join(_esc(r) for r in dead["run"].head(10))
-            more = " ..." if len(dead) > 10 else ""
-            alerts.append(f"Deadlock: the watchdog ended {len(dead)} run(s): {names}{more}.")
+            alerts.append(f"Deadlock in {len(dead)} run(s), each stopped where it was found:" + _deadlock_list(dead))
     for col, what in (("phits_conserved", "phits"), ("credits_conserved", "credits")):
         if col in frame.columns:
             bad = frame[~frame[col].map(_truthy)]
