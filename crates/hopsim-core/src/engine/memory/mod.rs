@@ -8,6 +8,9 @@ use crate::spec::{FlowControl, Spec};
 use crate::topology::Topology;
 use std::mem::size_of;
 
+mod limit;
+pub use limit::{available, available_in, parse_size, parse_size_for, Root, MAX_MEMORY_VAR, SIZE_FORMS};
+
 /// One part of the estimate, and the key that sets its size.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
@@ -18,11 +21,21 @@ pub struct Part {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
+    /// What the run adds to the process.
     pub parts: Vec<Part>,
+    /// What the process holds already (its resident memory when the estimate was made): part
+    /// of its peak, but not of what must still be available.
+    pub held: u64,
 }
 
 impl Estimate {
+    /// The process's peak: what it holds and what the run adds.
     pub fn total(&self) -> u64 {
+        self.held.saturating_add(self.run())
+    }
+
+    /// What the run adds, which must fit in the memory available.
+    pub fn run(&self) -> u64 {
         self.parts.iter().map(|p| p.bytes).fold(0u64, u64::saturating_add)
     }
 
@@ -31,8 +44,17 @@ impl Estimate {
     }
 }
 
-/// The program, its libraries and stack, before the run allocates anything.
+/// The program, its libraries and stack, when the process's own resident memory cannot be
+/// read.
 const BASELINE: u64 = 4 << 20;
+
+/// The process's resident memory now.
+pub fn resident() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(BASELINE, |kb| kb * 1024)
+}
 /// Bytes per row of the result tables once written as JSON (numbers as text).
 const JSON_PER_NUMBER: u64 = 12;
 
@@ -75,7 +97,6 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let rng = size_of::<crate::routing::Rng>() as u64;
 
     let mut parts = vec![
-        Part { what: "program".into(), key: "run", bytes: BASELINE },
         // Ports (with their link's timing and phit counter), VCs.
         Part {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
@@ -118,15 +139,22 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 
     // Calendar: the events of a cycle (a flit and a credit per port every flit time; a list
     // keeps the capacity it once needed) and, per slot of the wheel, the switches and NICs to
-    // visit (a bit each, a summary bit per 64 and a count).
-    let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
-    let wheel = (horizon + 2).next_power_of_two().max(64);
+    // visit (a bit each, a summary bit per 64 and a count). The wheel spans the furthest
+    // event (a credit after a whole packet's tail on the slowest link); but only the cycles
+    // that may have events pending hold a list: a link's latency, a flit and the pipeline
+    // ahead. Under wormhole a flit is a phit, so long packets do not widen that window.
+    let timings = crate::link::ClassTimings::build(spec, topo).ok();
+    let latency = timings.as_ref().map_or(spec.link.latency as u64, |t| t.max_latency() as u64);
+    let packet_cycles = timings.as_ref().map_or(p, |t| t.max_cycles(p));
+    let flit_cycles = timings.as_ref().map_or(flit, |t| t.max_cycles(flit));
+    let delay = spec.router.pipeline_delay as u64;
+    let wheel = (latency + packet_cycles + delay + 4 + 2).next_power_of_two().max(64);
+    let pending = (latency + flit_cycles + delay + 4 + 2).min(wheel);
     let due = |items: u64| crate::calendar::Calendar::due_bytes_per_slot(items as usize);
-    // Only the slots with events pending hold a list (at most a horizon's, plus the one
-    // being delivered), each grown to a cycle's events at most.
-    let lists = times(horizon + 2, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
+    let lists = times(pending, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
     let per_slot = due(n) + due(servers);
-    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
+    let calendar_key = if lists > times(wheel, per_slot) { "link.latency" } else { size_key };
+    parts.push(Part { what: format!("event calendar ({pending} cycles of events, a wheel of {wheel})"), key: calendar_key, bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
 
     // Walking a cycle block by block (engine/blocks.rs), on each thread: the cycle's events
     // picked out with their blocks (8 bytes each) and grouped by block (4), and per switch of
@@ -165,7 +193,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let result = times(3 * end.min(1 << 16), 8)
         + times(net_ports, 40 + 7 * JSON_PER_NUMBER) + times(servers, 40 + 5 * JSON_PER_NUMBER) + times(n, 24 + dims * (8 + JSON_PER_NUMBER));
     parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
-    Estimate { parts }
+    Estimate { parts, held: resident() }
 }
 
 fn buffer_key(spec: &Spec, which: &str) -> &'static str {
@@ -202,41 +230,9 @@ fn source_queue(spec: &Spec) -> (u64, u64, bool) {
     (bytes, queued, generated > limit)
 }
 
-/// Memory the process may still take: the smallest of the system's available memory, the
-/// cgroup's limit less its usage, and `HOPSIM_MAX_MEMORY` (bytes, or with K, M, G) if set.
-/// `None` when none of them can be read.
-pub fn available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
-        let line = t.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
-    });
-    let read = |path: &str| std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse::<u64>().ok());
-    let cgroup = match (read("/sys/fs/cgroup/memory.max"), read("/sys/fs/cgroup/memory.current")) {
-        (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
-        _ => match (read("/sys/fs/cgroup/memory/memory.limit_in_bytes"), read("/sys/fs/cgroup/memory/memory.usage_in_bytes")) {
-            (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
-            _ => None,
-        },
-    };
-    let user = std::env::var("HOPSIM_MAX_MEMORY").ok().and_then(|v| parse_bytes(&v));
-    [meminfo, cgroup, user].into_iter().flatten().min()
-}
-
-/// `1500000`, `512M`, `2G`, `64K` (powers of 1024).
-pub fn parse_bytes(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let (digits, shift) = match t.chars().last()?.to_ascii_uppercase() {
-        'K' => (&t[..t.len() - 1], 10),
-        'M' => (&t[..t.len() - 1], 20),
-        'G' => (&t[..t.len() - 1], 30),
-        'T' => (&t[..t.len() - 1], 40),
-        _ => (t, 0),
-    };
-    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
+/// Bytes in binary units, named as such (docs/model.md keeps MB for 10^6 bytes).
 pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = bytes as f64;
     let mut u = 0;
     while x >= 1024.0 && u + 1 < UNITS.len() {
@@ -254,7 +250,7 @@ pub fn human(bytes: u64) -> String {
 pub fn check_fits(spec: &Spec, topo: &dyn Topology, available: Option<u64>) -> SpecResult<()> {
     let Some(avail) = available else { return Ok(()) };
     let est = estimate(spec, topo);
-    let total = est.total();
+    let total = est.run();
     if total <= avail {
         return Ok(());
     }
