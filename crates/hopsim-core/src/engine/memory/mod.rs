@@ -117,11 +117,15 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     ];
 
     // Packets alive at saturation: 40 % of the packets the input buffers of the network
-    // ports hold (measured on saturated tori: 36 % to 53 %; dragonflies and HyperX, whose VC
-    // policies leave VCs unused, fill fewer), plus the two made at each NIC. The arena is
-    // reserved up front, so only the packets alive take memory.
-    let packet_slots = times(times(net_ports, vcs), spec.input_buffer_phits() as u64 / p);
-    let live = packet_slots / 5 * 2 + 2 * servers;
+    // ports hold (measured on saturated tori: 36 % to 53 %), but no more than the servers
+    // can keep in the network: a buffer's packets at each hop of a path of up to twice the
+    // diameter (what fills a low-diameter network, whose VC policies leave VCs unused and
+    // whose bottleneck is at the edge). The arena is reserved up front, so only the packets
+    // alive take memory; plus the two made at each NIC.
+    let buffer_packets = spec.input_buffer_phits() as u64 / p;
+    let packet_slots = times(times(net_ports, vcs), buffer_packets);
+    let path = 2 * topo.diameter() as u64 + 1;
+    let live = (packet_slots / 5 * 2).min(times(servers, times(path, buffer_packets.max(1)))) + 2 * servers;
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
 
     // NICs, their credits, two sets of counters (the window's and the run's), generators,
@@ -129,13 +133,13 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
     parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
 
-    let (queue, packets, limited) = source_queue(spec);
+    let (queue, packets, limited) = source_queue(spec, servers);
     let key = match (limited, server_ports_dominate) {
         (true, _) => "nic.source_queue_limit",
         (false, true) => "topology.servers_per_switch",
         (false, false) => "run.cycles",
     };
-    parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: times(servers, queue) });
+    parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: queue });
 
     // Calendar: the events of a cycle (a flit and a credit per port every flit time; a list
     // keeps the capacity it once needed) and, per slot of the wheel, the switches and NICs to
@@ -178,7 +182,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         parts.push(Part { what: "a cycle's events grouped by block of switches".into(), key: size_key, bytes: walk });
     }
 
-    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+    let end = run_length(spec);
     let bins = end.div_ceil(spec.run.temporal_bin.max(1));
     // Per bin: the counters, then the result's five columns and their JSON.
     parts.push(Part {
@@ -186,6 +190,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         key: "run.temporal_bin",
         bytes: times(bins, size_of::<crate::stats::Bin>() as u64 + 33 + 5 * JSON_PER_NUMBER),
     });
+    parts.extend(jobs_parts(spec));
     // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
     // counters), per switch (its coordinates), each in memory and as JSON.
     let dims = topo.dims().len() as u64;
@@ -209,26 +214,111 @@ fn buffer_key(spec: &Spec, which: &str) -> &'static str {
 /// there still waiting (nothing sent), capped by `nic.source_queue_limit`; with the packets
 /// that makes and whether the cap bounds it. One-packet messages nobody tracks take an
 /// 8-byte slot; others take three and a message record.
-fn source_queue(spec: &Spec) -> (u64, u64, bool) {
-    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+fn source_queue(spec: &Spec, servers: u64) -> (u64, u64, bool) {
+    let end = run_length(spec);
     let packets_per_message = spec.packets_per_message().max(1) as u64;
+    let limit = spec.nic.source_queue_limit;
+    if !spec.jobs.is_empty() {
+        // Each job's ranks: a Bernoulli job's all it generates (its `load` over the run),
+        // another's a window of messages, since its sends wait on receives.
+        let (mut bytes, mut most, mut limited) = (0u64, 0u64, false);
+        for j in &spec.jobs {
+            let generated = if crate::workload::is_open_loop_motif(&j.workload.motif) {
+                let load = j.workload.motif_keys.get("load").and_then(|v| v.as_f64()).unwrap_or(1.0).clamp(0.0, 1.0);
+                (load * end as f64 / spec.packet.phits.max(1) as f64).ceil() as u64
+            } else {
+                JOB_WINDOW_PACKETS
+            };
+            let queued = generated.min(limit);
+            let job_bytes = j.workload.motif_keys.get("bytes").and_then(|v| v.as_f64());
+            let per_message = match (job_bytes, spec.packet.bytes) {
+                (Some(m), Some(p)) if p > 0.0 => (m / p).ceil().clamp(1.0, 1e12) as u64,
+                _ => packets_per_message,
+            };
+            bytes = bytes.saturating_add(times(j.ranks as u64, queue_bytes(queued, per_message, true)));
+            most = most.max(queued);
+            limited |= generated > limit;
+        }
+        return (bytes, most, limited);
+    }
     let open_loop = crate::workload::is_open_loop(spec);
     let generated = if open_loop {
         (spec.traffic.load.unwrap_or(1.0) * end as f64 / spec.packet.phits as f64).ceil() as u64
     } else {
         crate::workload::packets_at_once(spec)
     };
-    let limit = spec.nic.source_queue_limit;
     let queued = generated.min(limit);
     let tracked = packets_per_message > 1 || !open_loop;
-    let bytes = if tracked {
+    (times(servers, queue_bytes(queued, packets_per_message, tracked)), queued, generated > limit)
+}
+
+/// One source queue of `queued` packets: one-packet messages nobody tracks take an 8-byte
+/// slot; others three and a message record.
+fn queue_bytes(queued: u64, packets_per_message: u64, tracked: bool) -> u64 {
+    if tracked {
         let messages = queued.div_ceil(packets_per_message);
         times(grown(times(messages, 3)), 8) + times(messages, size_of::<crate::message::Message>() as u64 + 4)
     } else {
         times(grown(queued), 8)
-    };
-    (bytes, queued, generated > limit)
+    }
 }
+
+/// Cycles the run's growing parts are counted for: warm-up and cycles, but a run of jobs
+/// that ends when they do (its `run.cycles` only a cap, often a huge one) for at most
+/// `CLOSED_LOOP_CYCLES`.
+fn run_length(spec: &Spec) -> u64 {
+    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+    let closed = !spec.jobs.is_empty() || !crate::workload::is_open_loop(spec);
+    if closed {
+        end.min(CLOSED_LOOP_CYCLES)
+    } else {
+        end
+    }
+}
+
+/// How long a run that ends with its jobs is counted for: such runs last a few million
+/// cycles; their bins are calloc'd, so only the cycles run take memory.
+const CLOSED_LOOP_CYCLES: u64 = 1 << 24;
+
+/// What a rank of a closed-loop job has waiting at most, as measured: its sends wait on
+/// receives, so a few messages.
+const JOB_WINDOW_PACKETS: u64 = 64;
+
+/// The jobs' own state: per rank its program and counters, the ops of a trace as loaded,
+/// and the calls of `timeline = true`.
+fn jobs_parts(spec: &Spec) -> Vec<Part> {
+    if spec.jobs.is_empty() {
+        return Vec::new();
+    }
+    let ranks: u64 = spec.jobs.iter().map(|j| j.ranks as u64).sum();
+    let mut parts = vec![Part { what: format!("{ranks} ranks of {} jobs", spec.jobs.len()), key: "jobs.ranks", bytes: times(ranks, PER_RANK) }];
+    let trace: u64 = spec
+        .jobs
+        .iter()
+        .filter_map(|j| j.workload.motif_keys.get("trace").and_then(|v| v.as_str()))
+        .map(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .sum();
+    if trace > 0 {
+        parts.push(Part { what: "the traces' operations".into(), key: "jobs.workload.trace", bytes: times(trace, TRACE_BYTES_PER_FILE_BYTE) });
+    }
+    let timeline: u64 = spec
+        .jobs
+        .iter()
+        .filter(|j| j.timeline)
+        .map(|j| times(times(j.ranks as u64, j.workload.iterations as u64), CALLS_PER_ITERATION))
+        .sum();
+    if timeline > 0 {
+        parts.push(Part { what: format!("{timeline} timeline calls"), key: "jobs.timeline", bytes: times(timeline, size_of::<crate::stats::jobs::Call>() as u64) });
+    }
+    parts
+}
+
+/// A rank's program state, counters and iteration times (a few hundred bytes).
+const PER_RANK: u64 = 1024;
+/// A converted trace's records are decoded into ops about the size they are stored in.
+const TRACE_BYTES_PER_FILE_BYTE: u64 = 2;
+/// Calls a rank records per iteration with `timeline = true` (sends, waits, compute).
+const CALLS_PER_ITERATION: u64 = 32;
 
 /// Bytes in binary units, named as such (docs/model.md keeps MB for 10^6 bytes).
 pub fn human(bytes: u64) -> String {
