@@ -297,7 +297,9 @@ def experiment(family: str, size: str, work: Path) -> tuple[str, str]:
     return what.format(**values), f'name = "{family}"\n' + text.format(**values)
 
 
-def measure(family: str, size: str, work: Path, threads: int) -> dict:
+def measure(family: str, size: str, work: Path) -> dict:
+    """Estimate and measured peak of one family's run, in a child process of its own (its
+    peak from the kernel's rusage of that child)."""
     what, text = experiment(family, size, work)
     path = work / f"{family}.toml"
     path.write_text(text)
@@ -352,7 +354,7 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         rows = []
         for family in families:
-            row = measure(family, args.size, work, 1)
+            row = measure(family, args.size, work)
             rows.append(row)
             print(f"{family}: estimate {row['estimate'] / 1e6:.1f} MB, peak {row['peak'] / 1e6:.1f} MB, ratio {row['ratio']:.2f}", file=sys.stderr, flush=True)
             if args.parts:
