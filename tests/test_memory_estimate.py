@@ -5,7 +5,6 @@ table with larger ones)."""
 
 from __future__ import annotations
 
-import sys
 import tomllib
 from pathlib import Path
 
@@ -19,9 +18,15 @@ from hopsim.spec import SpecError
 from conftest import SMALL, run_cli, write_spec
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
 
-import memory_estimate  # noqa: E402  (bench/memory_estimate.py)
+def _bench():
+    """bench/memory_estimate.py, loaded from its file (bench/ is not a package here)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("memory_estimate_bench", REPO / "bench" / "memory_estimate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 # A run of a few hundred MB: refused under a 100 MB limit, whatever the machine has.
 LARGE = SMALL.replace("dims = [4, 4]", "dims = [24, 24, 24]").replace("load = 0.2", "load = 1.0")
@@ -99,7 +104,7 @@ def test_estimate_parts_and_available():
     assert est["available"] is None or est["available"] > 0
 
 
-@pytest.mark.parametrize("family", ["torus_vct", "torus_wormhole_256", "aries_put", "aries_jobs"])
+@pytest.mark.parametrize("family", ["torus_vct", "aries_put", "aries_jobs"])
 def test_estimate_within_a_quarter_of_the_measured_peak(tmp_path, family):
-    row = memory_estimate.measure(family, "small", tmp_path)
+    row = _bench().measure(family, "small", tmp_path)
     assert 0.75 <= row["ratio"] <= 1.25, row
