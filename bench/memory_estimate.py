@@ -11,8 +11,8 @@ Usage:
 Each run is `hopsim run FILE --out DIR --quiet --no-plots` in a child process. In that
 process, just before the engine starts the run, the estimate is taken as the engine makes it
 when it admits a run (`hopsim.engine.memory_estimate`: what the process holds already plus
-what the run will add). The peak is the child's maximum resident set size, from the
-peak of that process (what `/usr/bin/time -v` prints as "Maximum resident set
+what the run will add). The peak is the maximum resident set size (VmHWM) the child reads
+of itself at the end (what `/usr/bin/time -v` prints as "Maximum resident set
 size"). MB in the table is 10^6 bytes.
 """
 
