@@ -170,6 +170,11 @@ def check_cluster_table(table: Any) -> dict[str, Any]:
             ok = bool(value.strip())
         if not ok:
             raise SpecError(f"cluster.{key} = {format_value(value)}: must be {spec.allowed}")
+        if key == "memory":
+            # The engine's size grammar, the one HOPSIM_MAX_MEMORY uses (Dask reads it alike).
+            from .engine import parse_memory_size
+
+            parse_memory_size("cluster.memory", value)
         out[key] = value
     return {k: out.get(k, s.default) for k, s in CLUSTER_KEYS.items()}
 

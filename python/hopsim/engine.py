@@ -27,6 +27,8 @@ __all__ = [
     "simulate",
     "progress_counter",
     "topology",
+    "memory_estimate",
+    "parse_memory_size",
     "validations",
     "parses",
     "version",
@@ -147,6 +149,21 @@ def _topology_json(spec_json: str, seal: str | None) -> str:
 def topology(spec: SpecLike) -> dict[str, Any]:
     """Describe the topology of a spec (kind, switches, servers, links, radix, diameter, ...)."""
     return json.loads(_engine(_topology_json, *_text_and_seal(spec)))
+
+
+def memory_estimate(spec: SpecLike) -> dict[str, Any]:
+    """The engine's estimate of the memory a run of ``spec`` needs (docs/model.md, "Memory"):
+    ``parts`` (each ``what``, ``key``, ``bytes``), ``total`` (the process's peak, with what it
+    holds already), ``run`` (what the run adds) and ``available`` (bytes this process may
+    still take, or None if unknown)."""
+    text, seal = _text_and_seal(spec)
+    return json.loads(_engine(_core().memory_estimate_json, text, seal))
+
+
+def parse_memory_size(key: str, text: str) -> int:
+    """A memory size in bytes, in the grammar ``HOPSIM_MAX_MEMORY`` and ``[cluster] memory``
+    share (``100MB``, ``0.5GiB``, ``4G``); raises :class:`SpecError` naming ``key``."""
+    return int(_engine(_core().parse_memory_size, key, text))
 
 
 def switch_roles(spec: Mapping[str, Any]) -> dict[str, Any]:

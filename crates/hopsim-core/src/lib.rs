@@ -269,6 +269,24 @@ pub fn switch_roles_json(spec_json: &str, seal: Option<&str>) -> Result<String, 
     Ok(serde_json::json!({"kind": topo.kind(), "groups": topo.groups(), "group": group, "tier": tier}).to_string())
 }
 
+/// The memory a run of the spec needs (docs/model.md, "Memory"), part by part, and what
+/// this process may still take: `{"parts": [{"what", "key", "bytes"}], "total", "run",
+/// "available"}` (`run`: the parts the run adds to the process; `available`: null if unknown).
+pub fn memory_estimate_json(spec_json: &str, seal: Option<&str>) -> Result<String, SpecError> {
+    let spec = checked(spec_json, seal)?;
+    let topo = topology::build(&spec)?;
+    let est = engine::memory::estimate(&spec, topo.as_ref());
+    let parts: Vec<serde_json::Value> =
+        est.parts.iter().map(|p| serde_json::json!({"what": p.what, "key": p.key, "bytes": p.bytes})).collect();
+    let v = serde_json::json!({
+        "parts": parts,
+        "total": est.total(),
+        "run": est.run(),
+        "available": engine::memory::available()?,
+    });
+    Ok(v.to_string())
+}
+
 /// Facts about the topology of a spec, and a check of its wiring.
 pub fn topology_json(spec_json: &str, seal: Option<&str>) -> Result<String, SpecError> {
     let spec = checked(spec_json, seal)?;

@@ -189,6 +189,20 @@ fn topology_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResul
         .map_err(spec_error)
 }
 
+/// The memory estimate of a spec and the memory available, as JSON.
+#[pyfunction]
+#[pyo3(signature = (spec_json, seal=None))]
+fn memory_estimate_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResult<String> {
+    py.detach(|| hopsim_core::memory_estimate_json(spec_json, seal)).map_err(spec_error)
+}
+
+/// A memory size in bytes (the grammar of `HOPSIM_MAX_MEMORY` and `[cluster] memory`); a
+/// value that is not one is refused naming `key`.
+#[pyfunction]
+fn parse_memory_size(key: &str, text: &str) -> PyResult<u64> {
+    hopsim_core::engine::memory::parse_size_for(key, text).map_err(spec_error)
+}
+
 /// Per switch, its group and tier, as JSON (link maps).
 #[pyfunction]
 #[pyo3(signature = (spec_json, seal=None))]
@@ -243,6 +257,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_estimate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_memory_size, m)?)?;
     m.add_function(wrap_pyfunction!(validations, m)?)?;
     m.add_function(wrap_pyfunction!(parses, m)?)?;
     m.add_function(wrap_pyfunction!(prepare_json, m)?)?;

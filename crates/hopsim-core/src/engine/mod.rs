@@ -66,7 +66,7 @@ impl Parts {
         crate::workload::check(spec)?;
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
-        memory::check_fits(spec, topo.as_ref(), memory::available())?;
+        memory::check_fits(spec, topo.as_ref(), memory::available()?)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
@@ -203,7 +203,7 @@ impl Simulation {
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.
         let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
-        let room = memory::available().map_or(usize::MAX, |b| (b / 4) as usize / std::mem::size_of::<crate::packet::Packet>());
+        let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / std::mem::size_of::<crate::packet::Packet>());
         let packet_room = most_packets.min(room);
         let mut sim = Simulation {
             spec: spec.clone(),

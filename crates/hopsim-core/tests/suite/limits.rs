@@ -135,7 +135,7 @@ fn runs_that_cannot_fit_in_memory_are_refused_with_their_largest_part() {
     assert_eq!(e.key, "topology.servers_per_switch", "{e}");
     let e = refused("[topology]\nkind = \"torus\"\ndims = [8, 8]\n[traffic]\nload = 0.1\n[run]\ntemporal_bin = 1\ncycles = 2000000000\n", 16 << 30);
     assert_eq!(e.key, "run.temporal_bin", "{e}");
-    assert!(e.allowed.contains("GB") && e.allowed.contains("load-over-time bins"), "{e}");
+    assert!(e.allowed.contains("GiB") && e.allowed.contains("load-over-time bins"), "{e}");
     let e = refused("[topology]\nkind = \"torus\"\ndims = [32, 32]\n[router]\ninput_buffer = 4000\n[traffic]\nload = 0.1\n", 1 << 30);
     assert_eq!(e.key, "router.input_buffer", "{e}");
     // The estimate grows with what it counts and stays in the range the docs give.
@@ -144,10 +144,10 @@ fn runs_that_cannot_fit_in_memory_are_refused_with_their_largest_part() {
     let est = memory::estimate(&small, topo.as_ref()).total();
     assert!(est > 4 << 20 && est < 64 << 20, "{est}");
     assert!(memory::check_fits(&small, topo.as_ref(), Some(1 << 30)).is_ok());
-    assert_eq!(memory::parse_bytes("512M"), Some(512 << 20));
-    assert_eq!(memory::parse_bytes("2g"), Some(2 << 30));
-    assert_eq!(memory::parse_bytes("12345"), Some(12345));
-    assert_eq!(memory::parse_bytes("lots"), None);
+    assert_eq!(memory::parse_size("512MiB"), Some(512 << 20));
+    assert_eq!(memory::parse_size("2g"), Some(2_000_000_000));
+    assert_eq!(memory::parse_size("12345"), Some(12345));
+    assert_eq!(memory::parse_size("lots"), None);
 }
 
 /// The port records are the array every arrival and step reads: allocated at their final

@@ -8,6 +8,9 @@ use crate::spec::{FlowControl, Spec};
 use crate::topology::Topology;
 use std::mem::size_of;
 
+mod limit;
+pub use limit::{available, available_in, parse_size, parse_size_for, Root, MAX_MEMORY_VAR, SIZE_FORMS};
+
 /// One part of the estimate, and the key that sets its size.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
@@ -18,11 +21,21 @@ pub struct Part {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
+    /// What the run adds to the process.
     pub parts: Vec<Part>,
+    /// What the process holds already (its resident memory when the estimate was made): part
+    /// of its peak, but not of what must still be available.
+    pub held: u64,
 }
 
 impl Estimate {
+    /// The process's peak: what it holds and what the run adds.
     pub fn total(&self) -> u64 {
+        self.held.saturating_add(self.run())
+    }
+
+    /// What the run adds, which must fit in the memory available.
+    pub fn run(&self) -> u64 {
         self.parts.iter().map(|p| p.bytes).fold(0u64, u64::saturating_add)
     }
 
@@ -31,8 +44,17 @@ impl Estimate {
     }
 }
 
-/// The program, its libraries and stack, before the run allocates anything.
+/// The program, its libraries and stack, when the process's own resident memory cannot be
+/// read.
 const BASELINE: u64 = 4 << 20;
+
+/// The process's resident memory now.
+pub fn resident() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(BASELINE, |kb| kb * 1024)
+}
 /// Bytes per row of the result tables once written as JSON (numbers as text).
 const JSON_PER_NUMBER: u64 = 12;
 
@@ -75,7 +97,6 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let rng = size_of::<crate::routing::Rng>() as u64;
 
     let mut parts = vec![
-        Part { what: "program".into(), key: "run", bytes: BASELINE },
         // Ports (with their link's timing and phit counter), VCs.
         Part {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
@@ -96,11 +117,15 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     ];
 
     // Packets alive at saturation: 40 % of the packets the input buffers of the network
-    // ports hold (measured on saturated tori: 36 % to 53 %; dragonflies and HyperX, whose VC
-    // policies leave VCs unused, fill fewer), plus the two made at each NIC. The arena is
-    // reserved up front, so only the packets alive take memory.
-    let packet_slots = times(times(net_ports, vcs), spec.input_buffer_phits() as u64 / p);
-    let live = packet_slots / 5 * 2 + 2 * servers;
+    // ports hold (measured on saturated tori: 36 % to 53 %), but no more than the servers
+    // can keep in the network: a buffer's packets at each hop of a path of up to twice the
+    // diameter (what fills a low-diameter network, whose VC policies leave VCs unused and
+    // whose bottleneck is at the edge). The arena is reserved up front, so only the packets
+    // alive take memory; plus the two made at each NIC.
+    let buffer_packets = spec.input_buffer_phits() as u64 / p;
+    let packet_slots = times(times(net_ports, vcs), buffer_packets);
+    let path = 2 * topo.diameter() as u64 + 1;
+    let live = (packet_slots / 5 * 2).min(times(servers, times(path, buffer_packets.max(1)))) + 2 * servers;
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
 
     // NICs, their credits, two sets of counters (the window's and the run's), generators,
@@ -108,25 +133,32 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
     parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
 
-    let (queue, packets, limited) = source_queue(spec);
+    let (queue, packets, limited) = source_queue(spec, servers);
     let key = match (limited, server_ports_dominate) {
         (true, _) => "nic.source_queue_limit",
         (false, true) => "topology.servers_per_switch",
         (false, false) => "run.cycles",
     };
-    parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: times(servers, queue) });
+    parts.push(Part { what: format!("source queues ({servers} servers x up to {packets} packets waiting)"), key, bytes: queue });
 
     // Calendar: the events of a cycle (a flit and a credit per port every flit time; a list
     // keeps the capacity it once needed) and, per slot of the wheel, the switches and NICs to
-    // visit (a bit each, a summary bit per 64 and a count).
-    let horizon = spec.link.latency as u64 + p + spec.router.pipeline_delay as u64 + 4;
-    let wheel = (horizon + 2).next_power_of_two().max(64);
+    // visit (a bit each, a summary bit per 64 and a count). The wheel spans the furthest
+    // event (a credit after a whole packet's tail on the slowest link); but only the cycles
+    // that may have events pending hold a list: a link's latency, a flit and the pipeline
+    // ahead. Under wormhole a flit is a phit, so long packets do not widen that window.
+    let timings = crate::link::ClassTimings::build(spec, topo).ok();
+    let latency = timings.as_ref().map_or(spec.link.latency as u64, |t| t.max_latency() as u64);
+    let packet_cycles = timings.as_ref().map_or(p, |t| t.max_cycles(p));
+    let flit_cycles = timings.as_ref().map_or(flit, |t| t.max_cycles(flit));
+    let delay = spec.router.pipeline_delay as u64;
+    let wheel = (latency + packet_cycles + delay + 4 + 2).next_power_of_two().max(64);
+    let pending = (latency + flit_cycles + delay + 4 + 2).min(wheel);
     let due = |items: u64| crate::calendar::Calendar::due_bytes_per_slot(items as usize);
-    // Only the slots with events pending hold a list (at most a horizon's, plus the one
-    // being delivered), each grown to a cycle's events at most.
-    let lists = times(horizon + 2, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
+    let lists = times(pending, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
     let per_slot = due(n) + due(servers);
-    parts.push(Part { what: "event calendar".into(), key: "link.latency", bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
+    let calendar_key = if lists > times(wheel, per_slot) { "link.latency" } else { size_key };
+    parts.push(Part { what: format!("event calendar ({pending} cycles of events, a wheel of {wheel})"), key: calendar_key, bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
 
     // Walking a cycle block by block (engine/blocks.rs), on each thread: the cycle's events
     // picked out with their blocks (8 bytes each) and grouped by block (4), and per switch of
@@ -150,7 +182,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         parts.push(Part { what: "a cycle's events grouped by block of switches".into(), key: size_key, bytes: walk });
     }
 
-    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+    let end = run_length(spec);
     let bins = end.div_ceil(spec.run.temporal_bin.max(1));
     // Per bin: the counters, then the result's five columns and their JSON.
     parts.push(Part {
@@ -158,6 +190,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         key: "run.temporal_bin",
         bytes: times(bins, size_of::<crate::stats::Bin>() as u64 + 33 + 5 * JSON_PER_NUMBER),
     });
+    parts.extend(jobs_parts(spec));
     // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
     // counters), per switch (its coordinates), each in memory and as JSON.
     let dims = topo.dims().len() as u64;
@@ -165,7 +198,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let result = times(3 * end.min(1 << 16), 8)
         + times(net_ports, 40 + 7 * JSON_PER_NUMBER) + times(servers, 40 + 5 * JSON_PER_NUMBER) + times(n, 24 + dims * (8 + JSON_PER_NUMBER));
     parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
-    Estimate { parts }
+    Estimate { parts, held: resident() }
 }
 
 fn buffer_key(spec: &Spec, which: &str) -> &'static str {
@@ -181,62 +214,115 @@ fn buffer_key(spec: &Spec, which: &str) -> &'static str {
 /// there still waiting (nothing sent), capped by `nic.source_queue_limit`; with the packets
 /// that makes and whether the cap bounds it. One-packet messages nobody tracks take an
 /// 8-byte slot; others take three and a message record.
-fn source_queue(spec: &Spec) -> (u64, u64, bool) {
-    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+fn source_queue(spec: &Spec, servers: u64) -> (u64, u64, bool) {
+    let end = run_length(spec);
     let packets_per_message = spec.packets_per_message().max(1) as u64;
+    let limit = spec.nic.source_queue_limit;
+    if !spec.jobs.is_empty() {
+        // Each job's ranks: a Bernoulli job's all it generates (its `load` over the run),
+        // another's a window of messages, since its sends wait on receives.
+        let (mut bytes, mut most, mut limited) = (0u64, 0u64, false);
+        for j in &spec.jobs {
+            let generated = if crate::workload::is_open_loop_motif(&j.workload.motif) {
+                let load = j.workload.motif_keys.get("load").and_then(|v| v.as_f64()).unwrap_or(1.0).clamp(0.0, 1.0);
+                (load * end as f64 / spec.packet.phits.max(1) as f64).ceil() as u64
+            } else {
+                JOB_WINDOW_PACKETS
+            };
+            let queued = generated.min(limit);
+            let job_bytes = j.workload.motif_keys.get("bytes").and_then(|v| v.as_f64());
+            let per_message = match (job_bytes, spec.packet.bytes) {
+                (Some(m), Some(p)) if p > 0.0 => (m / p).ceil().clamp(1.0, 1e12) as u64,
+                _ => packets_per_message,
+            };
+            bytes = bytes.saturating_add(times(j.ranks as u64, queue_bytes(queued, per_message, true)));
+            most = most.max(queued);
+            limited |= generated > limit;
+        }
+        return (bytes, most, limited);
+    }
     let open_loop = crate::workload::is_open_loop(spec);
     let generated = if open_loop {
         (spec.traffic.load.unwrap_or(1.0) * end as f64 / spec.packet.phits as f64).ceil() as u64
     } else {
         crate::workload::packets_at_once(spec)
     };
-    let limit = spec.nic.source_queue_limit;
     let queued = generated.min(limit);
     let tracked = packets_per_message > 1 || !open_loop;
-    let bytes = if tracked {
+    (times(servers, queue_bytes(queued, packets_per_message, tracked)), queued, generated > limit)
+}
+
+/// One source queue of `queued` packets: one-packet messages nobody tracks take an 8-byte
+/// slot; others three and a message record.
+fn queue_bytes(queued: u64, packets_per_message: u64, tracked: bool) -> u64 {
+    if tracked {
         let messages = queued.div_ceil(packets_per_message);
         times(grown(times(messages, 3)), 8) + times(messages, size_of::<crate::message::Message>() as u64 + 4)
     } else {
         times(grown(queued), 8)
-    };
-    (bytes, queued, generated > limit)
+    }
 }
 
-/// Memory the process may still take: the smallest of the system's available memory, the
-/// cgroup's limit less its usage, and `HOPSIM_MAX_MEMORY` (bytes, or with K, M, G) if set.
-/// `None` when none of them can be read.
-pub fn available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
-        let line = t.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
-    });
-    let read = |path: &str| std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse::<u64>().ok());
-    let cgroup = match (read("/sys/fs/cgroup/memory.max"), read("/sys/fs/cgroup/memory.current")) {
-        (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
-        _ => match (read("/sys/fs/cgroup/memory/memory.limit_in_bytes"), read("/sys/fs/cgroup/memory/memory.usage_in_bytes")) {
-            (Some(max), Some(cur)) => Some(max.saturating_sub(cur)),
-            _ => None,
-        },
-    };
-    let user = std::env::var("HOPSIM_MAX_MEMORY").ok().and_then(|v| parse_bytes(&v));
-    [meminfo, cgroup, user].into_iter().flatten().min()
+/// Cycles the run's growing parts are counted for: warm-up and cycles, but a run of jobs
+/// that ends when they do (its `run.cycles` only a cap, often a huge one) for at most
+/// `CLOSED_LOOP_CYCLES`.
+fn run_length(spec: &Spec) -> u64 {
+    let end = spec.run.warmup.saturating_add(spec.run.cycles);
+    let closed = !spec.jobs.is_empty() || !crate::workload::is_open_loop(spec);
+    if closed {
+        end.min(CLOSED_LOOP_CYCLES)
+    } else {
+        end
+    }
 }
 
-/// `1500000`, `512M`, `2G`, `64K` (powers of 1024).
-pub fn parse_bytes(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let (digits, shift) = match t.chars().last()?.to_ascii_uppercase() {
-        'K' => (&t[..t.len() - 1], 10),
-        'M' => (&t[..t.len() - 1], 20),
-        'G' => (&t[..t.len() - 1], 30),
-        'T' => (&t[..t.len() - 1], 40),
-        _ => (t, 0),
-    };
-    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+/// How long a run that ends with its jobs is counted for: such runs last a few million
+/// cycles; their bins are calloc'd, so only the cycles run take memory.
+const CLOSED_LOOP_CYCLES: u64 = 1 << 24;
+
+/// What a rank of a closed-loop job has waiting at most, as measured: its sends wait on
+/// receives, so a few messages.
+const JOB_WINDOW_PACKETS: u64 = 64;
+
+/// The jobs' own state: per rank its program and counters, the ops of a trace as loaded,
+/// and the calls of `timeline = true`.
+fn jobs_parts(spec: &Spec) -> Vec<Part> {
+    if spec.jobs.is_empty() {
+        return Vec::new();
+    }
+    let ranks: u64 = spec.jobs.iter().map(|j| j.ranks as u64).sum();
+    let mut parts = vec![Part { what: format!("{ranks} ranks of {} jobs", spec.jobs.len()), key: "jobs.ranks", bytes: times(ranks, PER_RANK) }];
+    let trace: u64 = spec
+        .jobs
+        .iter()
+        .filter_map(|j| j.workload.motif_keys.get("trace").and_then(|v| v.as_str()))
+        .map(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .sum();
+    if trace > 0 {
+        parts.push(Part { what: "the traces' operations".into(), key: "jobs.workload.trace", bytes: times(trace, TRACE_BYTES_PER_FILE_BYTE) });
+    }
+    let timeline: u64 = spec
+        .jobs
+        .iter()
+        .filter(|j| j.timeline)
+        .map(|j| times(times(j.ranks as u64, j.workload.iterations as u64), CALLS_PER_ITERATION))
+        .sum();
+    if timeline > 0 {
+        parts.push(Part { what: format!("{timeline} timeline calls"), key: "jobs.timeline", bytes: times(timeline, size_of::<crate::stats::jobs::Call>() as u64) });
+    }
+    parts
 }
 
+/// A rank's program state, counters and iteration times (a few hundred bytes).
+const PER_RANK: u64 = 1024;
+/// A converted trace's records are decoded into ops about the size they are stored in.
+const TRACE_BYTES_PER_FILE_BYTE: u64 = 2;
+/// Calls a rank records per iteration with `timeline = true` (sends, waits, compute).
+const CALLS_PER_ITERATION: u64 = 32;
+
+/// Bytes in binary units, named as such (docs/model.md keeps MB for 10^6 bytes).
 pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut x = bytes as f64;
     let mut u = 0;
     while x >= 1024.0 && u + 1 < UNITS.len() {
@@ -254,7 +340,7 @@ pub fn human(bytes: u64) -> String {
 pub fn check_fits(spec: &Spec, topo: &dyn Topology, available: Option<u64>) -> SpecResult<()> {
     let Some(avail) = available else { return Ok(()) };
     let est = estimate(spec, topo);
-    let total = est.total();
+    let total = est.run();
     if total <= avail {
         return Ok(());
     }
@@ -292,5 +378,49 @@ fn value_of(spec: &Spec, key: &str) -> String {
         "run.temporal_bin" => spec.run.temporal_bin.to_string(),
         "link.latency" => spec.link.latency.to_string(),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::from_toml_str;
+
+    fn est(toml: &str) -> Estimate {
+        let spec = from_toml_str(toml).unwrap();
+        let topo = crate::topology::build(&spec).unwrap();
+        estimate(&spec, topo.as_ref())
+    }
+
+    fn part(e: &Estimate, what: &str) -> u64 {
+        e.parts.iter().filter(|p| p.what.starts_with(what)).map(|p| p.bytes).sum()
+    }
+
+    const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [8, 8, 8]\n[traffic]\nload = 1.0\n[run]\nthreads = 1\n";
+
+    #[test]
+    fn packets_in_flight_grow_with_buffers_and_stop_at_what_servers_keep() {
+        let buf = |n: usize| part(&est(&format!("{TORUS}[router]\ninput_buffer = {n}\n")), "packets in flight");
+        assert!(buf(8) > buf(4));
+        // A fat-tree's few servers cannot fill its many buffers: fewer than 40 % of them.
+        let spec = from_toml_str("[topology]\nkind = \"fat_tree\"\nk = 8\nlevels = 3\n[router]\ninput_buffer = 16\n[traffic]\nload = 1.0\n").unwrap();
+        let topo = crate::topology::build(&spec).unwrap();
+        let net_ports: u64 = (0..topo.num_switches()).map(|s| topo.network_ports(s) as u64).sum();
+        let slots = net_ports * spec.router.vcs as u64 * 16;
+        let live = part(&estimate(&spec, topo.as_ref()), "packets in flight") / size_of::<crate::packet::Packet>() as u64;
+        assert!(live < slots * 2 / 5, "{live} of {slots}");
+    }
+
+    #[test]
+    fn a_refusal_names_the_largest_part_in_binary_units() {
+        let spec = from_toml_str(&format!("{TORUS}[router]\ninput_buffer = 512\n")).unwrap();
+        let topo = crate::topology::build(&spec).unwrap();
+        let e = check_fits(&spec, topo.as_ref(), Some(100_000_000)).unwrap_err();
+        assert_eq!(e.key, "router.input_buffer", "{e}");
+        assert!(e.allowed.contains("95.4 MiB available") && e.allowed.contains("packets in flight"), "{e}");
+        // What the process holds already is not asked of the memory still free.
+        let est = estimate(&spec, topo.as_ref());
+        assert_eq!(est.total(), est.held + est.run());
+        assert!(check_fits(&spec, topo.as_ref(), Some(est.run())).is_ok());
     }
 }
