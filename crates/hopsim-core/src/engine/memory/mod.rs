@@ -392,11 +392,21 @@ mod tests {
         estimate(&spec, topo.as_ref())
     }
 
+    /// The bytes of the parts whose description holds `what` (descriptions carry counts:
+    /// "4096 load-over-time bins").
     fn part(e: &Estimate, what: &str) -> u64 {
-        e.parts.iter().filter(|p| p.what.starts_with(what)).map(|p| p.bytes).sum()
+        e.parts.iter().filter(|p| p.what.contains(what)).map(|p| p.bytes).sum()
     }
 
     const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [8, 8, 8]\n[traffic]\nload = 1.0\n[run]\nthreads = 1\n";
+
+    #[test]
+    fn a_wormhole_calendar_does_not_grow_with_the_packet() {
+        let worm = |phits: usize| est(&format!("{TORUS}[router]\nflow_control = \"wormhole\"\ninput_buffer_phits = 32\noutput_buffer_phits = 8\n[packet]\nphits = {phits}\n"));
+        let (short, long) = (part(&worm(1), "event calendar"), part(&worm(256), "event calendar"));
+        // Only the wheel of due switches widens, not the cycles of events pending.
+        assert!(long < 2 * short, "{short} -> {long}");
+    }
 
     #[test]
     fn packets_in_flight_grow_with_buffers_and_stop_at_what_servers_keep() {
@@ -409,6 +419,34 @@ mod tests {
         let slots = net_ports * spec.router.vcs as u64 * 16;
         let live = part(&estimate(&spec, topo.as_ref()), "packets in flight") / size_of::<crate::packet::Packet>() as u64;
         assert!(live < slots * 2 / 5, "{live} of {slots}");
+    }
+
+    #[test]
+    fn bins_grow_with_an_open_loop_run_and_a_closed_loop_run_is_counted_to_its_cap() {
+        let bins = |cycles: u64| part(&est(&format!("{TORUS}[run]\ncycles = {cycles}\ntemporal_bin = 10\n").replace("[run]\nthreads = 1\n", "")), "load-over-time");
+        assert!(bins(2_000_000) > 10 * bins(100_000));
+        let jobs = |cycles: u64| {
+            est(&format!("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\n[run]\nwarmup = 0\ncycles = {cycles}\ntemporal_bin = 10\n[[jobs]]\nname = \"a\"\nranks = 16\nworkload = {{ motif = \"allreduce\" }}\n"))
+        };
+        assert_eq!(part(&jobs(1_000_000_000), "load-over-time"), part(&jobs(2_000_000_000), "load-over-time"));
+        // The cap: a jobs run that ends with its jobs is counted for at most 2^24 cycles.
+        assert_eq!(part(&jobs(1 << 25), "load-over-time"), part(&jobs(2_000_000_000), "load-over-time"));
+        assert!(part(&jobs(1 << 20), "load-over-time") < part(&jobs(1 << 25), "load-over-time"));
+    }
+
+    #[test]
+    fn jobs_count_their_ranks_queues_and_timelines() {
+        let run = |load: f64, timeline: bool| {
+            est(&format!(
+                "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[packet]\nphits = 4\nbytes = 64\n[traffic]\n[run]\nwarmup = 0\ncycles = 100000\n\
+                 [[jobs]]\nname = \"app\"\nranks = 32\ntimeline = {timeline}\nworkload = {{ motif = \"allreduce\", iterations = 1000 }}\n\
+                 [[jobs]]\nname = \"noise\"\nranks = 32\nbackground = true\nallocation = {{ policy = \"linear\", offset = 32 }}\nworkload = {{ motif = \"bernoulli\", load = {load}, bytes = 4096 }}\n"
+            ))
+        };
+        assert!(part(&run(0.8, false), "source queues") > 2 * part(&run(0.2, false), "source queues"));
+        assert!(part(&run(0.2, false), "64 ranks") > 0);
+        assert_eq!(part(&run(0.2, false), "timeline calls"), 0);
+        assert!(part(&run(0.2, true), "timeline calls") > 0);
     }
 
     #[test]
