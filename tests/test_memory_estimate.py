@@ -108,3 +108,21 @@ def test_estimate_parts_and_available():
 def test_estimate_within_a_quarter_of_the_measured_peak(tmp_path, family):
     row = _bench().measure(family, "small", tmp_path)
     assert 0.75 <= row["ratio"] <= 1.25, row
+
+
+def test_a_sweep_runs_no_more_at_once_than_memory_holds(monkeypatch):
+    """Runs that each fit but not together are started fewer at a time, and the user is told."""
+    from hopsim import sweep
+
+    exp = sweep.plan({"topology": {"kind": "torus", "dims": [8, 8]}, "traffic": {"load": 0.1},
+                      "run": {"warmup": 0, "cycles": 100}, "sweep": {"traffic.load": [0.1, 0.2, 0.3, 0.4]}})
+    need = max(r.prepared.memory_run for r in exp.runs)
+    # The engine estimated it when it checked the run: the same as asking again.
+    assert need == max(engine.memory_estimate(r.spec)["run"] for r in exp.runs) > 0
+    monkeypatch.setattr(engine, "memory_available", lambda: int(2.5 * need))
+    n, why = sweep.runs_at_once(exp.runs, 4)
+    assert n == 2 and why.startswith("memory: 2 run(s) at once instead of 4")
+    monkeypatch.setattr(engine, "memory_available", lambda: 10 * need)
+    assert sweep.runs_at_once(exp.runs, 4) == (4, None)
+    monkeypatch.setattr(engine, "memory_available", lambda: need // 2)
+    assert sweep.runs_at_once(exp.runs, 4)[0] == 1  # one at a time; the engine refuses it alone if it must

@@ -49,7 +49,7 @@ def test_sweep_expands_into_runs_table(swept):
     cols = list(df.columns)
     assert cols[:2] == ["traffic.load", "seed"]
     assert cols[2 : 2 + len(FIRST_METRICS)] == FIRST_METRICS
-    assert cols[-1] == "run"
+    assert cols[-2:] == ["run", "experiment"]
     assert list(df["traffic.load"]) == [0.1, 0.1, 0.3, 0.3, 0.5, 0.5]
     assert list(df["seed"]) == [1, 2, 1, 2, 1, 2]
     assert list(df["offered_load"]) == list(df["traffic.load"])

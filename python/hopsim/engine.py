@@ -81,6 +81,12 @@ class Prepared:
     def __reduce__(self):
         return (Prepared, (self.json, self.seal, self.normalized))
 
+    @property
+    def memory_run(self) -> int | None:
+        """Bytes the run will add to the process's memory (the engine's estimate, made when
+        it checked the spec); None once pickled to another process."""
+        return None if self.handle is None else int(self.handle.memory_run)
+
 
 SpecLike = Union[Mapping[str, Any], Prepared]
 
@@ -158,6 +164,12 @@ def memory_estimate(spec: SpecLike) -> dict[str, Any]:
     still take, or None if unknown)."""
     text, seal = _text_and_seal(spec)
     return json.loads(_engine(_core().memory_estimate_json, text, seal))
+
+
+def memory_available() -> int | None:
+    """Bytes this process may still take (its own cgroup, the machine's free memory and
+    ``HOPSIM_MAX_MEMORY``, the least of them), or None if none is known."""
+    return _engine(_core().memory_available)
 
 
 def parse_memory_size(key: str, text: str) -> int:

@@ -183,6 +183,30 @@ def _estimated_costs(runs: list[Run]) -> dict[str, float]:
     return costs
 
 
+def runs_at_once(runs: list[Run], wanted: int) -> tuple[int, str | None]:
+    """How many of ``runs`` may run at once in this process: ``wanted``, or fewer when the
+    largest run's memory (the engine's estimate) times ``wanted`` exceeds what the process
+    may take; with why, when fewer. Each run alone is admitted or refused by the engine."""
+    if wanted <= 1 or not runs:
+        return max(1, wanted), None
+    available = engine.memory_available()
+    if available is None:
+        return wanted, None
+    largest = max(_memory_run(run) for run in runs)
+    if largest <= 0 or largest * wanted <= available:
+        return wanted, None
+    fits = max(1, int(available // largest))
+    mib = 1 << 20
+    return fits, (f"memory: {fits} run(s) at once instead of {wanted}: the largest needs about "
+                  f"{largest / mib:,.0f} MiB and {available / mib:,.0f} MiB are available")
+
+
+def _memory_run(run: Run) -> int:
+    """What a run adds to the process's memory: estimated when the engine checked it."""
+    known = run.prepared.memory_run if run.prepared is not None else None
+    return int(known) if known is not None else int(engine.memory_estimate(run.spec)["run"])
+
+
 def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engine_version: str | None) -> str:
     """Write a finished run's files into a temporary folder of ``out``, mark it complete
     and rename it to ``out/<run>``: a folder under a run's name is always complete."""
@@ -395,7 +419,10 @@ def _execute_locked(
         engine_version = None
     if client is None:
         cores = threads or os.cpu_count() or 1
-        runner: Any = _ThreadRuns(max(1, min(cores, len(todo))), out, engine_version, cores)
+        workers, why = runs_at_once(todo, max(1, min(cores, len(todo))))
+        if why and on_status:
+            on_status(why)
+        runner: Any = _ThreadRuns(workers, out, engine_version, cores)
     else:
         from .cluster import DaskRuns
 

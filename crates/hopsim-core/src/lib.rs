@@ -170,16 +170,18 @@ pub struct Prepared {
     /// The spec with the engine's defaults filled in (`validate_json`'s answer).
     pub normalised_json: String,
     pub seal: String,
+    /// Bytes the run will add to the process's memory (`engine::memory::estimate`).
+    pub memory_run: u64,
 }
 
 pub fn prepare(spec_json: &str) -> Result<Prepared, SpecError> {
     let spec = spec::Validated::new(spec::parse_json(spec_json)?)?;
     // The checks that need the network and the registries; `Spec::validate` ran above.
     let vouch = spec.vouch();
-    engine::Simulation::check(&spec)?;
+    let memory_run = engine::Simulation::check(&spec)?;
     drop(vouch);
     let normalised_json = serde_json::to_string(&normalised(&spec)).expect("specs serialise");
-    Ok(Prepared { spec, normalised_json, seal: spec::seal(spec_json) })
+    Ok(Prepared { spec, normalised_json, seal: spec::seal(spec_json), memory_run })
 }
 
 /// The spec of `spec_json`, validated unless `seal` is the engine's seal of that text.
@@ -285,6 +287,11 @@ pub fn memory_estimate_json(spec_json: &str, seal: Option<&str>) -> Result<Strin
         "available": engine::memory::available()?,
     });
     Ok(v.to_string())
+}
+
+/// Bytes this process may still take (`engine::memory::available`), or None if unknown.
+pub fn memory_available() -> Result<Option<u64>, SpecError> {
+    engine::memory::available()
 }
 
 /// Facts about the topology of a spec, and a check of its wiring.

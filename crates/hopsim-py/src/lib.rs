@@ -81,6 +81,12 @@ impl PreparedSpec {
     fn seal(&self) -> &str {
         &self.inner.seal
     }
+
+    /// Bytes the run will add to the process's memory: the engine's estimate.
+    #[getter]
+    fn memory_run(&self) -> u64 {
+        self.inner.memory_run
+    }
 }
 
 /// Parse and check one run's spec, once: a `PreparedSpec`.
@@ -196,6 +202,12 @@ fn memory_estimate_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> 
     py.detach(|| hopsim_core::memory_estimate_json(spec_json, seal)).map_err(spec_error)
 }
 
+/// Bytes this process may still take (its cgroup, the machine, `HOPSIM_MAX_MEMORY`), or None.
+#[pyfunction]
+fn memory_available() -> PyResult<Option<u64>> {
+    hopsim_core::memory_available().map_err(spec_error)
+}
+
 /// A memory size in bytes (the grammar of `HOPSIM_MAX_MEMORY` and `[cluster] memory`); a
 /// value that is not one is refused naming `key`.
 #[pyfunction]
@@ -258,6 +270,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(components_json, m)?)?;
     m.add_function(wrap_pyfunction!(switch_roles_json, m)?)?;
     m.add_function(wrap_pyfunction!(memory_estimate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_available, m)?)?;
     m.add_function(wrap_pyfunction!(parse_memory_size, m)?)?;
     m.add_function(wrap_pyfunction!(validations, m)?)?;
     m.add_function(wrap_pyfunction!(parses, m)?)?;

@@ -176,10 +176,13 @@ pub struct Simulation {
 
 impl Simulation {
     /// Every check `new` makes, without allocating the network.
-    pub fn check(spec: &Spec) -> SpecResult<()> {
+    /// Check a spec completely; return the bytes its run will add to the process
+    /// (`memory::estimate`), with which a sweep decides how many runs fit at once.
+    pub fn check(spec: &Spec) -> SpecResult<u64> {
         let p = Parts::build(spec)?;
         // Jobs are placed on the network here: an allocation that does not fit is bad input.
-        crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers).map(|_| ())
+        crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers)?;
+        Ok(memory::estimate(spec, p.topo.as_ref()).run())
     }
 
     pub fn new(spec: &Spec) -> SpecResult<Self> {
