@@ -335,3 +335,19 @@ def test_ctrl_c_on_slurm_keeps_finished_runs_and_cancels_the_jobs(tmp_path):
     assert after <= before, f"jobs left: {after - before}"
     proc = run_cli("run", path, "--out", out, "--resume", *args, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0 and f"resume: {len(done)} of 5 runs already complete" in proc.stderr
+
+
+def test_a_local_cluster_says_where_its_dashboard_is(tmp_path, monkeypatch):
+    from hopsim import cluster
+
+    path = write_spec(tmp_path, sweep='"traffic.load" = [0.1]\n')
+    proc = run_cli("run", path, "--out", tmp_path / "o", "--no-plots", "--cluster", "local", "--threads", "1", check=0)
+    expected = "hopsim: Dask dashboard: http://127.0.0.1:" if cluster.dashboard_available() else \
+        "hopsim: no Dask dashboard: it needs bokeh (pip install bokeh)"
+    assert expected in proc.stderr, proc.stderr
+
+    class Client:
+        dashboard_link = "http://127.0.0.1:8787/status"
+
+    monkeypatch.setattr(cluster, "dashboard_available", lambda: True)
+    assert cluster.dashboard_line(Client()) == "Dask dashboard: http://127.0.0.1:8787/status"

@@ -308,7 +308,10 @@ def _cluster_client(args, exp):
     table = cluster.check_cluster_table(table)
     if not args.quiet:
         sys.stderr.write(f"hopsim: starting the Dask cluster ({args.cluster})\n")
-    return cluster.open_client(args.cluster, table, workers=args.threads)
+    client, close = cluster.open_client(args.cluster, table, workers=args.threads)
+    if not args.quiet:
+        sys.stderr.write(f"hopsim: {cluster.dashboard_line(client)}\n")
+    return client, close
 
 
 def cmd_run(args) -> int:

@@ -211,7 +211,8 @@ def open_client(where: str, table: Mapping[str, Any], workers: int | None = None
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # Dask serves its dashboard only with bokeh installed; a free port, on this host.
+            dashboard_address="127.0.0.1:0" if dashboard_available() else None,
             # A run's error is reported once, at the end, with the others: not as the
             # workers' logs of each attempt, tracebacks included, in the middle of the bar.
             silence_logs=logging.CRITICAL,
@@ -225,6 +226,21 @@ def open_client(where: str, table: Mapping[str, Any], workers: int | None = None
         cluster.close()
 
     return client, close
+
+
+def dashboard_available() -> bool:
+    """Whether Dask can serve its dashboard here (it needs ``bokeh``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
+
+
+def dashboard_line(client: Any) -> str:
+    """Where to watch the cluster, or how to get its dashboard."""
+    link = getattr(client, "dashboard_link", None) if dashboard_available() else None
+    if link:
+        return f"Dask dashboard: {link}"
+    return "no Dask dashboard: it needs bokeh (pip install bokeh)"
 
 
 def _import_jobqueue() -> Any:
