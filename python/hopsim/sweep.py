@@ -473,8 +473,9 @@ class _ProgressBar:
     (510,000 cycles of a large network take many minutes each) moves and has an ETA."""
 
     def __init__(self, name: str, todo: list[Run]):
-        from tqdm.auto import tqdm
+        from .progress import bar_class
 
+        tqdm = bar_class()
         self.runs = len(todo)
         self.bar = tqdm(
             total=sum(_run_cycles(r) for r in todo),

@@ -117,8 +117,9 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
         for name, desc in targets:
             maps.append((f"links_{name}", lambda name=name, desc=desc: plot_link_load(
                 out / name, desc, vmax=vmax, shared_by=len(targets))))
-    from tqdm import tqdm
+    from ..progress import bar_class
 
+    tqdm = bar_class()
     drawn = []
     for stem, job in tqdm(draw + maps, desc="figures", unit="figure", disable=not progress, leave=False,
                           file=sys.stderr):
