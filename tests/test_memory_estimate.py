@@ -126,3 +126,10 @@ def test_a_sweep_runs_no_more_at_once_than_memory_holds(monkeypatch):
     assert sweep.runs_at_once(exp.runs, 4) == (4, None)
     monkeypatch.setattr(engine, "memory_available", lambda: need // 2)
     assert sweep.runs_at_once(exp.runs, 4)[0] == 1  # one at a time; the engine refuses it alone if it must
+
+
+def test_validate_says_what_the_largest_run_needs(tmp_path):
+    path = write_spec(tmp_path, sweep='"traffic.load" = [0.1, 0.2]\n')
+    proc = run_cli("validate", path, check=0)
+    line = proc.stdout.splitlines()[1]
+    assert line.startswith("memory: the largest run needs about ") and "MiB" in line, proc.stdout

@@ -421,12 +421,29 @@ def resume_command(args, out: Path) -> str:
     return shlex.join(words)
 
 
+def _memory_line(exp) -> str:
+    """The largest run's memory (the engine's estimate) against what this process may take,
+    and how many runs a sweep here would start at once."""
+    from . import engine, sweep
+
+    mib = 1 << 20
+    largest = max((sweep.memory_run(r) for r in exp.runs), default=0)
+    available = engine.memory_available()
+    line = f"memory: the largest run needs about {largest / mib:,.1f} MiB"
+    if available is None:
+        return line
+    cores = os.cpu_count() or 1
+    at_once, _ = sweep.runs_at_once(exp.runs, max(1, min(cores, len(exp.runs))))
+    return line + f" of the {available / mib:,.0f} MiB available; a sweep here runs {at_once} at once"
+
+
 def cmd_validate(args) -> int:
     from . import sweep
     from .spec import to_toml
 
     exp = sweep.plan(args.file, args.overrides)
     print(f"{args.file}: ok: {exp.name}: {exp.describe()}")
+    print(_memory_line(exp))
     if args.show and exp.runs:
         print()
         print(to_toml(exp.runs[0].normalized or exp.runs[0].spec), end="")

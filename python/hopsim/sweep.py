@@ -192,7 +192,7 @@ def runs_at_once(runs: list[Run], wanted: int) -> tuple[int, str | None]:
     available = engine.memory_available()
     if available is None:
         return wanted, None
-    largest = max(_memory_run(run) for run in runs)
+    largest = max(memory_run(run) for run in runs)
     if largest <= 0 or largest * wanted <= available:
         return wanted, None
     fits = max(1, int(available // largest))
@@ -201,7 +201,7 @@ def runs_at_once(runs: list[Run], wanted: int) -> tuple[int, str | None]:
                   f"{largest / mib:,.0f} MiB and {available / mib:,.0f} MiB are available")
 
 
-def _memory_run(run: Run) -> int:
+def memory_run(run: Run) -> int:
     """What a run adds to the process's memory: estimated when the engine checked it."""
     known = run.prepared.memory_run if run.prepared is not None else None
     return int(known) if known is not None else int(engine.memory_estimate(run.spec)["run"])
