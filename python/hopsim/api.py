@@ -69,8 +69,8 @@ def simulate(
 
     Returns
     -------
-    dict
-        The engine's result (docs/engine-contract.md): ``metrics`` (flat scalars:
+    hopsim.result.RunResult
+        A ``dict`` that a notebook shows as tables: the engine's result (docs/results.md): ``metrics`` (flat scalars:
         ``accepted_load``, ``packet_latency_mean``, ``deadlock``, ...),
         ``latency_histogram``, ``temporal``, ``links``, ``counters``, ``switch_coords``,
         ``dims``, with ``[[jobs]]`` ``jobs``; plus ``spec``, the spec with the engine's
@@ -108,7 +108,9 @@ def simulate(
         from .jobs import run_columns
 
         metrics.update(run_columns(result["jobs"], metrics.get("cycle_ns")))
-    return result
+    from .result import RunResult
+
+    return RunResult(result)
 
 
 def validate(
