@@ -224,3 +224,16 @@ def test_runs_parquet_says_what_its_numbers_are(tmp_path):
     assert schema.field("packet_latency_p99").metadata[b"unit"].decode() == "cycles"
     assert schema.field("traffic.load").metadata is None  # a swept key is not a metric
     assert pq.read_table(tmp_path / "runs.parquet").to_pandas()["experiment"].tolist() == ["units", "units"]
+
+
+def test_the_last_bin_of_temporal_csv_ends_with_the_run(tmp_path):
+    import pandas as pd
+
+    import hopsim
+
+    spec = {"name": "bins", "topology": {"kind": "torus", "dims": [3, 3]}, "traffic": {"load": 0.1},
+            "run": {"warmup": 500, "cycles": 3000, "temporal_bin": 1000}}
+    df = hopsim.run_experiment(spec, out=tmp_path, progress=False, plots=False, report=False)
+    t = pd.read_csv(tmp_path / df["run"].iloc[0] / "temporal.csv")
+    assert t["end"].iloc[-1] == 3500 and t["start"].iloc[-1] == 3000
+    assert (t["end"].iloc[:-1] - t["start"].iloc[:-1] == 1000).all()

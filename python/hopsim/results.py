@@ -161,7 +161,10 @@ def write_run_dir(
             if key in _OPTIONAL_TABLES and frame.empty:
                 continue
             if key == "temporal" and "start" in frame and isinstance(value.get("bin_cycles"), (int, float)):
-                frame.insert(1, "end", frame["start"] + value["bin_cycles"])
+                # The last bin ends with the run, which may be before a whole bin.
+                end = frame["start"] + value["bin_cycles"]
+                simulated = (result.get("metrics") or {}).get("cycles")
+                frame.insert(1, "end", end.clip(upper=simulated) if isinstance(simulated, (int, float)) else end)
             frame.to_csv(directory / _TABLES[key], index=False)
         elif key in ("dims", "switch_coords"):
             continue
