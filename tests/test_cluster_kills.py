@@ -29,30 +29,11 @@ distributed = pytest.importorskip("distributed", reason="the cluster tests need 
 
 import hopsim  # noqa: E402
 from hopsim import cluster as hcluster  # noqa: E402
-from hopsim.results import VARIABLE_METRICS  # noqa: E402
+from test_cluster import client, quiet, same_results  # noqa: E402,F401  (client: the fixture)
 
 SWEEP = '"traffic.load" = [0.1, 0.2, 0.3]\nseeds = [1, 2]\n'
 # Runs of a few tenths of a second: long enough to find one executing.
 MEDIUM = SMALL.replace("dims = [4, 4]", "dims = [8, 8]").replace("cycles = 1500", "cycles = 40000")
-
-
-def quiet(path, out, **kw) -> pd.DataFrame:
-    return hopsim.run_experiment(path, out=out, progress=False, plots=False, report=False, **kw)
-
-
-def same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    keep = [c for c in a.columns if c not in VARIABLE_METRICS]
-    pd.testing.assert_frame_equal(a[keep].reset_index(drop=True), b[keep].reset_index(drop=True))
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
