@@ -27,7 +27,6 @@ from conftest import SMALL, write_spec
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need pip install 'hopsim[cluster]'")
 
-import hopsim  # noqa: E402
 from hopsim import cluster as hcluster  # noqa: E402
 from test_cluster import client, quiet, same_results  # noqa: E402,F401  (client: the fixture)
 
