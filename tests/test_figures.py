@@ -163,3 +163,26 @@ def test_a_deadlocked_runs_report_says_where_and_which_detector(tmp_path):
     assert "Deadlock in 1 run(s)" in page and "(wait-for cycle)" in page
     assert "the watchdog ended" not in page
     assert f"at cycle {int(df['deadlock_cycle'].iloc[0])}" in page and "channels, each full" in page
+
+
+def test_figures_of_unchanged_runs_are_reused_and_redrawn_when_anything_changed(tmp_path, monkeypatch):
+    from hopsim import api, sweep
+
+    exp = sweep.plan(dict(SWEEP, sweep={"traffic.load": [0.05, 0.6]}))
+    out = tmp_path / "o"
+    hopsim.run_experiment(exp.spec, out=out, progress=False, plots=True, report=True)
+    page = (out / "report.html").read_text()
+    drawn = []
+    real = plots.plot_load
+    monkeypatch.setattr(plots, "plot_load", lambda *a, **k: drawn.append(1) or real(*a, **k))
+
+    def report(**kw):
+        with outdir.lock(out):
+            api.build_outputs(exp, out, **kw)
+        return (out / "report.html").read_text()
+
+    assert report() == page and drawn == []          # the same runs, the same figures
+    (out / "load.png").unlink()
+    assert report() == page and drawn == [1]         # a figure gone: drawn again
+    report(formats=["svg"])
+    assert drawn == [1, 1] and (out / "load.svg").is_file()  # another format: drawn again

@@ -37,6 +37,8 @@ One module per family: ``common`` (the figure class, saving, style, run grouping
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -78,10 +80,16 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
     """
     out = Path(out)
     formats = [Format(f) for f in formats]
-    # A figure that is not drawn again (its runs are gone) must not outlive them; a file of
-    # the user's under such a name stays.
     from .. import outdir
 
+    # The same runs drawn the same way give the same figures: a report rebuilt, or a resume
+    # with nothing new, reuses them.
+    key = _fingerprint(frame, formats, past_saturation, link_maps, job_baseline)
+    kept = _kept_figures(out, key, formats)
+    if kept is not None:
+        return kept
+    # A figure that is not drawn again (its runs are gone) must not outlive them; a file of
+    # the user's under such a name stays.
     for stem in (*STEMS, "links_*"):
         for old in stale_files(out, stem):
             outdir.remove_ours(out, old.name)
@@ -127,7 +135,53 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
     figures = [f for f in drawn[: len(draw)] if f is not None]
     # Closed-loop studies lead with their samples, jobs with their iteration times.
     figures.sort(key=lambda f: f.file not in ("samples_cdf.png", f"{JOBS_FIGURE}.png"))
-    return figures + [f for f in drawn[len(draw):] if f is not None]
+    figures += [f for f in drawn[len(draw):] if f is not None]
+    if outdir.holds(out):
+        record = json.dumps({"key": key, "figures": [vars(f) for f in figures]})
+        outdir.write_file(out, FIGURES_RECORD, lambda tmp: Path(tmp).write_text(record))
+    return figures
+
+
+#: What the figures of an output folder were drawn from (a fingerprint of the runs table and
+#: the options) and what the report says about each.
+FIGURES_RECORD = ".hopsim-figures.json"
+
+
+def _fingerprint(frame: pd.DataFrame, formats: list[Format], *options: Any) -> str:
+    from .. import engine
+
+    h = hashlib.sha256(frame.to_csv(index=False).encode())
+    h.update(json.dumps([sorted(f.value for f in formats), *options, engine.version()], default=str).encode())
+    return h.hexdigest()
+
+
+def _kept_figures(out: Path, key: str, formats: list[Format]) -> list[Figure_] | None:
+    """The figures recorded for ``key``, if every one is still in ``out`` in every format as
+    hopsim wrote it; else None (they are drawn again)."""
+    from .. import outdir
+    from ..spec import SpecError
+
+    if not outdir.holds(out):
+        return None
+    try:
+        record = json.loads((out / FIGURES_RECORD).read_text())
+        outdir.check_ours(out, FIGURES_RECORD)
+    except (OSError, ValueError, SpecError):
+        return None
+    if record.get("key") != key:
+        return None
+    figures = [Figure_(**f) for f in record.get("figures", [])]
+    for f in figures:
+        stem = f.file.removesuffix(".png")
+        for fmt in {Format.PNG, *formats}:
+            name = f"{stem}.{fmt.value}"
+            try:
+                if not (out / name).is_file():
+                    return None
+                outdir.check_ours(out, name)
+            except SpecError:
+                return None
+    return figures
 
 
 def _drawn(stem: str, draw: Callable[[], Plot | None], out: Path, formats: list[Format]) -> Figure_ | None:
