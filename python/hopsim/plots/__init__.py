@@ -136,10 +136,23 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
     # Closed-loop studies lead with their samples, jobs with their iteration times.
     figures.sort(key=lambda f: f.file not in ("samples_cdf.png", f"{JOBS_FIGURE}.png"))
     figures += [f for f in drawn[len(draw):] if f is not None]
-    if outdir.holds(out):
+    if outdir.holds(out) and _ours_or_free(out, FIGURES_RECORD):
         record = json.dumps({"key": key, "figures": [vars(f) for f in figures]})
         outdir.write_file(out, FIGURES_RECORD, lambda tmp: Path(tmp).write_text(record))
     return figures
+
+
+def _ours_or_free(out: Path, name: str) -> bool:
+    """Whether hopsim may write ``out/name``: a record it cannot vouch for (its manifest
+    lost) is left alone, and the figures are simply drawn again next time."""
+    from .. import outdir
+    from ..spec import SpecError
+
+    try:
+        outdir.check_ours(out, name)
+    except SpecError:
+        return False
+    return True
 
 
 #: What the figures of an output folder were drawn from (a fingerprint of the runs table and
