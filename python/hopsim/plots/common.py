@@ -143,8 +143,8 @@ def interval(values: Sequence[float]) -> tuple[float, float, float]:
 def interval_note(n_seeds: int) -> str:
     """What a figure's bars are, for its caption."""
     if n_seeds > 1:
-        return f"points: mean over {n_seeds} seeds, bars: {CONFIDENCE:.0%} confidence interval of the mean (Student's t)"
-    return "one seed per point"
+        return f"Points: mean over {n_seeds} seeds, bars: {CONFIDENCE:.0%} confidence interval of the mean (Student's t)"
+    return "One seed per point"
 
 
 def _fmt(v: Any) -> str:
