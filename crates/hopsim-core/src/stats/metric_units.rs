@@ -78,7 +78,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("cycle_ns", "ns"),
     ("packet_latency_mean_us", "us"),
     ("packet_latency_p99_us", "us"),
-    ("accepted_gbytes_per_s", "GB/s"),
+    ("accepted_gbytes_per_s", "GB/s/server"),
 ];
 
 /// Metric families with one column per routing mode, link class or job: (pattern, unit),
