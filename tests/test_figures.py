@@ -186,3 +186,16 @@ def test_figures_of_unchanged_runs_are_reused_and_redrawn_when_anything_changed(
     assert report() == page and drawn == [1]         # a figure gone: drawn again
     report(formats=["svg"])
     assert drawn == [1, 1] and (out / "load.svg").is_file()  # another format: drawn again
+
+
+def test_the_experiment_written_back_is_toml_a_person_reads():
+    """[[jobs]] as arrays of tables, a key a line (tomli-w), and read back the same."""
+    import tomllib
+
+    from conftest import REPO
+    from hopsim.spec import load_file
+
+    spec = load_file(REPO / "examples" / "aries-noise.toml")
+    text = to_toml(spec)
+    assert tomllib.loads(text) == spec
+    assert text.count("[[jobs]]") == 2 and max(len(line) for line in text.splitlines()) < 100

@@ -82,35 +82,20 @@ def _toml_key(key: str) -> str:
 
 
 def to_toml(spec: Mapping[str, Any]) -> str:
-    """Write a spec (nested dicts of scalars and lists) as TOML text that tomllib reads back.
-    Keys whose value is ``None`` (not set) are left out."""
-    lines: list[str] = []
-    tables: list[tuple[str, Mapping[str, Any]]] = []
-    for key, value in spec.items():
-        if value is None:  # TOML has no null: a key not set is left out
-            continue
-        if isinstance(value, Mapping):
-            tables.append((_toml_key(key), value))
-        else:
-            lines.append(f"{_toml_key(key)} = {format_value(value)}")
+    """Write a spec (nested dicts of scalars and lists) as TOML text that tomllib reads back,
+    ``[[jobs]]`` as arrays of tables, a line per key (tomli-w). Keys whose value is ``None``
+    (not set) are left out: TOML has no null."""
+    import tomli_w
 
-    def emit(prefix: str, table: Mapping[str, Any]) -> None:
-        lines.append("")
-        lines.append(f"[{prefix}]")
-        sub = []
-        for key, value in table.items():
-            if value is None:
-                continue
-            if isinstance(value, Mapping):
-                sub.append((f"{prefix}.{_toml_key(key)}", value))
-            else:
-                lines.append(f"{_toml_key(key)} = {format_value(value)}")
-        for p, t in sub:
-            emit(p, t)
+    return tomli_w.dumps(_without_nulls(spec))
 
-    for prefix, table in tables:
-        emit(prefix, table)
-    return "\n".join(lines).lstrip("\n") + "\n"
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 # --------------------------------------------------------------------------- files
