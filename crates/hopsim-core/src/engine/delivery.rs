@@ -42,10 +42,11 @@ impl Simulation {
     /// a small record per message, not a packet per packet.
     fn send_message(&mut self, now: u64, post: &crate::workload::Post) {
         let (src, dst, packets, bytes, tag) = (post.src as usize, post.dst as usize, post.packets, post.bytes, post.tag);
-        // Above saturation the queue would grow without bound: a message that does not fit
-        // under `nic.source_queue_limit` is refused at the source and counted.
+        // Above saturation open-loop traffic would grow the queue without bound: its message
+        // that does not fit under `nic.source_queue_limit` is refused at the source and
+        // counted. (Validation refuses a message longer than the whole queue.)
         let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
-        if waiting + packets as u64 > self.spec.nic.source_queue_limit {
+        if post.droppable && waiting + packets as u64 > self.spec.nic.source_queue_limit {
             self.stats.packets_dropped_at_source += packets as u64;
             return;
         }

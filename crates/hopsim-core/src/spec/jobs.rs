@@ -155,6 +155,14 @@ impl JobSpec {
         if w.iterations == 0 {
             return Err(SpecError::new(key("workload.iterations"), 0, "must be at least 1"));
         }
+        // Cycles are added to the current cycle: beyond a run's length they would wrap.
+        let most = super::validate::MAX_CYCLES;
+        if w.compute > most {
+            return Err(SpecError::new(key("workload.compute"), w.compute, format!("must be between 0 and {most} cycles (a run lasts less than 2^31 cycles)")));
+        }
+        if self.start > most {
+            return Err(SpecError::new(key("start"), self.start, format!("must be between 0 and {most} cycles (a run lasts less than 2^31 cycles)")));
+        }
         let p = &self.app_aware;
         for (k, v) in [("latency_scale", p.latency_scale), ("stall_scale", p.stall_scale)] {
             if !(v > 0.0 && v.is_finite()) {

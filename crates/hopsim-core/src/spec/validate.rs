@@ -117,13 +117,13 @@ impl Spec {
         self.validate_link()?;
         self.validate_load()?;
         self.nic.validate(self.packet.phits)?;
+        self.validate_nic()?;
         self.validate_messages()?;
         super::jobs::validate_jobs(&self.jobs)?;
         super::jobs::refuse_unread_app_aware(self)?;
         self.nic.refuse_unread(&self.keys_left_to_others("nic.protocol", super::nic::PROTOCOL_KEYS.into_iter()))?;
         self.validate_traffic()?;
-        self.validate_run()?;
-        self.validate_nic()
+        self.validate_run()
     }
 
     /// `[router]` and `[packet]`, and the buffers they size.
@@ -235,16 +235,23 @@ impl Spec {
                 format!("warmup + cycles must stay below 2^31: at most {} measured cycles after run.warmup = {}", MAX_CYCLES - run.warmup, run.warmup),
             ));
         }
-        if run.watchdog < 100 {
-            return Err(SpecError::new("run.watchdog", run.watchdog, "must be at least 100 cycles"));
+        if run.watchdog < 100 || run.watchdog > MAX_CYCLES {
+            return Err(SpecError::new("run.watchdog", run.watchdog, format!("must be between 100 and {MAX_CYCLES} cycles")));
         }
         if let Some(t) = run.threads {
             if t == 0 || t > MAX_THREADS {
                 return Err(SpecError::new("run.threads", t, format!("must be between 1 and {MAX_THREADS}")));
             }
         }
-        if run.temporal_bin == 0 {
-            return Err(SpecError::new("run.temporal_bin", run.temporal_bin, "must be at least 1 cycle"));
+        if run.temporal_bin == 0 || run.temporal_bin > MAX_CYCLES {
+            return Err(SpecError::new("run.temporal_bin", run.temporal_bin, format!("must be between 1 and {MAX_CYCLES} cycles")));
+        }
+        if let Some(b) = &self.traffic.burst {
+            for (key, v) in [("traffic.burst.start", b.start), ("traffic.burst.cycles", b.cycles)] {
+                if v > MAX_CYCLES {
+                    return Err(SpecError::new(key, v, format!("must be between 0 and {MAX_CYCLES} cycles (a run lasts less than 2^31 cycles)")));
+                }
+            }
         }
         if let Some(sps) = self.topology.servers_per_switch {
             if sps == 0 || sps > MAX_SERVERS_PER_SWITCH {
@@ -271,6 +278,38 @@ impl Spec {
             (None, Some(m), Some(p)) => (m / p).ceil().max(1.0) as usize,
             _ => 1,
         }
+    }
+
+    /// Packets (requests under a `nic.protocol`) a message of `bytes` is cut into, as the
+    /// NIC cuts it; saturating, so that a size too large for any check is still refused.
+    pub fn packets_for_bytes(&self, bytes: u64) -> u64 {
+        if self.nic.kind() != super::ProtocolKind::None {
+            bytes.div_ceil(self.nic.payload_bytes.max(1) as u64).max(1)
+        } else {
+            (bytes as f64 / self.packet.bytes.unwrap_or(1.0)).ceil().max(1.0) as u64
+        }
+    }
+
+    /// Refuse a message of `bytes` (made by `key = value`) that a server's source queue could
+    /// never hold: it would be dropped at the source every time it is sent.
+    pub fn check_message_fits(&self, key: &str, value: impl std::fmt::Display, bytes: u64, what: &str) -> SpecResult<()> {
+        let packets = self.packets_for_bytes(bytes);
+        self.check_packets_fit(key, value, packets, &format!("{what} of {bytes} bytes"))
+    }
+
+    /// Refuse `packets` packets in one message (made by `key = value`) above
+    /// `nic.source_queue_limit`.
+    pub fn check_packets_fit(&self, key: &str, value: impl std::fmt::Display, packets: u64, what: &str) -> SpecResult<()> {
+        let limit = self.nic.source_queue_limit;
+        if packets > limit {
+            let unit = if self.nic.kind() == super::ProtocolKind::None { "packets" } else { "requests" };
+            return Err(SpecError::new(
+                key,
+                value,
+                format!("{what} is {packets} {unit}, more than nic.source_queue_limit = {limit}: a message longer than a server's source queue could never be sent; raise nic.source_queue_limit or send smaller messages"),
+            ));
+        }
+        Ok(())
     }
 
     /// Bytes of a message under a `nic.protocol`: `message.bytes`, or `message.packets` full
@@ -302,6 +341,15 @@ impl Spec {
             }
             if self.packets_per_message() > 1 << 20 || b / self.nic.payload_bytes.max(1) as f64 > (1 << 20) as f64 {
                 return Err(SpecError::new("message.bytes", b, "makes more than 1048576 packets per message"));
+            }
+        }
+        // `[message]` is what `[workload]` sends; jobs size their own messages.
+        if self.jobs.is_empty() {
+            let packets = if self.nic.kind() == super::ProtocolKind::None { self.packets_per_message() as u64 } else { self.packets_for_bytes(self.message_bytes()) };
+            match (m.packets, m.bytes) {
+                (Some(n), _) => self.check_packets_fit("message.packets", n, packets, "a message")?,
+                (None, Some(b)) => self.check_packets_fit("message.bytes", b, packets, "a message")?,
+                _ => {}
             }
         }
         Ok(())

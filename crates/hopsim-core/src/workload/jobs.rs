@@ -244,7 +244,8 @@ impl Jobs {
         *seq += 1;
         job.messages += 1;
         job.bytes += bytes;
-        cx.posts.push(Post { src, dst: job.servers[to as usize], packets, bytes: if self.protocol.is_on() { bytes } else { 0 }, tag, mode });
+        let droppable = matches!(job.work, Work::OpenLoop { .. });
+        cx.posts.push(Post { src, dst: job.servers[to as usize], packets, bytes: if self.protocol.is_on() { bytes } else { 0 }, tag, mode, droppable });
     }
 
     /// Run rank `r` of job `j` until it blocks (a receive not yet arrived, a computation) or

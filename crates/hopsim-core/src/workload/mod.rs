@@ -32,6 +32,10 @@ pub struct Post {
     /// The Aries routing mode its packets (and their responses) take; `None`: the run's
     /// `routing.mode`.
     pub mode: Option<crate::routing::AriesMode>,
+    /// Open-loop traffic, which a full source queue may drop (counted). A program's message
+    /// is waited for, so it is never dropped: its rank sends at most one iteration's
+    /// messages before it waits, which bounds the queue.
+    pub droppable: bool,
 }
 
 /// The size of the messages a workload sends, as posts carry it.
@@ -63,7 +67,7 @@ impl MessageSize {
     }
 
     fn post(&self, src: u32, dst: u32, tag: u32) -> Post {
-        Post { src, dst, packets: self.packets, bytes: self.bytes, tag, mode: None }
+        Post { src, dst, packets: self.packets, bytes: self.bytes, tag, mode: None, droppable: true }
     }
 }
 

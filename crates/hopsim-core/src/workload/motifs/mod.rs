@@ -159,6 +159,7 @@ impl MotifCtx<'_> {
         if self.spec.bytes_per_phit().is_none() {
             return Err(SpecError::new(self.key("workload.bytes"), b, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
         }
+        self.spec.check_message_fits(&self.key("workload.bytes"), b, b, "a message")?;
         Ok(b)
     }
 
@@ -175,6 +176,7 @@ impl MotifCtx<'_> {
         if self.spec.bytes_per_phit().is_none() {
             return Err(SpecError::new(self.key(&format!("workload.{key}")), &value, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
         }
+        self.spec.check_message_fits(&self.key(&format!("workload.{key}")), &value, bytes, what)?;
         Ok(bytes)
     }
 
