@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from . import engine, outdir, results, sweep, traces
-from .spec import SpecError, apply_overrides, load_file
+from .spec import SpecError, apply_overrides, load_file, plain
 
 __all__ = ["simulate", "run_experiment", "validate", "topology", "build_outputs", "default_study_path"]
 
@@ -39,7 +39,7 @@ def default_study_path() -> Path:
 
 def _load(spec: Mapping[str, Any] | str | Path, overrides: Any) -> dict[str, Any]:
     if isinstance(spec, Mapping):
-        data = dict(spec)
+        data = plain(spec)
     elif isinstance(spec, (str, Path)):
         data = load_file(spec)
     else:

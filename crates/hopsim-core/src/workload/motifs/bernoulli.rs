@@ -33,7 +33,8 @@ fn read(cx: &MotifCtx) -> SpecResult<(f64, u64)> {
     let bytes = cx.message_bytes(keys.bytes)?;
     match keys.load {
         Some(l) if l > 0.0 && l <= 1.0 => Ok((l, bytes)),
-        l => Err(SpecError::new(cx.key("workload.load"), format!("{l:?}"), "bernoulli needs a load in (0, 1] phits per rank per cycle")),
+        Some(l) => Err(SpecError::new(cx.key("workload.load"), l, "bernoulli needs a load in (0, 1] phits per rank per cycle")),
+        None => Err(SpecError::new(cx.key("workload.load"), "", "missing; bernoulli needs a load in (0, 1] phits per rank per cycle")),
     }
 }
 
