@@ -147,9 +147,9 @@ impl JobSpec {
         }
         let w = &self.workload;
         if let Some(m) = &self.routing_mode {
-            if m != "app_aware" && super::AriesMode::from_name(m).is_none() {
-                let names: Vec<_> = super::AriesMode::ALL.iter().map(|m| m.name()).collect();
-                return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: app_aware, {}", names.join(", "))));
+            if !job_routing_modes().iter().any(|(name, _)| name == m) {
+                let names: Vec<_> = job_routing_modes().into_iter().map(|(name, _)| name).collect();
+                return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: {}", names.join(", "))));
             }
         }
         if w.iterations == 0 {
@@ -174,6 +174,17 @@ impl JobSpec {
         }
         Ok(())
     }
+}
+
+/// The mode that lets each message of a job choose (the paper's Algorithm 1).
+pub const APP_AWARE: &str = "app_aware";
+
+/// What `jobs[].routing_mode` may name, with one line on each: the Aries modes and
+/// `app_aware`.
+pub fn job_routing_modes() -> Vec<(&'static str, &'static str)> {
+    let mut modes: Vec<_> = super::AriesMode::ALL.iter().map(|m| (m.name(), m.about())).collect();
+    modes.push((APP_AWARE, "application-aware: each message between adaptive and high bias, from what the rank measured (jobs[].app_aware keys)"));
+    modes
 }
 
 /// The `app_aware` keys, which only `routing_mode = "app_aware"` reads.

@@ -112,6 +112,14 @@ impl Spec {
         self.check_without_network()
     }
 
+    /// What describing the network needs of a spec: the links and the servers per switch
+    /// (each topology checks its own keys when built). Routing, traffic and the rest are
+    /// not read, so they are not checked.
+    pub fn validate_topology(&self) -> SpecResult<()> {
+        self.validate_link()?;
+        self.check_servers_per_switch()
+    }
+
     fn check_without_network(&self) -> SpecResult<()> {
         self.validate_router()?;
         self.validate_link()?;
@@ -253,6 +261,10 @@ impl Spec {
                 }
             }
         }
+        self.check_servers_per_switch()
+    }
+
+    fn check_servers_per_switch(&self) -> SpecResult<()> {
         if let Some(sps) = self.topology.servers_per_switch {
             if sps == 0 || sps > MAX_SERVERS_PER_SWITCH {
                 return Err(SpecError::new("topology.servers_per_switch", sps, format!("must be between 1 and {MAX_SERVERS_PER_SWITCH} (ports of a switch are numbered in 16 bits)")));
