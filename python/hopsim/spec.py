@@ -401,7 +401,11 @@ def apply_overrides(
     sweep (the override fixes it). ``sweep.<key>`` sets a sweep list, for example
     ``--set 'sweep.traffic.load=[0.1, 0.2]'`` or ``--set 'sweep.seeds=[1, 2, 3]'``.
     """
-    out = copy.deepcopy(dict(spec))
+    # A fresh copy of plain values: nothing later meets a numpy value, a foreign type or a
+    # depth that overflows the stack (`plain`).
+    out = plain(spec)
+    if not isinstance(out, dict):
+        raise SpecError(f"spec: must be a table of tables (a dict), not {type(spec).__name__}")
     if not overrides:
         return out
     if isinstance(overrides, Mapping):

@@ -54,8 +54,16 @@ fn faces(cx: &super::MotifCtx, keys: &Keys) -> crate::error::SpecResult<(u64, u6
     let shown = format!("{domain:?}");
     let x_face = cx.product_bytes("domain", &shown, "the face to an x neighbour (domain_y x block x element_bytes)", &[domain[1], keys.block, keys.element_bytes])?;
     let y_face = cx.product_bytes("domain", &shown, "the face to a y neighbour (domain_x x block x element_bytes)", &[domain[0], keys.block, keys.element_bytes])?;
-    Ok((x_face, y_face, domain[2].div_ceil(keys.block)))
+    let blocks = domain[2].div_ceil(keys.block);
+    // An iteration's operations are made at once, a few per block and corner.
+    if blocks > MAX_BLOCKS {
+        return Err(SpecError::new(cx.key("workload.domain"), shown, format!("with block = {}, {blocks} wavefront steps per sweep: at most {MAX_BLOCKS} (domain_z / block)", keys.block)));
+    }
+    Ok((x_face, y_face, blocks))
 }
+
+/// Wavefront steps of one sweep (z planes / `block`).
+const MAX_BLOCKS: u64 = 1 << 16;
 
 pub struct Sweep3d {
     pub grid: [usize; 2],
