@@ -152,8 +152,10 @@ impl JobSpec {
                 return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: {}", names.join(", "))));
             }
         }
-        if w.iterations == 0 {
-            return Err(SpecError::new(key("workload.iterations"), 0, "must be at least 1"));
+        // A rank that never waits (a bcast's root) runs its iterations within one cycle,
+        // each iteration's messages queued at once.
+        if w.iterations == 0 || w.iterations > MAX_ITERATIONS {
+            return Err(SpecError::new(key("workload.iterations"), w.iterations, format!("must be between 1 and {MAX_ITERATIONS}")));
         }
         // Cycles are added to the current cycle: beyond a run's length they would wrap.
         let most = super::validate::MAX_CYCLES;
@@ -175,6 +177,9 @@ impl JobSpec {
         Ok(())
     }
 }
+
+/// Most iterations of a job's motif.
+pub const MAX_ITERATIONS: u32 = 1 << 20;
 
 /// The mode that lets each message of a job choose (the paper's Algorithm 1).
 pub const APP_AWARE: &str = "app_aware";

@@ -35,6 +35,8 @@ struct Rank {
     pc: usize,
     iteration: u32,
     started: bool,
+    /// The cycle its current iteration started at.
+    started_at: u64,
     done: bool,
     /// The message it waits for: its sender, and its number among those the sender sends it.
     waiting: Option<(u32, u32)>,
@@ -205,7 +207,7 @@ impl Jobs {
     }
 
     /// Phits of the packets carrying a message of `bytes`.
-    fn message_phits(spec: &Spec, bytes: u64) -> u64 {
+    pub(crate) fn message_phits(spec: &Spec, bytes: u64) -> u64 {
         let protocol = Protocol::from_spec(spec);
         if protocol.is_on() {
             protocol.data_phits(bytes)
@@ -279,6 +281,17 @@ impl Jobs {
                     }
                     return;
                 }
+                if job.spec.background && rank.started_at == cx.now && rank.iteration > 0 {
+                    // A background rank whose whole iteration took no time (a bcast's root,
+                    // which never waits) would repeat it without end within this cycle: it
+                    // starts the next one at the next cycle.
+                    rank.started_at = u64::MAX;
+                    // The iteration just ended is counted: the timer's call starts the next.
+                    rank.started = false;
+                    cx.timers.push((cx.now + 1, job.servers[r]));
+                    return;
+                }
+                rank.started_at = cx.now;
                 let it = rank.iteration as usize;
                 if job.iteration_start.len() <= it {
                     job.iteration_start.push(cx.now);
@@ -340,7 +353,7 @@ impl Jobs {
         let server = job.servers[r] as usize;
         let n = job.ranks.len() as u32;
         let rng = &mut cx.rng[server];
-        let next = cx.now + 1 + gap.sample(rng);
+        let next = (cx.now + 1).saturating_add(gap.sample(rng));
         if n > 1 {
             // Uniform over the job's other ranks.
             let to = (r as u32 + 1 + rng.gen_range(0..n - 1)) % n;

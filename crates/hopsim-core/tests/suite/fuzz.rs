@@ -323,6 +323,9 @@ fn every_edge_value_in_every_motif_key_is_a_result_or_a_clear_error() {
                     r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "packet": {{"phits": 8, "bytes": 64}}, "run": {{"warmup": 0, "cycles": 300}}, "jobs": [{{"name": "a", "ranks": 8, "workload": {{"motif": "{motif}", "{key}": {value}{}}}}}]}}"#,
                     if motif == "bernoulli" && key != "load" { ", \"load\": 0.1" } else { "" }
                 );
+                if std::env::var("HOPSIM_FUZZ_SHOW").is_ok() {
+                    eprintln!("{motif}.{key} = {value}");
+                }
                 if let Err(e) = outcome(&json).map(|_| ()) {
                     panic!("{motif}.{key} = {value}: {e}");
                 }

@@ -174,3 +174,17 @@ fn list_names_the_job_routing_modes_and_allocation_policies() {
     assert!(modes.contains(&"app_aware".to_string()) && modes.contains(&"adaptive_high_bias".to_string()), "{modes:?}");
     assert_eq!(names("allocation_policies"), ["linear", "random", "spread", "per_group", "explicit"]);
 }
+
+#[test]
+fn a_background_rank_that_never_waits_does_not_loop_within_a_cycle() {
+    // A bcast's root sends and never receives: as background it used to repeat its
+    // iteration without end in one cycle, until memory ran out.
+    let text = format!(
+        "{NET}[[jobs]]\nname = \"app\"\nranks = 4\nworkload = {{ motif = \"barrier\", iterations = 5 }}\n\
+         [[jobs]]\nname = \"noise\"\nranks = 4\nbackground = true\nworkload = {{ motif = \"bcast\", iterations = 1, bytes = 64 }}\n"
+    );
+    let r = common::run(&text);
+    assert!(r.jobs[0].complete);
+    assert!(r.jobs[1].messages > 0);
+    refused(&job(&format!("motif = \"bcast\", iterations = {}", (1u32 << 20) + 1)), "jobs[0].workload.iterations", &["1048576"]);
+}
