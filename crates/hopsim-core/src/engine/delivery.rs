@@ -59,9 +59,15 @@ impl Simulation {
         } else {
             NIL
         };
-        for seq in 0..packets {
-            self.stats.on_generate(now, self.request_phits(bytes, seq) as u64);
-        }
+        // In one step: a message may have billions of packets.
+        let phits = if !self.params.protocol.is_on() {
+            packets as u64 * self.params.packet_phits as u64
+        } else if self.params.protocol.carries_data(crate::packet::PacketKind::Request) {
+            self.params.protocol.data_phits(bytes)
+        } else {
+            packets as u64 * self.request_phits(bytes, 0) as u64
+        };
+        self.stats.on_generate_packets(now, packets as u64, phits);
         if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
