@@ -26,7 +26,7 @@ import hopsim
 from hopsim import SpecError
 from hopsim.spec import MAX_DEPTH, load_file, parse_override, plain
 
-from .conftest import run_cli
+from conftest import run_cli
 
 EXAMPLES = int(os.environ.get("HOPSIM_FUZZ_EXAMPLES", "60"))
 
@@ -137,7 +137,7 @@ def test_deep_nesting_through_the_api_is_one_clear_error(depth):
     assert "levels" in api_error(with_("traffic.deep", deep))
 
 
-@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**64 - 1, 10**5000, -(10**5000)])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**64 - 1, 10**5000, -(10**5000)], ids=["2^63", "-2^63-1", "2^64-1", "10^5000", "-10^5000"])
 def test_integers_beyond_64_bits_are_refused_naming_their_key(value):
     msg = api_error(with_("run.seed", value))
     assert msg.startswith("run.seed = "), msg
@@ -186,8 +186,8 @@ def test_set_values_too_long_or_too_deep_are_one_clear_error(tmp_path):
 
 
 def test_a_temporal_bin_at_2_63_is_refused_up_front_and_the_largest_allowed_runs(tmp_path):
-    for bin_ in [2**63, 2**63 - 1, 2**32]:
-        refused(tmp_path, NET.replace("cycles = 20000", f"cycles = 2000\ntemporal_bin = {bin_}") + "[traffic]\nload = 0.1\n", "run.temporal_bin", "2147483647")
+    for bin_, says in [(2**63, "2^63 - 1"), (2**63 - 1, "2147483647"), (2**32, "2147483647")]:
+        refused(tmp_path, NET.replace("cycles = 20000", f"cycles = 2000\ntemporal_bin = {bin_}") + "[traffic]\nload = 0.1\n", f"run.temporal_bin = {bin_}", says)
     path = tmp_path / "ok.toml"
     path.write_text(NET.replace("cycles = 20000", f"cycles = 2000\ntemporal_bin = {2**31 - 1}\nseed = {2**63 - 1}") + "[traffic]\nload = 0.1\n")
     run_cli("run", path, "--out", tmp_path / "ok", "--quiet", "--no-plots", check=0)

@@ -41,6 +41,10 @@ fn products_of_keys_that_reach_2_to_the_64_are_refused_not_wrapped() {
     refused(&job("motif = \"sweep3d\", grid = [4, 2], domain = [2, 2, 2], element_bytes = 0"), "jobs[0].workload.domain", &["between 1 and 2^36"]);
     refused(&job(&format!("motif = \"halo\", dims = 2, grid = [4, 2], domain = [{}, {}], element_bytes = 16", 1u64 << 40, 1u64 << 40)), "jobs[0].workload.domain", &["2^36"]);
     refused(&job(&format!("motif = \"fft3d\", grid = [4, 2], points = {two_32}")), "jobs[0].workload.points", &[]);
+    // Not a product, but as sure to exhaust memory: an iteration's operations are made at once.
+    refused(&job(&format!("motif = \"sweep3d\", grid = [4, 2], domain = [2, 2, {}]", 1u64 << 20)), "jobs[0].workload.domain", &["wavefront steps"]);
+    // A load whose gaps between messages cannot be drawn (they wrapped to the same cycle).
+    refused(&job("motif = \"bernoulli\", load = 1e-300"), "jobs[0].workload.load", &["too small"]);
 }
 
 #[test]
