@@ -65,6 +65,26 @@ spec = st.fixed_dictionaries({
     "nic": table(maybe("source_queue_limit", number)),
 })
 
+# Jobs with the motif keys whose products are message sizes, at the edges.
+motif_workload = st.one_of(
+    st.fixed_dictionaries({"motif": st.just("allreduce")}).flatmap(
+        lambda w: table(maybe("elements", number), maybe("element_bytes", number)).map(lambda t: {**w, **t})),
+    st.fixed_dictionaries({"motif": st.sampled_from(["halo3d", "sweep3d", "cg", "md"])}).flatmap(
+        lambda w: table(maybe("domain", st.lists(number, min_size=3, max_size=3)), maybe("element_bytes", number)).map(lambda t: {**w, **t})),
+    st.fixed_dictionaries({"motif": st.sampled_from(["ping_pong", "alltoall", "bcast", "barrier"])}).flatmap(
+        lambda w: table(maybe("bytes", number)).map(lambda t: {**w, **t})),
+    st.fixed_dictionaries({"motif": st.just("bernoulli"), "load": load}).flatmap(
+        lambda w: table(maybe("bytes", number)).map(lambda t: {**w, **t})),
+).flatmap(lambda w: table(maybe("iterations", number), maybe("compute", number)).map(lambda t: {**w, **t}))
+
+jobs_doc = st.fixed_dictionaries({
+    "topology": st.just({"kind": "torus", "dims": [4, 4]}),
+    "packet": table(maybe("phits", number), maybe("bytes", number)),
+    "nic": table(maybe("source_queue_limit", number)),
+    "jobs": st.tuples(st.sampled_from([2, 4, 8]), motif_workload, table(maybe("start", number))).map(
+        lambda t: [{"name": "a", "ranks": t[0], "workload": t[1], **t[2]}]),
+})
+
 
 def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "HOPSIM_MAX_MEMORY": "256M"}
@@ -92,6 +112,17 @@ def _write(tmp: Path, doc: dict) -> tuple[Path, str]:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(doc=spec)
 def test_drawn_experiment_files_end_in_a_result_or_a_clear_error(tmp_path: Path, doc: dict) -> None:
+    path, text = _write(tmp_path, doc)
+    p = _cli(tmp_path, "validate", str(path))
+    _check(p, f"validate\n{text}")
+    if p.returncode == 0:
+        r = _cli(tmp_path, "run", str(path), "--out", str(tmp_path / "out"), "--quiet", "--no-plots", "--threads", "1")
+        _check(r, f"run\n{text}")
+
+
+@settings(max_examples=max(5, EXAMPLES // 6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(doc=jobs_doc)
+def test_drawn_jobs_end_in_a_result_or_a_clear_error(tmp_path: Path, doc: dict) -> None:
     path, text = _write(tmp_path, doc)
     p = _cli(tmp_path, "validate", str(path))
     _check(p, f"validate\n{text}")

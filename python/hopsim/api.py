@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 from . import engine, outdir, results, sweep, traces
 from .plot_options import check_plots_table
-from .spec import SpecError, apply_overrides, load_file
+from .spec import SpecError, apply_overrides, load_file, plain
 
 __all__ = ["simulate", "run_experiment", "validate", "topology", "build_outputs", "default_study_path"]
 
@@ -40,7 +40,7 @@ def default_study_path() -> Path:
 
 def _load(spec: Mapping[str, Any] | str | Path, overrides: Any) -> dict[str, Any]:
     if isinstance(spec, Mapping):
-        data = dict(spec)
+        data = plain(spec)
     elif isinstance(spec, (str, Path)):
         data = load_file(spec)
     else:
@@ -134,7 +134,9 @@ def topology(
     Returns a list of dicts with ``kind``, ``switches``, ``servers``, ``links``,
     ``radix``, ``diameter``, ``wiring_ok`` and ``description``, one per distinct topology.
     """
-    exp = sweep.plan(spec, overrides)
+    # Describing a network needs its topology and links only: the engine checks those, and
+    # a mistake in routing or traffic does not stop the description.
+    exp = sweep.plan(spec, overrides, validate=False)
     return [described for described, _runs in sweep.group_by_topology(exp.runs)]
 
 

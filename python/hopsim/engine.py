@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Union
 
 from . import traces
-from .spec import SpecError, format_value
+from .spec import SpecError, format_value, plain
 
 __all__ = [
     "spec_to_json",
@@ -50,7 +50,7 @@ def _json_default(value: Any) -> Any:
 def spec_to_json(spec: Mapping[str, Any]) -> str:
     """Serialize a spec for the engine. NaN and infinities are written as bare ``NaN`` and
     ``Infinity``, which the engine refuses naming their key."""
-    return json.dumps(traces.for_engine(spec), default=_json_default, allow_nan=True)
+    return json.dumps(traces.for_engine(plain(spec)), default=_json_default, allow_nan=True)
 
 
 def _engine(fn, *args: Any) -> Any:

@@ -98,6 +98,112 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
+# --------------------------------------------------------------------------- plain values
+
+
+MAX_DEPTH = 64
+"""Most levels of tables and lists an experiment's values nest: a few are used (``jobs``,
+its table, ``workload``, ``domain``); far deeper ones are a mistake, and would overflow the
+recursion of the readers and writers the spec passes through."""
+
+_INT_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _path(parts: list[Any]) -> str:
+    """``jobs[0].workload.domain`` from its parts; a long path is cut in the middle."""
+    shown = parts if len(parts) <= 8 else parts[:4] + ["(...)"] + parts[-3:]
+    out = ""
+    for p in shown:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "spec"
+
+
+def _int_shown(value: int) -> str:
+    """An integer as its digits, or its length when it has too many to print."""
+    digits = int(abs(value).bit_length() * 0.30103) + 1
+    if digits > 40:
+        return f"(an integer of about {digits} digits)"
+    return str(value)
+
+
+def plain(spec: Any, at: str = "") -> Any:
+    """``spec`` as the plain values an experiment file holds (dicts with string keys, lists,
+    str, int, float, bool): numpy scalars and 0-d arrays become their Python values, numpy
+    arrays and tuples lists. Raises :class:`SpecError` naming the key for a value of another
+    type (a Decimal, a Fraction, a date), an integer beyond 64 bits (TOML's integers are
+    64-bit) or values nested more than :data:`MAX_DEPTH` levels; ``at`` is the dotted key
+    of ``spec`` itself (none for a whole spec). Walks without recursion, so that no depth
+    overflows Python's stack."""
+    root: list[Any] = [None]
+    # (value, where to put its plain form: container and index, its key path)
+    stack: list[tuple[Any, Any, Any, list[Any]]] = [(spec, root, 0, at.split(".") if at else [])]
+    while stack:
+        value, into, at, parts = stack.pop()
+        if len(parts) > MAX_DEPTH:
+            raise SpecError(
+                f"{_path(parts)}: values nested {len(parts)} or more levels deep (tables and lists); "
+                f"an experiment file's values nest at most {MAX_DEPTH} levels"
+            )
+        value = _scalar(value)
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                k = _scalar(k)
+                if not isinstance(k, str):
+                    raise SpecError(f"{_path(parts + [str(k)])}: keys must be strings, not {type(k).__name__}")
+                out[k] = None
+                stack.append((v, out, k, parts + [k]))
+            into[at] = out
+        elif isinstance(value, (list, tuple)):
+            items: list[Any] = [None] * len(value)
+            for i, v in enumerate(value):
+                stack.append((v, items, i, parts + [i]))
+            into[at] = items
+        elif isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+            into[at] = value
+        elif isinstance(value, int):
+            if not _INT_RANGE[0] <= value <= _INT_RANGE[1]:
+                raise SpecError(
+                    f"{_path(parts)} = {_int_shown(value)}: must be a whole number between -2^63 and 2^63 - 1 "
+                    f"(experiment-file integers are 64-bit, as in TOML)"
+                )
+            into[at] = int(value)
+        else:
+            raise SpecError(_not_a_value(_path(parts), value))
+    return root[0]
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar or array as its Python value (numpy is not imported for this)."""
+    if type(value).__module__ == "numpy":
+        if getattr(value, "ndim", 0) == 0 and hasattr(value, "item"):
+            return value.item()
+        if hasattr(value, "tolist"):
+            return value.tolist()
+    return value
+
+
+def _not_a_value(key: str, value: Any) -> str:
+    import datetime as dt
+    import decimal
+    import fractions
+
+    kind = type(value).__name__
+    if isinstance(value, (dt.date, dt.time, dt.datetime)):
+        return f"{key} = {value.isoformat()}: dates and times are not allowed in an experiment file"
+    if isinstance(value, (decimal.Decimal, fractions.Fraction)):
+        return (f"{key} = {value}: a {kind} is not a value an experiment file can hold; "
+                f"give it as a float (float(x)) or an int")
+    try:
+        shown = repr(value)
+    except Exception:  # a user's object whose repr fails still gets named by its type
+        shown = f"<{kind}>"
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return (f"{key} = {shown}: a {kind} is not a value an experiment file can hold "
+            f"(allowed: str, int, float, bool, lists and tables of them)")
+
+
 # --------------------------------------------------------------------------- files
 
 
@@ -128,9 +234,34 @@ def load_file(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise SpecError(f"{shown}: not a UTF-8 text file (byte {e.start})") from None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(_toml_error(shown, text, str(e))) from None
+    except RecursionError:
+        raise SpecError(
+            f"{shown}: tables or arrays nested too deeply to read; an experiment file's values "
+            f"nest at most {MAX_DEPTH} levels"
+        ) from None
+    except ValueError as e:
+        # Python refuses to read an integer of thousands of digits.
+        raise SpecError(_huge_integer(shown, text) or f"{shown}: cannot read: {e}") from None
+    return plain(data)
+
+
+_LONG_DIGITS = re.compile(r"[0-9_]{400,}")
+
+
+def _huge_integer(shown: str, text: str) -> str | None:
+    """The error for the first integer too long to read, naming its line and key."""
+    m = _LONG_DIGITS.search(text)
+    if not m:
+        return None
+    line = text.count("\n", 0, m.start()) + 1
+    before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+    key = before.split("=")[0].strip() if "=" in before else ""
+    where = f" ({key})" if key else ""
+    return (f"{shown}: line {line}{where}: an integer of {len(m.group())} digits; experiment-file "
+            f"integers are 64-bit, between -2^63 and 2^63 - 1")
 
 
 def _toml_error(shown: str, text: str, message: str) -> str:
@@ -235,7 +366,14 @@ def parse_override(item: str) -> tuple[str, Any]:
                 f"strings as \"dor\" or dor, lists as [8, 8])"
             ) from None
         value = raw
-    return key, value
+    except (RecursionError, ValueError):
+        # Python reads neither an integer of thousands of digits nor arrays nested hundreds deep.
+        shown = raw if len(raw) <= 40 else raw[:37] + "..."
+        raise SpecError(
+            f"--set {key}={shown}: cannot be read: integers are 64-bit (between -2^63 and 2^63 - 1) "
+            f"and values nest at most {MAX_DEPTH} levels"
+        ) from None
+    return key, plain(value, key)
 
 
 def apply_overrides(
@@ -248,7 +386,11 @@ def apply_overrides(
     sweep (the override fixes it). ``sweep.<key>`` sets a sweep list, for example
     ``--set 'sweep.traffic.load=[0.1, 0.2]'`` or ``--set 'sweep.seeds=[1, 2, 3]'``.
     """
-    out = copy.deepcopy(dict(spec))
+    # A fresh copy of plain values: nothing later meets a numpy value, a foreign type or a
+    # depth that overflows the stack (`plain`).
+    out = plain(spec)
+    if not isinstance(out, dict):
+        raise SpecError(f"spec: must be a table of tables (a dict), not {type(spec).__name__}")
     if not overrides:
         return out
     if isinstance(overrides, Mapping):
@@ -256,6 +398,7 @@ def apply_overrides(
         for key, _ in items:
             if not isinstance(key, str) or not _KEY.match(key):
                 raise SpecError(f"{key!r}: overrides need dotted keys such as traffic.load")
+        items = [(key, plain(value, key)) for key, value in items]
     else:
         items = [parse_override(s) for s in overrides]
     for key, value in items:

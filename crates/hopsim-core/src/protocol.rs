@@ -60,12 +60,14 @@ impl Protocol {
     /// Phits of the packets that carry a message's data (PUT: its requests; GET: their
     /// responses): what an open-loop workload's offered load counts.
     pub fn data_phits(&self, bytes: u64) -> u64 {
-        (0..self.requests(bytes)).map(|s| (self.header_flits + self.payload_flits(bytes, s)) as u64).sum()
+        self.requests(bytes) as u64 * self.header_flits as u64 + self.message_payload_flits(bytes)
     }
 
-    /// Payload flits of a whole message.
+    /// Payload flits of a whole message: its full requests' and the last one's rest, counted
+    /// without a walk over its requests (a message may have billions).
     pub fn message_payload_flits(&self, bytes: u64) -> u64 {
-        (0..self.requests(bytes)).map(|s| self.payload_flits(bytes, s) as u64).sum()
+        let (full, rest) = (bytes / self.payload_bytes, bytes % self.payload_bytes);
+        full * self.payload_bytes.div_ceil(self.flit_bytes) + rest.div_ceil(self.flit_bytes)
     }
 
     /// Whether packets of this kind complete messages where they arrive.
@@ -108,6 +110,10 @@ mod tests {
         assert_eq!((0..16).map(|s| get.request_phits(1024, s) as u32).sum::<u32>(), 16);
         assert_eq!((0..16).map(|s| get.response_phits(1024, s) as u32).sum::<u32>(), 80);
         assert_eq!(put.response_phits(1024, 3), 1);
+        for bytes in [0, 1, 63, 64, 65, 1000, 1024, 1025] {
+            let walked: u64 = (0..put.requests(bytes)).map(|s| put.request_phits(bytes, s) as u64).sum();
+            assert_eq!(put.data_phits(bytes), walked, "{bytes} bytes");
+        }
         // The last request carries the rest: 100 bytes = 64 + 36 -> 4 + 3 payload flits.
         assert_eq!((put.request_phits(100, 0), put.request_phits(100, 1)), (5, 4));
         assert_eq!(put.data_phits(100), 9);

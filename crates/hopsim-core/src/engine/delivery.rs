@@ -42,10 +42,11 @@ impl Simulation {
     /// a small record per message, not a packet per packet.
     fn send_message(&mut self, now: u64, post: &crate::workload::Post) {
         let (src, dst, packets, bytes, tag) = (post.src as usize, post.dst as usize, post.packets, post.bytes, post.tag);
-        // Above saturation the queue would grow without bound: a message that does not fit
-        // under `nic.source_queue_limit` is refused at the source and counted.
+        // Above saturation open-loop traffic would grow the queue without bound: its message
+        // that does not fit under `nic.source_queue_limit` is refused at the source and
+        // counted. (Validation refuses a message longer than the whole queue.)
         let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
-        if waiting + packets as u64 > self.spec.nic.source_queue_limit {
+        if post.droppable && waiting + packets as u64 > self.spec.nic.source_queue_limit {
             self.stats.packets_dropped_at_source += packets as u64;
             return;
         }
@@ -58,9 +59,15 @@ impl Simulation {
         } else {
             NIL
         };
-        for seq in 0..packets {
-            self.stats.on_generate(now, self.request_phits(bytes, seq) as u64);
-        }
+        // In one step: a message may have billions of packets.
+        let phits = if !self.params.protocol.is_on() {
+            packets as u64 * self.params.packet_phits as u64
+        } else if self.params.protocol.carries_data(crate::packet::PacketKind::Request) {
+            self.params.protocol.data_phits(bytes)
+        } else {
+            packets as u64 * self.request_phits(bytes, 0) as u64
+        };
+        self.stats.on_generate_packets(now, packets as u64, phits);
         if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.

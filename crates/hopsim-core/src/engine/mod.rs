@@ -366,7 +366,12 @@ impl Simulation {
                 self.finished_early = true;
                 break;
             }
-            if in_network > 0 && now - self.last_progress >= watchdog {
+            if in_network > 0 && now - self.last_progress >= watchdog && !self.cal.is_idle() {
+                // Flits or credits still on their links, or a switch due to step (a flit in
+                // its pipeline): the network is slow, not stopped; the watchdog counts from
+                // when nothing is left on its way.
+                self.last_progress = now;
+            } else if in_network > 0 && now - self.last_progress >= watchdog {
                 let place = match detector.cycle_now(&self, now) {
                     Some(found) => deadlock::describe(&self, &found),
                     None => self.describe_blocked(),
@@ -653,6 +658,12 @@ impl Simulation {
                 }
                 blocked.push(format!("switch {s} {coords:?} [{}]", vcs_full.join(", ")));
             }
+        }
+        if count == 0 {
+            // Nothing is scheduled and no switch holds a flit: the packets sit where no
+            // switch can move them (a NIC), which is not a deadlock of the network.
+            let in_network = self.nics.injected - self.stats.packets_delivered;
+            return format!("{in_network} packet(s) injected but not delivered, none in a switch and nothing on its way (flits held outside the switches)");
         }
         format!("{count} switch(es) hold flits that cannot move, e.g. {}", blocked.join("; "))
     }

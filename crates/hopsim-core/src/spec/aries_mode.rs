@@ -30,6 +30,19 @@ impl AriesMode {
         }
     }
 
+    /// One line on the mode, for `hopsim list`.
+    pub fn about(self) -> &'static str {
+        match self {
+            AriesMode::Adaptive => "adaptive, minimal and non-minimal paths weighed equally",
+            AriesMode::AdaptiveLowBias => "adaptive, slightly biased towards minimal paths",
+            AriesMode::AdaptiveHighBias => "adaptive, strongly biased towards minimal paths",
+            AriesMode::IncreasinglyMinimal => "adaptive, more minimal with each hop (Cray's alltoall default)",
+            AriesMode::MinHash => "minimal, the path chosen by a hash of the packet",
+            AriesMode::NminHash => "non-minimal, the path chosen by a hash of the packet",
+            AriesMode::InOrder => "one deterministic minimal path per pair (in-order delivery)",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.name() == name)
     }

@@ -147,13 +147,23 @@ impl JobSpec {
         }
         let w = &self.workload;
         if let Some(m) = &self.routing_mode {
-            if m != "app_aware" && super::AriesMode::from_name(m).is_none() {
-                let names: Vec<_> = super::AriesMode::ALL.iter().map(|m| m.name()).collect();
-                return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: app_aware, {}", names.join(", "))));
+            if !job_routing_modes().iter().any(|(name, _)| name == m) {
+                let names: Vec<_> = job_routing_modes().into_iter().map(|(name, _)| name).collect();
+                return Err(SpecError::new(key("routing_mode"), format!("{m:?}"), format!("allowed: {}", names.join(", "))));
             }
         }
-        if w.iterations == 0 {
-            return Err(SpecError::new(key("workload.iterations"), 0, "must be at least 1"));
+        // A rank that never waits (a bcast's root) runs its iterations within one cycle,
+        // each iteration's messages queued at once.
+        if w.iterations == 0 || w.iterations > MAX_ITERATIONS {
+            return Err(SpecError::new(key("workload.iterations"), w.iterations, format!("must be between 1 and {MAX_ITERATIONS}")));
+        }
+        // Cycles are added to the current cycle: beyond a run's length they would wrap.
+        let most = super::validate::MAX_CYCLES;
+        if w.compute > most {
+            return Err(SpecError::new(key("workload.compute"), w.compute, format!("must be between 0 and {most} cycles (a run lasts less than 2^31 cycles)")));
+        }
+        if self.start > most {
+            return Err(SpecError::new(key("start"), self.start, format!("must be between 0 and {most} cycles (a run lasts less than 2^31 cycles)")));
         }
         let p = &self.app_aware;
         for (k, v) in [("latency_scale", p.latency_scale), ("stall_scale", p.stall_scale)] {
@@ -166,6 +176,20 @@ impl JobSpec {
         }
         Ok(())
     }
+}
+
+/// Most iterations of a job's motif.
+pub const MAX_ITERATIONS: u32 = 1 << 20;
+
+/// The mode that lets each message of a job choose (the paper's Algorithm 1).
+pub const APP_AWARE: &str = "app_aware";
+
+/// What `jobs[].routing_mode` may name, with one line on each: the Aries modes and
+/// `app_aware`.
+pub fn job_routing_modes() -> Vec<(&'static str, &'static str)> {
+    let mut modes: Vec<_> = super::AriesMode::ALL.iter().map(|m| (m.name(), m.about())).collect();
+    modes.push((APP_AWARE, "application-aware: each message between adaptive and high bias, from what the rank measured (jobs[].app_aware keys)"));
+    modes
 }
 
 /// The `app_aware` keys, which only `routing_mode = "app_aware"` reads.

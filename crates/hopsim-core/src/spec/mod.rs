@@ -14,7 +14,7 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE_KEYS, JOB_WORKLOAD_KEYS};
+pub use jobs::{job_routing_modes, AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE, APP_AWARE_KEYS, JOB_WORKLOAD_KEYS};
 pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
@@ -39,6 +39,9 @@ pub struct Spec {
     pub packet: PacketSpec,
     #[serde(default)]
     pub routing: RoutingSpec,
+    /// Needed by the open-loop workload (its `load`); jobs and closed-loop workloads read
+    /// its keys only when given.
+    #[serde(default)]
     pub traffic: TrafficSpec,
     #[serde(default)]
     pub message: MessageSpec,
@@ -249,6 +252,12 @@ pub struct TrafficSpec {
     /// The patterns' own keys (`shift`, `adv_offset`, `hotspots`, ...), as written.
     #[serde(flatten, default)]
     pub pattern_keys: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl Default for TrafficSpec {
+    fn default() -> Self {
+        TrafficSpec { pattern: uniform(), load: None, active_servers: None, active_fraction: None, burst: None, pattern_keys: Default::default() }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

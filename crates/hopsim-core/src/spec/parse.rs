@@ -115,9 +115,26 @@ fn key_at(text: &str, offset: usize) -> Option<(String, String)> {
     if key.is_empty() || key.starts_with('[') || key.contains(char::is_whitespace) {
         return None;
     }
-    let table = text[..start].lines().rev().map(str::trim).find(|l| l.starts_with('[') && !l.starts_with("[["));
-    let table = table.map(|t| t.trim_matches(|c| c == '[' || c == ']').trim().to_string()).unwrap_or_default();
+    let above = &text[..start];
+    let header = above.lines().rev().map(str::trim).find(|l| l.starts_with('['));
+    let table = header.map(|h| table_path(above, h.trim_matches(|c| c == '[' || c == ']').trim())).unwrap_or_default();
     Some((join(&table, key), value.trim().to_string()))
+}
+
+/// The dotted path of table `name` as the last header of `above` opens it: each part that
+/// is an array of tables (`[[jobs]]`) takes the index of its last entry (`jobs[1].workload`).
+fn table_path(above: &str, name: &str) -> String {
+    let mut path = String::new();
+    let mut prefix = String::new();
+    for part in name.split('.').map(|p| p.trim().trim_matches('"')) {
+        prefix = join(&prefix, part);
+        path = join(&path, part);
+        let entries = above.lines().map(str::trim).filter(|l| l.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")).is_some_and(|h| h.trim() == prefix)).count();
+        if entries > 0 {
+            path.push_str(&format!("[{}]", entries - 1));
+        }
+    }
+    path
 }
 
 /// The value at a dotted path of the document, as the user wrote it.

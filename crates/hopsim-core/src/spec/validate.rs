@@ -20,6 +20,8 @@ pub const MAX_BUFFER_PHITS: usize = u16::MAX as usize;
 pub const MAX_SERVERS_PER_SWITCH: usize = 60_000;
 /// Smallest rate of messages per server per cycle of the open-loop workload.
 pub const MIN_MESSAGE_RATE: f64 = 1e-13;
+/// Most packets (requests) one message is cut into: they are counted in 32 bits.
+pub const MAX_MESSAGE_PACKETS: u64 = u32::MAX as u64;
 /// Largest `nic.source_queue_limit`, in packets per server.
 pub const MAX_SOURCE_QUEUE: u64 = 1 << 32;
 
@@ -112,18 +114,26 @@ impl Spec {
         self.check_without_network()
     }
 
+    /// What describing the network needs of a spec: the links and the servers per switch
+    /// (each topology checks its own keys when built). Routing, traffic and the rest are
+    /// not read, so they are not checked.
+    pub fn validate_topology(&self) -> SpecResult<()> {
+        self.validate_link()?;
+        self.check_servers_per_switch()
+    }
+
     fn check_without_network(&self) -> SpecResult<()> {
         self.validate_router()?;
         self.validate_link()?;
         self.validate_load()?;
         self.nic.validate(self.packet.phits)?;
+        self.validate_nic()?;
         self.validate_messages()?;
         super::jobs::validate_jobs(&self.jobs)?;
         super::jobs::refuse_unread_app_aware(self)?;
         self.nic.refuse_unread(&self.keys_left_to_others("nic.protocol", super::nic::PROTOCOL_KEYS.into_iter()))?;
         self.validate_traffic()?;
-        self.validate_run()?;
-        self.validate_nic()
+        self.validate_run()
     }
 
     /// `[router]` and `[packet]`, and the buffers they size.
@@ -243,9 +253,20 @@ impl Spec {
                 return Err(SpecError::new("run.threads", t, format!("must be between 1 and {MAX_THREADS}")));
             }
         }
-        if run.temporal_bin == 0 {
-            return Err(SpecError::new("run.temporal_bin", run.temporal_bin, "must be at least 1 cycle"));
+        if run.temporal_bin == 0 || run.temporal_bin > MAX_CYCLES {
+            return Err(SpecError::new("run.temporal_bin", run.temporal_bin, format!("must be between 1 and {MAX_CYCLES} cycles")));
         }
+        if let Some(b) = &self.traffic.burst {
+            for (key, v) in [("traffic.burst.start", b.start), ("traffic.burst.cycles", b.cycles)] {
+                if v > MAX_CYCLES {
+                    return Err(SpecError::new(key, v, format!("must be between 0 and {MAX_CYCLES} cycles (a run lasts less than 2^31 cycles)")));
+                }
+            }
+        }
+        self.check_servers_per_switch()
+    }
+
+    fn check_servers_per_switch(&self) -> SpecResult<()> {
         if let Some(sps) = self.topology.servers_per_switch {
             if sps == 0 || sps > MAX_SERVERS_PER_SWITCH {
                 return Err(SpecError::new("topology.servers_per_switch", sps, format!("must be between 1 and {MAX_SERVERS_PER_SWITCH} (ports of a switch are numbered in 16 bits)")));
@@ -271,6 +292,48 @@ impl Spec {
             (None, Some(m), Some(p)) => (m / p).ceil().max(1.0) as usize,
             _ => 1,
         }
+    }
+
+    /// Packets (requests under a `nic.protocol`) a message of `bytes` is cut into, as the
+    /// NIC cuts it; saturating, so that a size too large for any check is still refused.
+    pub fn packets_for_bytes(&self, bytes: u64) -> u64 {
+        if self.nic.kind() != super::ProtocolKind::None {
+            bytes.div_ceil(self.nic.payload_bytes.max(1) as u64).max(1)
+        } else {
+            (bytes as f64 / self.packet.bytes.unwrap_or(1.0)).ceil().max(1.0) as u64
+        }
+    }
+
+    /// Refuse a message of `bytes` (made by `key = value`) too long to send: open-loop
+    /// (`droppable`), one that a server's source queue could never hold, which would be
+    /// dropped at the source every time; a program's, which is never dropped, one of more
+    /// packets than a message can count.
+    pub fn check_message_fits(&self, key: &str, value: impl std::fmt::Display, bytes: u64, what: &str, droppable: bool) -> SpecResult<()> {
+        let packets = self.packets_for_bytes(bytes);
+        let what = format!("{what} of {bytes} bytes");
+        if droppable {
+            return self.check_packets_fit(key, value, packets, &what);
+        }
+        if packets > MAX_MESSAGE_PACKETS {
+            let unit = if self.nic.kind() == super::ProtocolKind::None { "packets of packet.bytes" } else { "requests of nic.payload_bytes" };
+            return Err(SpecError::new(key, value, format!("{what} is {packets} {unit}: at most {MAX_MESSAGE_PACKETS} per message")));
+        }
+        Ok(())
+    }
+
+    /// Refuse `packets` packets in one message (made by `key = value`) above
+    /// `nic.source_queue_limit`.
+    pub fn check_packets_fit(&self, key: &str, value: impl std::fmt::Display, packets: u64, what: &str) -> SpecResult<()> {
+        let limit = self.nic.source_queue_limit;
+        if packets > limit {
+            let unit = if self.nic.kind() == super::ProtocolKind::None { "packets" } else { "requests" };
+            return Err(SpecError::new(
+                key,
+                value,
+                format!("{what} is {packets} {unit}, more than nic.source_queue_limit = {limit}: a message longer than a server's source queue could never be sent; raise nic.source_queue_limit or send smaller messages"),
+            ));
+        }
+        Ok(())
     }
 
     /// Bytes of a message under a `nic.protocol`: `message.bytes`, or `message.packets` full
@@ -302,6 +365,15 @@ impl Spec {
             }
             if self.packets_per_message() > 1 << 20 || b / self.nic.payload_bytes.max(1) as f64 > (1 << 20) as f64 {
                 return Err(SpecError::new("message.bytes", b, "makes more than 1048576 packets per message"));
+            }
+        }
+        // `[message]` is what `[workload]` sends; jobs size their own messages.
+        if self.jobs.is_empty() {
+            let packets = if self.nic.kind() == super::ProtocolKind::None { self.packets_per_message() as u64 } else { self.packets_for_bytes(self.message_bytes()) };
+            match (m.packets, m.bytes) {
+                (Some(n), _) => self.check_packets_fit("message.packets", n, packets, "a message")?,
+                (None, Some(b)) => self.check_packets_fit("message.bytes", b, packets, "a message")?,
+                _ => {}
             }
         }
         Ok(())

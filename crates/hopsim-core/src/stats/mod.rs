@@ -113,7 +113,12 @@ impl Stats {
     }
 
     pub fn on_generate(&mut self, now: u64, phits: u64) {
-        self.packets_generated += 1;
+        self.on_generate_packets(now, 1, phits);
+    }
+
+    /// `packets` packets of `phits` phits in all generated at `now` (a message's).
+    pub fn on_generate_packets(&mut self, now: u64, packets: u64, phits: u64) {
+        self.packets_generated += packets;
         self.phits_generated += phits;
         if self.in_window(now) {
             self.generated_measured_phits += phits;

@@ -159,7 +159,13 @@ impl PolicyCtx<'_> {
     }
     /// `router.vcs` is too few for the policy: `needs` says what it needs.
     pub fn too_few(&self, needs: String) -> SpecError {
-        SpecError::new("router.vcs", self.vcs(), format!("vc_policy = {:?} {needs}", self.policy.name()))
+        let r = &self.spec.routing;
+        let auto = if r.vc_policy == "auto" {
+            format!(" (routing.vc_policy = \"auto\" chose it as the sound policy for routing.algorithm = {:?}); set router.vcs to that many, or choose routing.vc_policy yourself (hopsim list shows the policies)", r.algorithm)
+        } else {
+            "; set router.vcs to that many".to_string()
+        };
+        SpecError::new("router.vcs", self.vcs(), format!("vc_policy = {:?} {needs}{auto}", self.policy.name()))
     }
 }
 

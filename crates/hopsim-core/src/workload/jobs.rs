@@ -35,6 +35,8 @@ struct Rank {
     pc: usize,
     iteration: u32,
     started: bool,
+    /// The cycle its current iteration started at.
+    started_at: u64,
     done: bool,
     /// The message it waits for: its sender, and its number among those the sender sends it.
     waiting: Option<(u32, u32)>,
@@ -205,7 +207,7 @@ impl Jobs {
     }
 
     /// Phits of the packets carrying a message of `bytes`.
-    fn message_phits(spec: &Spec, bytes: u64) -> u64 {
+    pub(crate) fn message_phits(spec: &Spec, bytes: u64) -> u64 {
         let protocol = Protocol::from_spec(spec);
         if protocol.is_on() {
             protocol.data_phits(bytes)
@@ -218,7 +220,9 @@ impl Jobs {
     fn size(&self, bytes: u64) -> (u32, u64) {
         if self.protocol.is_on() {
             let p = self.protocol.requests(bytes);
-            (p, (0..p).map(|s| self.protocol.request_phits(bytes, s) as u64).sum())
+            // Only PUT requests carry the data; GET requests are their headers.
+            let phits = if self.protocol.carries_data(crate::packet::PacketKind::Request) { self.protocol.data_phits(bytes) } else { p as u64 * self.protocol.request_phits(bytes, 0) as u64 };
+            (p, phits)
         } else {
             let p = (bytes as f64 / self.packet_bytes).ceil().max(1.0) as u32;
             (p, p as u64 * self.packet_phits)
@@ -244,7 +248,8 @@ impl Jobs {
         *seq += 1;
         job.messages += 1;
         job.bytes += bytes;
-        cx.posts.push(Post { src, dst: job.servers[to as usize], packets, bytes: if self.protocol.is_on() { bytes } else { 0 }, tag, mode });
+        let droppable = matches!(job.work, Work::OpenLoop { .. });
+        cx.posts.push(Post { src, dst: job.servers[to as usize], packets, bytes: if self.protocol.is_on() { bytes } else { 0 }, tag, mode, droppable });
     }
 
     /// Run rank `r` of job `j` until it blocks (a receive not yet arrived, a computation) or
@@ -276,6 +281,17 @@ impl Jobs {
                     }
                     return;
                 }
+                if job.spec.background && rank.started_at == cx.now && rank.iteration > 0 {
+                    // A background rank whose whole iteration took no time (a bcast's root,
+                    // which never waits) would repeat it without end within this cycle: it
+                    // starts the next one at the next cycle.
+                    rank.started_at = u64::MAX;
+                    // The iteration just ended is counted: the timer's call starts the next.
+                    rank.started = false;
+                    cx.timers.push((cx.now + 1, job.servers[r]));
+                    return;
+                }
+                rank.started_at = cx.now;
                 let it = rank.iteration as usize;
                 if job.iteration_start.len() <= it {
                     job.iteration_start.push(cx.now);
@@ -337,7 +353,7 @@ impl Jobs {
         let server = job.servers[r] as usize;
         let n = job.ranks.len() as u32;
         let rng = &mut cx.rng[server];
-        let next = cx.now + 1 + gap.sample(rng);
+        let next = (cx.now + 1).saturating_add(gap.sample(rng));
         if n > 1 {
             // Uniform over the job's other ranks.
             let to = (r as u32 + 1 + rng.gen_range(0..n - 1)) % n;

@@ -32,6 +32,10 @@ pub struct Post {
     /// The Aries routing mode its packets (and their responses) take; `None`: the run's
     /// `routing.mode`.
     pub mode: Option<crate::routing::AriesMode>,
+    /// Open-loop traffic, which a full source queue may drop (counted). A program's message
+    /// is waited for, so it is never dropped: its rank sends at most one iteration's
+    /// messages before it waits, which bounds the queue.
+    pub droppable: bool,
 }
 
 /// The size of the messages a workload sends, as posts carry it.
@@ -63,7 +67,7 @@ impl MessageSize {
     }
 
     fn post(&self, src: u32, dst: u32, tag: u32) -> Post {
-        Post { src, dst, packets: self.packets, bytes: self.bytes, tag, mode: None }
+        Post { src, dst, packets: self.packets, bytes: self.bytes, tag, mode: None, droppable: true }
     }
 }
 
@@ -201,6 +205,7 @@ pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
 pub fn check(spec: &Spec) -> SpecResult<()> {
     // A misspelt `[traffic]` key is named before the load it may have meant is missed.
     crate::traffic::own_keys::<serde_json::Value>(spec)?;
+    refuse_workload_beside_jobs(spec)?;
     let k = kind(spec)?;
     (k.check)(spec)?;
     motifs::check(spec)?;
@@ -208,6 +213,24 @@ pub fn check(spec: &Spec) -> SpecResult<()> {
         return Err(SpecError::new("traffic.burst", "", "only used by the open-loop workload (workload.kind = \"bernoulli\")"));
     }
     Ok(())
+}
+
+/// `[[jobs]]` replace `[workload]`: a `[workload]` given beside them (a kind other than the
+/// default, or a kind's key) would not run, so it is refused rather than ignored.
+fn refuse_workload_beside_jobs(spec: &Spec) -> SpecResult<()> {
+    if spec.jobs.is_empty() {
+        return Ok(());
+    }
+    let w = &spec.workload;
+    let default = crate::spec::WorkloadSpec::default();
+    let why = "[[jobs]] replace [workload], which would not run: remove [workload] (each job's workload is its jobs[].workload table)";
+    if w.kind != default.kind {
+        return Err(SpecError::new("workload.kind", format!("{:?}", w.kind), why));
+    }
+    match w.kind_keys.iter().find(|(_, v)| !v.is_null()) {
+        Some((k, v)) => Err(SpecError::new(format!("workload.{k}"), v, why)),
+        None => Ok(()),
+    }
 }
 
 /// `spec` with its `[workload]` table and each job's motif keys as the normalised spec

@@ -230,3 +230,165 @@ fn every_edge_value_in_every_numeric_key_is_a_result_or_a_clear_error() {
         }
     }
 }
+
+/// Each motif with the keys it reads, for the drawn jobs: the products of these keys are
+/// message sizes (a face of `domain` x `element_bytes`, a vector of `elements` x
+/// `element_bytes`), which must be refused where they overflow, never wrap.
+const MOTIF_KEYS: &[(&str, &[&str])] = &[
+    ("ping_pong", &["bytes"]),
+    ("allreduce", &["bytes", "elements", "element_bytes"]),
+    ("alltoall", &["bytes"]),
+    ("barrier", &["bytes"]),
+    ("bcast", &["bytes", "root"]),
+    ("halo3d", &["domain", "element_bytes"]),
+    ("sweep3d", &["domain", "element_bytes", "block"]),
+    ("halo", &["dims", "domain", "element_bytes", "ghost"]),
+    ("cg", &["domain", "element_bytes", "dot_products"]),
+    ("fft3d", &["points", "element_bytes"]),
+    ("graph500", &["scale", "edge_factor", "levels"]),
+    ("md", &["domain", "ghost", "atom_bytes", "border_bytes", "thermo_values", "rebuild_every", "thermo_every"]),
+    ("bernoulli", &["load", "bytes"]),
+];
+
+/// A value for a motif key: a list of 2 or 3 numbers for `domain`, else a number.
+fn motif_value(key: &'static str) -> BoxedStrategy<String> {
+    if key == "domain" {
+        prop::collection::vec(number(), 2..=3).prop_map(|d| format!("[{}]", d.join(", "))).boxed()
+    } else if key == "load" {
+        load().boxed()
+    } else {
+        number().boxed()
+    }
+}
+
+/// One job on a small torus with 64-byte packets (or a NIC protocol), its motif's keys
+/// drawn at the edges, with the keys every motif reads and the source queue's limit.
+fn jobs_spec() -> impl Strategy<Value = String> {
+    let motif = prop::sample::select(MOTIF_KEYS);
+    motif
+        .prop_flat_map(|(name, keys)| {
+            let own: Vec<_> = keys.iter().map(|&k| prop::option::weighted(0.6, motif_value(k).prop_map(move |v| (k, v)))).collect();
+            (
+                Just(name),
+                own,
+                (maybe("iterations", number()), maybe("compute", number()), maybe("start", number()), prop::sample::select(&[2u32, 4, 8, 16][..])),
+                (maybe("source_queue_limit", number()), maybe("bytes", number()), prop::bool::weighted(0.2)),
+            )
+        })
+        .prop_map(|(name, own, (iterations, compute, start, ranks), (limit, packet_bytes, put))| {
+            let mut workload = vec![format!("\"motif\": \"{name}\"")];
+            workload.extend(own.into_iter().flatten().chain(iterations).chain(compute).map(|(k, v)| format!("\"{k}\": {v}")));
+            let start = start.map(|(k, v)| format!(", \"{k}\": {v}")).unwrap_or_default();
+            let nic = [limit.map(|(k, v)| format!("\"{k}\": {v}")), put.then(|| "\"protocol\": \"put\"".to_string())];
+            let nic: Vec<String> = nic.into_iter().flatten().collect();
+            let packet = if put { "\"phits\": 8".to_string() } else { format!("\"phits\": 8, \"bytes\": {}", packet_bytes.map_or("64".to_string(), |(_, v)| v)) };
+            format!(
+                r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "packet": {{{packet}}}, "nic": {{{}}}, "run": {{"warmup": 0, "cycles": 400}}, "jobs": [{{"name": "a", "ranks": {ranks}{start}, "workload": {{{}}}}}]}}"#,
+                nic.join(", "),
+                workload.join(", ")
+            )
+        })
+}
+
+/// An error's value as a user would write it: no Rust `Some(..)`, no number in hundreds of
+/// digits.
+fn shown_plainly(e: &hopsim_core::SpecError) -> bool {
+    let digits = e.value.chars().fold((0, 0), |(run, most), c| if c.is_ascii_digit() { (run + 1, most.max(run + 1)) } else { (0, most) }).1;
+    !e.to_string().contains("Some(") && digits <= 40
+}
+
+#[test]
+fn drawn_jobs_and_products_of_motif_keys_end_in_a_result_or_a_clear_error() {
+    let cases = std::env::var("HOPSIM_FUZZ_CASES").ok().and_then(|v| v.parse::<u32>().ok()).map_or(300, |c| c / 4);
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&jobs_spec(), |json| {
+            if let Err(e) = from_json_str(&json).and_then(|s| hopsim_core::engine::Simulation::check(&s)) {
+                prop_assert!(shown_plainly(&e), "{e}");
+                prop_assert!(e.key.starts_with("jobs[0]") || e.key.starts_with("nic.") || e.key.starts_with("packet.") || e.key == "message.bytes", "{e}\n{json}");
+            }
+            outcome(&json)?;
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn every_edge_value_in_every_motif_key_is_a_result_or_a_clear_error() {
+    for &(motif, keys) in MOTIF_KEYS {
+        for &key in keys.iter().chain(&["iterations", "compute"]) {
+            for value in EDGES {
+                let value = if key == "domain" { format!("[{value}, {value}, 2]") } else { value.to_string() };
+                let json = format!(
+                    r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "packet": {{"phits": 8, "bytes": 64}}, "run": {{"warmup": 0, "cycles": 300}}, "jobs": [{{"name": "a", "ranks": 8, "workload": {{"motif": "{motif}", "{key}": {value}{}}}}}]}}"#,
+                    if motif == "bernoulli" && key != "load" { ", \"load\": 0.1" } else { "" }
+                );
+                if std::env::var("HOPSIM_FUZZ_SHOW").is_ok() {
+                    eprintln!("{motif}.{key} = {value}");
+                }
+                if let Err(e) = outcome(&json).map(|_| ()) {
+                    panic!("{motif}.{key} = {value}: {e}");
+                }
+                if let Err(e) = from_json_str(&json).and_then(|s| hopsim_core::engine::Simulation::check(&s)) {
+                    assert!(e.key.starts_with("jobs[0]"), "{motif}.{key} = {value}: {e}");
+                    assert!(shown_plainly(&e), "{motif}.{key} = {value}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn physical_unit_keys_at_every_edge_are_a_result_or_a_clear_error() {
+    let cases: &[(&str, &str)] = &[
+        ("link", "gbytes_per_s"),
+        ("packet", "bytes"),
+        ("message", "bytes"),
+        ("nic", "flit_bytes"),
+        ("nic", "payload_bytes"),
+        ("nic", "header_flits"),
+        ("nic", "max_outstanding"),
+    ];
+    for &(table, key) in cases {
+        for value in EDGES {
+            for protocol in ["none", "put"] {
+                let mut nic = format!("\"protocol\": \"{protocol}\"");
+                let mut packet = "\"phits\": 8, \"bytes\": 64".to_string();
+                let mut message = String::new();
+                let mut link = "\"gbytes_per_s\": 10".to_string();
+                match table {
+                    "link" => link = format!("\"{key}\": {value}"),
+                    "packet" => packet = format!("\"phits\": 8, \"{key}\": {value}"),
+                    "message" => message = format!("\"{key}\": {value}"),
+                    _ => nic += &format!(", \"{key}\": {value}"),
+                }
+                let json = format!(
+                    r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "link": {{{link}}}, "packet": {{{packet}}}, "message": {{{message}}}, "nic": {{{nic}}}, "traffic": {{"load": 0.1}}, "run": {{"warmup": 0, "cycles": 300}}}}"#
+                );
+                if let Err(e) = outcome(&json).map(|_| ()) {
+                    panic!("{table}.{key} = {value} ({protocol}): {e}");
+                }
+                if let Err(e) = from_json_str(&json).and_then(|s| hopsim_core::engine::Simulation::check(&s)) {
+                    assert!(shown_plainly(&e), "{table}.{key} = {value}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_is_a_clear_error_naming_a_key() {
+    for depth in [10usize, 127, 128, 129, 600, 5000] {
+        for (open, close) in [("[", "]"), ("{\"a\": ", "}")] {
+            let value = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+            let json = format!(r#"{{"topology": {{"kind": "torus", "dims": [4, 4]}}, "traffic": {{"load": 0.1, "deep": {value}}}}}"#);
+            match from_json_str(&json).and_then(|s| hopsim_core::engine::Simulation::check(&s)) {
+                Ok(_) => panic!("nested {depth} deep was accepted"),
+                Err(e) => {
+                    assert!(!e.key.is_empty() && !e.to_string().contains('\n'), "{e}");
+                    assert!(e.to_string().len() < 1000, "{e}");
+                }
+            }
+        }
+    }
+}

@@ -29,5 +29,6 @@ mod spec_errors;
 mod threads;
 mod throughput;
 mod topology;
+mod trust;
 mod traffic;
 mod zero_load;

@@ -40,18 +40,37 @@ pub trait Allocation {
 /// table it reads besides `policy`, and how it is made from them.
 pub struct PolicyKind {
     pub name: &'static str,
+    pub about: &'static str,
     pub keys: &'static [&'static str],
     make: fn(&AllocationSpec) -> Box<dyn Allocation>,
 }
 
 /// Every allocation policy, in the order error messages give them.
 pub const POLICIES: [PolicyKind; 5] = [
-    PolicyKind { name: "linear", keys: &["offset"], make: |a| Box::new(linear::Linear { offset: a.offset }) },
-    PolicyKind { name: "random", keys: &[], make: |_| Box::new(random::Random) },
-    PolicyKind { name: "spread", keys: &["offset", "groups"], make: |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups }) },
-    PolicyKind { name: "per_group", keys: &["offset"], make: |a| Box::new(per_group::PerGroup { first_group: a.offset }) },
-    PolicyKind { name: "explicit", keys: &["servers"], make: |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() }) },
+    PolicyKind { name: "linear", about: "consecutive free servers from offset", keys: &["offset"], make: |a| Box::new(linear::Linear { offset: a.offset }) },
+    PolicyKind { name: "random", about: "free servers drawn at random", keys: &[], make: |_| Box::new(random::Random) },
+    PolicyKind { name: "spread", about: "round robin over groups from offset", keys: &["offset", "groups"], make: |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups }) },
+    PolicyKind { name: "per_group", about: "fill one group before the next, from group offset", keys: &["offset"], make: |a| Box::new(per_group::PerGroup { first_group: a.offset }) },
+    PolicyKind { name: "explicit", about: "the server of each rank, as listed", keys: &["servers"], make: |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() }) },
 ];
+
+/// The `jobs[].allocation` keys the policies read besides `policy`, as `hopsim list` shows them.
+pub const KEYS: &[crate::spec::Key] = &[
+    crate::spec::Key { name: "offset", default: "0", meaning: "linear: the first server; spread, per_group: the first group" },
+    crate::spec::Key { name: "groups", default: "all", meaning: "spread: over how many groups" },
+    crate::spec::Key { name: "servers", default: "required", meaning: "explicit: the server of each rank" },
+];
+
+/// Each policy with the keys it reads, for `hopsim list`.
+pub fn policies_json() -> Vec<serde_json::Value> {
+    POLICIES
+        .iter()
+        .map(|p| {
+            let keys: Vec<_> = KEYS.iter().filter(|k| p.keys.contains(&k.name)).map(crate::spec::Key::json).collect();
+            serde_json::json!({"name": p.name, "about": p.about, "keys": keys})
+        })
+        .collect()
+}
 
 /// The policy job `i`'s `allocation.policy` names, refusing the keys of its table that the
 /// policy does not read (those of another policy too, unless the experiment sweeps it).

@@ -32,8 +32,21 @@ fn read(cx: &MotifCtx) -> SpecResult<(f64, u64)> {
     let keys: Keys = cx.own_keys()?;
     let bytes = cx.message_bytes(keys.bytes)?;
     match keys.load {
-        Some(l) if l > 0.0 && l <= 1.0 => Ok((l, bytes)),
-        l => Err(SpecError::new(cx.key("workload.load"), format!("{l:?}"), "bernoulli needs a load in (0, 1] phits per rank per cycle")),
+        Some(l) if l > 0.0 && l <= 1.0 => {
+            // Below this rate the gaps between messages cannot be drawn (as `traffic.load`'s).
+            let phits = crate::workload::jobs::Jobs::message_phits(cx.spec, bytes);
+            let per_cycle = l / phits as f64;
+            if per_cycle < crate::spec::MIN_MESSAGE_RATE {
+                return Err(SpecError::new(
+                    cx.key("workload.load"),
+                    l,
+                    format!("too small: {per_cycle:e} messages per rank per cycle (messages of {phits} phits); at least {:e}", crate::spec::MIN_MESSAGE_RATE),
+                ));
+            }
+            Ok((l, bytes))
+        }
+        Some(l) => Err(SpecError::new(cx.key("workload.load"), l, "bernoulli needs a load in (0, 1] phits per rank per cycle")),
+        None => Err(SpecError::new(cx.key("workload.load"), "", "missing; bernoulli needs a load in (0, 1] phits per rank per cycle")),
     }
 }
 

@@ -12,12 +12,12 @@ pub const KIND: MotifInfo = MotifInfo {
     keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES],
     defaults: crate::spec::defaults_of::<Keys>,
     typed: super::typed::<Keys>,
-    check: |cx| cx.domain(cx.own_keys::<Keys>()?.domain.as_deref()).map(drop),
+    check: |cx| faces(cx, &cx.own_keys()?).map(drop),
     build: |cx| {
         let keys: Keys = cx.own_keys()?;
         let grid = super::grid(keys.grid.as_deref(), cx.ranks(), 3, &cx.key("workload.grid"))?;
-        let domain = cx.domain(keys.domain.as_deref())?;
-        Ok(Some(Box::new(Halo3d { grid: [grid[0], grid[1], grid[2]], domain, element_bytes: keys.element_bytes, compute: cx.compute() })))
+        let face = faces(cx, &keys)?;
+        Ok(Some(Box::new(Halo3d { grid: [grid[0], grid[1], grid[2]], face, compute: cx.compute() })))
     },
 };
 
@@ -32,10 +32,22 @@ struct Keys {
     element_bytes: u64,
 }
 
+/// The bytes of the faces normal to x, y and z: products of the domain's sides and
+/// `element_bytes`, each checked like a message size given directly.
+fn faces(cx: &super::MotifCtx, keys: &Keys) -> crate::error::SpecResult<[u64; 3]> {
+    let [dx, dy, dz] = cx.domain(keys.domain.as_deref())?;
+    let mut face = [0; 3];
+    for (d, (a, b)) in [(dy, dz), (dx, dz), (dx, dy)].into_iter().enumerate() {
+        let what = format!("the face normal to {} (domain x domain x element_bytes)", ["x", "y", "z"][d]);
+        face[d] = cx.product_bytes("domain", format!("{:?}", [dx, dy, dz]), &what, &[a, b, keys.element_bytes])?;
+    }
+    Ok(face)
+}
+
 pub struct Halo3d {
     pub grid: [usize; 3],
-    pub domain: [u64; 3],
-    pub element_bytes: u64,
+    /// Bytes of the faces normal to x, y and z.
+    pub face: [u64; 3],
     pub compute: u64,
 }
 
@@ -45,8 +57,7 @@ impl Halo3d {
         let [gx, gy, _] = self.grid;
         let c = [rank % gx, rank / gx % gy, rank / (gx * gy)];
         let stride = [1, gx, gx * gy];
-        let [dx, dy, dz] = self.domain;
-        let face = [dy * dz, dx * dz, dx * dy].map(|e| e * self.element_bytes);
+        let face = self.face;
         let mut out = Vec::with_capacity(6);
         for d in 0..3 {
             if c[d] > 0 {

@@ -126,6 +126,12 @@ impl MotifCtx<'_> {
     pub fn compute(&self) -> u64 {
         self.job().workload.compute
     }
+    /// Whether the job is open-loop traffic, whose messages a full source queue drops (a
+    /// program's never are: its receivers wait for them).
+    fn open_loop(&self) -> bool {
+        crate::workload::is_open_loop_motif(&self.job().workload.motif)
+    }
+
     /// The dotted name of one of the job's keys (`ranks`, `workload.root`).
     pub fn key(&self, k: &str) -> String {
         format!("jobs[{}].{k}", self.i)
@@ -159,6 +165,7 @@ impl MotifCtx<'_> {
         if self.spec.bytes_per_phit().is_none() {
             return Err(SpecError::new(self.key("workload.bytes"), b, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
         }
+        self.spec.check_message_fits(&self.key("workload.bytes"), b, b, "a message", self.open_loop())?;
         Ok(b)
     }
 
@@ -175,6 +182,7 @@ impl MotifCtx<'_> {
         if self.spec.bytes_per_phit().is_none() {
             return Err(SpecError::new(self.key(&format!("workload.{key}")), &value, "needs packet.bytes to cut messages into packets (or a nic.protocol)"));
         }
+        self.spec.check_message_fits(&self.key(&format!("workload.{key}")), &value, bytes, what, self.open_loop())?;
         Ok(bytes)
     }
 

@@ -40,6 +40,7 @@ pub const KIND: MotifInfo = MotifInfo {
             keys.compute_scale * 1e9 / (header.timer_resolution as f64 * cycle_ns)
         };
         let trace = Trace::load(Path::new(path), &key, cycles_per_tick)?;
+        cx.spec.check_message_fits(&key, format!("{path:?}"), trace.largest_message(), "the trace's largest message", false)?;
         Ok(Some(Box::new(Replay { trace })))
     },
 };

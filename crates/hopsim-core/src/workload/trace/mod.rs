@@ -62,6 +62,11 @@ struct Call {
 }
 
 impl Trace {
+    /// The most bytes any one message of the replay carries (0 without messages).
+    pub fn largest_message(&self) -> u64 {
+        self.ops.iter().flatten().filter_map(|op| if let Op::Send { bytes, .. } = op { Some(*bytes) } else { None }).max().unwrap_or(0)
+    }
+
     pub fn iterations(&self) -> usize {
         self.starts.first().map_or(1, Vec::len)
     }
