@@ -406,3 +406,15 @@ def test_environment_variables_never_break_a_run(tmp_path, name, value):
         else:
             os.environ[name] = old
     assert p.returncode in (0, 2) and "Traceback" not in p.stderr, p.stderr[-1500:]
+
+
+def test_packets_dropped_at_the_source_are_a_warning(tmp_path):
+    """Open-loop traffic beyond what the network takes is dropped at a full source queue:
+    counted in runs.csv and said in the summary, never silent."""
+    from conftest import run_cli
+
+    path = tmp_path / "drop.toml"
+    path.write_text('[topology]\nkind = "torus"\ndims = [4, 4]\n[nic]\nsource_queue_limit = 4\n'
+                    '[traffic]\nload = 1.0\n[run]\nwarmup = 0\ncycles = 3000\n')
+    proc = run_cli("run", path, "--out", tmp_path / "o", "--link-maps", "none", "--no-plots", check=0)
+    assert "warning: 1 run(s) dropped packets at their source" in proc.stderr, proc.stderr

@@ -152,5 +152,11 @@ def print_summary(frame, exp, out: Path, quiet: bool = False) -> None:
     n_dead = _count_true(frame, "deadlock")
     if n_dead and not (len(frame) and closed_loop(frame)):
         print(f"deadlock in {n_dead} run(s)")
+    if "packets_dropped_at_source" in frame.columns:
+        dropped = frame[frame["packets_dropped_at_source"].fillna(0).astype(float) > 0]
+        if len(dropped):
+            print(f"hopsim: warning: {len(dropped)} run(s) dropped packets at their source, whose queue held "
+                  f"nic.source_queue_limit packets (offered more than the network accepts; "
+                  f"packets_dropped_at_source in runs.csv), for example {dropped['run'].iloc[0]}", file=sys.stderr)
     print(f"results: {out / 'runs.csv'}")
     print(f"report:  {out / 'report.html'}")
