@@ -11,6 +11,18 @@ pub fn run(toml: &str) -> RunResult {
     r
 }
 
+/// The error a spec gets, from parsing it or from running it; a spec that runs panics.
+pub fn refused(toml: &str) -> hopsim_core::SpecError {
+    let spec = match spec::from_toml_str(toml) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    match simulate(&spec) {
+        Err(e) => e,
+        Ok(_) => panic!("accepted:\n{toml}"),
+    }
+}
+
 /// Everything a run reports except its wall-clock speed: what must be equal between two
 /// ways of running the same spec and seed.
 pub fn fingerprint(r: &RunResult) -> String {

@@ -2,7 +2,7 @@
 //! the application, bad jobs are refused with the key at fault, and a file without jobs runs
 //! as before.
 use crate::common;
-use hopsim_core::{simulate, spec};
+use hopsim_core::spec;
 
 /// A 2-switch torus of 16 servers per switch, 4-phit packets of 64 bytes.
 pub const ONE_SWITCH: &str = "[topology]\nkind = \"torus\"\ndims = [2]\nservers_per_switch = 16\n[packet]\nphits = 4\nbytes = 64\n[traffic]\n[run]\nwarmup = 0\ncycles = 1000000\n";
@@ -15,16 +15,6 @@ pub fn job(name: &str, ranks: usize, workload: &str, extra: &str) -> String {
     format!("[[jobs]]\nname = \"{name}\"\nranks = {ranks}\nworkload = {{ {workload} }}\n{extra}\n")
 }
 
-fn err(toml: &str) -> hopsim_core::SpecError {
-    let spec = match spec::from_toml_str(toml) {
-        Ok(s) => s,
-        Err(e) => return e,
-    };
-    match simulate(&spec) {
-        Err(e) => e,
-        Ok(_) => panic!("accepted:\n{toml}"),
-    }
-}
 
 fn servers_of(net: &str, jobs: &str) -> Vec<Vec<u32>> {
     let r = common::run(&format!("{net}{jobs}"));
@@ -117,7 +107,7 @@ fn bad_jobs_are_refused_with_their_key() {
         (ONE_SWITCH.replace("bytes = 64\n", "") + &job("a", 4, "motif = \"alltoall\", bytes = 64", ""), "jobs[0].workload.bytes"),
     ];
     for (toml, key) in cases {
-        let e = err(&toml);
+        let e = common::refused(&toml);
         assert_eq!(e.key, key, "{e}\n{toml}");
     }
 }
@@ -125,12 +115,12 @@ fn bad_jobs_are_refused_with_their_key() {
 #[test]
 fn each_motif_reads_its_own_keys_and_refuses_the_others_unless_the_motif_is_swept() {
     // A key no motif reads is refused naming the chosen motif's keys, the family's first.
-    let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", roots = 1", "")));
+    let e = common::refused(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", roots = 1", "")));
     assert_eq!((e.key.as_str(), e.value.as_str()), ("jobs[0].workload.roots", "1"));
     assert!(e.allowed.contains("jobs[0].workload.motif = \"bcast\"") && e.allowed.ends_with("allowed keys: motif, iterations, compute, barrier, bytes, root"), "{e}");
     // Another motif's key is refused as well...
     let ping_pong = format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"ping_pong\", iterations = 2, root = 99, block = 0", ""));
-    let e = err(&ping_pong);
+    let e = common::refused(&ping_pong);
     assert_eq!(e.to_string(), "jobs[0].workload.block = 0: unknown key for jobs[0].workload.motif = \"ping_pong\"; allowed keys: motif, iterations, compute, barrier, bytes");
     // ...unless the experiment sweeps the motif: then it is left to the motif that reads it
     // (one table serves the sweep), even when it would be out of range there: bcast's root
@@ -138,7 +128,7 @@ fn each_motif_reads_its_own_keys_and_refuses_the_others_unless_the_motif_is_swep
     let r = common::run(&format!("{ping_pong}[sweep]\n\"jobs.0.workload.motif\" = [\"ping_pong\", \"bcast\", \"sweep3d\"]\n"));
     assert!(r.jobs[0].complete);
     // A wrong type is named with the motif's key.
-    let e = err(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", root = \"first\"", "")));
+    let e = common::refused(&format!("{ONE_SWITCH}{}", job("a", 4, "motif = \"bcast\", root = \"first\"", "")));
     assert_eq!(e.key, "jobs[0].workload.root", "{e}");
 }
 

@@ -3,7 +3,7 @@
 //! a link that reported a deadlock, cycles beyond what a run can hold. Each is refused up
 //! front naming its key, or now runs right.
 use crate::common;
-use hopsim_core::{simulate, spec};
+use hopsim_core::spec;
 
 /// A 4x4 torus with 64-byte packets of 8 phits, short runs.
 const NET: &str = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[packet]\nphits = 8\nbytes = 64\n[run]\nwarmup = 0\ncycles = 200000\n";
@@ -12,19 +12,9 @@ fn job(workload: &str) -> String {
     format!("{NET}[[jobs]]\nname = \"a\"\nranks = 8\nworkload = {{ {workload} }}\n")
 }
 
-fn err(toml: &str) -> hopsim_core::SpecError {
-    let spec = match spec::from_toml_str(toml) {
-        Ok(s) => s,
-        Err(e) => return e,
-    };
-    match simulate(&spec) {
-        Err(e) => e,
-        Ok(_) => panic!("accepted:\n{toml}"),
-    }
-}
 
 fn refused(toml: &str, key: &str, says: &[&str]) {
-    let e = err(toml);
+    let e = common::refused(toml);
     assert_eq!(e.key, key, "{e}");
     for s in says {
         assert!(e.to_string().contains(s), "{e} does not say {s:?}");
@@ -133,28 +123,28 @@ fn a_workload_table_beside_jobs_is_refused_not_ignored() {
 
 #[test]
 fn an_integer_toml_cannot_hold_is_named_under_its_array_of_tables() {
-    let e = err(&format!("{NET}[[jobs]]\nname = \"a\"\nranks = 4\nstart = {}\n[jobs.workload]\nmotif = \"barrier\"\n", u64::MAX));
+    let e = common::refused(&format!("{NET}[[jobs]]\nname = \"a\"\nranks = 4\nstart = {}\n[jobs.workload]\nmotif = \"barrier\"\n", u64::MAX));
     assert_eq!(e.key, "jobs[0].start", "{e}");
-    let e = err(&format!("{NET}[[jobs]]\nname = \"a\"\nranks = 4\nworkload = {{ motif = \"barrier\" }}\n[[jobs]]\nname = \"b\"\nranks = 4\nstart = {}\n", u64::MAX));
+    let e = common::refused(&format!("{NET}[[jobs]]\nname = \"a\"\nranks = 4\nworkload = {{ motif = \"barrier\" }}\n[[jobs]]\nname = \"b\"\nranks = 4\nstart = {}\n", u64::MAX));
     assert_eq!(e.key, "jobs[1].start", "{e}");
-    let e = err(&format!("{NET}[[jobs]]\nname = \"a\"\nranks = 4\n[jobs.workload]\nmotif = \"barrier\"\ncompute = {}\n", u64::MAX));
+    let e = common::refused(&format!("{NET}[[jobs]]\nname = \"a\"\nranks = 4\n[jobs.workload]\nmotif = \"barrier\"\ncompute = {}\n", u64::MAX));
     assert_eq!(e.key, "jobs[0].workload.compute", "{e}");
 }
 
 #[test]
 fn errors_show_values_as_written() {
-    let e = err(&format!("{NET}[traffic]\nload = 5e-324\n"));
+    let e = common::refused(&format!("{NET}[traffic]\nload = 5e-324\n"));
     assert_eq!(e.value, "5e-324", "{e}");
     assert!(e.to_string().len() < 200, "{e}");
-    let e = err(&job("motif = \"bernoulli\", load = 0.0"));
+    let e = common::refused(&job("motif = \"bernoulli\", load = 0.0"));
     assert!(!e.to_string().contains("Some("), "{e}");
-    let e = err(&job("motif = \"bernoulli\""));
+    let e = common::refused(&job("motif = \"bernoulli\""));
     assert!(!e.to_string().contains("None"), "{e}");
 }
 
 #[test]
 fn auto_says_it_chose_the_vc_policy_that_needs_more_vcs() {
-    let e = err("[topology]\nkind = \"aries\"\ngroups = 2\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n[traffic]\nload = 0.1\n");
+    let e = common::refused("[topology]\nkind = \"aries\"\ngroups = 2\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n[traffic]\nload = 0.1\n");
     assert_eq!(e.key, "router.vcs");
     assert!(e.to_string().contains("\"auto\" chose it"), "{e}");
     assert!(e.to_string().contains("set router.vcs"), "{e}");
