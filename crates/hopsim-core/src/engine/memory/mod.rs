@@ -117,7 +117,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     ];
 
     // Packets alive at saturation: 40 % of the packets the input buffers of the network
-    // ports hold (measured on saturated tori: 36 % to 53 %), but no more than the servers
+    // ports hold (what saturated tori keep, docs/memory.md), but no more than the servers
     // can keep in the network: a buffer's packets at each hop of a path of up to twice the
     // diameter (what fills a low-diameter network, whose VC policies leave VCs unused and
     // whose bottleneck is at the edge). The arena is reserved up front, so only the packets
