@@ -67,6 +67,10 @@ fn times(a: u64, b: u64) -> u64 {
     a.saturating_mul(b)
 }
 
+/// Of the packets the network ports' input buffers can hold, the share alive in a saturated
+/// network, as (numerator, denominator): measured on saturated tori (docs/benchmark-log.md).
+const ALIVE_OF_BUFFERED: (u64, u64) = (2, 5);
+
 /// What the run described by `spec` on `topo` needs, in bytes, part by part.
 pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     use crate::router::{Entry, OutEntry, Port, Vc};
@@ -116,16 +120,16 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         },
     ];
 
-    // Packets alive at saturation: 40 % of the packets the input buffers of the network
-    // ports hold (what saturated tori keep, docs/memory.md), but no more than the servers
-    // can keep in the network: a buffer's packets at each hop of a path of up to twice the
+    // Packets alive at saturation: the share `ALIVE_OF_BUFFERED` of the packets the input
+    // buffers of the network ports hold (what saturated tori keep), but no more than the
+    // servers can keep in the network: a buffer's packets at each hop of a path of up to twice the
     // diameter (what fills a low-diameter network, whose VC policies leave VCs unused and
     // whose bottleneck is at the edge). The arena is reserved up front, so only the packets
     // alive take memory; plus the two made at each NIC.
     let buffer_packets = spec.input_buffer_phits() as u64 / p;
     let packet_slots = times(times(net_ports, vcs), buffer_packets);
     let path = 2 * topo.diameter() as u64 + 1;
-    let live = (packet_slots / 5 * 2).min(times(servers, times(path, buffer_packets.max(1)))) + 2 * servers;
+    let live = (packet_slots / ALIVE_OF_BUFFERED.1 * ALIVE_OF_BUFFERED.0).min(times(servers, times(path, buffer_packets.max(1)))) + 2 * servers;
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
 
     // NICs, their credits, two sets of counters (the window's and the run's), generators,
@@ -412,7 +416,8 @@ mod tests {
     fn packets_in_flight_grow_with_buffers_and_stop_at_what_servers_keep() {
         let buf = |n: usize| part(&est(&format!("{TORUS}[router]\ninput_buffer = {n}\n")), "packets in flight");
         assert!(buf(8) > buf(4));
-        // A fat-tree's few servers cannot fill its many buffers: fewer than 40 % of them.
+        // A fat-tree's few servers cannot fill its many buffers: fewer than the share a
+        // torus keeps.
         let spec = from_toml_str("[topology]\nkind = \"fat_tree\"\nk = 8\nlevels = 3\n[router]\ninput_buffer = 16\n[traffic]\nload = 1.0\n").unwrap();
         let topo = crate::topology::build(&spec).unwrap();
         let net_ports: u64 = (0..topo.num_switches()).map(|s| topo.network_ports(s) as u64).sum();
