@@ -345,9 +345,23 @@ def check_ours(out: Path, name: str, source: Path | None = None) -> None:
     raise _refuse_foreign(path, why)
 
 
+def free_or_ours(out: Path, name: str) -> bool:
+    """Whether hopsim may write or delete ``out/name``: nothing is there, or a file hopsim
+    wrote and nobody changed since (:func:`check_ours` without the error)."""
+    try:
+        check_ours(out, name)
+    except SpecError:
+        return False
+    return True
+
+
 def _record(out: Path, name: str, digest: str, staging: Path) -> None:
     files = _manifest(out)
     files[name] = ([d for d in files.get(name, []) if d != digest] + [digest])[-2:]
+    _write_manifest(out, files, staging)
+
+
+def _write_manifest(out: Path, files: dict[str, list[str]], staging: Path) -> None:
     tmp = staging / MANIFEST
     tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, out / MANIFEST)
@@ -357,21 +371,15 @@ def remove_ours(out: Path, name: str) -> bool:
     """Delete ``out/name`` if hopsim wrote it and nobody changed it since (a plot a new
     sweep no longer draws); leave anything else alone. True if it was deleted."""
     out = Path(out)
-    try:
-        check_ours(out, name)
-    except SpecError:
-        return False
     path = out / name
-    if not os.path.lexists(path):
+    if not free_or_ours(out, name) or not os.path.lexists(path):
         return False
     path.unlink()
     files = _manifest(out)
     if files.pop(name, None) is not None:
         staging = _temporary_folder(out, f"{TMP_PREFIX}.{MANIFEST}", {"writing": MANIFEST})
         try:
-            tmp = staging / MANIFEST
-            tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
-            os.replace(tmp, out / MANIFEST)
+            _write_manifest(out, files, staging)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return True

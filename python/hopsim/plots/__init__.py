@@ -136,23 +136,10 @@ def make_plots(out: Path, frame: pd.DataFrame, exp: Any, link_maps: str = "selec
     # Closed-loop studies lead with their samples, jobs with their iteration times.
     figures.sort(key=lambda f: f.file not in ("samples_cdf.png", f"{JOBS_FIGURE}.png"))
     figures += [f for f in drawn[len(draw):] if f is not None]
-    if outdir.holds(out) and _ours_or_free(out, FIGURES_RECORD):
+    if outdir.holds(out) and outdir.free_or_ours(out, FIGURES_RECORD):
         record = json.dumps({"key": key, "figures": [vars(f) for f in figures]})
         outdir.write_file(out, FIGURES_RECORD, lambda tmp: Path(tmp).write_text(record))
     return figures
-
-
-def _ours_or_free(out: Path, name: str) -> bool:
-    """Whether hopsim may write ``out/name``: a record it cannot vouch for (its manifest
-    lost) is left alone, and the figures are simply drawn again next time."""
-    from .. import outdir
-    from ..spec import SpecError
-
-    try:
-        outdir.check_ours(out, name)
-    except SpecError:
-        return False
-    return True
 
 
 #: What the figures of an output folder were drawn from (a fingerprint of the runs table and
@@ -172,29 +159,20 @@ def _kept_figures(out: Path, key: str, formats: list[Format]) -> list[Figure_] |
     """The figures recorded for ``key``, if every one is still in ``out`` in every format as
     hopsim wrote it; else None (they are drawn again)."""
     from .. import outdir
-    from ..spec import SpecError
 
-    if not outdir.holds(out):
+    if not outdir.holds(out) or not outdir.free_or_ours(out, FIGURES_RECORD):
         return None
     try:
         record = json.loads((out / FIGURES_RECORD).read_text())
-        outdir.check_ours(out, FIGURES_RECORD)
-    except (OSError, ValueError, SpecError):
+    except (OSError, ValueError):
         return None
     if record.get("key") != key:
         return None
     figures = [Figure_(**f) for f in record.get("figures", [])]
-    for f in figures:
-        stem = f.file.removesuffix(".png")
-        for fmt in {Format.PNG, *formats}:
-            name = f"{stem}.{fmt.value}"
-            try:
-                if not (out / name).is_file():
-                    return None
-                outdir.check_ours(out, name)
-            except SpecError:
-                return None
-    return figures
+    names = [f"{f.file.removesuffix('.png')}.{fmt.value}" for f in figures for fmt in {Format.PNG, *formats}]
+    if all((out / name).is_file() and outdir.free_or_ours(out, name) for name in names):
+        return figures
+    return None
 
 
 def _drawn(stem: str, draw: Callable[[], Plot | None], out: Path, formats: list[Format]) -> Figure_ | None:

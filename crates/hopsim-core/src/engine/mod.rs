@@ -366,19 +366,21 @@ impl Simulation {
                 self.finished_early = true;
                 break;
             }
-            if in_network > 0 && now - self.last_progress >= watchdog && !self.cal.is_idle() {
-                // Flits or credits still on their links, or a switch due to step (a flit in
-                // its pipeline): the network is slow, not stopped; the watchdog counts from
-                // when nothing is left on its way.
-                self.last_progress = now;
-            } else if in_network > 0 && now - self.last_progress >= watchdog {
-                let place = match detector.cycle_now(&self, now) {
-                    Some(found) => deadlock::describe(&self, &found),
-                    None => self.describe_blocked(),
-                };
-                self.deadlock = Some((now, place));
-                self.now = now + 1;
-                break;
+            if in_network > 0 && now - self.last_progress >= watchdog {
+                if !self.cal.is_idle() {
+                    // Flits or credits still on their links, or a switch due to step (a flit in
+                    // its pipeline): the network is slow, not stopped; the watchdog counts from
+                    // when nothing is left on its way.
+                    self.last_progress = now;
+                } else {
+                    let place = match detector.cycle_now(&self, now) {
+                        Some(found) => deadlock::describe(&self, &found),
+                        None => self.describe_blocked(),
+                    };
+                    self.deadlock = Some((now, place));
+                    self.now = now + 1;
+                    break;
+                }
             }
             if in_network > 0 && now >= detector.next_at {
                 if let Some(found) = detector.check(&self, now) {
