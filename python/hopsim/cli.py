@@ -167,6 +167,23 @@ def _memory_line(exp) -> str:
     return line + f" of the {available / mib:,.0f} MiB available; a sweep here runs {at_once} at once"
 
 
+def _cpu_time_line(exp) -> str:
+    """The sweep's CPU time, measured on short pilots of its runs here."""
+    from . import cpu_time
+
+    cores = os.cpu_count() or 1
+    shown = sys.stderr.isatty()
+
+    def on_pilot(done: int, total: int) -> None:
+        if shown:
+            print(f"\rCPU time: pilot run {done} of {total}", end="" if done < total else "\r\033[K", file=sys.stderr, flush=True)
+
+    try:
+        return cpu_time.estimate(exp.runs, cores, on_pilot=on_pilot).describe(cores)
+    except SpecError as e:
+        return f"CPU time: not estimated: a pilot run was refused: {e}"
+
+
 def cmd_validate(args) -> int:
     from . import sweep
     from .spec import to_toml
@@ -174,6 +191,8 @@ def cmd_validate(args) -> int:
     exp = sweep.plan(args.file, args.overrides)
     print(f"{args.file}: ok: {exp.name}: {exp.describe()}")
     print(_memory_line(exp))
+    if not args.no_time and exp.runs:
+        print(_cpu_time_line(exp))
     if args.show and exp.runs:
         print()
         print(to_toml(exp.runs[0].normalized or exp.runs[0].spec), end="")

@@ -209,13 +209,18 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="check an experiment file without running it",
         description="Check an experiment file: its syntax, every key and value, and every run\n"
-        "of its sweep. Exit code 0 if it is fine, 2 with one line naming the key otherwise.",
+        "of its sweep. Exit code 0 if it is fine, 2 with one line naming the key otherwise.\n"
+        "Then print the memory the largest run needs and the CPU time of the sweep, measured\n"
+        "on short pilots of its runs (--no-time skips them).",
         epilog="example:\n  hopsim validate examples/torus-8x8-dor-uniform.toml",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", metavar="FILE", help="experiment file (TOML)")
     _add_set(p)
     p.add_argument("--show", action="store_true", help="print the first run's spec with every default filled in")
+    p.add_argument("--no-time", action="store_true",
+                   help="skip the CPU-time estimate (it simulates a few hundred cycles of the sweep's "
+                        "lowest- and highest-load runs of each configuration)")
 
     p = sub.add_parser(
         "topology",

@@ -141,7 +141,7 @@ def simulate(
     wall = time.perf_counter() - t0
     result = json.loads(out)
     if "spec" in result:
-            traces.as_written(result["spec"])
+        traces.as_written(result["spec"])
     return result, wall
 
 
