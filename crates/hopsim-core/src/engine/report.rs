@@ -123,7 +123,10 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let bc = st.bin_cycles;
     let nbins = simulated_end.div_ceil(bc) as usize;
     let mut temporal = Temporal { bin_cycles: bc, ..Default::default() };
-    for (i, b) in st.bins.iter().take(nbins).enumerate() {
+    // Bins after the last event were never made: they are empty.
+    let empty = crate::stats::Bin::default();
+    for i in 0..nbins {
+        let b = st.bins.get(i).unwrap_or(&empty);
         let start = i as u64 * bc;
         let width = (start + bc).min(simulated_end) - start;
         let denom = active * width as f64;

@@ -87,7 +87,7 @@ impl Stats {
             ejected_window_phits: 0,
             bin_cycles,
             bin_divisor: StrengthReducedU64::new(bin_cycles),
-            bins: vec![Bin::default(); end.div_ceil(bin_cycles) as usize],
+            bins: Vec::new(),
             packets_generated: 0,
             packets_delivered: 0,
             phits_generated: 0,
@@ -107,9 +107,18 @@ impl Stats {
         t >= self.warmup && t < self.end
     }
 
+    /// The bin of cycle `t`. Bins are added as the run reaches them: a run of jobs ends
+    /// when they do, and its `run.cycles` is only a cap, often a huge one.
     #[inline]
     fn bin(&mut self, t: u64) -> Option<&mut Bin> {
-        self.bins.get_mut((t / self.bin_divisor) as usize)
+        let i = (t / self.bin_divisor) as usize;
+        if i >= self.bins.len() {
+            if t >= self.end {
+                return None;
+            }
+            self.bins.resize(i + 1, Bin::default());
+        }
+        Some(&mut self.bins[i])
     }
 
     pub fn on_generate(&mut self, now: u64, phits: u64) {
@@ -191,5 +200,25 @@ impl Stats {
     pub fn on_reorder_release(&mut self, waited: u64) {
         self.reorder_delay_sum += waited;
         self.reorder_released += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_are_made_as_the_run_reaches_them_and_none_past_its_end() {
+        // A run of jobs has a cap of 2e9 cycles: its bins must not be made up front.
+        let mut st = Stats::new(0, 2_000_000_000, 1000);
+        assert!(st.bins.is_empty());
+        st.on_generate_packets(5_500, 1, 8);
+        st.on_eject_phits(5_600, 8);
+        assert_eq!(st.bins.len(), 6);
+        assert_eq!((st.bins[5].generated_phits, st.bins[5].ejected_phits), (8, 8));
+        assert!(st.bins[..5].iter().all(|b| b.generated_phits == 0));
+        let mut short = Stats::new(100, 900, 1000);
+        short.on_generate_packets(1_000, 1, 8);
+        assert!(short.bins.is_empty(), "a cycle past the run's end has no bin");
     }
 }

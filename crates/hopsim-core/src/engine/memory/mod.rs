@@ -67,8 +67,9 @@ fn times(a: u64, b: u64) -> u64 {
     a.saturating_mul(b)
 }
 
-/// Of the packets the network ports' input buffers can hold, the share alive in a saturated
-/// network, as (numerator, denominator): measured on saturated tori (docs/benchmark-log.md).
+/// Of the packets the input buffers on the servers' paths can hold, the share alive in a
+/// saturated network, as (numerator, denominator): measured on saturated tori, HyperX,
+/// Dragonfly and fat-trees (docs/benchmark-log.md).
 const ALIVE_OF_BUFFERED: (u64, u64) = (2, 5);
 
 /// What the run described by `spec` on `topo` needs, in bytes, part by part.
@@ -88,9 +89,15 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let vcs = spec.router.vcs as u64;
     let nvc = times(ports, vcs);
     let p = spec.packet.phits as u64;
-    let flit = if spec.flow_control() == FlowControl::Wormhole { 1 } else { p };
-    let in_slots = spec.input_buffer_phits() as u64 / flit;
-    let out_slots = spec.output_buffer_phits() as u64 / flit;
+    // A buffer has a slot for each flit it could hold were all of the shortest packet (the
+    // engine sizes it so): with a NIC protocol, its one-flit headers.
+    let (_, shortest) = crate::nic::protocol::Protocol::from_spec(spec).packet_range(p as u16);
+    let wormhole = spec.flow_control() == FlowControl::Wormhole;
+    let slot = if wormhole { 1 } else { shortest as u64 };
+    let in_slots = spec.input_buffer_phits() as u64 / slot;
+    let out_slots = spec.output_buffer_phits() as u64 / slot;
+    // Flits of the packets that make most of the traffic, for the events of a cycle.
+    let flit = if wormhole { 1 } else { p };
     let size_key = match topo.kind() {
         "dragonfly" | "dragonfly_plus" => "topology.groups",
         "fat_tree" => "topology.levels",
@@ -120,16 +127,17 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         },
     ];
 
-    // Packets alive at saturation: the share `ALIVE_OF_BUFFERED` of the packets the input
-    // buffers of the network ports hold (what saturated tori keep), but no more than the
-    // servers can keep in the network: a buffer's packets at each hop of a path of up to twice the
-    // diameter (what fills a low-diameter network, whose VC policies leave VCs unused and
-    // whose bottleneck is at the edge). The arena is reserved up front, so only the packets
-    // alive take memory; plus the two made at each NIC.
+    // Packets alive at saturation: the share `ALIVE_OF_BUFFERED` of the packets the buffers
+    // they can reach hold. Those are the input buffers of the network ports, but no more than
+    // the servers can reach: a buffer's packets at each hop of a path of up to twice the
+    // diameter (on a low-diameter network with many ports per server, such as a HyperX or a
+    // fat-tree, the servers' paths cover fewer buffers than the network has). The arena is
+    // reserved up front, so only the packets alive take memory; plus the two made at each NIC.
     let buffer_packets = spec.input_buffer_phits() as u64 / p;
     let packet_slots = times(times(net_ports, vcs), buffer_packets);
     let path = 2 * topo.diameter() as u64 + 1;
-    let live = (packet_slots / ALIVE_OF_BUFFERED.1 * ALIVE_OF_BUFFERED.0).min(times(servers, times(path, buffer_packets.max(1)))) + 2 * servers;
+    let reachable = packet_slots.min(times(servers, times(path, buffer_packets.max(1))));
+    let live = reachable / ALIVE_OF_BUFFERED.1 * ALIVE_OF_BUFFERED.0 + 2 * servers;
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
 
     // NICs, their credits, two sets of counters (the window's and the run's), generators,
@@ -188,11 +196,12 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 
     let end = run_length(spec);
     let bins = end.div_ceil(spec.run.temporal_bin.max(1));
-    // Per bin: the counters, then the result's five columns and their JSON.
+    // Per bin: the counters (a vector grown as the run reaches them), then the result's five
+    // columns and their JSON.
     parts.push(Part {
         what: format!("{bins} load-over-time bins"),
         key: "run.temporal_bin",
-        bytes: times(bins, size_of::<crate::stats::Bin>() as u64 + 33 + 5 * JSON_PER_NUMBER),
+        bytes: times(grown(bins), size_of::<crate::stats::Bin>() as u64) + times(bins, 33 + 5 * JSON_PER_NUMBER),
     });
     parts.extend(jobs_parts(spec));
     // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
@@ -400,6 +409,16 @@ mod tests {
     /// "4096 load-over-time bins").
     fn part(e: &Estimate, what: &str) -> u64 {
         e.parts.iter().filter(|p| p.what.contains(what)).map(|p| p.bytes).sum()
+    }
+
+    #[test]
+    fn a_protocol_s_one_flit_headers_size_the_buffers() {
+        // The engine makes a slot for each flit a buffer could hold were all of the shortest
+        // packet: with PUT, its one-flit headers, a fifth of a 5-phit packet.
+        let base = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[packet]\nphits = 5\nbytes = 80\n[router]\ninput_buffer = 8\n";
+        let plain = part(&est(base), "input buffers");
+        let put = part(&est(&format!("{base}[nic]\nprotocol = \"put\"\n")), "input buffers");
+        assert_eq!(put, plain * (8 * 5 - 1) / (8 - 1));
     }
 
     const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [8, 8, 8]\n[traffic]\nload = 1.0\n[run]\nthreads = 1\n";
