@@ -79,6 +79,6 @@ def test_validate_prints_the_cpu_time_unless_told_not_to(tmp_path):
     assert "CPU time" not in run_cli("validate", str(f), "--no-time").stdout
 
 
-@pytest.mark.parametrize("seconds,text", [(3.04, "3.0 s"), (45, "45 s"), (600, "10 min"), (9000, "2.5 h")])
+@pytest.mark.parametrize("seconds,text", [(0.04, "under 0.1 s"), (3.04, "3.0 s"), (45, "45 s"), (600, "10 min"), (9000, "2.5 h")])
 def test_durations_read_in_the_unit_that_suits_them(seconds, text):
     assert cpu_time._duration(seconds) == text

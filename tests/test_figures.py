@@ -199,3 +199,36 @@ def test_the_experiment_written_back_is_toml_a_person_reads():
     text = to_toml(spec)
     assert tomllib.loads(text) == spec
     assert text.count("[[jobs]]") == 2 and max(len(line) for line in text.splitlines()) < 100
+
+
+def test_messages_bars_group_cases_with_a_colour_per_routing_mode():
+    import pandas as pd
+
+    from hopsim.plots.messages import plot_messages
+
+    rows = [
+        {"jobs.0.workload.motif": motif, "jobs.0.routing_mode": mode, "seed": seed,
+         "packets_delivered": 100, "packets_out_of_order": 10 + i, "reorder_delay_mean": 50.0 + i,
+         "messages_measured_delivered": 10, "packets_measured_delivered": 100,
+         "message_latency_mean": 200.0 + 10 * i, "message_latency_mean_us": None}
+        for i, (motif, mode) in enumerate((m, r) for m in ("halo", "cg") for r in ("adaptive", "adaptive_high_bias", "app_aware"))
+        for seed in (1, 2)
+    ]
+    fig = plot_messages(pd.DataFrame(rows), ["jobs.0.workload.motif", "jobs.0.routing_mode", "seed"])
+    axes = fig.axes
+    assert len(axes) == 3 and all(not ax.get_title() for ax in axes)
+    first = axes[0]
+    # A container of bars per mode, a bar per case in each, cases on the ticks.
+    assert [len(c) for c in first.containers] == [2, 2, 2]
+    assert [t.get_text() for t in first.get_xticklabels()] == ["halo", "cg"]
+    legend = axes[-1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["Adaptive", "High Bias", "App-Aware"]
+    heights = [[b.get_height() for b in c] for c in first.containers]
+    assert heights[0] == [10.0, 13.0] and heights[2] == [12.0, 15.0]
+
+
+@pytest.mark.parametrize("x,text", [(76.94, "76.9"), (364.2, "364"), (2074.3, "2,074"), (0.5123, "0.512")])
+def test_job_medians_read_without_an_exponent(x, text):
+    from hopsim.plots.jobs import _amount
+
+    assert _amount(x) == text

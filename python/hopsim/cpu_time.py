@@ -65,6 +65,8 @@ class CpuEstimate:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 0.1:
+        return "under 0.1 s"
     if seconds < 120:
         return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
     if seconds < 2 * 3600:

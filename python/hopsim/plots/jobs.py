@@ -109,7 +109,7 @@ def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], baselin
         if not times:
             return f"no {base}"
         m = float(np.median(times))
-        return f"{base}: {m * cycle_ns / 1000:.3g} us" if cycle_ns else f"{base}: {m:.0f} cy"
+        return f"{value_words(base)}: {_amount(m * cycle_ns / 1000)} µs" if cycle_ns else f"{value_words(base)}: {m:,.0f} cycles"
 
     what = "Iteration time per routing mode" if len(modes) > 1 else f"Iteration time, {value_words(modes[0])} routing"
     fig = mode_boxes(cases, default=base, notes={c: median(c) for c in cases})
@@ -122,6 +122,11 @@ def plot_job_modes(frame: pd.DataFrame, out: Path, swept: Sequence[str], baselin
         "beyond are not drawn. A job's "
         "'default' mode is the run's routing.mode.",
     )
+
+
+def _amount(x: float) -> str:
+    """Three significant digits, without an exponent: 76.9, 364, 2,074."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 #: Cases per row of ``plot_mode_boxes``: a study of 20 cases on one row is a strip too wide to

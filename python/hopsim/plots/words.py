@@ -54,6 +54,8 @@ VALUES: dict[str, str] = {
     "ugal_l": "UGAL-L",
     "ugal_g": "UGAL-G",
     "par": "PAR",
+    "adaptive": "Adaptive",
+    "increasingly_minimal": "Increasingly Minimal",
     "adaptive_high_bias": "High Bias",
     "adaptive_low_bias": "Low Bias",
     "app_aware": "App-Aware",
