@@ -113,9 +113,12 @@ class DragonflyConfig:
     hop and VC 1 from it on: ``min_first`` on 4 VCs gives each local port the same two
     classes and each global port the same one (the other VCs stay empty). Its ``ugal`` (3
     VCs: 0 on the way to the intermediate, 1 after it up to the global hop, 2 from it on)
-    is closest to ``min_last`` (minimal packets on the second phase's classes) with an
-    intermediate switch, the port's queue and its threshold of 30 flits; the remaining
-    differences are on that page.
+    is closest to ``min_last`` (minimal packets on the second phase's classes) with its
+    rules: an intermediate switch drawn over the whole network, minimal when it lands in the
+    source group (``ugal_intermediate = "network"``), the port's queue, the minimal queue
+    against twice the non-minimal one (``ugal_weights = "one_to_two"``) and its threshold of
+    30 flits; the remaining differences are on that page. Its ``bad_dragon`` traffic (a random
+    server of the next group) is hopsim's ``adv_random`` with offset 1.
     """
 
     name: str
@@ -130,12 +133,14 @@ class DragonflyConfig:
     cycles: int = 10_000
     note: str = ""
     kind: str = "dragonfly"
+    traffic: Literal["uniform", "bad_dragon"] = "uniform"
 
     def describe(self) -> str:
         a, g = 2 * self.p, 2 * self.p * self.p + 1
         return (f"BookSim2 dragonflynew a={a} h={self.p} p={self.p} ({g} groups, {a * g * self.p} servers), "
                 f"{self.routing}, {self.vcs} VCs, {self.packet_flits}-flit packets, {self.vc_buf} flits per VC, "
-                f"uniform traffic, channels 10 (local) / 100 (global) cycles. {self.note}").rstrip()
+                f"{'uniform traffic' if self.traffic == 'uniform' else 'adversarial traffic (a random server of the next group)'}, "
+                f"channels 10 (local) / 100 (global) cycles. {self.note}").rstrip()
 
     def booksim_config(self, load: float, seed: int = 1) -> dict[str, Any]:
         return {
@@ -146,7 +151,7 @@ class DragonflyConfig:
             "num_vcs": self.vcs,
             "vc_buf_size": self.vc_buf,
             "packet_size": self.packet_flits,
-            "traffic": "uniform",
+            "traffic": "uniform" if self.traffic == "uniform" else f"bad_dragon({self.p},1)",
             "injection_rate": load / self.packet_flits,
             "sim_type": "throughput",
             "warmup_periods": 1,
@@ -158,8 +163,11 @@ class DragonflyConfig:
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
         routing: dict[str, Any] = {"algorithm": "minimal", "vc_policy": "min_first", "injection_vcs": "any"}
         if self.routing == "ugal":
-            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "injection_vcs": "any",
-                       "ugal_queue": "port", "ugal_intermediate": "switch", "ugal_threshold": 30}
+            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "injection_vcs": "any", "ugal_queue": "port",
+                       "ugal_intermediate": "network", "ugal_weights": "one_to_two", "ugal_threshold": 30}
+        traffic: dict[str, Any] = {"pattern": "uniform", "load": load}
+        if self.traffic == "bad_dragon":
+            traffic = {"pattern": "adv_random", "adv_offset": 1, "load": load}
         return {
             "name": self.name,
             "topology": {"kind": "dragonfly", "switches_per_group": 2 * self.p, "global_links_per_switch": self.p,
@@ -168,7 +176,7 @@ class DragonflyConfig:
             "router": _iq_router(4, self.vc_buf),
             "packet": {"phits": self.packet_flits},
             "routing": routing,
-            "traffic": {"pattern": "uniform", "load": load},
+            "traffic": traffic,
             "run": _run(self.cycles, seed, warmup, cycles),
         }
 
@@ -195,6 +203,8 @@ CONFIGS: list[Config | DragonflyConfig] = [
 DRAGONFLY_CONFIGS: list[DragonflyConfig] = [
     DragonflyConfig("dragonfly-a4h2p2-min-1flit", "min", 2, 2, 1, _loads(0.05, 0.20, 0.30, 0.35, 0.40, 0.50, 0.70)),
     DragonflyConfig("dragonfly-a4h2p2-ugal-1flit", "ugal", 2, 3, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.50, 0.60)),
+    DragonflyConfig("dragonfly-a4h2p2-ugal-adv-1flit", "ugal", 2, 3, 1, _loads(0.01, 0.04, 0.07, 0.10, 0.13, 0.16, 0.20, 0.30),
+                    traffic="bad_dragon"),
 ]
 CONFIGS += DRAGONFLY_CONFIGS
 

@@ -66,15 +66,44 @@ pub enum IntermediateKind {
     /// intermediate group go anywhere, so no local link there carries more than its share
     /// whatever the pattern (under ADV+h the gateways' links do).
     Switch,
+    /// Any switch of the whole network, drawn uniformly, and the minimal path when it lands in
+    /// the source group or the destination is in the source group (BookSim2's
+    /// `ugal_dragonflynew`, src/networks/dragonfly.cpp of 28f43299: `f->intm =
+    /// RandomInt(_network_size - 1)`, then `if (grp_ID == intm_grp_ID) f->ph = 1`). A draw in
+    /// the destination group keeps a detour through that switch.
+    Network,
 }
 
 impl IntermediateKind {
-    pub const ALL: [IntermediateKind; 2] = [IntermediateKind::Group, IntermediateKind::Switch];
+    pub const ALL: [IntermediateKind; 3] = [IntermediateKind::Group, IntermediateKind::Switch, IntermediateKind::Network];
 
     pub fn name(self) -> &'static str {
         match self {
             IntermediateKind::Group => "group",
             IntermediateKind::Switch => "switch",
+            IntermediateKind::Network => "network",
+        }
+    }
+}
+
+/// What UGAL-L weighs each path's queue by (`routing.ugal_weights`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathWeights {
+    /// Its hop count (Singh; Kim et al. 2008): `q_nm * H_nm` against `q_min * H_min`.
+    Hops,
+    /// 2 for the non-minimal path, 1 for the minimal, whatever their lengths (BookSim2's
+    /// `ugal_dragonflynew`: `1 * min_queue_size <= 2 * nonmin_queue_size + adaptive_threshold`
+    /// routes minimally).
+    OneToTwo,
+}
+
+impl PathWeights {
+    pub const ALL: [PathWeights; 2] = [PathWeights::Hops, PathWeights::OneToTwo];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PathWeights::Hops => "hops",
+            PathWeights::OneToTwo => "one_to_two",
         }
     }
 }
@@ -96,6 +125,7 @@ pub struct UgalParams {
     pub hop_cycles: u64,
     pub queue: QueueView,
     pub intermediate: IntermediateKind,
+    pub weights: PathWeights,
 }
 
 /// The `[routing]` keys of `ugal_l` and `par`.
@@ -112,6 +142,9 @@ pub(super) struct UgalKeys {
     /// On a dragonfly, where the non-minimal path goes (`IntermediateKind`).
     #[serde(default = "group")]
     ugal_intermediate: String,
+    /// What each path's queue is weighed by (`PathWeights`).
+    #[serde(default = "hops")]
+    ugal_weights: String,
 }
 
 /// The `[routing]` keys of `ugal_g`, which reads whole paths, not one queue.
@@ -130,13 +163,16 @@ fn port() -> String {
 fn group() -> String {
     IntermediateKind::Group.name().into()
 }
+fn hops() -> String {
+    PathWeights::Hops.name().into()
+}
 
 impl UgalParams {
     /// The chosen algorithm's keys (`ugal_l`, `ugal_g` or `par`), checked.
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate } = if super::algorithm(spec)? == super::Algorithm::UgalG {
+        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights } = if super::algorithm(spec)? == super::Algorithm::UgalG {
             let UgalGKeys { ugal_threshold, ugal_intermediate } = super::own_keys(spec)?;
-            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate }
+            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate, ugal_weights: hops() }
         } else {
             super::own_keys(spec)?
         };
@@ -147,7 +183,8 @@ impl UgalParams {
         let hop_cycles = spec.link.latency as u64 + spec.router.pipeline_delay as u64 + 1;
         let queue = choose("routing.ugal_queue", Some(&ugal_queue), QueueView::Port, &QueueView::ALL, QueueView::name)?;
         let intermediate = choose("routing.ugal_intermediate", Some(&ugal_intermediate), IntermediateKind::Group, &IntermediateKind::ALL, IntermediateKind::name)?;
-        Ok(UgalParams { threshold, hop_cycles, queue, intermediate })
+        let weights = choose("routing.ugal_weights", Some(&ugal_weights), PathWeights::Hops, &PathWeights::ALL, PathWeights::name)?;
+        Ok(UgalParams { threshold, hop_cycles, queue, intermediate, weights })
     }
 }
 
@@ -172,6 +209,12 @@ impl Intermediates {
     pub(super) fn draw(&self, state: &mut RouteState, rng: &mut Rng) {
         state.intermediate = match self {
             Intermediates::Switches(pool) => pool[rng.gen_range(0..pool.len())],
+            Intermediates::Groups(df, IntermediateKind::Network) => {
+                let (gs, gd) = (state.src_switch as usize / df.a, state.dst_switch as usize / df.a);
+                let switch = rng.gen_range(0..df.g * df.a);
+                // Through the source switch is the minimal path (`Choice`).
+                if gs == gd || switch / df.a == gs { state.src_switch } else { switch as u32 }
+            }
             Intermediates::Groups(df, kind) => {
                 let (gs, gd) = (state.src_switch as usize / df.a, state.dst_switch as usize / df.a);
                 // Uniform over the groups other than the source's and the destination's: a
@@ -179,7 +222,7 @@ impl Intermediates {
                 let g = super::skipping(rng.gen_range(0..df.g - 1 - usize::from(gs != gd)), gs, gd);
                 let switch = match kind {
                     IntermediateKind::Group => df.gateway(g, gd).0,
-                    IntermediateKind::Switch => rng.gen_range(0..df.a),
+                    IntermediateKind::Switch | IntermediateKind::Network => rng.gen_range(0..df.a),
                 };
                 (g * df.a + switch) as u32
             }
@@ -242,9 +285,12 @@ pub(super) fn local_choice(
         let q = if per_vc { cx.congestion.hop_queue(cur, st, hop) } else { cx.congestion.port_queue(cur, hop.port as usize) };
         q as u64
     };
-    let q_min = queue(&c.min, &c.min_hop) * topo.distance(cur, dst) as u64;
-    let h_nm = (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64;
-    let q_nm = queue(&c.nm, &nm_hop) * h_nm;
+    let (w_min, w_nm) = match params.weights {
+        PathWeights::Hops => (topo.distance(cur, dst) as u64, (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64),
+        PathWeights::OneToTwo => (1, 2),
+    };
+    let q_min = queue(&c.min, &c.min_hop) * w_min;
+    let q_nm = queue(&c.nm, &nm_hop) * w_nm;
     (c.min_hop, (q_nm + params.threshold < q_min).then_some(nm_hop))
 }
 
@@ -333,7 +379,8 @@ impl Routing for Ugal {
 
 const THRESHOLD: crate::spec::Key = crate::spec::Key { name: "ugal_threshold", default: "packet.phits", meaning: "phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)" };
 const QUEUE: crate::spec::Key = crate::spec::Key { name: "ugal_queue", default: "\"port\"", meaning: "the queue behind a first hop the choice reads: port, vc or vc_hybrid" };
-const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway) or any switch of it" };
+const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's)" };
+const WEIGHTS: crate::spec::Key = crate::spec::Key { name: "ugal_weights", default: "\"hops\"", meaning: "each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two)" };
 
 fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
     Ok(Arc::new(Ugal::new(cx.topo.clone(), cx.step(), cx.algorithm == super::Algorithm::UgalG, UgalParams::from_spec(cx.spec)?)))
@@ -342,7 +389,7 @@ fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
 pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_l",
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
-    keys: &[THRESHOLD, QUEUE, INTERMEDIATE],
+    keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS],
     defaults: crate::spec::defaults_of::<UgalKeys>,
     queues: super::QueueView::OwnSwitch,
     build,
@@ -358,7 +405,7 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     build,
 };
 
-pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE];
+pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS];
 
 #[cfg(test)]
 mod tests {

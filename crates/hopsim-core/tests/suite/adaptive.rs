@@ -224,6 +224,58 @@ fn ugal_intermediates_are_the_gateway_or_any_switch_of_another_group() {
 }
 
 #[test]
+fn ugal_network_intermediates_are_any_switch_and_minimal_when_in_the_source_group() {
+    // BookSim2's draw: any switch of the 9 groups; one in the source group (or a destination
+    // in it) means the minimal path, the intermediate then being the source switch.
+    let (_, r) = build(DF, "ugal_l", "ugal_intermediate = \"network\"");
+    let mut rng = Rng::seed_from_u64(7);
+    let (mut minimal, mut seen) = (0, std::collections::BTreeSet::new());
+    for _ in 0..9000 {
+        let mut st = RouteState { src_switch: 1, dst_switch: 13, ..Default::default() };
+        r.on_inject(&mut st, &mut rng);
+        if st.intermediate == 1 {
+            minimal += 1;
+        } else {
+            assert_ne!(st.intermediate / 4, 0, "a switch of the source group other than the source");
+            seen.insert(st.intermediate as usize);
+        }
+    }
+    // Every switch outside group 0, the destination group's included; a ninth of the draws
+    // land in group 0.
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), (4..36).collect::<Vec<_>>());
+    assert!((850..1150).contains(&minimal), "{minimal} of 9000 minimal");
+    for _ in 0..200 {
+        let mut st = RouteState { src_switch: 1, dst_switch: 2, ..Default::default() };
+        r.on_inject(&mut st, &mut rng);
+        assert_eq!(st.intermediate, 1, "a destination in the source group goes minimally");
+    }
+}
+
+#[test]
+fn ugal_weights_are_the_hop_counts_or_one_and_two() {
+    // From switch 0 to group 3, detour through group 1 (switch 0's own global port): the
+    // minimal queue must beat q_nm * H_nm / H_min by hop counts, 2 q_nm by BookSim2's weights.
+    let t = build(DF, "minimal", "").0;
+    let df = t.dragonfly().unwrap();
+    let (src, dst) = (0, 12);
+    let mid = 4 + df.gateway(1, 3).0;
+    let (h_min, h_nm) = (t.distance(src, dst) as u32, (t.distance(src, mid) + t.distance(mid, dst)) as u32);
+    let min_port = topology::Dragonfly::local_port(0, 1);
+    let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
+    let q_nm = 100;
+    let (by_hops, by_one_two) = (q_nm * h_nm / h_min, 2 * q_nm);
+    assert_ne!(by_hops, by_one_two, "H_nm / H_min = {h_nm} / {h_min} tells the rules apart");
+    let q_min = (by_hops + by_one_two) / 2;
+    let mut q = VcQueues::default();
+    q.port.insert((src, min_port), q_min);
+    q.port.insert((src, nm_port), q_nm);
+    for (weights, nonminimal) in [("hops", q_min > by_hops), ("one_to_two", q_min > by_one_two)] {
+        let (_, r) = build(DF, "ugal_l", &format!("ugal_threshold = 0\nugal_weights = \"{weights}\""));
+        assert_eq!(decide(r.as_ref(), &q, src, src, dst, mid, 0).1, nonminimal, "{weights}: q_min {q_min}, q_nm {q_nm}");
+    }
+}
+
+#[test]
 fn ugal_options_refuse_unknown_values_naming_the_key() {
     let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"ugal_l\"\nugal_queue = \"fifo\"\n[traffic]\nload = 0.1\n").unwrap();
     let t = topology::build(&s).unwrap();
@@ -231,7 +283,10 @@ fn ugal_options_refuse_unknown_values_naming_the_key() {
     assert!(e.contains("routing.ugal_queue") && e.contains("vc_hybrid"), "{e}");
     let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"par\"\nugal_intermediate = \"router\"\n[traffic]\nload = 0.1\n").unwrap();
     let e = routing::build(&s, &t).err().expect("refused").to_string();
-    assert!(e.contains("routing.ugal_intermediate") && e.contains("switch"), "{e}");
+    assert!(e.contains("routing.ugal_intermediate") && e.contains("switch") && e.contains("network"), "{e}");
+    let s = spec::from_toml_str("[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\n[routing]\nalgorithm = \"ugal_l\"\nugal_weights = \"two\"\n[traffic]\nload = 0.1\n").unwrap();
+    let e = routing::build(&s, &t).err().expect("refused").to_string();
+    assert!(e.contains("routing.ugal_weights") && e.contains("one_to_two"), "{e}");
 }
 
 fn run(topo: &str, algo: &str, vcs: usize, traffic: &str, load: f64, cycles: u64) -> hopsim_core::RunResult {
@@ -317,12 +372,14 @@ fn ugal_l_reading_the_port_stays_near_minimal_under_uniform_traffic_where_the_vc
 fn detours_through_any_switch_are_deadlock_free_at_saturation() {
     // Through any switch of the intermediate group the paths are Valiant's (6 hops; 7 with
     // PAR's first local hop), which the policies `auto` picks and 2Phases order.
-    for (algo, policy, vcs) in [("ugal_l", "auto", 6), ("ugal_g", "auto", 6), ("par", "auto", 7), ("ugal_l", "min_last", 8), ("ugal_g", "min_last", 8)] {
+    // BookSim2's draw over the whole network adds detours ending in the destination group.
+    let cases = [("ugal_l", "auto", 6, "switch"), ("ugal_g", "auto", 6, "switch"), ("par", "auto", 7, "switch"), ("ugal_l", "min_last", 8, "switch"), ("ugal_g", "min_last", 8, "switch"), ("ugal_l", "auto", 6, "network"), ("par", "auto", 7, "network")];
+    for (algo, policy, vcs, kind) in cases {
         for pattern in ["uniform", "adv"] {
             let r = common::run(&format!(
-                "[topology]\n{DF}\n[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\"\nugal_intermediate = \"switch\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 12000\nwatchdog = 3000\nseed = 3\n"
+                "[topology]\n{DF}\n[router]\nvcs = {vcs}\n[routing]\nalgorithm = \"{algo}\"\nvc_policy = \"{policy}\"\nugal_intermediate = \"{kind}\"\n[traffic]\npattern = \"{pattern}\"\nload = 1.0\n[run]\nwarmup = 3000\ncycles = 12000\nwatchdog = 3000\nseed = 3\n"
             ));
-            assert!(!r.metrics.deadlock, "{algo} {policy} {pattern}: {}", r.metrics.deadlock_where);
+            assert!(!r.metrics.deadlock, "{algo} {policy} {pattern} {kind}: {}", r.metrics.deadlock_where);
             assert!(r.metrics.accepted_load > 0.2, "{algo} {policy} {pattern}: accepted {}", r.metrics.accepted_load);
         }
     }
