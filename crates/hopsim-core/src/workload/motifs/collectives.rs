@@ -272,7 +272,7 @@ mod tests {
                             assert_eq!(got[me][from], sent[from][me], "{c:?} n={n}: messages {from} -> {me} left unreceived");
                         }
                     }
-                    let total: usize = progs.iter().map(|p| p.iter().filter(|s| matches!(s, Op::Send { .. })).count()).sum();
+                    let total: usize = progs.iter().map(|p| p.iter().filter(|s| matches!(s, Op::Send { .. } | Op::AlltoallSend { .. })).count()).sum();
                     let p = if n.is_power_of_two() { n } else { n.next_power_of_two() / 2 };
                     let expected = match c {
                         _ if n == 1 => 0,
