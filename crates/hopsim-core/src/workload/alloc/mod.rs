@@ -74,7 +74,7 @@ pub const POLICIES: [PolicyKind; 6] = [
     PolicyKind { name: "random", about: "free servers drawn at random", keys: &[], make: |_| Box::new(random::Random) },
     PolicyKind { name: "spread", about: "round robin over groups from offset", keys: &["offset", "groups"], make: |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups }) },
     PolicyKind { name: "per_group", about: "fill one group before the next, from group offset", keys: &["offset"], make: |a| Box::new(per_group::PerGroup { first_group: a.offset }) },
-    PolicyKind { name: "routers", about: "the paper's fixed placement: `routers` routers over `groups` groups from group offset, ranks in blocks per router", keys: &["offset", "groups", "routers"], make: |a| Box::new(routers::Routers { routers: a.routers, groups: a.groups, first_group: a.offset }) },
+    PolicyKind { name: "routers", about: "a fixed set of routers, as the SC'19 noise paper placed its jobs: `routers` routers over `groups` groups from group offset, ranks in blocks per router", keys: &["offset", "groups", "routers"], make: |a| Box::new(routers::Routers { routers: a.routers, groups: a.groups, first_group: a.offset }) },
     PolicyKind { name: "explicit", about: "the server of each rank, as listed", keys: &["servers"], make: |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() }) },
 ];
 
