@@ -77,3 +77,29 @@ def test_aries_example_is_the_network_its_comment_says():
     assert t["servers"] >= 1024 and t["groups"] >= 6
     assert t["link_classes"] == {"row": rows, "column": columns, "global": globals_, "injection": servers}
     assert t["wiring_ok"]
+
+
+# The full-size Aries examples (docs/aries-machines.md): groups of 6 chassis x 16 routers, 4
+# nodes per router, 3 column links per pair of chassis; bundles of 96 h // (g - 1) global links.
+FULL_SIZE_ARIES = {
+    "aries-piz-daint.toml": (20, 10),
+    "aries-cori.toml": (32, 10),
+    "aries-xc-9.toml": (9, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FULL_SIZE_ARIES))
+def test_full_size_aries_examples_are_the_networks_their_page_says(name):
+    groups, h = FULL_SIZE_ARIES[name]
+    proc = run_cli("topology", REPO / "examples" / name, "--json", check=0)
+    t = json.loads(proc.stdout)
+    t = t[0] if isinstance(t, list) else t
+    chassis, blades, m, p = 6, 16, 3, 4
+    a = chassis * blades
+    rows = groups * chassis * blades * (blades - 1) // 2
+    columns = groups * blades * chassis * (chassis - 1) // 2 * m
+    globals_ = groups * (groups - 1) // 2 * (a * h // (groups - 1))
+    servers = groups * a * p
+    assert (t["switches"], t["servers"], t["diameter"]) == (groups * a, servers, 5)
+    assert t["link_classes"] == {"row": rows, "column": columns, "global": globals_, "injection": servers}
+    assert t["wiring_ok"]

@@ -111,3 +111,14 @@ def test_noise_figures_are_drawn(tmp_path):
     plot_cost_model(rows, tmp_path / "fig7.png")
     assert (tmp_path / "boxes.png").stat().st_size > 1000
     assert (tmp_path / "fig7.png").stat().st_size > 1000
+
+
+def test_mode_labels_tell_cray_default_from_a_job_without_a_mode():
+    aries = {"routing": {"algorithm": "aries", "mode": "adaptive"},
+             "jobs": [{"name": "a", "routing_mode": "default"}, {"name": "b"}]}
+    # A job that names the default mode keeps its name; one that names none is the run's mode
+    # (an older engine reported it as "default").
+    assert hjobs.mode_label("default", aries, "a") == "default"
+    assert hjobs.mode_label("default", aries, "b") == "adaptive"
+    assert hjobs.mode_label("adaptive", aries, "b") == "adaptive"
+    assert hjobs.planned_modes([aries]) == ["default", "adaptive"]

@@ -254,9 +254,10 @@ def test_list_shows_job_routing_modes_and_allocation_policies():
     out = run_cli("list", check=0).stdout
     assert "jobs[].routing_mode" in out and "app_aware" in out and "adaptive_high_bias" in out
     assert "jobs[].allocation.policy" in out
-    for policy in ["linear", "random", "spread", "per_group", "explicit"]:
+    for policy in ["linear", "random", "spread", "per_group", "routers", "explicit"]:
         assert re.search(rf"^  {policy}: ", out, re.M), policy
-    assert "jobs[].allocation.servers" in out
+    assert "jobs[].allocation.servers" in out and "jobs[].allocation.routers" in out
+    assert re.search(r"^  default: Cray MPI's default", out, re.M)
 
 
 def test_a_first_aries_file_says_auto_chose_the_policy_and_what_to_set(tmp_path):

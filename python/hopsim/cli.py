@@ -261,7 +261,7 @@ def cmd_list(args) -> int:
     _print_family("workload.kind", c["workloads"], "workload", c["workload_table_keys"],
                   extra=lambda w: "closed loop" if w["closed_loop"] else "open loop")
     _print_family("jobs[].workload.motif", c["motifs"], "jobs[].workload", c["motif_table_keys"])
-    _print_family("jobs[].routing_mode (default: the run's routing.mode; needs routing.algorithm = \"aries\")",
+    _print_family("jobs[].routing_mode (not given: the run's routing.mode; needs routing.algorithm = \"aries\")",
                   c["routing_modes"], "jobs[]")
     _print_family("jobs[].allocation.policy", c["allocation_policies"], "jobs[].allocation")
     return 0

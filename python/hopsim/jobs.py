@@ -214,9 +214,15 @@ def unfinished(frame) -> list[tuple[str, str, int, Any]]:
     return out
 
 
-def mode_label(job_mode: str, spec: Mapping[str, Any]) -> str:
-    """A job's routing mode as plots name it: ``default`` is the run's ``routing.mode`` on
-    an Aries (``spec``: the run's spec), else stays ``default``."""
+def mode_label(job_mode: str, spec: Mapping[str, Any], job: str | None = None) -> str:
+    """A job's routing mode as plots name it (``spec``: the run's spec; ``job``: the job's
+    name). A job that names no mode takes the run's ``routing.mode``: results of engines
+    before the ``default`` mode (Cray MPI's, per operation) reported it as ``default``, which
+    is named here as the run's ``routing.mode`` on an Aries. A job whose spec names
+    ``routing_mode = "default"`` keeps that name."""
+    named = next((j.get("routing_mode") for j in spec.get("jobs") or [] if j.get("name") == job), None) if job is not None else None
+    if named is not None:
+        return job_mode
     routing = spec.get("routing") or {}
     if job_mode == "default" and routing.get("algorithm") == "aries" and routing.get("mode"):
         return str(routing["mode"])
@@ -229,5 +235,5 @@ def planned_modes(specs: Iterable[Mapping[str, Any]]) -> list[str]:
     for spec in specs:
         for j in spec.get("jobs") or []:
             if not j.get("background"):
-                modes.append(mode_label(j.get("routing_mode") or "default", spec))
+                modes.append(j["routing_mode"] if j.get("routing_mode") else mode_label("default", spec))
     return list(dict.fromkeys(modes))

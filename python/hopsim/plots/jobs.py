@@ -59,7 +59,7 @@ def _spec(run_dir: Path) -> dict[str, Any]:
 def _job_cases(frame: pd.DataFrame, out: Path, swept: Sequence[str]):
     """``(cases, cycle_ns)``: ``cases[case][mode]`` = the iteration times (cycles) of every
     run and seed of an application job, a case per job and combination of the swept keys
-    other than the modes; a job's ``default`` mode is named as the run's ``routing.mode``."""
+    other than the modes; a job that names no mode is named as the run's ``routing.mode``."""
     others = [k for k in swept if not _is_mode_key(k) and k in frame.columns]
     cases: dict[str, dict[str, list[float]]] = {}
     cycle_ns = None
@@ -72,7 +72,7 @@ def _job_cases(frame: pd.DataFrame, out: Path, swept: Sequence[str]):
         for j in read_jobs(run_dir):
             if j["background"] or not j["iteration_cycles"]:
                 continue
-            mode = mode_label(j["routing_mode"], spec)
+            mode = mode_label(j["routing_mode"], spec, j["name"])
             case = f"{j['name']}, {where}" if where else j["name"]
             cases.setdefault(case, {}).setdefault(mode, []).extend(float(c) for c in j["iteration_cycles"])
     return cases, cycle_ns

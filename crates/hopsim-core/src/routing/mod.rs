@@ -26,6 +26,7 @@ mod valiant_low_diameter;
 
 pub use crate::spec::AriesMode;
 pub use valiant_low_diameter::ValiantPaths;
+pub use aries::AriesParams;
 pub use dor::Dor;
 pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
 

@@ -17,8 +17,8 @@ pub struct JobSpec {
     #[serde(default)]
     pub allocation: AllocationSpec,
     pub workload: JobWorkloadSpec,
-    /// An Aries routing mode (`routing.mode` names) or `app_aware`; default: the run's
-    /// `routing.mode`.
+    /// An Aries routing mode (`routing.mode` names), `default` (Cray MPI's per operation) or
+    /// `app_aware`; default: the run's `routing.mode`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_mode: Option<String>,
     /// Cross traffic: runs (repeating its motif) until the other jobs are done, and is not
@@ -39,15 +39,18 @@ pub struct JobSpec {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AllocationSpec {
-    /// `linear`, `random`, `spread`, `per_group`, `explicit`.
+    /// `linear`, `random`, `spread`, `per_group`, `routers`, `explicit`.
     #[serde(default = "linear")]
     pub policy: String,
-    /// `linear`: the first server; `spread`, `per_group`: the first group.
+    /// `linear`: the first server; `spread`, `per_group`, `routers`: the first group.
     #[serde(default)]
     pub offset: usize,
-    /// `spread`: over how many groups (default: all).
+    /// `spread`, `routers`: over how many groups (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<usize>,
+    /// `routers`: how many routers the job occupies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routers: Option<usize>,
     /// `explicit`: the server of each rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers: Option<Vec<usize>>,
@@ -55,7 +58,7 @@ pub struct AllocationSpec {
 
 impl Default for AllocationSpec {
     fn default() -> Self {
-        AllocationSpec { policy: linear(), offset: 0, groups: None, servers: None }
+        AllocationSpec { policy: linear(), offset: 0, groups: None, routers: None, servers: None }
     }
 }
 
@@ -184,10 +187,14 @@ pub const MAX_ITERATIONS: u32 = 1 << 20;
 /// The mode that lets each message of a job choose (the paper's Algorithm 1).
 pub const APP_AWARE: &str = "app_aware";
 
+/// Cray MPI's default, which the paper calls Default: a mode per operation.
+pub const CRAY_DEFAULT: &str = "default";
+
 /// What `jobs[].routing_mode` may name, with one line on each: the Aries modes and
 /// `app_aware`.
 pub fn job_routing_modes() -> Vec<(&'static str, &'static str)> {
     let mut modes: Vec<_> = super::AriesMode::ALL.iter().map(|m| (m.name(), m.about())).collect();
+    modes.push((CRAY_DEFAULT, "Cray MPI's default: increasingly_minimal for alltoall messages, adaptive for the others"));
     modes.push((APP_AWARE, "application-aware: each message between adaptive and high bias, from what the rank measured (jobs[].app_aware keys)"));
     modes
 }

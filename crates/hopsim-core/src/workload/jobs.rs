@@ -25,7 +25,21 @@ const NO_JOB: (u32, u32) = (u32::MAX, u32::MAX);
 enum Routing {
     /// The run's `routing.mode` (`None`) or the job's.
     Fixed(Option<AriesMode>),
+    /// Cray MPI's default: a mode per operation (`spec::CRAY_DEFAULT`).
+    CrayDefault,
     AppAware,
+}
+
+impl Routing {
+    /// The mode of a message by its operation under Cray MPI's default: alltoall goes with
+    /// increasingly-minimal bias (De Sensi et al., SC'19, section 2.2), the rest adaptive.
+    fn cray_default(alltoall: bool) -> AriesMode {
+        if alltoall {
+            AriesMode::IncreasinglyMinimal
+        } else {
+            AriesMode::Adaptive
+        }
+    }
 }
 
 /// A rank running its program.
@@ -90,6 +104,9 @@ struct Job {
     packet_latency: Histogram,
     mode_bytes: [u64; AriesMode::ALL.len() + 1],
     ranks_left: usize,
+    /// What results call the mode of a job that names none: the run's `routing.mode` on an
+    /// Aries network, as "default" now names Cray MPI's.
+    unnamed_mode: &'static str,
 }
 
 impl Job {
@@ -99,6 +116,7 @@ impl Job {
         let routing = match js.routing_mode.as_deref() {
             None => Routing::Fixed(None),
             Some("app_aware") => Routing::AppAware,
+            Some(crate::spec::CRAY_DEFAULT) => Routing::CrayDefault,
             Some(m) => Routing::Fixed(Some(AriesMode::from_name(m).expect("validated routing_mode"))),
         };
         if js.routing_mode.is_some() && spec.routing.algorithm != "aries" {
@@ -140,6 +158,7 @@ impl Job {
             packet_latency: Histogram::default(),
             mode_bytes: [0; AriesMode::ALL.len() + 1],
             ranks_left: js.ranks,
+            unnamed_mode: if spec.routing.algorithm == "aries" { crate::routing::AriesParams::from_spec(spec)?.mode.name() } else { "default" },
         })
     }
 }
@@ -164,6 +183,7 @@ impl Jobs {
         let mut machine = super::alloc::Machine {
             group: (0..n).map(|s| topo.group_of(servers.switch_of(s)) as u32).collect(),
             groups: topo.groups(),
+            switch: (0..n).map(|s| servers.switch_of(s) as u32).collect(),
             free: vec![true; n],
         };
         let mut jobs = Vec::new();
@@ -182,6 +202,7 @@ impl Jobs {
                 return Err(SpecError::new(format!("jobs[{i}].ranks"), js.ranks, format!("more ranks than the network's {n} servers{of_trace}")));
             }
             let policy = super::alloc::build(spec, i)?;
+            policy.check(js.ranks, &machine).map_err(|e| SpecError::new(format!("jobs[{i}].allocation.{}", e.key), e.value, e.allowed))?;
             let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0xa110c, i as u64));
             let placed = policy
                 .place(js.ranks, &machine, &mut rng)
@@ -230,13 +251,14 @@ impl Jobs {
     }
 
     /// Post a message of `bytes` from rank `r` of job `j` to its rank `to`.
-    fn send(&mut self, j: usize, r: usize, to: u32, bytes: u64, cx: &mut Ctx) {
+    fn send(&mut self, j: usize, r: usize, to: u32, bytes: u64, alltoall: bool, cx: &mut Ctx) {
         let (packets, flits) = self.size(bytes);
         let job = &mut self.jobs[j];
         let src = job.servers[r];
         let rank = &mut job.ranks[r];
         let mode = match job.routing {
             Routing::Fixed(m) => m,
+            Routing::CrayDefault => Some(Routing::cray_default(alltoall)),
             Routing::AppAware => {
                 let a = rank.app_aware.as_mut().expect("app-aware ranks have one");
                 Some(a.choose(bytes, packets as u64, flits, &cx.nic_totals[src as usize]))
@@ -307,10 +329,10 @@ impl Jobs {
             }
             let op = rank.ops[rank.pc];
             match op {
-                Op::Send { to, bytes } => {
+                Op::Send { to, bytes } | Op::AlltoallSend { to, bytes } => {
                     rank.pc += 1;
                     rank.record(CallKind::Send, cx.now, cx.now, to, bytes);
-                    self.send(j, r, to, bytes, cx);
+                    self.send(j, r, to, bytes, matches!(op, Op::AlltoallSend { .. }), cx);
                 }
                 Op::Recv { .. } | Op::RecvMatched { .. } => {
                     let (from, seq) = match op {
@@ -357,7 +379,7 @@ impl Jobs {
         if n > 1 {
             // Uniform over the job's other ranks.
             let to = (r as u32 + 1 + rng.gen_range(0..n - 1)) % n;
-            self.send(j, r, to, bytes, cx);
+            self.send(j, r, to, bytes, false, cx);
         }
         cx.timers.push((next, server as u32));
     }
@@ -365,7 +387,7 @@ impl Jobs {
     fn result(&self, job: &Job, totals: &[Counters]) -> JobResult {
         let h = &job.packet_latency;
         let of = |f: fn(&Counters) -> u64| job.servers.iter().map(|&s| f(&totals[s as usize])).collect::<Vec<_>>();
-        let mode_name = |i: usize| if i == 0 { "default" } else { AriesMode::ALL[i - 1].name() };
+        let mode_name = |i: usize| if i == 0 { job.unnamed_mode } else { AriesMode::ALL[i - 1].name() };
         let done = job.iteration_left.iter().take_while(|&&left| left == 0).count();
         // Ranks that finish early start the next iteration while others still work on this
         // one (a bcast's root, a ping-pong's second rank): an iteration counts from its first
@@ -375,7 +397,7 @@ impl Jobs {
             name: job.spec.name.clone(),
             motif: job.spec.workload.motif.clone(),
             background: job.spec.background,
-            routing_mode: job.spec.routing_mode.clone().unwrap_or_else(|| "default".into()),
+            routing_mode: job.spec.routing_mode.clone().unwrap_or_else(|| job.unnamed_mode.into()),
             ranks: job.ranks.len() as u32,
             servers: job.servers.clone(),
             groups: job.groups.clone(),
@@ -496,7 +518,7 @@ mod tests {
                             recvs += 1;
                             None
                         }
-                        Op::Send { .. } => Some(recvs),
+                        Op::Send { .. } | Op::AlltoallSend { .. } => Some(recvs),
                         Op::Compute(_) => None,
                     })
                     .collect()

@@ -184,3 +184,70 @@ fn each_job_sends_with_its_routing_mode() {
     assert!(modes.iter().all(|m| m == "adaptive_high_bias" || m == "increasingly_minimal"), "{modes:?}");
     assert_eq!(large.jobs[0].mode_bytes.values().sum::<u64>(), large.jobs[0].bytes);
 }
+
+#[test]
+fn routers_places_the_job_on_its_routers_in_blocks_and_leaves_the_rest_to_the_background() {
+    // ARIES: 3 groups of 4 routers of 4 servers. 10 ranks on 5 routers over groups 1-2: 3
+    // routers in group 1, 2 in group 2, 2 ranks each, consecutive ranks on one router.
+    let bar = "motif = \"barrier\", iterations = 1";
+    let jobs = job("app", 10, bar, "allocation = { policy = \"routers\", routers = 5, groups = 2, offset = 1 }")
+        + &job("noise", 38, "motif = \"bernoulli\", load = 0.1, bytes = 64", "background = true");
+    let r = common::run(&format!("{ARIES}{jobs}"));
+    assert_eq!(r.jobs[0].servers, vec![16, 17, 20, 21, 24, 25, 32, 33, 36, 37]);
+    assert_eq!(r.jobs[0].groups, vec![1, 1, 1, 1, 1, 1, 2, 2, 2, 2]);
+    // The background took every other server, the free ones of the job's routers too.
+    let mut all: Vec<u32> = r.jobs.iter().flat_map(|j| j.servers.iter().copied()).collect();
+    all.sort();
+    assert_eq!(all, (0..48).collect::<Vec<u32>>());
+    assert!(r.jobs[1].servers.contains(&18) && r.jobs[1].servers.contains(&0));
+}
+
+#[test]
+fn routers_refuses_keys_that_cannot_work_naming_them() {
+    let bar = "motif = \"barrier\"";
+    let alloc = |keys: &str| format!("allocation = {{ policy = \"routers\"{keys} }}");
+    let cases = [
+        (8, alloc(""), "jobs[0].allocation.routers"),
+        (8, alloc(", routers = 0"), "jobs[0].allocation.routers"),
+        (8, alloc(", routers = 9"), "jobs[0].allocation.routers"),
+        (8, alloc(", routers = 2, groups = 3"), "jobs[0].allocation.routers"),
+        (20, alloc(", routers = 4"), "jobs[0].allocation.routers"),
+        (8, alloc(", routers = 4, groups = 4"), "jobs[0].allocation.groups"),
+        (8, alloc(", routers = 4, offset = 3"), "jobs[0].allocation.offset"),
+        (8, "allocation = { policy = \"spread\", routers = 4 }".to_string(), "jobs[0].allocation.routers"),
+    ];
+    for (ranks, allocation, key) in cases {
+        let toml = format!("{ARIES}{}", job("a", ranks, bar, &allocation));
+        let e = common::refused(&toml);
+        assert_eq!(e.key, key, "{e}\n{allocation}");
+    }
+    let e = common::refused(&format!("{ARIES}{}", job("a", 8, bar, &alloc(", routers = 9"))));
+    assert!(e.to_string().contains('9') && e.to_string().contains("2 to 8 routers"), "{e}");
+}
+
+#[test]
+fn the_default_mode_is_cray_mpis_per_operation() {
+    let run = |motif: &str, ranks: usize| common::run(&format!("{ARIES}{}", job("a", ranks, motif, "routing_mode = \"default\"\nallocation = { policy = \"spread\" }")));
+    let modes = |r: &hopsim_core::RunResult| r.jobs[0].mode_bytes.keys().cloned().collect::<Vec<_>>();
+    // alltoall: every message increasingly minimal.
+    let r = run("motif = \"alltoall\", iterations = 2, bytes = 256", 8);
+    assert_eq!(modes(&r), vec!["increasingly_minimal"]);
+    assert_eq!(r.jobs[0].routing_mode, "default");
+    // halo3d and allreduce: adaptive.
+    assert_eq!(modes(&run("motif = \"halo3d\", iterations = 2, domain = [4, 4, 4]", 8)), vec!["adaptive"]);
+    assert_eq!(modes(&run("motif = \"allreduce\", iterations = 2, bytes = 256", 8)), vec!["adaptive"]);
+    // fft3d's transposes are alltoalls among rows and columns.
+    assert_eq!(modes(&run("motif = \"fft3d\", iterations = 1, points = 8", 8)), vec!["increasingly_minimal"]);
+    // graph500 mixes operations: its alltoallv per level goes increasingly minimal, the
+    // allreduce that ends the search adaptive.
+    let r = run("motif = \"graph500\", iterations = 1, scale = 8, levels = 2", 8);
+    assert_eq!(modes(&r), vec!["adaptive", "increasingly_minimal"]);
+    assert_eq!(r.jobs[0].mode_bytes.values().sum::<u64>(), r.jobs[0].bytes);
+    // The modes travel with the packets: the same counts in the run's per-mode metrics.
+    let m = &r.metrics.per_mode;
+    assert!(m["packets_adaptive"] > 0.0 && m["packets_increasingly_minimal"] > 0.0, "{m:?}");
+    // A job that names no mode takes the run's routing.mode and is reported under its name.
+    let r = common::run(&format!("{ARIES}{}", job("a", 8, "motif = \"alltoall\", iterations = 1, bytes = 64", "")));
+    assert_eq!(r.jobs[0].routing_mode, "adaptive");
+    assert_eq!(r.jobs[0].mode_bytes.keys().collect::<Vec<_>>(), vec!["adaptive"]);
+}

@@ -166,7 +166,9 @@ fn list_names_the_job_routing_modes_and_allocation_policies() {
     let names = |family: &str| c[family].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
     let modes = names("routing_modes");
     assert!(modes.contains(&"app_aware".to_string()) && modes.contains(&"adaptive_high_bias".to_string()), "{modes:?}");
-    assert_eq!(names("allocation_policies"), ["linear", "random", "spread", "per_group", "explicit"]);
+    let default = c["routing_modes"].as_array().unwrap().iter().find(|m| m["name"] == "default").expect("the default mode is listed");
+    assert!(default["about"].as_str().unwrap().contains("Cray MPI's default"), "{default}");
+    assert_eq!(names("allocation_policies"), ["linear", "random", "spread", "per_group", "routers", "explicit"]);
 }
 
 #[test]

@@ -5,6 +5,7 @@ mod explicit;
 mod linear;
 mod per_group;
 mod random;
+mod routers;
 mod spread;
 
 use crate::routing::Rng;
@@ -16,6 +17,8 @@ pub struct Machine {
     /// Group of each server (all 0 on a topology without groups).
     pub group: Vec<u32>,
     pub groups: usize,
+    /// Switch (router) of each server.
+    pub switch: Vec<u32>,
     /// Servers not yet given to a job.
     pub free: Vec<bool>,
 }
@@ -31,7 +34,27 @@ impl Machine {
     }
 }
 
+/// A policy's key refused for this network: the key (in the allocation table), its value
+/// and what is allowed.
+#[derive(Debug)]
+pub struct KeyError {
+    pub key: &'static str,
+    pub value: String,
+    pub allowed: String,
+}
+
+impl KeyError {
+    pub fn new(key: &'static str, value: impl ToString, allowed: impl Into<String>) -> Self {
+        KeyError { key, value: value.to_string(), allowed: allowed.into() }
+    }
+}
+
 pub trait Allocation {
+    /// Whether the policy's keys make sense for `ranks` ranks on this network, before it
+    /// places them (a placement that does not fit the free servers is `place`'s error).
+    fn check(&self, _ranks: usize, _machine: &Machine) -> Result<(), KeyError> {
+        Ok(())
+    }
     /// The server of each of `ranks` ranks, all free and distinct; or why they do not fit.
     fn place(&self, ranks: usize, machine: &Machine, rng: &mut Rng) -> Result<Vec<u32>, String>;
 }
@@ -46,18 +69,20 @@ pub struct PolicyKind {
 }
 
 /// Every allocation policy, in the order error messages give them.
-pub const POLICIES: [PolicyKind; 5] = [
+pub const POLICIES: [PolicyKind; 6] = [
     PolicyKind { name: "linear", about: "consecutive free servers from offset", keys: &["offset"], make: |a| Box::new(linear::Linear { offset: a.offset }) },
     PolicyKind { name: "random", about: "free servers drawn at random", keys: &[], make: |_| Box::new(random::Random) },
     PolicyKind { name: "spread", about: "round robin over groups from offset", keys: &["offset", "groups"], make: |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups }) },
     PolicyKind { name: "per_group", about: "fill one group before the next, from group offset", keys: &["offset"], make: |a| Box::new(per_group::PerGroup { first_group: a.offset }) },
+    PolicyKind { name: "routers", about: "a fixed set of routers, as the SC'19 noise paper placed its jobs: `routers` routers over `groups` groups from group offset, ranks in blocks per router", keys: &["offset", "groups", "routers"], make: |a| Box::new(routers::Routers { routers: a.routers, groups: a.groups, first_group: a.offset }) },
     PolicyKind { name: "explicit", about: "the server of each rank, as listed", keys: &["servers"], make: |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() }) },
 ];
 
 /// The `jobs[].allocation` keys the policies read besides `policy`, as `hopsim list` shows them.
 pub const KEYS: &[crate::spec::Key] = &[
-    crate::spec::Key { name: "offset", default: "0", meaning: "linear: the first server; spread, per_group: the first group" },
-    crate::spec::Key { name: "groups", default: "all", meaning: "spread: over how many groups" },
+    crate::spec::Key { name: "offset", default: "0", meaning: "linear: the first server; spread, per_group, routers: the first group" },
+    crate::spec::Key { name: "groups", default: "all", meaning: "spread, routers: over how many groups (routers: all from offset)" },
+    crate::spec::Key { name: "routers", default: "required", meaning: "routers: how many routers the job occupies, shared evenly over its groups" },
     crate::spec::Key { name: "servers", default: "required", meaning: "explicit: the server of each rank" },
 ];
 
@@ -85,6 +110,7 @@ pub fn build(spec: &Spec, i: usize) -> SpecResult<Box<dyn Allocation>> {
     let given = [
         ("offset", (a.offset != 0).then(|| a.offset.to_string())),
         ("groups", a.groups.map(|g| g.to_string())),
+        ("routers", a.routers.map(|r| r.to_string())),
         ("servers", a.servers.as_ref().map(|s| format!("{s:?}"))),
     ];
     let left = spec.keys_left_to_others(&selector, POLICIES.iter().flat_map(|p| p.keys.iter().copied()));

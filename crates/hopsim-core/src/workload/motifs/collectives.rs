@@ -193,7 +193,7 @@ pub fn recursive_doubling(n: usize, me: usize, member: impl Fn(usize) -> u32, by
 pub fn pairwise(n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: impl Fn(usize) -> u64, ops: &mut Vec<Op>) {
     for k in 1..n {
         let to = (me + k) % n;
-        ops.push(Op::Send { to: member(to), bytes: bytes(to) });
+        ops.push(Op::AlltoallSend { to: member(to), bytes: bytes(to) });
         ops.push(Op::Recv { from: member((me + n - k) % n) });
     }
 }
@@ -254,7 +254,7 @@ mod tests {
                         for me in 0..n {
                             while let Some(&s) = progs[me].get(pc[me]) {
                                 match s {
-                                    Op::Send { to, .. } => sent[me][index(to)] += 1,
+                                    Op::Send { to, .. } | Op::AlltoallSend { to, .. } => sent[me][index(to)] += 1,
                                     Op::Recv { from } if got[me][index(from)] < sent[index(from)][me] => got[me][index(from)] += 1,
                                     _ => break,
                                 }
@@ -272,7 +272,7 @@ mod tests {
                             assert_eq!(got[me][from], sent[from][me], "{c:?} n={n}: messages {from} -> {me} left unreceived");
                         }
                     }
-                    let total: usize = progs.iter().map(|p| p.iter().filter(|s| matches!(s, Op::Send { .. })).count()).sum();
+                    let total: usize = progs.iter().map(|p| p.iter().filter(|s| matches!(s, Op::Send { .. } | Op::AlltoallSend { .. })).count()).sum();
                     let p = if n.is_power_of_two() { n } else { n.next_power_of_two() / 2 };
                     let expected = match c {
                         _ if n == 1 => 0,

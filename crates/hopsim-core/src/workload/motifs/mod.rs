@@ -28,6 +28,9 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Send { to: u32, bytes: u64 },
+    /// A send of an alltoall (or alltoallv) exchange: Cray's MPI routes these with its own
+    /// mode (`jobs[].routing_mode = "default"`), so the operation travels with the message.
+    AlltoallSend { to: u32, bytes: u64 },
     /// The next message from `from`, in the order it sent them.
     Recv { from: u32 },
     /// Message `seq` (counted from 0) of those `from` sends this rank: a replayed trace's

@@ -64,7 +64,7 @@ struct Call {
 impl Trace {
     /// The most bytes any one message of the replay carries (0 without messages).
     pub fn largest_message(&self) -> u64 {
-        self.ops.iter().flatten().filter_map(|op| if let Op::Send { bytes, .. } = op { Some(*bytes) } else { None }).max().unwrap_or(0)
+        self.ops.iter().flatten().filter_map(|op| if let Op::Send { bytes, .. } | Op::AlltoallSend { bytes, .. } = op { Some(*bytes) } else { None }).max().unwrap_or(0)
     }
 
     pub fn iterations(&self) -> usize {
@@ -236,7 +236,7 @@ fn match_receives(ops: &mut [Vec<Op>], channels: &[Vec<Channel>]) -> Result<Hash
         let r_us = r as usize;
         while pc[r_us] < ops[r_us].len() {
             match ops[r_us][pc[r_us]] {
-                Op::Send { to, .. } => {
+                Op::Send { to, .. } | Op::AlltoallSend { to, .. } => {
                     let ch = channels[r_us][chan_at[r_us]];
                     let seq = sent.entry((r, to)).or_insert(0);
                     queued.entry((r, to, ch)).or_default().push_back(*seq);
