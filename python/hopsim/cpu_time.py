@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from . import engine
 from .spec import Run, get_dotted
+from .sweep import run_cycles as _cycles
 
 #: Wall seconds all the pilots of a sweep may take together, about.
 BUDGET_SECONDS = 6.0
@@ -83,11 +84,6 @@ def _load(run: Run) -> float:
         return float(get_dotted(_spec(run), "traffic.load", 0.0) or 0.0)
     except (TypeError, ValueError):
         return 0.0
-
-
-def _cycles(run: Run) -> int:
-    spec = _spec(run)
-    return int(get_dotted(spec, "run.warmup", 0) or 0) + int(get_dotted(spec, "run.cycles", 0) or 0)
 
 
 def _has_jobs(run: Run) -> bool:

@@ -143,7 +143,7 @@ def _blame_sweep(message: str, run: Run) -> str:
     return message
 
 
-def _run_cycles(run: Run) -> int:
+def run_cycles(run: Run) -> int:
     """Warmup + measured cycles of a run (what its progress counter counts up to)."""
     spec = run.normalized or run.spec
     try:
@@ -179,7 +179,7 @@ def _estimated_costs(runs: list[Run]) -> dict[str, float]:
                 load = float(get_dotted(run.normalized or run.spec, "traffic.load", 0.5) or 0.0)
             except (TypeError, ValueError):
                 load = 0.5
-            costs[run.name] = _run_cycles(run) * (switches + servers * load)
+            costs[run.name] = run_cycles(run) * (switches + servers * load)
     return costs
 
 
@@ -450,7 +450,7 @@ def _execute_locked(
                     raise exc
                 else:
                     failures.append((run.name, exc))
-                ended_cycles += _run_cycles(run)
+                ended_cycles += run_cycles(run)
             if bar is not None:
                 bar.show(ended_cycles + runner.live_cycles(), len(done_runs) + len(failures), len(failures))
     except KeyboardInterrupt:
@@ -478,7 +478,7 @@ class _ProgressBar:
         tqdm = bar_class()
         self.runs = len(todo)
         self.bar = tqdm(
-            total=sum(_run_cycles(r) for r in todo),
+            total=sum(run_cycles(r) for r in todo),
             unit=" cycles",
             unit_scale=True,
             desc=name if len(name) <= 30 else name[:27] + "...",
