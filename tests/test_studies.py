@@ -264,3 +264,22 @@ def test_aries_noise_reads_the_runs_of_both_processes_each_once(tmp_path):
     rows, its = kept(tmp_path)
     assert sorted((r["case"], r["iteration_median"]) for r in rows) == [("alltoall 8B", 30), ("barrier", 10), ("bcast 8B", 20)]
     assert sorted((i["case"], i["cycles"]) for i in its) == [("alltoall 8B", 30), ("barrier", 10), ("bcast 8B", 20)]
+
+
+def test_aries_noise_kept_byte_shares_match_each_run_s_mode():
+    """A run under a fixed mode sends every byte with it; every run's shares sum to one. Three
+    alltoall rows once had their shares a column to the right."""
+    import pandas as pd
+
+    for f in sorted((REPO / "studies/aries_noise/data").rglob("runs*.csv")):
+        df = pd.read_csv(f)
+        shares = [c for c in df.columns if c.startswith("share_")]
+        if not shares or "mode" not in df:
+            continue
+        total = df[shares].fillna(0).sum(axis=1)
+        assert ((total - 1).abs() < 1e-6).all(), f"{f}: shares do not sum to 1 in rows {list(df.index[(total - 1).abs() >= 1e-6])}"
+        for mode in ("adaptive", "adaptive_high_bias"):
+            own = df.loc[df["mode"] == mode, f"share_{mode}"] if f"share_{mode}" in df else None
+            if own is not None:
+                bad = own.index[(own.fillna(0) - 1).abs() > 1e-9]
+                assert not len(bad), f"{f}: rows {list(bad)} under {mode} send bytes with another mode"
