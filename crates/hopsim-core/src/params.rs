@@ -86,3 +86,12 @@ impl Params {
         }
     }
 }
+
+/// Flit slots of an input and an output VC's buffer: the flits each holds were all of the
+/// shortest packet (with a NIC protocol, its one-flit headers), whatever the packets that
+/// come. Under wormhole a flit is a phit.
+pub fn buffer_slots(spec: &crate::spec::Spec) -> (u32, u32) {
+    let (_, shortest) = crate::protocol::Protocol::from_spec(spec).packet_range(spec.packet.phits as u16);
+    let flit = if spec.flow_control() == crate::spec::FlowControl::Wormhole { 1 } else { shortest as usize };
+    ((spec.input_buffer_phits() / flit) as u32, (spec.output_buffer_phits() / flit) as u32)
+}

@@ -188,10 +188,9 @@ impl Simulation {
     pub fn new(spec: &Spec) -> SpecResult<Self> {
         let Parts { topo, routing, vc_policy, servers, traffic, params, timings } = Parts::build(spec)?;
         let p = params.packet_phits as usize;
-        // A buffer holds as many flits as fit when all are the shortest.
-        let shortest_flit = params.flit_phits(params.min_packet_phits) as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
-        let routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, (in_cap / shortest_flit) as u32, (out_cap / shortest_flit) as u32, in_cap as u32);
+        let (in_slots, out_slots) = crate::params::buffer_slots(spec);
+        let routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, in_slots, out_slots, in_cap as u32);
         let nics = Nics::new(&servers, &routers, params.injection_link, params.vcs, in_cap as u32);
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
         // flit at the far end of the longest link.

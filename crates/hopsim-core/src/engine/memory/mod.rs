@@ -89,15 +89,10 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let vcs = spec.router.vcs as u64;
     let nvc = times(ports, vcs);
     let p = spec.packet.phits as u64;
-    // A buffer has a slot for each flit it could hold were all of the shortest packet (the
-    // engine sizes it so): with a NIC protocol, its one-flit headers.
-    let (_, shortest) = crate::nic::protocol::Protocol::from_spec(spec).packet_range(p as u16);
-    let wormhole = spec.flow_control() == FlowControl::Wormhole;
-    let slot = if wormhole { 1 } else { shortest as u64 };
-    let in_slots = spec.input_buffer_phits() as u64 / slot;
-    let out_slots = spec.output_buffer_phits() as u64 / slot;
+    let (in_slots, out_slots) = crate::params::buffer_slots(spec);
+    let (in_slots, out_slots) = (in_slots as u64, out_slots as u64);
     // Flits of the packets that make most of the traffic, for the events of a cycle.
-    let flit = if wormhole { 1 } else { p };
+    let flit = if spec.flow_control() == FlowControl::Wormhole { 1 } else { p };
     let size_key = match topo.kind() {
         "dragonfly" | "dragonfly_plus" => "topology.groups",
         "fat_tree" => "topology.levels",
