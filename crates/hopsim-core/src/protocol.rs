@@ -57,6 +57,15 @@ impl Protocol {
         }
     }
 
+    /// Phits of all a message's requests, without a walk over them: PUT's carry its data,
+    /// GET's are their headers.
+    pub fn requests_phits(&self, bytes: u64) -> u64 {
+        match self.kind {
+            ProtocolKind::Put => self.data_phits(bytes),
+            _ => self.requests(bytes) as u64 * self.header_flits as u64,
+        }
+    }
+
     /// Phits of the packets that carry a message's data (PUT: its requests; GET: their
     /// responses): what an open-loop workload's offered load counts.
     pub fn data_phits(&self, bytes: u64) -> u64 {
@@ -113,6 +122,9 @@ mod tests {
         for bytes in [0, 1, 63, 64, 65, 1000, 1024, 1025] {
             let walked: u64 = (0..put.requests(bytes)).map(|s| put.request_phits(bytes, s) as u64).sum();
             assert_eq!(put.data_phits(bytes), walked, "{bytes} bytes");
+            assert_eq!(put.requests_phits(bytes), walked, "{bytes} bytes");
+            let walked: u64 = (0..get.requests(bytes)).map(|s| get.request_phits(bytes, s) as u64).sum();
+            assert_eq!(get.requests_phits(bytes), walked, "{bytes} bytes");
         }
         // The last request carries the rest: 100 bytes = 64 + 36 -> 4 + 3 payload flits.
         assert_eq!((put.request_phits(100, 0), put.request_phits(100, 1)), (5, 4));

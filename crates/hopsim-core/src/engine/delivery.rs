@@ -60,12 +60,10 @@ impl Simulation {
             NIL
         };
         // In one step: a message may have billions of packets.
-        let phits = if !self.params.protocol.is_on() {
-            packets as u64 * self.params.packet_phits as u64
-        } else if self.params.protocol.carries_data(crate::packet::PacketKind::Request) {
-            self.params.protocol.data_phits(bytes)
+        let phits = if self.params.protocol.is_on() {
+            self.params.protocol.requests_phits(bytes)
         } else {
-            packets as u64 * self.request_phits(bytes, 0) as u64
+            packets as u64 * self.params.packet_phits as u64
         };
         self.stats.on_generate_packets(now, packets as u64, phits);
         if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {

@@ -240,10 +240,7 @@ impl Jobs {
     /// Requests (packets) and request flits (phits) of a message of `bytes`.
     fn size(&self, bytes: u64) -> (u32, u64) {
         if self.protocol.is_on() {
-            let p = self.protocol.requests(bytes);
-            // Only PUT requests carry the data; GET requests are their headers.
-            let phits = if self.protocol.carries_data(crate::packet::PacketKind::Request) { self.protocol.data_phits(bytes) } else { p as u64 * self.protocol.request_phits(bytes, 0) as u64 };
-            (p, phits)
+            (self.protocol.requests(bytes), self.protocol.requests_phits(bytes))
         } else {
             let p = (bytes as f64 / self.packet_bytes).ceil().max(1.0) as u32;
             (p, p as u64 * self.packet_phits)
