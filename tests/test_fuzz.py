@@ -109,26 +109,27 @@ def _write(tmp: Path, doc: dict) -> tuple[Path, str]:
     return path, text
 
 
+def _validate_then_run(tmp: Path, doc: dict) -> None:
+    """`hopsim validate` of the drawn file, and `hopsim run` of it if it passed: each ends
+    in a result or one clear error."""
+    path, text = _write(tmp, doc)
+    p = _cli(tmp, "validate", str(path))
+    _check(p, f"validate\n{text}")
+    if p.returncode == 0:
+        r = _cli(tmp, "run", str(path), "--out", str(tmp / "out"), "--quiet", "--no-plots", "--threads", "1")
+        _check(r, f"run\n{text}")
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(doc=spec)
 def test_drawn_experiment_files_end_in_a_result_or_a_clear_error(tmp_path: Path, doc: dict) -> None:
-    path, text = _write(tmp_path, doc)
-    p = _cli(tmp_path, "validate", str(path))
-    _check(p, f"validate\n{text}")
-    if p.returncode == 0:
-        r = _cli(tmp_path, "run", str(path), "--out", str(tmp_path / "out"), "--quiet", "--no-plots", "--threads", "1")
-        _check(r, f"run\n{text}")
+    _validate_then_run(tmp_path, doc)
 
 
 @settings(max_examples=max(5, EXAMPLES // 6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(doc=jobs_doc)
 def test_drawn_jobs_end_in_a_result_or_a_clear_error(tmp_path: Path, doc: dict) -> None:
-    path, text = _write(tmp_path, doc)
-    p = _cli(tmp_path, "validate", str(path))
-    _check(p, f"validate\n{text}")
-    if p.returncode == 0:
-        r = _cli(tmp_path, "run", str(path), "--out", str(tmp_path / "out"), "--quiet", "--no-plots", "--threads", "1")
-        _check(r, f"run\n{text}")
+    _validate_then_run(tmp_path, doc)
 
 
 @pytest.mark.parametrize("line, key", [
