@@ -2,6 +2,7 @@
 //! round-robin pointers. Stored flat over all switches (ports numbered globally) so a step
 //! touches a few contiguous cache lines and idle switches cost no work.
 
+mod allocators;
 mod fifo;
 mod step;
 
@@ -171,6 +172,11 @@ pub struct Routers {
     /// Most ports a switch may have for its step to be prefetched whole (`WHOLE_SWITCH_BYTES`
     /// of port and VC records).
     whole_switch_ports: usize,
+    /// Per port, the output its input arbiter favours next, and per switch the wavefront's
+    /// priority diagonal: only the allocators that read them have them (`use_allocator`).
+    /// The grant pointers are the ports' `rr_out`.
+    accept_ptr: Vec<u16>,
+    diagonal: Vec<u16>,
 }
 
 /// One word of each of a switch's port bit sets, side by side: an arrival writes two of them
@@ -317,7 +323,22 @@ impl Routers {
             port_sets: vec![PortSets::default(); n * port_words],
             prefetch,
             whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
+            accept_ptr: Vec::new(),
+            diagonal: Vec::new(),
         }
+    }
+
+    /// Give the switches the pointers `allocator` reads beyond the ports' own.
+    pub fn use_allocator(&mut self, allocator: crate::switch_allocator::SwitchAllocator) {
+        if allocator.matches_all_requests() {
+            self.accept_ptr = vec![0; self.ports.len()];
+            self.diagonal = vec![0; self.port_base.len() - 1];
+        }
+    }
+
+    /// The allocator pointers of `switch`, whose ports are `ports`.
+    fn allocator_pointers(&mut self, switch: usize, ports: std::ops::Range<usize>) -> SwitchPointers<'_> {
+        SwitchPointers { ports: &mut self.ports[ports.clone()], accept: &mut self.accept_ptr[ports], diagonal: &mut self.diagonal[switch] }
     }
 
     /// Bytes of the port, VC and buffer records of all switches.
@@ -586,6 +607,34 @@ impl Routers {
     /// The switch a global port belongs to (binary search; only for reports).
     pub fn switch_of_port(&self, gp: usize) -> usize {
         self.port_base.partition_point(|&b| b as usize <= gp) - 1
+    }
+}
+
+/// One switch's allocator pointers (`allocators::Pointers`).
+struct SwitchPointers<'a> {
+    ports: &'a mut [Port],
+    accept: &'a mut [u16],
+    diagonal: &'a mut u16,
+}
+
+impl allocators::Pointers for SwitchPointers<'_> {
+    fn grant(&self, output: usize) -> usize {
+        self.ports[output].rr_out as usize
+    }
+    fn set_grant(&mut self, output: usize, input: usize) {
+        self.ports[output].rr_out = input as u16;
+    }
+    fn accept(&self, input: usize) -> usize {
+        self.accept[input] as usize
+    }
+    fn set_accept(&mut self, input: usize, output: usize) {
+        self.accept[input] = output as u16;
+    }
+    fn diagonal(&self) -> usize {
+        *self.diagonal as usize
+    }
+    fn set_diagonal(&mut self, d: usize) {
+        *self.diagonal = d as u16;
     }
 }
 

@@ -8,6 +8,7 @@
 //! crossbar, and route computation of the next packet of an input VC only after the tail
 //! ahead has crossed (each input VC's `stage_from`).
 
+use super::allocators::{self, Matching, PortRequest};
 use super::{OutEntry, Peer, Ring, Routers, Vc};
 use crate::calendar::{Event, Schedule, NEVER};
 use crate::params::Params;
@@ -39,6 +40,9 @@ pub struct Scratch {
     best: Vec<u32>,
     /// Heads that VC allocation looks at in this step.
     heads: Vec<Head>,
+    /// `requests` as the allocators of router/allocators/ see them, and their working arrays.
+    port_requests: Vec<PortRequest>,
+    matching: Matching,
 }
 
 /// A head at the front of an input VC that needs an output VC.
@@ -649,18 +653,63 @@ fn count_hop(pkt: &mut crate::packet::Packet, out_port: u16, out_vc: u8, extra_l
     }
 }
 
-/// Separable switch allocation: each input port offers one of its routed VCs (round-robin)
-/// whose flit fits in its output VC's buffer; each output port grants one input port,
-/// round-robin starting after its last winner.
+/// Switch allocation: the input ports whose flits hold their output VCs ask for the output
+/// ports (`offer`), and the run's allocator (`router.switch_allocator`) matches them. The
+/// default, separable input-first, runs here: each input offers one of its VCs, round-robin,
+/// and each output port grants one input, round-robin from after its last winner. The
+/// others see every input's requests (router/allocators/).
 #[inline]
 fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+    if cx.params.switch_allocator.matches_all_requests() {
+        return matched_switch_allocation::<V, _>(at, now, cx, wake);
+    }
     let r = &mut *cx.routers;
-    let vcs = vcs::<V>(r);
     let prm = cx.params;
     let (base, nports) = (at.base, at.nports);
     let sc = &mut *cx.scratch;
     sc.requests.clear();
+    offer::<V, false>(r, at, now, prm, sc, wake);
 
+    // A lone request has its output port to itself.
+    if let [rq] = sc.requests[..] {
+        note(wake, grant_input_first::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
+        return;
+    }
+    // Each output port grants the input next after its last winner in round-robin order.
+    let out_port = |q: Request| q.out_port as usize;
+    let arbiter = {
+        let r = &*r;
+        let order = |q: Request| wrap(q.in_port as usize + nports - r.ports[base + q.out_port as usize].rr_out as usize, nports);
+        Arbiter::pick(&sc.requests, &mut sc.best, nports, out_port, order)
+    };
+    for i in 0..sc.requests.len() {
+        let rq = sc.requests[i];
+        if !arbiter.lost(&sc.best, out_port(rq), i) {
+            note(wake, grant_input_first::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
+        }
+    }
+    // A request that lost its output asks again next cycle, unless its flit is the only one
+    // of its input that holds an output VC: it could then only find that output's crossbar
+    // busy with the winner's flit until it frees (known once the winners have crossed).
+    for i in 0..sc.requests.len() {
+        let rq = sc.requests[i];
+        if arbiter.lost(&sc.best, out_port(rq), i) {
+            let only_flit = r.ports[base + rq.in_port as usize].flits_with_vc() == 1 << rq.in_vc;
+            note(wake, if only_flit { r.ports[base + rq.out_port as usize].xbar_out_free as u64 } else { now + 1 });
+        }
+    }
+    arbiter.clear(&sc.requests, &mut sc.best, out_port);
+}
+
+/// The requests of the switch's input ports for the crossbar, into `sc.requests`: from each
+/// input whose crossbar input is free, its VCs in round-robin order whose front flit may
+/// cross now (ready, its output's crossbar free, room in its output VC). With `ALL` false
+/// the first such VC only (input-first allocation); with `ALL` the first for each output
+/// port, the one BookSim2's router also lets ask (`iq_router.cpp`, `_SWAllocAddReq`).
+#[inline(always)]
+fn offer<const V: usize, const ALL: bool>(r: &mut Routers, at: At, now: u64, prm: &Params, sc: &mut Scratch, wake: &mut u64) {
+    let vcs = vcs::<V>(r);
+    let base = at.base;
     for word in 0..at.words {
         let w = at.first_word + word;
         let mut busy = r.port_sets[w].busy_inputs;
@@ -680,6 +729,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
                 note(wake, port.xbar_in_free as u64);
                 continue;
             }
+            let first = sc.requests.len();
             for v in RoundRobin::new(routed, port.rr_in_vc as usize) {
                 let gv = gp * vcs + v;
                 let q = &r.vc[gv];
@@ -690,6 +740,9 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
                     continue;
                 }
                 let (op, ov) = (q.route_port as usize, q.route_vc as usize);
+                if ALL && sc.requests[first..].iter().any(|q| q.out_port as usize == op) {
+                    continue;
+                }
                 let go = base + op;
                 if r.ports[go].xbar_out_free as u64 > now {
                     note(wake, r.ports[go].xbar_out_free as u64);
@@ -700,40 +753,51 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
                     continue;
                 }
                 sc.requests.push(Request { in_port: ip as u16, in_vc: v as u8, out_port: op as u16, out_vc: ov as u8, packet: e.packet });
-                break;
+                if !ALL {
+                    break;
+                }
             }
         }
     }
+}
 
-    // A lone request has its output port to itself.
-    if let [rq] = sc.requests[..] {
-        note(wake, grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
+/// A grant of input-first allocation: the input's VC pointer and the output's input pointer
+/// move past the winner.
+#[inline(always)]
+fn grant_input_first<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, at: At, now: u64, rq: Request) -> u64 {
+    let (gi, go) = (at.base + rq.in_port as usize, at.base + rq.out_port as usize);
+    r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs::<V>(r)) as u8;
+    r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
+    grant::<V, _>(r, cal, prm, sent, at, now, rq)
+}
+
+/// Switch allocation by an allocator that matches every request at once. The input's VC
+/// pointer moves past each winner, as BookSim2's (`_sw_rr_offset`); the allocator moves its
+/// own pointers. A request that lost asks again next cycle.
+#[inline(never)]
+fn matched_switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx<C>, wake: &mut u64) {
+    let r = &mut *cx.routers;
+    let prm = cx.params;
+    let sc = &mut *cx.scratch;
+    sc.requests.clear();
+    offer::<V, true>(r, at, now, prm, sc, wake);
+    if sc.requests.is_empty() {
         return;
     }
-    // Each output port grants the input next after its last winner in round-robin order.
-    let out_port = |q: Request| q.out_port as usize;
-    let arbiter = {
-        let r = &*r;
-        let order = |q: Request| wrap(q.in_port as usize + nports - r.ports[base + q.out_port as usize].rr_out as usize, nports);
-        Arbiter::pick(&sc.requests, &mut sc.best, nports, out_port, order)
-    };
+    sc.port_requests.clear();
+    sc.port_requests.extend(sc.requests.iter().map(|q| PortRequest { input: q.in_port, output: q.out_port }));
+    let ports = at.base..at.base + at.nports;
+    let mut pointers = r.allocator_pointers(at.switch, ports);
+    allocators::allocate(prm.switch_allocator, &sc.port_requests, at.nports, &mut pointers, &mut sc.matching);
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
-        if !arbiter.lost(&sc.best, out_port(rq), i) {
+        if sc.matching.won(&sc.port_requests, i) {
+            r.ports[at.base + rq.in_port as usize].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs::<V>(r)) as u8;
             note(wake, grant::<V, _>(r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, at, now, rq));
+        } else {
+            note(wake, now + 1);
         }
     }
-    // A request that lost its output asks again next cycle, unless its flit is the only one
-    // of its input that holds an output VC: it could then only find that output's crossbar
-    // busy with the winner's flit until it frees (known once the winners have crossed).
-    for i in 0..sc.requests.len() {
-        let rq = sc.requests[i];
-        if arbiter.lost(&sc.best, out_port(rq), i) {
-            let only_flit = r.ports[base + rq.in_port as usize].flits_with_vc() == 1 << rq.in_vc;
-            note(wake, if only_flit { r.ports[base + rq.out_port as usize].xbar_out_free as u64 } else { now + 1 });
-        }
-    }
-    arbiter.clear(&sc.requests, &mut sc.best, out_port);
 }
 
 /// Output VC `gov` changed: wake the heads waiting for it if one of them may now take it.
@@ -875,8 +939,6 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     let link_may_start = (now + 1).max((tail_leaves + 2).saturating_sub(u));
     r.ports[gi].xbar_in_free = (now + xbar) as u32;
     r.ports[go].xbar_out_free = (now + xbar) as u32;
-    r.ports[gi].rr_in_vc = wrap(rq.in_vc as usize + 1, vcs) as u8;
-    r.ports[go].rr_out = wrap(rq.in_port as usize + 1, at.nports) as u16;
     if r.ports[gi].in_flits > 0 {
         // Another flit of this input may cross once this one has. Requests for this output
         // that lost ask again next cycle by themselves, and so does every flit switch

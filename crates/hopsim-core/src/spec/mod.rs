@@ -163,6 +163,12 @@ pub struct RouterSpec {
     /// When the next packet of an input VC is routed (`staging::NextHeadRouting`).
     #[serde(default = "on_arrival")]
     pub next_head_routing: String,
+    /// Which allocator matches input ports to output ports (`switch_allocator::SwitchAllocator`).
+    #[serde(default = "input_first")]
+    pub switch_allocator: String,
+    /// Rounds of iSLIP per allocation (`switch_allocator = "islip"` only).
+    #[serde(default = "one_u32")]
+    pub islip_iterations: u32,
 }
 
 impl Default for RouterSpec {
@@ -179,6 +185,8 @@ impl Default for RouterSpec {
             jsq_tie_break: lowest(),
             vc_allocation: with_switch(),
             next_head_routing: on_arrival(),
+            switch_allocator: input_first(),
+            islip_iterations: 1,
         }
     }
 }
@@ -337,6 +345,10 @@ fn on_arrival() -> String {
     "on_arrival".into()
 }
 
+fn input_first() -> String {
+    "input_first".into()
+}
+
 fn lowest() -> String {
     "lowest".into()
 }
@@ -430,6 +442,12 @@ impl Spec {
             vc_allocation: VcAllocation::from_name(&self.router.vc_allocation).unwrap_or(VcAllocation::WithSwitch),
             next_head: NextHeadRouting::from_name(&self.router.next_head_routing).unwrap_or(NextHeadRouting::OnArrival),
         }
+    }
+
+    /// The switch allocator the router keys name (`validate` refuses any other).
+    pub fn switch_allocator(&self) -> crate::switch_allocator::SwitchAllocator {
+        use crate::switch_allocator::SwitchAllocator;
+        SwitchAllocator::from_name(&self.router.switch_allocator, self.router.islip_iterations).unwrap_or(SwitchAllocator::InputFirst)
     }
 
     // The products only when no phits are given: `router.output_buffer` may then be any

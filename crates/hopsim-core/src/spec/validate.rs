@@ -165,6 +165,20 @@ impl Spec {
         if crate::staging::NextHeadRouting::from_name(&r.next_head_routing).is_none() {
             return Err(SpecError::new("router.next_head_routing", format!("{:?}", r.next_head_routing), crate::staging::NextHeadRouting::ALLOWED));
         }
+        if crate::switch_allocator::SwitchAllocator::from_name(&r.switch_allocator, 1).is_none() {
+            return Err(SpecError::new("router.switch_allocator", format!("{:?}", r.switch_allocator), crate::switch_allocator::SwitchAllocator::ALLOWED));
+        }
+        let most = crate::switch_allocator::MAX_ISLIP_ITERATIONS;
+        if r.islip_iterations == 0 || r.islip_iterations > most {
+            return Err(SpecError::new("router.islip_iterations", r.islip_iterations, format!("must be between 1 and {most}")));
+        }
+        if r.islip_iterations != 1 && r.switch_allocator != "islip" {
+            return Err(SpecError::new(
+                "router.islip_iterations",
+                r.islip_iterations,
+                format!("only iSLIP iterates: set router.switch_allocator = \"islip\" (it is {:?}) or leave this key out", r.switch_allocator),
+            ));
+        }
         if super::InjectionRule::from_name(&self.routing.injection_vcs).is_none() {
             return Err(SpecError::new(
                 "routing.injection_vcs",

@@ -26,6 +26,7 @@ mod routing;
 mod skeletons;
 mod slim_fly;
 mod spec_errors;
+mod switch_allocators;
 mod threads;
 mod throughput;
 mod topology;

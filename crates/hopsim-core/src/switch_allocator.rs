@@ -1,0 +1,55 @@
+//! Which allocator matches a switch's input ports to its output ports each cycle
+//! (`router.switch_allocator`, `router.islip_iterations`). Below both the spec, which names
+//! it, and the router, which runs it (router/allocators/).
+
+/// `router.switch_allocator`. Every allocator sees the same requests: one per pair of input
+/// and output port, from the input's first VC in its round-robin order whose flit asks for
+/// that output and fits there; an input port and an output port each move one flit at a
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwitchAllocator {
+    /// Separable, input first: each input port offers one of its VCs, round-robin over the
+    /// VCs, and each output port grants one of the inputs offering to it, round-robin over
+    /// the inputs (hopsim's default).
+    InputFirst,
+    /// Separable, output first: each output port grants one of the inputs asking for it,
+    /// round-robin over the inputs, and each input accepts one of its grants, round-robin
+    /// over the outputs; both pointers move only on an accepted grant (BookSim2's
+    /// `separable_output_first`, which is one iteration of iSLIP).
+    OutputFirst,
+    /// iSLIP (McKeown 1999): request, grant and accept as `OutputFirst`, repeated over the
+    /// ports left unmatched; pointers move only on grants accepted in the first iteration
+    /// (BookSim2's `islip`, its default for both allocators).
+    Islip { iterations: u8 },
+    /// Wavefront (Tamir and Chi 1993): the diagonals of the input-by-output request matrix in
+    /// turn, from a priority diagonal that moves one step each cycle the switch has requests,
+    /// granting every request whose input and output are both still free (BookSim2's
+    /// `wavefront`).
+    Wavefront,
+}
+
+/// Most iterations `router.islip_iterations` takes: more than the ports of any switch
+/// could not match more.
+pub const MAX_ISLIP_ITERATIONS: u32 = 64;
+
+impl SwitchAllocator {
+    pub const ALLOWED: &'static str = "allowed: \"input_first\" (separable, inputs choose first; the default), \"output_first\" (separable, outputs grant first), \"islip\" (iSLIP, `router.islip_iterations` rounds), \"wavefront\"";
+
+    /// The allocator `name` and, for iSLIP, `iterations` name; `None` for an unknown name.
+    pub fn from_name(name: &str, iterations: u32) -> Option<Self> {
+        match name {
+            "input_first" => Some(SwitchAllocator::InputFirst),
+            "output_first" => Some(SwitchAllocator::OutputFirst),
+            "islip" => Some(SwitchAllocator::Islip { iterations: iterations.clamp(1, MAX_ISLIP_ITERATIONS) as u8 }),
+            "wavefront" => Some(SwitchAllocator::Wavefront),
+            _ => None,
+        }
+    }
+
+    /// Whether an input's requests for every output it has a flit for are gathered, rather
+    /// than the one VC it offers (`InputFirst`).
+    #[inline(always)]
+    pub fn matches_all_requests(self) -> bool {
+        self != SwitchAllocator::InputFirst
+    }
+}
