@@ -59,7 +59,7 @@ pub mod routing;
 pub mod slab;
 pub mod spec;
 pub mod staging;
-pub mod switch_allocator;
+pub mod allocation;
 pub mod stats;
 pub mod topology;
 pub mod traffic;

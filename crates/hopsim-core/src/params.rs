@@ -21,8 +21,9 @@ pub struct Params {
     /// How VC and switch allocation are staged (`router.vc_allocation`, `router.next_head_routing`).
     pub staging: crate::staging::Staging,
     pub speedup: u32,
-    /// `router.switch_allocator`.
-    pub switch_allocator: crate::switch_allocator::SwitchAllocator,
+    /// `router.vc_allocator` and `router.switch_allocator`.
+    pub vc_allocator: crate::allocation::VcAllocator,
+    pub switch_allocator: crate::allocation::SwitchAllocator,
     /// Break join-the-shortest-queue ties among VCs at random (else the lowest wins).
     pub random_jsq_ties: bool,
     /// Which VCs of their switch's input buffer servers inject into.

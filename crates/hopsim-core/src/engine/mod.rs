@@ -101,6 +101,7 @@ impl Parts {
             pipeline_delay: spec.router.pipeline_delay,
             staging: spec.router_staging(),
             speedup: spec.router.speedup as u32,
+            vc_allocator: spec.vc_allocator(),
             switch_allocator: spec.switch_allocator(),
             random_jsq_ties,
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
@@ -192,7 +193,7 @@ impl Simulation {
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
         let mut routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, in_slots, out_slots, in_cap as u32);
-        routers.use_allocator(params.switch_allocator);
+        routers.use_allocators(params.vc_allocator, params.switch_allocator);
         let nics = Nics::new(&servers, &routers, params.injection_link, params.vcs, in_cap as u32);
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
         // flit at the far end of the longest link.

@@ -135,11 +135,32 @@ impl Nic {
     }
 }
 
+/// Which of the VCs with room a new packet takes (`injection_vc`).
+#[derive(Clone, Copy)]
+enum Pick {
+    /// The one with the most room (ties lowest first, or at random).
+    MostRoom,
+    /// The first in order, from VC 0 or from the one after `after`.
+    First { after: Option<usize> },
+}
+
 /// The VC of the switch's input buffer a new packet is sent on: among the VCs of `mask` whose
-/// `credits` cover a flit of `u` phits, the one with the most room (ties lowest first, or at
-/// random), or with `first_with_room` the lowest-numbered one, as CAMINOS's servers choose.
+/// `credits` cover a flit of `u` phits, the one `pick` says.
 #[inline]
-fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, random_ties: bool, rng: &mut Rng) -> Option<usize> {
+fn injection_vc(credits: &[u32], mut mask: u32, u: u32, pick: Pick, random_ties: bool, rng: &mut Rng) -> Option<usize> {
+    if let Pick::First { after } = pick {
+        let room = |v: usize| credits.get(v).is_some_and(|&c| c >= u);
+        let mut ordered = mask;
+        if let Some(last) = after {
+            // The VCs above `last` first, then the others: rotate the mask's order.
+            let above = if last >= 31 { 0 } else { mask & (u32::MAX << (last + 1)) };
+            if let Some(v) = bits(above).find(|&v| room(v)) {
+                return Some(v);
+            }
+            ordered = mask & !above;
+        }
+        return bits(ordered).find(|&v| room(v));
+    }
     let mut best: Option<(u32, usize)> = None;
     let mut ties = JsqTies::new(random_ties.then_some(rng));
     while mask != 0 {
@@ -148,9 +169,6 @@ fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, r
         let Some(&c) = credits.get(v) else { break };
         if c < u {
             continue;
-        }
-        if first_with_room {
-            return Some(v);
         }
         let take = match best {
             None => true,
@@ -165,6 +183,17 @@ fn injection_vc(credits: &[u32], mut mask: u32, u: u32, first_with_room: bool, r
         }
     }
     best.map(|(_, v)| v)
+}
+
+/// The set bits of `mask`, lowest first.
+fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let v = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            v
+        })
+    })
 }
 
 pub struct Nics {
@@ -294,10 +323,15 @@ impl Nics {
                 // One VC per flow keeps an in-order packet behind the one before it.
                 _ if state.in_order => state.usable_vcs(vc_policy.injection(state) & prm.policy_vcs),
                 InjectionRule::Policy => vc_policy.injection(state),
-                InjectionRule::Any | InjectionRule::AnyFirst => prm.policy_vcs,
+                InjectionRule::Any | InjectionRule::AnyFirst | InjectionRule::AnyRoundRobin => prm.policy_vcs,
             };
             let credits = &self.credits[server * vcs..(server + 1) * vcs];
-            injection_vc(credits, mask, u, prm.injection == InjectionRule::AnyFirst, prm.random_jsq_ties, rng)
+            let pick = match prm.injection {
+                InjectionRule::AnyFirst => Pick::First { after: None },
+                InjectionRule::AnyRoundRobin => Pick::First { after: Some(nic.sending_vc as usize) },
+                InjectionRule::Policy | InjectionRule::Any => Pick::MostRoom,
+            };
+            injection_vc(credits, mask, u, pick, prm.random_jsq_ties, rng)
         };
         let Some(v) = vc else {
             // Blocked on credits: a credit event wakes us. Only request flits count stalls.
@@ -413,17 +447,26 @@ mod tests {
         let mut rng = Rng::seed_from_u64(1);
         let credits = [16, 64, 64, 32];
         // Most room, the lower of two equal VCs.
-        assert_eq!(injection_vc(&credits, 0b1111, 16, false, false, &mut rng), Some(1));
+        assert_eq!(injection_vc(&credits, 0b1111, 16, Pick::MostRoom, false, &mut rng), Some(1));
         // CAMINOS: the first VC with room for the flit.
-        assert_eq!(injection_vc(&credits, 0b1111, 16, true, false, &mut rng), Some(0));
-        assert_eq!(injection_vc(&credits, 0b1111, 32, true, false, &mut rng), Some(1));
+        assert_eq!(injection_vc(&credits, 0b1111, 16, Pick::First { after: None }, false, &mut rng), Some(0));
+        assert_eq!(injection_vc(&credits, 0b1111, 32, Pick::First { after: None }, false, &mut rng), Some(1));
         // Only the VCs of the mask; none with room.
-        assert_eq!(injection_vc(&credits, 0b1001, 16, false, false, &mut rng), Some(3));
-        assert_eq!(injection_vc(&credits, 0b0001, 32, true, false, &mut rng), None);
+        assert_eq!(injection_vc(&credits, 0b1001, 16, Pick::MostRoom, false, &mut rng), Some(3));
+        assert_eq!(injection_vc(&credits, 0b0001, 32, Pick::First { after: None }, false, &mut rng), None);
         // A mask naming more VCs than the switch has.
-        assert_eq!(injection_vc(&credits, 0b110000, 16, false, false, &mut rng), None);
+        assert_eq!(injection_vc(&credits, 0b110000, 16, Pick::MostRoom, false, &mut rng), None);
         // Random ties pick both tied VCs, never the others.
-        let picks: std::collections::BTreeSet<_> = (0..64).filter_map(|_| injection_vc(&credits, 0b1111, 16, false, true, &mut rng)).collect();
+        let picks: std::collections::BTreeSet<_> = (0..64).filter_map(|_| injection_vc(&credits, 0b1111, 16, Pick::MostRoom, true, &mut rng)).collect();
         assert_eq!(picks.into_iter().collect::<Vec<_>>(), vec![1, 2]);
+        // BookSim2: round-robin from the VC after the previous packet's, skipping those
+        // without room, wrapping past the last.
+        let rr = |after, u| injection_vc(&credits, 0b1111, u, Pick::First { after: Some(after) }, false, &mut Rng::seed_from_u64(1));
+        assert_eq!(rr(0, 16), Some(1));
+        assert_eq!(rr(1, 16), Some(2));
+        assert_eq!(rr(3, 16), Some(0));
+        assert_eq!(rr(2, 64), Some(1));
+        assert_eq!(rr(1, 33), Some(2));
+        assert_eq!(rr(2, 33), Some(1));
     }
 }

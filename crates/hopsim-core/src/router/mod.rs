@@ -173,10 +173,13 @@ pub struct Routers {
     /// of port and VC records).
     whole_switch_ports: usize,
     /// Per port, the output its input arbiter favours next, and per switch the wavefront's
-    /// priority diagonal: only the allocators that read them have them (`use_allocator`).
+    /// priority diagonal: only the allocators that read them have them (`use_allocators`).
     /// The grant pointers are the ports' `rr_out`.
     accept_ptr: Vec<u16>,
     diagonal: Vec<u16>,
+    /// Per input VC, the output VC (`port * vcs + vc` of its switch) its iSLIP accept arbiter
+    /// favours next; the grant pointers are the output VCs' `rr_va`.
+    vc_accept_ptr: Vec<u16>,
 }
 
 /// One word of each of a switch's port bit sets, side by side: an arrival writes two of them
@@ -325,15 +328,25 @@ impl Routers {
             whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
             accept_ptr: Vec::new(),
             diagonal: Vec::new(),
+            vc_accept_ptr: Vec::new(),
         }
     }
 
-    /// Give the switches the pointers `allocator` reads beyond the ports' own.
-    pub fn use_allocator(&mut self, allocator: crate::switch_allocator::SwitchAllocator) {
-        if allocator.matches_all_requests() {
+    /// Give the switches the pointers the allocators read beyond the ports' and VCs' own.
+    pub fn use_allocators(&mut self, vc: crate::allocation::VcAllocator, switch: crate::allocation::SwitchAllocator) {
+        if switch.matches_all_requests() {
             self.accept_ptr = vec![0; self.ports.len()];
             self.diagonal = vec![0; self.port_base.len() - 1];
         }
+        if vc != crate::allocation::VcAllocator::InputFirst {
+            self.vc_accept_ptr = vec![0; self.vc.len()];
+        }
+    }
+
+    /// The VC allocator pointers of the switch whose ports are `ports`.
+    fn vc_allocator_pointers(&mut self, ports: std::ops::Range<usize>) -> VcPointers<'_> {
+        let vcs = ports.start * self.vcs..ports.end * self.vcs;
+        VcPointers { vc: &mut self.vc[vcs.clone()], accept: &mut self.vc_accept_ptr[vcs] }
     }
 
     /// The allocator pointers of `switch`, whose ports are `ports`.
@@ -636,6 +649,33 @@ impl allocators::Pointers for SwitchPointers<'_> {
     fn set_diagonal(&mut self, d: usize) {
         *self.diagonal = d as u16;
     }
+}
+
+/// One switch's VC allocator pointers, over its input and output VCs numbered `port * vcs +
+/// vc` (`allocators::Pointers`; the diagonal is the wavefront's, which VC allocation does not
+/// use).
+struct VcPointers<'a> {
+    vc: &'a mut [Vc],
+    accept: &'a mut [u16],
+}
+
+impl allocators::Pointers for VcPointers<'_> {
+    fn grant(&self, output: usize) -> usize {
+        self.vc[output].rr_va as usize
+    }
+    fn set_grant(&mut self, output: usize, input: usize) {
+        self.vc[output].rr_va = input as u16;
+    }
+    fn accept(&self, input: usize) -> usize {
+        self.accept[input] as usize
+    }
+    fn set_accept(&mut self, input: usize, output: usize) {
+        self.accept[input] = output as u16;
+    }
+    fn diagonal(&self) -> usize {
+        0
+    }
+    fn set_diagonal(&mut self, _: usize) {}
 }
 
 /// What a switch sees of the network while it routes: its buffers and credits, and the VC

@@ -457,6 +457,9 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     if sc.heads.is_empty() {
         return;
     }
+    if let crate::allocation::VcAllocator::Islip { iterations } = cx.params.vc_allocator {
+        return islip_vc_allocation::<V>(at, now, r, cx.packets, cx.params, sc, iterations as usize, wake);
+    }
     let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
     // A lone head, the common case below saturation, has no rival for its output VC: it
     // wins what it asks for without a request list or an arbiter.
@@ -498,6 +501,68 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
         win_vc::<V>(r, cx.packets, cx.params, at, slots, rq, now);
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_vc);
+}
+
+/// VC allocation by iSLIP (`router.vc_allocator = "islip"`): each head asks for every output
+/// VC it may take now among its candidates of the best priority that has one, and iSLIP over
+/// the switch's input and output VCs matches them. A head that may take none waits as
+/// `choose_or_wait` has it wait; one that lost asks again next cycle.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn islip_vc_allocation<const V: usize>(at: At, now: u64, r: &mut Routers, packets: &mut Arena, prm: &Params, sc: &mut Scratch, iterations: usize, wake: &mut u64) {
+    let vcs = vcs::<V>(r);
+    let (switch, base) = (at.switch, at.base);
+    let slots = at.nports * vcs;
+    sc.requests.clear();
+    sc.port_requests.clear();
+    for i in 0..sc.heads.len() {
+        let h = sc.heads[i];
+        let first = sc.requests.len();
+        let mut best: Option<u8> = None;
+        let pkt = packets.get(h.packet);
+        for c in pkt.candidates.as_slice() {
+            if best.is_some_and(|p| c.priority > p) {
+                continue;
+            }
+            let op = c.hop.port as usize;
+            let go = base + op;
+            for ov in allowed_vcs(c, vcs) {
+                if r.vc[go * vcs + ov].flag(Vc::OUT_OWNED) || !has_room::<V>(r, go, ov, h.phits as u32, now, prm) {
+                    continue;
+                }
+                if best.is_some_and(|p| c.priority < p) {
+                    sc.requests.truncate(first);
+                    sc.port_requests.truncate(first);
+                }
+                best = Some(c.priority);
+                sc.requests.push(h.request(op, ov));
+                let input = h.in_port as usize * vcs + h.in_vc as usize;
+                sc.port_requests.push(PortRequest { input: input as u16, output: (op * vcs + ov) as u16 });
+            }
+        }
+        if best.is_none() {
+            let found = choose_or_wait::<V>(switch, base, h, r, packets, prm, None, now, wake);
+            debug_assert!(found.is_none(), "a VC the walk above found taken");
+        }
+    }
+    if sc.requests.is_empty() {
+        return;
+    }
+    let mut pointers = r.vc_allocator_pointers(base..base + at.nports);
+    allocators::islip(&sc.port_requests, iterations, slots, &mut pointers, &mut sc.matching);
+    for i in 0..sc.requests.len() {
+        let rq = sc.requests[i];
+        if !sc.matching.won(&sc.port_requests, i) {
+            note(wake, now + 1);
+            continue;
+        }
+        // iSLIP has moved the output VC's pointer (only for grants accepted in its first
+        // round): `win_vc`'s own round-robin step must not.
+        let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
+        let pointer = r.vc[gvo].rr_va;
+        win_vc::<V>(r, packets, prm, at, slots, rq, now);
+        r.vc[gvo].rr_va = pointer;
+    }
 }
 
 /// Separable arbitration among the requests of a step, one per input, for the outputs that

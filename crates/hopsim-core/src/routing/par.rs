@@ -22,9 +22,9 @@ pub struct Par {
 }
 
 impl Par {
-    pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, params: UgalParams) -> Self {
-        let intermediates = Intermediates::new(topo.as_ref(), params.intermediate);
-        Par { topo, step, intermediates, params }
+    pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, params: UgalParams) -> crate::error::SpecResult<Self> {
+        let intermediates = Intermediates::new(topo.as_ref(), params.intermediate)?;
+        Ok(Par { topo, step, intermediates, params })
     }
 }
 
@@ -70,5 +70,5 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     keys: super::ugal::PAR_KEYS,
     defaults: crate::spec::defaults_of::<super::ugal::UgalKeys>,
     queues: super::QueueView::OwnSwitch,
-    build: |cx| Ok(Arc::new(Par::new(cx.topo.clone(), cx.step(), UgalParams::from_spec(cx.spec)?))),
+    build: |cx| Ok(Arc::new(Par::new(cx.topo.clone(), cx.step(), UgalParams::from_spec(cx.spec)?)?)),
 };

@@ -72,16 +72,24 @@ pub enum IntermediateKind {
     /// RandomInt(_network_size - 1)`, then `if (grp_ID == intm_grp_ID) f->ph = 1`). A draw in
     /// the destination group keeps a detour through that switch.
     Network,
+    /// On a HyperX: a switch of the sub-network the source and destination differ in, each
+    /// coordinate where they differ drawn uniformly over its dimension (the source's and the
+    /// destination's included), the others the source's, so the detour never adds a
+    /// dimension the minimal path does not cross (BookSim2's `ugal_flatfly`,
+    /// src/networks/flatfly_onchip.cpp of 28f43299, `find_ran_intm`). Elsewhere on a HyperX
+    /// the intermediate is any switch.
+    DifferingDims,
 }
 
 impl IntermediateKind {
-    pub const ALL: [IntermediateKind; 3] = [IntermediateKind::Group, IntermediateKind::Switch, IntermediateKind::Network];
+    pub const ALL: [IntermediateKind; 4] = [IntermediateKind::Group, IntermediateKind::Switch, IntermediateKind::Network, IntermediateKind::DifferingDims];
 
     pub fn name(self) -> &'static str {
         match self {
             IntermediateKind::Group => "group",
             IntermediateKind::Switch => "switch",
             IntermediateKind::Network => "network",
+            IntermediateKind::DifferingDims => "differing_dims",
         }
     }
 }
@@ -195,20 +203,37 @@ impl UgalParams {
 pub(super) enum Intermediates {
     Switches(Vec<u32>),
     Groups(crate::topology::Dragonfly, IntermediateKind),
+    DifferingDims(crate::topology::Cartesian),
 }
 
 impl Intermediates {
-    pub(super) fn new(topo: &dyn Topology, kind: IntermediateKind) -> Self {
-        match topo.dragonfly() {
+    pub(super) fn new(topo: &dyn Topology, kind: IntermediateKind) -> SpecResult<Self> {
+        if kind == IntermediateKind::DifferingDims {
+            let grid = topo.cartesian().ok_or_else(|| {
+                SpecError::new("routing.ugal_intermediate", "\"differing_dims\"", "needs a HyperX, whose switches have coordinates; allowed here: group, switch, network")
+            })?;
+            return Ok(Intermediates::DifferingDims(grid.clone()));
+        }
+        Ok(match topo.dragonfly() {
             Some(df) if df.g > 2 => Intermediates::Groups(df.clone(), kind),
             _ => Intermediates::Switches((0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect()),
-        }
+        })
     }
 
     /// Draw the packet's intermediate; whether it goes through it is decided at its source.
     pub(super) fn draw(&self, state: &mut RouteState, rng: &mut Rng) {
         state.intermediate = match self {
             Intermediates::Switches(pool) => pool[rng.gen_range(0..pool.len())],
+            Intermediates::DifferingDims(grid) => {
+                let (src, dst) = (state.src_switch as usize, state.dst_switch as usize);
+                let mut mid = src;
+                for dim in 0..grid.n() {
+                    if grid.coord(src, dim) != grid.coord(dst, dim) {
+                        mid = grid.with_coord(mid, dim, rng.gen_range(0..grid.dims[dim]));
+                    }
+                }
+                mid as u32
+            }
             Intermediates::Groups(df, IntermediateKind::Network) => {
                 let (gs, gd) = (state.src_switch as usize / df.a, state.dst_switch as usize / df.a);
                 let switch = rng.gen_range(0..df.g * df.a);
@@ -223,6 +248,7 @@ impl Intermediates {
                 let switch = match kind {
                     IntermediateKind::Group => df.gateway(g, gd).0,
                     IntermediateKind::Switch | IntermediateKind::Network => rng.gen_range(0..df.a),
+                    IntermediateKind::DifferingDims => unreachable!("a dragonfly has no coordinates: `new` refuses it"),
                 };
                 (g * df.a + switch) as u32
             }
@@ -320,9 +346,9 @@ pub struct Ugal {
 }
 
 impl Ugal {
-    pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, global: bool, params: UgalParams) -> Self {
-        let intermediates = Intermediates::new(topo.as_ref(), params.intermediate);
-        Ugal { topo, step, global, intermediates, params }
+    pub fn new(topo: Arc<dyn Topology>, step: Arc<dyn MinimalStep>, global: bool, params: UgalParams) -> SpecResult<Self> {
+        let intermediates = Intermediates::new(topo.as_ref(), params.intermediate)?;
+        Ok(Ugal { topo, step, global, intermediates, params })
     }
 
     /// UGAL-G's choice at the source switch.
@@ -379,11 +405,11 @@ impl Routing for Ugal {
 
 const THRESHOLD: crate::spec::Key = crate::spec::Key { name: "ugal_threshold", default: "packet.phits", meaning: "phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)" };
 const QUEUE: crate::spec::Key = crate::spec::Key { name: "ugal_queue", default: "\"port\"", meaning: "the queue behind a first hop the choice reads: port, vc or vc_hybrid" };
-const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's)" };
+const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's); HyperX: differing_dims, a switch drawn only in the dimensions the source and destination differ in (BookSim2's flatfly), else any switch" };
 const WEIGHTS: crate::spec::Key = crate::spec::Key { name: "ugal_weights", default: "\"hops\"", meaning: "each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two)" };
 
 fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
-    Ok(Arc::new(Ugal::new(cx.topo.clone(), cx.step(), cx.algorithm == super::Algorithm::UgalG, UgalParams::from_spec(cx.spec)?)))
+    Ok(Arc::new(Ugal::new(cx.topo.clone(), cx.step(), cx.algorithm == super::Algorithm::UgalG, UgalParams::from_spec(cx.spec)?)?))
 }
 
 pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
@@ -411,6 +437,28 @@ pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIAT
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn differing_dims_draws_only_where_source_and_destination_differ_and_everywhere_there() {
+        // 4x4x4 HyperX: (1,2,3) -> (1,0,3) differ in dimension 1 only, so the intermediate
+        // is (1,c,3) for each c in 0..4; (1,2,3) -> (0,0,3) spans 16 switches.
+        let grid = crate::topology::Cartesian::new(vec![4, 4, 4], false);
+        let draws = Intermediates::DifferingDims(grid.clone());
+        let mut rng = Rng::seed_from_u64(3);
+        let (src, one, two) = (grid.switch_at(&[1, 2, 3]), grid.switch_at(&[1, 0, 3]), grid.switch_at(&[0, 0, 3]));
+        for (dst, want) in [(one, (0..4).map(|c| grid.switch_at(&[1, c, 3])).collect::<Vec<_>>()),
+                            (two, (0..16).map(|i| grid.switch_at(&[i % 4, i / 4, 3])).collect())] {
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..400 {
+                let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+                draws.draw(&mut st, &mut rng);
+                seen.insert(st.intermediate as usize);
+            }
+            let mut want = want;
+            want.sort();
+            assert_eq!(seen.into_iter().collect::<Vec<_>>(), want, "{src} -> {dst}");
+        }
+    }
 
     #[test]
     fn intermediate_groups_are_neither_the_source_nor_the_destination_group() {

@@ -163,10 +163,13 @@ pub struct RouterSpec {
     /// When the next packet of an input VC is routed (`staging::NextHeadRouting`).
     #[serde(default = "on_arrival")]
     pub next_head_routing: String,
-    /// Which allocator matches input ports to output ports (`switch_allocator::SwitchAllocator`).
+    /// Which allocator gives heads output VCs (`allocation::VcAllocator`).
+    #[serde(default = "input_first")]
+    pub vc_allocator: String,
+    /// Which allocator matches input ports to output ports (`allocation::SwitchAllocator`).
     #[serde(default = "input_first")]
     pub switch_allocator: String,
-    /// Rounds of iSLIP per allocation (`switch_allocator = "islip"` only).
+    /// Rounds of iSLIP per allocation (for the allocators that are iSLIP).
     #[serde(default = "one_u32")]
     pub islip_iterations: u32,
 }
@@ -185,6 +188,7 @@ impl Default for RouterSpec {
             jsq_tie_break: lowest(),
             vc_allocation: with_switch(),
             next_head_routing: on_arrival(),
+            vc_allocator: input_first(),
             switch_allocator: input_first(),
             islip_iterations: 1,
         }
@@ -444,9 +448,15 @@ impl Spec {
         }
     }
 
+    /// The VC allocator the router keys name (`validate` refuses any other).
+    pub fn vc_allocator(&self) -> crate::allocation::VcAllocator {
+        use crate::allocation::VcAllocator;
+        VcAllocator::from_name(&self.router.vc_allocator, self.router.islip_iterations).unwrap_or(VcAllocator::InputFirst)
+    }
+
     /// The switch allocator the router keys name (`validate` refuses any other).
-    pub fn switch_allocator(&self) -> crate::switch_allocator::SwitchAllocator {
-        use crate::switch_allocator::SwitchAllocator;
+    pub fn switch_allocator(&self) -> crate::allocation::SwitchAllocator {
+        use crate::allocation::SwitchAllocator;
         SwitchAllocator::from_name(&self.router.switch_allocator, self.router.islip_iterations).unwrap_or(SwitchAllocator::InputFirst)
     }
 

@@ -177,6 +177,9 @@ pub enum InjectionRule {
     Any,
     /// Every VC; the lowest-numbered one with room (CAMINOS's servers).
     AnyFirst,
+    /// Every VC; the first with room in round-robin order from the one after the previous
+    /// packet's VC (BookSim2's sources: src/trafficmanager.cpp of 28f43299, `_last_vc`).
+    AnyRoundRobin,
 }
 
 impl InjectionRule {
@@ -186,6 +189,7 @@ impl InjectionRule {
             "policy" => Some(InjectionRule::Policy),
             "any" => Some(InjectionRule::Any),
             "any_first" => Some(InjectionRule::AnyFirst),
+            "any_round_robin" => Some(InjectionRule::AnyRoundRobin),
             _ => None,
         }
     }

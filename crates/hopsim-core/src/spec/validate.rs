@@ -165,25 +165,31 @@ impl Spec {
         if crate::staging::NextHeadRouting::from_name(&r.next_head_routing).is_none() {
             return Err(SpecError::new("router.next_head_routing", format!("{:?}", r.next_head_routing), crate::staging::NextHeadRouting::ALLOWED));
         }
-        if crate::switch_allocator::SwitchAllocator::from_name(&r.switch_allocator, 1).is_none() {
-            return Err(SpecError::new("router.switch_allocator", format!("{:?}", r.switch_allocator), crate::switch_allocator::SwitchAllocator::ALLOWED));
+        if crate::allocation::VcAllocator::from_name(&r.vc_allocator, 1).is_none() {
+            return Err(SpecError::new("router.vc_allocator", format!("{:?}", r.vc_allocator), crate::allocation::VcAllocator::ALLOWED));
         }
-        let most = crate::switch_allocator::MAX_ISLIP_ITERATIONS;
+        if crate::allocation::SwitchAllocator::from_name(&r.switch_allocator, 1).is_none() {
+            return Err(SpecError::new("router.switch_allocator", format!("{:?}", r.switch_allocator), crate::allocation::SwitchAllocator::ALLOWED));
+        }
+        let most = crate::allocation::MAX_ISLIP_ITERATIONS;
         if r.islip_iterations == 0 || r.islip_iterations > most {
             return Err(SpecError::new("router.islip_iterations", r.islip_iterations, format!("must be between 1 and {most}")));
         }
-        if r.islip_iterations != 1 && r.switch_allocator != "islip" {
+        if r.islip_iterations != 1 && r.switch_allocator != "islip" && r.vc_allocator != "islip" {
             return Err(SpecError::new(
                 "router.islip_iterations",
                 r.islip_iterations,
-                format!("only iSLIP iterates: set router.switch_allocator = \"islip\" (it is {:?}) or leave this key out", r.switch_allocator),
+                format!(
+                    "only iSLIP iterates: set router.switch_allocator or router.vc_allocator = \"islip\" (they are {:?} and {:?}) or leave this key out",
+                    r.switch_allocator, r.vc_allocator
+                ),
             ));
         }
         if super::InjectionRule::from_name(&self.routing.injection_vcs).is_none() {
             return Err(SpecError::new(
                 "routing.injection_vcs",
                 format!("{:?}", self.routing.injection_vcs),
-                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC, the one with most room), \"any_first\" (the lowest VC with room)",
+                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC, the one with most room), \"any_first\" (the lowest VC with room), \"any_round_robin\" (the first VC with room after the previous packet's)",
             ));
         }
         if r.pipeline_delay > 1000 {

@@ -39,8 +39,14 @@ fn each_mistake_names_its_key() {
         (format!("{TORUS}[router]\nvc_allocation = \"speculative\""), "router.vc_allocation = \"speculative\""),
         (format!("{TORUS}[router]\nnext_head_routing = \"early\""), "router.next_head_routing = \"early\""),
         (format!("{TORUS}[router]\nswitch_allocator = \"islip2\""), "router.switch_allocator = \"islip2\""),
+        (format!("{TORUS}[router]\nvc_allocator = \"wavefront\""), "router.vc_allocator = \"wavefront\""),
         (format!("{TORUS}[router]\nswitch_allocator = \"islip\"\nislip_iterations = 0"), "router.islip_iterations = 0"),
         (format!("{TORUS}[router]\nislip_iterations = 2"), "router.islip_iterations = 2: only iSLIP iterates"),
+        (
+            "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n[router]\nvcs = 4\n\
+             [routing]\nalgorithm = \"ugal_l\"\nugal_intermediate = \"differing_dims\"".to_string(),
+            "routing.ugal_intermediate = \"differing_dims\": needs a HyperX",
+        ),
         (format!("{TORUS}[routing]\ninjection_vcs = \"all\""), "routing.injection_vcs = \"all\""),
         (format!("{TORUS}[link]\nlatency = 0"), "link.latency = 0"),
         ("[topology]\ndims = [4]".to_string(), "topology.kind"),

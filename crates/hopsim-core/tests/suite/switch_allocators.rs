@@ -1,15 +1,18 @@
-//! The switch allocators (`router.switch_allocator`) in whole runs: at zero load every one
+//! The switch allocators (`router.switch_allocator`) and iSLIP VC allocation
+//! (`router.vc_allocator`) in whole runs: at zero load every one
 //! grants a lone request at once, past saturation they decide different matchings, and each
 //! run is the same on any number of threads. router/allocators/tests.rs checks each against
 //! its definition.
 use crate::common::{self, fingerprint};
 
-const ALLOCATORS: [&str; 5] = [
+const ALLOCATORS: [&str; 7] = [
     "switch_allocator = \"input_first\"",
     "switch_allocator = \"output_first\"",
     "switch_allocator = \"islip\"",
     "switch_allocator = \"islip\"\nislip_iterations = 3",
     "switch_allocator = \"wavefront\"",
+    "vc_allocator = \"islip\"",
+    "vc_allocator = \"islip\"\nswitch_allocator = \"islip\"\nislip_iterations = 2",
 ];
 
 /// An 8x8 torus with 8 VCs, 1-flit packets and BookSim2's router staging under uniform

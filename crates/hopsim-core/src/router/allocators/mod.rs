@@ -1,12 +1,12 @@
-//! The switch allocators that match all of a switch's requests at once (every one but the
-//! default input-first, which router/step.rs runs inline on the one request each input
-//! offers). Each is a function of the requests and the round-robin pointers alone, so the
+//! The allocators that match all of a switch's requests at once: every switch allocator but
+//! the default input-first, which router/step.rs runs inline on the one request each input
+//! offers, and iSLIP VC allocation, whose inputs and outputs are VCs rather than ports. Each is a function of the requests and the round-robin pointers alone, so the
 //! tests check it against its definition on request patterns built by hand.
 
 mod islip;
 mod wavefront;
 
-use crate::switch_allocator::SwitchAllocator;
+use crate::allocation::SwitchAllocator;
 
 /// Input port `input` of the switch asks for output port `output` (at most one request per
 /// pair).
@@ -86,6 +86,13 @@ pub fn allocate(allocator: SwitchAllocator, requests: &[PortRequest], ports: usi
         SwitchAllocator::Wavefront => wavefront::allocate(requests, ports, pointers, matching),
         SwitchAllocator::InputFirst => unreachable!("input-first allocation runs in router/step.rs"),
     }
+}
+
+/// Matches `requests` among `n` inputs and `n` outputs by `iterations` rounds of iSLIP (VC
+/// allocation's inputs and outputs are a switch's VCs).
+pub fn islip(requests: &[PortRequest], iterations: usize, n: usize, pointers: &mut impl Pointers, matching: &mut Matching) {
+    matching.reset(n);
+    islip::allocate(requests, iterations, n, pointers, matching);
 }
 
 /// `i` steps after `from` in round-robin order over `n`: the arbiters favour the smallest.

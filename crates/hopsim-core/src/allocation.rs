@@ -1,6 +1,8 @@
-//! Which allocator matches a switch's input ports to its output ports each cycle
-//! (`router.switch_allocator`, `router.islip_iterations`). Below both the spec, which names
-//! it, and the router, which runs it (router/allocators/).
+//! Which allocators a switch runs each cycle: the VC allocator, which gives waiting heads
+//! output VCs (`router.vc_allocator`), and the switch allocator, which matches input ports to
+//! output ports (`router.switch_allocator`); `router.islip_iterations` for either that is
+//! iSLIP. Below both the spec, which names them, and the router, which runs them
+//! (router/step.rs, router/allocators/).
 
 /// `router.switch_allocator`. Every allocator sees the same requests: one per pair of input
 /// and output port, from the input's first VC in its round-robin order whose flit asks for
@@ -26,6 +28,33 @@ pub enum SwitchAllocator {
     /// granting every request whose input and output are both still free (BookSim2's
     /// `wavefront`).
     Wavefront,
+}
+
+/// `router.vc_allocator`. Either way a head asks only for output VCs that its routing and VC
+/// policy allow, that no other packet owns and that have room for its flit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VcAllocator {
+    /// Separable, input first: each head asks for one output VC, the best of those it may
+    /// take (lowest candidate priority, then the most free space), and each output VC grants
+    /// one head, round-robin over the switch's input VCs (hopsim's default).
+    InputFirst,
+    /// iSLIP over input VCs and output VCs: each head asks for every such output VC of its
+    /// best candidate priority, each output VC grants one (round-robin from its pointer), each
+    /// head accepts one grant (round-robin from its own pointer); BookSim2's default
+    /// (`vc_allocator = islip`).
+    Islip { iterations: u8 },
+}
+
+impl VcAllocator {
+    pub const ALLOWED: &'static str = "allowed: \"input_first\" (each head asks for its best output VC; the default), \"islip\" (each head asks for every free output VC it may take, iSLIP matches them)";
+
+    pub fn from_name(name: &str, iterations: u32) -> Option<Self> {
+        match name {
+            "input_first" => Some(VcAllocator::InputFirst),
+            "islip" => Some(VcAllocator::Islip { iterations: iterations.clamp(1, MAX_ISLIP_ITERATIONS) as u8 }),
+            _ => None,
+        }
+    }
 }
 
 /// Most iterations `router.islip_iterations` takes: more than the ports of any switch
