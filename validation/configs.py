@@ -11,8 +11,11 @@ Translation facts (docs/validation/booksim2.md explains each):
   and crossbar 1 cycle each, no speculation): ``pipeline_delay = 1`` (routing),
   ``vc_allocation = "before_switch"``, ``next_head_routing = "after_tail"``; its output
   queue takes a flit every cycle: ``output_buffer_phits = 2`` (with 1 phit, hopsim's output
-  VC could take a flit only every other cycle).
-* BookSim2 injects into any VC with room, round-robin: ``injection_vcs = "any"``.
+  VC could take a flit only every other cycle). Its VC and switch allocators are iSLIP with
+  one iteration (``vc_allocator``, ``sw_allocator``, ``alloc_iters``):
+  ``vc_allocator = switch_allocator = "islip"``.
+* BookSim2 injects into the first VC with room after the one its previous packet took:
+  ``injection_vcs = "any_round_robin"``.
 * ``dim_order`` on a torus splits the VCs into two classes by whether the packet's path in
   the current dimension wraps: ``vc_policy = "dateline_partition"``; on a mesh every VC:
   ``vc_policy = "none"``.
@@ -36,6 +39,8 @@ def _iq_router(vcs: int, vc_buf: int) -> dict[str, Any]:
         "pipeline_delay": 1,
         "vc_allocation": "before_switch",
         "next_head_routing": "after_tail",
+        "vc_allocator": "islip",
+        "switch_allocator": "islip",
     }
 
 
@@ -58,6 +63,8 @@ class Config:
     cycles: int = 10_000
     note: str = ""
     extra_booksim: dict[str, Any] = field(default_factory=dict)
+    # hopsim's pattern; BookSim2's of the same definition is `BOOKSIM2_TRAFFIC`'s.
+    traffic: str = "uniform"
 
     def booksim_config(self, load: float, seed: int = 1) -> dict[str, Any]:
         return {
@@ -68,7 +75,7 @@ class Config:
             "num_vcs": self.vcs,
             "vc_buf_size": self.vc_buf,
             "packet_size": self.packet_flits,
-            "traffic": "uniform",
+            "traffic": BOOKSIM2_TRAFFIC[self.traffic],
             "injection_rate": load / self.packet_flits,  # BookSim2's rate is in packets
             "sim_type": "throughput",
             "warmup_periods": 1,
@@ -80,7 +87,7 @@ class Config:
 
     def describe(self) -> str:
         return (f"{self.kind} {'x'.join([str(self.k)] * self.n)}, DOR, {self.vcs} VCs, {self.packet_flits}-flit packets, "
-                f"wormhole, {self.vc_buf} flits per VC, uniform traffic. {self.note}").rstrip()
+                f"wormhole, {self.vc_buf} flits per VC, {self.traffic.replace('_', ' ')} traffic. {self.note}").rstrip()
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
         channel = 2 if self.kind == "torus" else 1
@@ -93,8 +100,151 @@ class Config:
             "routing": {
                 "algorithm": "dor",
                 "vc_policy": "dateline_partition" if self.kind == "torus" else "none",
-                "injection_vcs": "any",
+                "injection_vcs": "any_round_robin",
             },
+            "traffic": {"pattern": self.traffic, "load": load},
+            "run": _run(self.cycles, seed, warmup, cycles),
+        }
+
+
+# BookSim2's names for hopsim's patterns: with one server per switch, numbered as hopsim numbers
+# switches (first dimension fastest), each sends where BookSim2's pattern of the same definition
+# does (`traffic.cpp`: tornado (c + ceil(k/2) - 1) mod k in each dimension, transpose swaps the
+# halves of the node's bits, bitcomp complements them: k - 1 - c for k a power of two).
+BOOKSIM2_TRAFFIC = {"uniform": "uniform", "tornado": "tornado", "transpose": "transpose", "bit_complement": "bitcomp"}
+
+
+@dataclass(frozen=True)
+class FlatflyConfig:
+    """BookSim2's ``flatfly``: a k x k flattened butterfly (hopsim's 2D HyperX) with c servers
+    per switch, every channel 1 cycle (``use_noc_latency = 0``: BookSim2 otherwise sets each
+    channel's latency from an on-chip layout).
+
+    Translation (docs/validation/booksim2.md, Flattened butterfly): ``ran_min`` is dimension
+    order, lowest dimension first, on every VC: ``dor``, ``vc_policy = "none"``.
+    ``valiant`` draws an intermediate server over the whole network and splits the VCs in
+    halves by phase, the second half for packets whose intermediate is their own switch:
+    ``valiant`` with ``min_last``. ``ugal`` decides at the source between the minimal path and
+    one through an intermediate drawn in the sub-network of the dimensions the source and
+    destination differ in, comparing hop count times the port's queue with a threshold of 2,
+    VCs as ``valiant``: ``ugal_l``, ``ugal_queue = "port"``, ``ugal_threshold = 2``,
+    ``ugal_intermediate = "differing_dims"``, ``min_last``.
+    """
+
+    name: str
+    routing: Literal["ran_min", "valiant", "ugal"]
+    k: int
+    c: int  # a square: BookSim2 lays each switch's servers out as sqrt(c) x sqrt(c)
+    vcs: int
+    packet_flits: int
+    loads: tuple[float, ...]
+    vc_buf: int = 8
+    cycles: int = 10_000
+    note: str = ""
+    kind: str = "flatfly"
+    traffic: str = "uniform"
+
+    def describe(self) -> str:
+        return (f"BookSim2 flatfly {self.k}x{self.k}, c={self.c} ({self.k * self.k * self.c} servers), {self.routing}, "
+                f"{self.vcs} VCs, {self.packet_flits}-flit packets, {self.vc_buf} flits per VC, uniform traffic, "
+                f"channels 1 cycle. {self.note}").rstrip()
+
+    def booksim_config(self, load: float, seed: int = 1) -> dict[str, Any]:
+        side = int(round(self.c ** 0.5))
+        return {
+            "topology": "flatfly",
+            "k": self.k,
+            "n": 2,
+            "c": self.c,
+            "x": self.k,
+            "y": self.k,
+            "xr": side,
+            "yr": side,
+            "use_noc_latency": 0,
+            "routing_function": self.routing,
+            "num_vcs": self.vcs,
+            "vc_buf_size": self.vc_buf,
+            "packet_size": self.packet_flits,
+            "traffic": "uniform",
+            "injection_rate": load / self.packet_flits,
+            "sim_type": "throughput",
+            "warmup_periods": 1,
+            "sample_period": self.cycles,
+            "max_samples": 2,
+            "seed": seed,
+        }
+
+    def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
+        routing: dict[str, Any] = {
+            "ran_min": {"algorithm": "dor", "vc_policy": "none"},
+            "valiant": {"algorithm": "valiant", "vc_policy": "min_last"},
+            "ugal": {"algorithm": "ugal_l", "vc_policy": "min_last", "ugal_queue": "port", "ugal_threshold": 2,
+                     "ugal_intermediate": "differing_dims"},
+        }[self.routing]
+        return {
+            "name": self.name,
+            "topology": {"kind": "hyperx", "dims": [self.k, self.k], "servers_per_switch": self.c},
+            "link": {"latency": 2, "injection": {"latency": 2}},
+            "router": _iq_router(self.vcs, self.vc_buf),
+            "packet": {"phits": self.packet_flits},
+            "routing": {**routing, "injection_vcs": "any_round_robin"},
+            "traffic": {"pattern": "uniform", "load": load},
+            "run": _run(self.cycles, seed, warmup, cycles),
+        }
+
+
+@dataclass(frozen=True)
+class FatTreeConfig:
+    """BookSim2's ``fattree``: a k-ary n-tree, k servers per leaf switch, every channel 1 cycle.
+
+    Translation (docs/validation/booksim2.md, Fat-tree): ``nca`` climbs through an up port
+    drawn at random until the switch is an ancestor of the destination, then goes down its
+    one path, on every VC: hopsim's ``minimal`` routing on a ``fat_tree`` (the same rule),
+    ``vc_policy = "none"``.
+    """
+
+    name: str
+    k: int
+    levels: int
+    vcs: int
+    packet_flits: int
+    loads: tuple[float, ...]
+    vc_buf: int = 8
+    cycles: int = 10_000
+    note: str = ""
+    kind: str = "fattree"
+    traffic: str = "uniform"
+
+    def describe(self) -> str:
+        return (f"BookSim2 fattree, {self.k}-ary {self.levels}-tree ({self.k ** self.levels} servers), nca, {self.vcs} VCs, "
+                f"{self.packet_flits}-flit packets, {self.vc_buf} flits per VC, uniform traffic, channels 1 cycle. {self.note}").rstrip()
+
+    def booksim_config(self, load: float, seed: int = 1) -> dict[str, Any]:
+        return {
+            "topology": "fattree",
+            "k": self.k,
+            "n": self.levels,
+            "routing_function": "nca",
+            "num_vcs": self.vcs,
+            "vc_buf_size": self.vc_buf,
+            "packet_size": self.packet_flits,
+            "traffic": "uniform",
+            "injection_rate": load / self.packet_flits,
+            "sim_type": "throughput",
+            "warmup_periods": 1,
+            "sample_period": self.cycles,
+            "max_samples": 2,
+            "seed": seed,
+        }
+
+    def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "topology": {"kind": "fat_tree", "k": self.k, "levels": self.levels, "servers_per_switch": self.k},
+            "link": {"latency": 2, "injection": {"latency": 2}},
+            "router": _iq_router(self.vcs, self.vc_buf),
+            "packet": {"phits": self.packet_flits},
+            "routing": {"algorithm": "minimal", "vc_policy": "none", "injection_vcs": "any_round_robin"},
             "traffic": {"pattern": "uniform", "load": load},
             "run": _run(self.cycles, seed, warmup, cycles),
         }
@@ -185,7 +335,7 @@ def _loads(*xs: float) -> tuple[float, ...]:
     return tuple(xs)
 
 
-CONFIGS: list[Config | DragonflyConfig] = [
+CONFIGS: list[Config | DragonflyConfig | FlatflyConfig | FatTreeConfig] = [
     Config("torus-8x8-2vc-1flit", "torus", 8, 2, 2, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40),
            note="one VC per dateline class, the configuration most torus papers use"),
     Config("torus-8x8-4vc-1flit", "torus", 8, 2, 4, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.45, 0.50, 0.60)),
@@ -197,19 +347,40 @@ CONFIGS: list[Config | DragonflyConfig] = [
     Config("mesh-8x8-1vc-1flit", "mesh", 8, 2, 1, 1, _loads(0.05, 0.10, 0.125, 0.15, 0.20, 0.30), cycles=5000),
     Config("mesh-8x8-2vc-4flit", "mesh", 8, 2, 2, 4, _loads(0.05, 0.15, 0.25, 0.30, 0.35, 0.45), cycles=5000),
     Config("mesh-4x4x4-2vc-1flit", "mesh", 4, 3, 2, 1, _loads(0.05, 0.25, 0.45, 0.55, 0.65, 0.75), cycles=5000),
+    Config("torus-8x8-4vc-1flit-tornado", "torus", 8, 2, 4, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.35, 0.45),
+           traffic="tornado"),
+    Config("torus-8x8-4vc-1flit-transpose", "torus", 8, 2, 4, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.35, 0.45),
+           traffic="transpose"),
+    Config("torus-8x8-4vc-1flit-bitcomp", "torus", 8, 2, 4, 1, _loads(0.05, 0.15, 0.20, 0.25, 0.30, 0.35, 0.45),
+           traffic="bit_complement"),
+    Config("mesh-8x8-2vc-1flit-transpose", "mesh", 8, 2, 2, 1, _loads(0.05, 0.10, 0.15, 0.20, 0.25, 0.30), cycles=5000,
+           traffic="transpose"),
 ]
 
 
 DRAGONFLY_CONFIGS: list[DragonflyConfig] = [
     DragonflyConfig("dragonfly-a4h2p2-min-1flit", "min", 2, 2, 1, _loads(0.05, 0.20, 0.30, 0.35, 0.40, 0.50, 0.70)),
     DragonflyConfig("dragonfly-a4h2p2-ugal-1flit", "ugal", 2, 3, 1, _loads(0.05, 0.20, 0.30, 0.40, 0.50, 0.60)),
+    DragonflyConfig("dragonfly-a4h2p2-min-adv-1flit", "min", 2, 2, 1, _loads(0.02, 0.05, 0.08, 0.10, 0.12, 0.15, 0.20),
+                    traffic="bad_dragon"),
     DragonflyConfig("dragonfly-a4h2p2-ugal-adv-1flit", "ugal", 2, 3, 1, _loads(0.01, 0.04, 0.07, 0.10, 0.13, 0.16, 0.20, 0.30),
                     traffic="bad_dragon"),
 ]
 CONFIGS += DRAGONFLY_CONFIGS
 
+FLATFLY_CONFIGS: list[FlatflyConfig] = [
+    FlatflyConfig(f"flatfly-4x4c4-{r}-1flit", r, 4, 4, 4, 1, _loads(0.05, 0.20, 0.35, 0.50, 0.60, 0.70, 0.80, 0.90))
+    for r in ("ran_min", "valiant", "ugal")
+]
+CONFIGS += FLATFLY_CONFIGS
 
-def by_name(name: str) -> Config | DragonflyConfig:
+FAT_TREE_CONFIGS: list[FatTreeConfig] = [
+    FatTreeConfig("fattree-4ary3tree-2vc-1flit", 4, 3, 2, 1, _loads(0.05, 0.20, 0.35, 0.50, 0.60, 0.70, 0.80, 0.90)),
+]
+CONFIGS += FAT_TREE_CONFIGS
+
+
+def by_name(name: str) -> Config | DragonflyConfig | FlatflyConfig | FatTreeConfig:
     for c in CONFIGS:
         if c.name == name:
             return c

@@ -94,11 +94,16 @@ def table(cfg: Config, ref: list[dict], ours: list[dict]) -> str:
     for p in ref:
         q = at.get(p["offered"])
         lines.append(
-            f"| {p['offered']:.2f} | {p['accepted']:.3f} | {q['accepted']:.3f} | {p['latency']:.1f} | {q['latency']:.1f} |"
+            f"| {p['offered']:.2f} | {p['accepted']:.3f} | {q['accepted']:.3f} | {p['latency']:.1f} | {_latency(q)} |"
             if q
             else f"| {p['offered']:.2f} | {p['accepted']:.3f} | | {p['latency']:.1f} | |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _latency(point: dict) -> str:
+    # None far past saturation: no packet created in the measured window was delivered in it.
+    return "-" if point["latency"] is None else f"{point['latency']:.1f}"
 
 
 def figure(name: str, ref: list[dict], ours: list[dict], path: Path, other: str = "BookSim2") -> None:
@@ -115,7 +120,8 @@ def figure(name: str, ref: list[dict], ours: list[dict], path: Path, other: str 
         x = [p["offered"] for p in pts]
         a.plot(x, [p["accepted"] for p in pts], style, label=label)
         if with_latency:
-            axes[0][1].plot(x, [p["latency"] for p in pts], style, label=label)
+            timed = [p for p in pts if p["latency"] is not None]
+            axes[0][1].plot([p["offered"] for p in timed], [p["latency"] for p in timed], style, label=label)
     a.set_xlabel("offered load (phits/server/cycle)")
     a.set_ylabel("accepted load")
     if with_latency:
