@@ -49,6 +49,30 @@ def _run(default_cycles: int, seed: int, warmup: int | None, cycles: int | None)
             "cycles": default_cycles if cycles is None else cycles, "seed": seed}
 
 
+def _booksim_run(vcs: int, vc_buf: int, packet_flits: int, traffic: str, load: float, cycles: int, seed: int) -> dict[str, Any]:
+    """The keys every BookSim2 configuration shares: router buffers, packets, traffic and one
+    warm-up and one measured sample of `cycles` each."""
+    return {
+        "num_vcs": vcs,
+        "vc_buf_size": vc_buf,
+        "packet_size": packet_flits,
+        "traffic": traffic,
+        "injection_rate": load / packet_flits,  # BookSim2's rate is in packets
+        "sim_type": "throughput",
+        "warmup_periods": 1,
+        "sample_period": cycles,
+        "max_samples": 2,
+        "seed": seed,
+    }
+
+
+def _hopsim_run(name: str, topology: dict[str, Any], link: dict[str, Any], vcs: int, vc_buf: int, packet_flits: int,
+                routing: dict[str, Any], traffic: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """hopsim's experiment with the `iq` router translation."""
+    return {"name": name, "topology": topology, "link": link, "router": _iq_router(vcs, vc_buf),
+            "packet": {"phits": packet_flits}, "routing": routing, "traffic": traffic, "run": run}
+
+
 @dataclass(frozen=True)
 class Config:
     name: str
@@ -72,16 +96,7 @@ class Config:
             "k": self.k,
             "n": self.n,
             "routing_function": "dim_order",
-            "num_vcs": self.vcs,
-            "vc_buf_size": self.vc_buf,
-            "packet_size": self.packet_flits,
-            "traffic": BOOKSIM2_TRAFFIC[self.traffic],
-            "injection_rate": load / self.packet_flits,  # BookSim2's rate is in packets
-            "sim_type": "throughput",
-            "warmup_periods": 1,
-            "sample_period": self.cycles,
-            "max_samples": 2,
-            "seed": seed,
+            **_booksim_run(self.vcs, self.vc_buf, self.packet_flits, BOOKSIM2_TRAFFIC[self.traffic], load, self.cycles, seed),
             **self.extra_booksim,
         }
 
@@ -91,20 +106,11 @@ class Config:
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
         channel = 2 if self.kind == "torus" else 1
-        return {
-            "name": self.name,
-            "topology": {"kind": self.kind, "dims": [self.k] * self.n, "servers_per_switch": 1},
-            "link": {"latency": channel + 1, "injection": {"latency": 2}},
-            "router": _iq_router(self.vcs, self.vc_buf),
-            "packet": {"phits": self.packet_flits},
-            "routing": {
-                "algorithm": "dor",
-                "vc_policy": "dateline_partition" if self.kind == "torus" else "none",
-                "injection_vcs": "any_round_robin",
-            },
-            "traffic": {"pattern": self.traffic, "load": load},
-            "run": _run(self.cycles, seed, warmup, cycles),
-        }
+        routing = {"algorithm": "dor", "vc_policy": "dateline_partition" if self.kind == "torus" else "none",
+                   "injection_vcs": "any_round_robin"}
+        return _hopsim_run(self.name, {"kind": self.kind, "dims": [self.k] * self.n, "servers_per_switch": 1},
+                           {"latency": channel + 1, "injection": {"latency": 2}}, self.vcs, self.vc_buf, self.packet_flits,
+                           routing, {"pattern": self.traffic, "load": load}, _run(self.cycles, seed, warmup, cycles))
 
 
 # BookSim2's names for hopsim's patterns: with one server per switch, numbered as hopsim numbers
@@ -162,16 +168,7 @@ class FlatflyConfig:
             "yr": side,
             "use_noc_latency": 0,
             "routing_function": self.routing,
-            "num_vcs": self.vcs,
-            "vc_buf_size": self.vc_buf,
-            "packet_size": self.packet_flits,
-            "traffic": "uniform",
-            "injection_rate": load / self.packet_flits,
-            "sim_type": "throughput",
-            "warmup_periods": 1,
-            "sample_period": self.cycles,
-            "max_samples": 2,
-            "seed": seed,
+            **_booksim_run(self.vcs, self.vc_buf, self.packet_flits, "uniform", load, self.cycles, seed),
         }
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
@@ -181,16 +178,10 @@ class FlatflyConfig:
             "ugal": {"algorithm": "ugal_l", "vc_policy": "min_last", "ugal_queue": "port", "ugal_threshold": 2,
                      "ugal_intermediate": "differing_dims"},
         }[self.routing]
-        return {
-            "name": self.name,
-            "topology": {"kind": "hyperx", "dims": [self.k, self.k], "servers_per_switch": self.c},
-            "link": {"latency": 2, "injection": {"latency": 2}},
-            "router": _iq_router(self.vcs, self.vc_buf),
-            "packet": {"phits": self.packet_flits},
-            "routing": {**routing, "injection_vcs": "any_round_robin"},
-            "traffic": {"pattern": "uniform", "load": load},
-            "run": _run(self.cycles, seed, warmup, cycles),
-        }
+        return _hopsim_run(self.name, {"kind": "hyperx", "dims": [self.k, self.k], "servers_per_switch": self.c},
+                           {"latency": 2, "injection": {"latency": 2}}, self.vcs, self.vc_buf, self.packet_flits,
+                           {**routing, "injection_vcs": "any_round_robin"}, {"pattern": "uniform", "load": load},
+                           _run(self.cycles, seed, warmup, cycles))
 
 
 @dataclass(frozen=True)
@@ -225,29 +216,14 @@ class FatTreeConfig:
             "k": self.k,
             "n": self.levels,
             "routing_function": "nca",
-            "num_vcs": self.vcs,
-            "vc_buf_size": self.vc_buf,
-            "packet_size": self.packet_flits,
-            "traffic": "uniform",
-            "injection_rate": load / self.packet_flits,
-            "sim_type": "throughput",
-            "warmup_periods": 1,
-            "sample_period": self.cycles,
-            "max_samples": 2,
-            "seed": seed,
+            **_booksim_run(self.vcs, self.vc_buf, self.packet_flits, "uniform", load, self.cycles, seed),
         }
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "topology": {"kind": "fat_tree", "k": self.k, "levels": self.levels, "servers_per_switch": self.k},
-            "link": {"latency": 2, "injection": {"latency": 2}},
-            "router": _iq_router(self.vcs, self.vc_buf),
-            "packet": {"phits": self.packet_flits},
-            "routing": {"algorithm": "minimal", "vc_policy": "none", "injection_vcs": "any_round_robin"},
-            "traffic": {"pattern": "uniform", "load": load},
-            "run": _run(self.cycles, seed, warmup, cycles),
-        }
+        return _hopsim_run(self.name, {"kind": "fat_tree", "k": self.k, "levels": self.levels, "servers_per_switch": self.k},
+                           {"latency": 2, "injection": {"latency": 2}}, self.vcs, self.vc_buf, self.packet_flits,
+                           {"algorithm": "minimal", "vc_policy": "none", "injection_vcs": "any_round_robin"},
+                           {"pattern": "uniform", "load": load}, _run(self.cycles, seed, warmup, cycles))
 
 
 @dataclass(frozen=True)
@@ -298,16 +274,7 @@ class DragonflyConfig:
             "k": self.p,
             "n": 1,
             "routing_function": self.routing,
-            "num_vcs": self.vcs,
-            "vc_buf_size": self.vc_buf,
-            "packet_size": self.packet_flits,
-            "traffic": "uniform" if self.traffic == "uniform" else f"bad_dragon({self.p},1)",
-            "injection_rate": load / self.packet_flits,
-            "sim_type": "throughput",
-            "warmup_periods": 1,
-            "sample_period": self.cycles,
-            "max_samples": 2,
-            "seed": seed,
+            **_booksim_run(self.vcs, self.vc_buf, self.packet_flits, "uniform" if self.traffic == "uniform" else f"bad_dragon({self.p},1)", load, self.cycles, seed),
         }
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
@@ -318,17 +285,11 @@ class DragonflyConfig:
         traffic: dict[str, Any] = {"pattern": "uniform", "load": load}
         if self.traffic == "bad_dragon":
             traffic = {"pattern": "adv_random", "adv_offset": 1, "load": load}
-        return {
-            "name": self.name,
-            "topology": {"kind": "dragonfly", "switches_per_group": 2 * self.p, "global_links_per_switch": self.p,
-                         "servers_per_switch": self.p, "global_arrangement": "consecutive"},
-            "link": {"latency": 1, "injection": {"latency": 2}, "local": {"latency": 11}, "global": {"latency": 101}},
-            "router": _iq_router(4, self.vc_buf),
-            "packet": {"phits": self.packet_flits},
-            "routing": routing,
-            "traffic": traffic,
-            "run": _run(self.cycles, seed, warmup, cycles),
-        }
+        topology = {"kind": "dragonfly", "switches_per_group": 2 * self.p, "global_links_per_switch": self.p,
+                    "servers_per_switch": self.p, "global_arrangement": "consecutive"}
+        link = {"latency": 1, "injection": {"latency": 2}, "local": {"latency": 11}, "global": {"latency": 101}}
+        return _hopsim_run(self.name, topology, link, 4, self.vc_buf, self.packet_flits, routing, traffic,
+                           _run(self.cycles, seed, warmup, cycles))
 
 
 def _loads(*xs: float) -> tuple[float, ...]:

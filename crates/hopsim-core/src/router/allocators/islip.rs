@@ -18,12 +18,7 @@ pub(super) fn allocate(requests: &[PortRequest], iterations: usize, ports: usize
                 continue;
             }
             let o = rq.output as usize;
-            let from = pointers.grant(o);
-            let g = m.granted[o];
-            if g == UNMATCHED || distance(from, rq.input as usize, ports) < distance(from, requests[g as usize].input as usize, ports) {
-                m.granted[o] = i as u32;
-                any = true;
-            }
+            any |= favour(&mut m.granted[o], i, pointers.grant(o), ports, |j| requests[j].input as usize);
         }
         if !any {
             return;
@@ -34,11 +29,7 @@ pub(super) fn allocate(requests: &[PortRequest], iterations: usize, ports: usize
                 continue;
             }
             let n = rq.input as usize;
-            let from = pointers.accept(n);
-            let a = m.offered[n];
-            if a == UNMATCHED || distance(from, rq.output as usize, ports) < distance(from, requests[a as usize].output as usize, ports) {
-                m.offered[n] = i as u32;
-            }
+            favour(&mut m.offered[n], i, pointers.accept(n), ports, |j| requests[j].output as usize);
         }
         for i in 0..requests.len() {
             let rq = requests[i];
@@ -53,4 +44,15 @@ pub(super) fn allocate(requests: &[PortRequest], iterations: usize, ports: usize
             }
         }
     }
+}
+
+/// One round-robin arbiter's step: request `i` takes `slot` if it is empty or holds a request
+/// further from the pointer `from` (over `n`, by `port_of` a request index). Whether it took it.
+#[inline]
+fn favour(slot: &mut u32, i: usize, from: usize, n: usize, port_of: impl Fn(usize) -> usize) -> bool {
+    let take = *slot == UNMATCHED || distance(from, port_of(i), n) < distance(from, port_of(*slot as usize), n);
+    if take {
+        *slot = i as u32;
+    }
+    take
 }
