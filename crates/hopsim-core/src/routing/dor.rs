@@ -1,7 +1,15 @@
 //! Dimension-order routing: correct dimension 0 first, then 1, ...; minimal in each ring.
+//! A packet exactly half-way round a ring goes the way its tie bit drawn at injection says
+//! (`routing.ring_ties = "random"`), or always the positive way (`"positive"`, as SST
+//! Merlin's torus: src/sst/elements/merlin/topology/torus.cc, `go_pos = (dist_pos <=
+//! dist_neg)`), which under uniform traffic loads the positive channels of a ring of 8
+//! switches 5/3 times as much as the negative ones.
 
-use super::{dor_hop, Candidates, RouteCtx, RouteState, Routing};
+use super::{dor_hop, Candidates, RouteCtx, RouteState, Routing, Rng};
+use crate::error::SpecResult;
+use crate::spec::Spec;
 use crate::topology::{Cartesian, Topology};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -9,18 +17,62 @@ pub struct Dor {
     topo: Arc<dyn Topology>,
     /// The topology's grid, kept here: every head's route reads it.
     grid: Cartesian,
+    ties: RingTies,
+}
+
+/// `routing.ring_ties`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingTies {
+    Random,
+    Positive,
+}
+
+impl RingTies {
+    pub const ALL: [RingTies; 2] = [RingTies::Random, RingTies::Positive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RingTies::Random => "random",
+            RingTies::Positive => "positive",
+        }
+    }
+}
+
+/// `dor`'s `[routing]` keys.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DorKeys {
+    #[serde(default = "random")]
+    ring_ties: String,
+}
+
+fn random() -> String {
+    RingTies::Random.name().into()
 }
 
 impl Dor {
-    pub fn new(topo: Arc<dyn Topology>) -> Option<Self> {
+    pub fn new(topo: Arc<dyn Topology>, ties: RingTies) -> Option<Self> {
         let grid = topo.cartesian()?.clone();
-        Some(Dor { topo, grid })
+        Some(Dor { topo, grid, ties })
+    }
+
+    fn ties(spec: &Spec) -> SpecResult<RingTies> {
+        let keys: DorKeys = super::own_keys(spec)?;
+        super::ugal::choose("routing.ring_ties", Some(&keys.ring_ties), RingTies::Random, &RingTies::ALL, RingTies::name)
     }
 }
 
 impl Routing for Dor {
     fn name(&self) -> &'static str {
         "dor"
+    }
+
+    fn on_inject(&self, state: &mut RouteState, rng: &mut Rng) {
+        state.tie_dirs = match self.ties {
+            RingTies::Random => rand::Rng::gen(rng),
+            // A clear tie bit is the positive way (`ring_direction`).
+            RingTies::Positive => 0,
+        };
     }
 
     // Called directly for every head under a dateline policy (engine/head_routing.rs), and
@@ -42,8 +94,11 @@ impl Routing for Dor {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "dor",
     about: "dimension-order routing: lowest dimension first, minimal in each ring",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: &[crate::spec::Key { name: "ring_ties", default: "\"random\"", meaning: "tori: the way a packet exactly half-way round a ring goes, drawn per packet (random) or always the positive way (positive, SST Merlin's)" }],
+    defaults: crate::spec::defaults_of::<DorKeys>,
     queues: super::QueueView::Blind,
-    build: |cx| if cx.grid() { Ok(Arc::new(Dor::new(cx.topo.clone()).expect("cartesian"))) } else { super::minimal::build(cx) },
+    build: |cx| {
+        let ties = Dor::ties(cx.spec)?;
+        if cx.grid() { Ok(Arc::new(Dor::new(cx.topo.clone(), ties).expect("cartesian"))) } else { super::minimal::build(cx) }
+    },
 };

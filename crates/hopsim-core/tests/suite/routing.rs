@@ -387,3 +387,30 @@ fn dor_called_directly_routes_as_through_the_traits() {
         assert!(common::fingerprint(&run(true)) == common::fingerprint(&r), "{kind} {dims} {policy}: other results through the traits");
     }
 }
+
+/// On a ring of 8 under uniform traffic the destinations 1, 2, 3 steps ahead go the positive
+/// way and 1, 2, 3 behind the negative; the one 4 away goes either way. With ties drawn per
+/// packet both directions carry the same; with every tie positive (SST Merlin's rule) the
+/// positive channels carry (1+2+3+4)/8 of that and the negative (1+2+3)/8.
+#[test]
+fn ring_ties_split_the_half_way_destination_or_send_it_the_positive_way() {
+    let loads = |ties: &str| {
+        let r = common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [8]\n[router]\nvcs = 2\n[routing]\nalgorithm = \"dor\"\nring_ties = \"{ties}\"\n\
+             [traffic]\npattern = \"uniform\"\nload = 0.2\n[run]\nwarmup = 2000\ncycles = 40000\nseed = 4\n"
+        ));
+        let l = &r.links;
+        let mean = |dir: i8| {
+            let xs: Vec<f64> = (0..l.load.len()).filter(|&i| l.direction[i] == dir).map(|i| l.load[i]).collect();
+            xs.iter().sum::<f64>() / xs.len() as f64
+        };
+        // Uniform traffic excludes the source: a packet takes (1+2+3+2)/7 = 8/7 hops each way
+        // on average with ties split, so each channel carries 8/7 of the load.
+        let per_unit = 0.2 * 8.0 / 7.0;
+        (mean(1) / per_unit, mean(-1) / per_unit)
+    };
+    let (pos, neg) = loads("random");
+    assert!((pos - 1.0).abs() < 0.05 && (neg - 1.0).abs() < 0.05, "random ties: {pos:.3} / {neg:.3}");
+    let (pos, neg) = loads("positive");
+    assert!((pos - 1.25).abs() < 0.05 && (neg - 0.75).abs() < 0.05, "positive ties: {pos:.3} / {neg:.3}");
+}

@@ -1,0 +1,108 @@
+"""SST Merlin (sst-core 431d0bc9, sst-elements f782290d0, built without MPI) as a third
+reference: a torus, a HyperX and a Dragonfly with UGAL, the Merlin configurations in
+validation/sst/ and their numbers in validation/data/sst/ (docs/validation/sst.md).
+
+Translation (Merlin counts time, hopsim cycles): a cycle is one 8-byte flit on a 4 GB/s
+link, 2 ns, and a phit is a flit, so Merlin's 64-byte packets are 8 phits and its 4 kB
+buffers 512. Merlin's links take 20 ns (10 cycles); its routers 20 ns at the input and 20 ns
+at the output, so that a hop costs 60 ns: hopsim's per-hop ``link.latency + pipeline_delay
++ 1`` cycles with ``pipeline_delay = 19``. Merlin's routers move whole packets (virtual
+cut-through) and inject on the first VC of the routing's scheme: ``flow_control = "vct"``,
+``injection_vcs = "policy"``. Merlin's sources inject periodically, hopsim's by a
+Bernoulli process.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data" / "sst"
+CYCLE_NS = 2.0
+
+
+@dataclass(frozen=True)
+class MerlinConfig:
+    name: str
+    merlin_config: str
+    topology: dict[str, Any]
+    vcs: int
+    routing: dict[str, Any]
+    note: str = ""
+    router: dict[str, Any] = field(default_factory=dict)
+
+    def hopsim_spec(self, load: float, warmup: int = 5000, cycles: int = 20000) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "topology": self.topology,
+            "link": {"latency": 10, "injection": {"latency": 10}},
+            "router": {"vcs": self.vcs, "input_buffer_phits": 512, "output_buffer_phits": 512, "flow_control": "vct",
+                       "pipeline_delay": 19, **self.router},
+            "packet": {"phits": 8},
+            "routing": {**self.routing, "injection_vcs": "policy"},
+            "traffic": {"pattern": "uniform", "load": load},
+            "run": {"warmup": warmup, "cycles": cycles, "seed": 1},
+        }
+
+
+CONFIGS = [
+    # merlin.torus: dimension order, the shorter way round each ring and the positive way
+    # when both are as short, VC 1 after the dateline.
+    MerlinConfig("sst-torus-8x8-dor", "torus8x8_dor_uniform.py", {"kind": "torus", "dims": [8, 8], "servers_per_switch": 1}, 2,
+                 {"algorithm": "dor", "ring_ties": "positive", "vc_policy": "dateline"}),
+    # merlin.hyperx "DOR", one VC.
+    MerlinConfig("sst-hyperx-4x4-dor", "hyperx4x4_dor_uniform.py", {"kind": "hyperx", "dims": [4, 4], "servers_per_switch": 4}, 1,
+                 {"algorithm": "dor", "vc_policy": "none"}),
+    # merlin.dragonfly "ugal": at the source switch the direct route against one through a
+    # random intermediate group, q_direct <= 2 q_valiant + 50, and the Valiant path leaves the
+    # intermediate group from its gateway to the destination group.
+    MerlinConfig("sst-dragonfly-72-ugal", "dragonfly72_ugal_uniform.py",
+                 {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "servers_per_switch": 2}, 4,
+                 {"algorithm": "ugal_l", "vc_policy": "min_last", "ugal_queue": "port", "ugal_weights": "one_to_two",
+                  "ugal_threshold": 50, "ugal_intermediate": "group"}),
+]
+
+
+def load_reference(cfg: MerlinConfig) -> dict:
+    return json.loads((DATA / f"{cfg.name}.json").read_text())
+
+
+def reference_points(cfg: MerlinConfig) -> list[dict]:
+    """Merlin's points as `validation.compare` reads them: latency in cycles, source queueing
+    included (offered_load's own mean, as hopsim's packet latency)."""
+    return [{"offered": p["offered"], "accepted": p["accepted"], "latency": p["latency_ns"] / CYCLE_NS}
+            for p in load_reference(cfg)["points"]]
+
+
+def run_hopsim(cfg: MerlinConfig, loads, warmup: int = 5000, cycles: int = 20000) -> list[dict]:
+    import hopsim
+
+    out = []
+    for load in loads:
+        m = hopsim.simulate(cfg.hopsim_spec(load, warmup, cycles))["metrics"]
+        out.append({"offered": load, "accepted": m["accepted_load"], "latency": m["packet_latency_mean"]})
+    return out
+
+
+def main() -> int:
+    from . import compare
+
+    failed = 0
+    print("| configuration | Merlin saturation | hopsim saturation | Merlin zero-load latency (ns) | hopsim | agrees |")
+    print("|---|---|---|---|---|---|")
+    for cfg in CONFIGS:
+        ref = reference_points(cfg)
+        ours = run_hopsim(cfg, [p["offered"] for p in ref])
+        bad = compare.problems(ref, ours)
+        failed += bool(bad)
+        s_r, s_o = compare.saturation(ref), compare.saturation(ours)
+        z_r, z_o = compare.zero_load_latency(ref) * CYCLE_NS, compare.zero_load_latency(ours) * CYCLE_NS
+        print(f"| {cfg.name} | {s_r:.3f} | {s_o:.3f} ({compare.rel(s_o, s_r):+.0%}) | {z_r:.0f} | {z_o:.0f} "
+              f"({compare.rel(z_o, z_r):+.1%}) | {'yes' if not bad else '; '.join(bad)} |", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+# SST Merlin: Dragonfly a=4 routers/group, p=2 hosts/router, h=2 global links/router,
+# g=9 groups (1 global link per group pair), 72 hosts, UGAL routing (merlin.dragonfly
+# algorithm "ugal", 3 VCs), uniform random traffic via merlin.offered_load.
+# Usage: sst dragonfly72_ugal_uniform.py --model-options="--load 0.5 --stats out.csv"
+import sys, argparse
+import sst
+from sst.merlin.base import *
+from sst.merlin.endpoint import *
+from sst.merlin.interface import *
+from sst.merlin.topology import *
+from sst.merlin.targetgen import *
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--load", type=float, required=True)      # fraction of link_bw
+ap.add_argument("--warmup", default="10us")
+ap.add_argument("--collect", default="40us")
+ap.add_argument("--stats", default="stats.csv")
+a = ap.parse_args(sys.argv[1:])
+
+LINK_BW   = "4GB/s"
+FLIT      = "8B"
+PKT       = "64B"     # 8 flits
+LAT       = "20ns"    # router input/output latency and link latency
+
+topo = topoDragonFly()
+topo.hosts_per_router = 2
+topo.routers_per_group = 4
+topo.intergroup_links = 1      # links between each pair of groups -> 2 global ports/router
+topo.num_groups = 9
+topo.algorithm = "ugal"
+topo.link_latency = LAT
+topo.host_link_latency = LAT
+
+router = hr_router()
+router.link_bw = LINK_BW
+router.flit_size = FLIT
+router.xbar_bw = LINK_BW
+router.input_latency = LAT
+router.output_latency = LAT
+router.input_buf_size = "4kB"    # per VC
+router.output_buf_size = "4kB"   # per VC
+router.num_vns = 1
+router.xbar_arb = "merlin.xbar_arb_lru"
+topo.router = router
+
+nif = LinkControl()
+nif.link_bw = LINK_BW
+nif.input_buf_size = "4kB"
+nif.output_buf_size = "4kB"
+# Stats pass a single name (string), not a list: in this sst-core version
+# buildEnabledStatistics() writes the returned stat objects back into the
+# caller's list, which breaks pymerlin when the same list is reused per endpoint.
+for s in ("packet_latency", "send_bit_count"):
+    nif.enableStatistics(s, {"type": "sst.AccumulatorStatistic", "rate": "0ns", "startat": a.warmup})
+
+ep = OfferedLoadJob(0, topo.getNumNodes())
+ep.network_interface = nif
+ep.pattern = UniformTarget()
+ep.offered_load = a.load
+ep.link_bw = LINK_BW
+ep.message_size = PKT
+ep.warmup_time = a.warmup
+ep.collect_time = a.collect
+ep.drain_time = "1us"
+
+system = System()
+system.setTopology(topo)
+system.allocateNodes(ep, "linear")
+system.build()
+
+sst.setStatisticLoadLevel(9)
+sst.setStatisticOutput("sst.statOutputCSV", {"filepath": a.stats, "separator": ","})
