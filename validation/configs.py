@@ -15,7 +15,8 @@ Translation facts (docs/validation/booksim2.md explains each):
   one iteration (``vc_allocator``, ``sw_allocator``, ``alloc_iters``):
   ``vc_allocator = switch_allocator = "islip"``.
 * BookSim2 injects into the first VC with room after the one its previous packet took:
-  ``injection_vcs = "any_round_robin"``.
+  ``injection_vcs = "any_round_robin"``; on its Dragonfly into one VC drawn at random each
+  cycle, waiting while it is full: ``injection_vcs = "any_random"``.
 * ``dim_order`` on a torus splits the VCs into two classes by whether the packet's path in
   the current dimension wraps: ``vc_policy = "dateline_partition"``; on a mesh every VC:
   ``vc_policy = "none"``.
@@ -278,9 +279,9 @@ class DragonflyConfig:
         }
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
-        routing: dict[str, Any] = {"algorithm": "minimal", "vc_policy": "min_first", "injection_vcs": "any"}
+        routing: dict[str, Any] = {"algorithm": "minimal", "vc_policy": "min_first", "injection_vcs": "any_random"}
         if self.routing == "ugal":
-            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "injection_vcs": "any", "ugal_queue": "port",
+            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "injection_vcs": "any_random", "ugal_queue": "port",
                        "ugal_intermediate": "network", "ugal_weights": "one_to_two", "ugal_threshold": 30}
         traffic: dict[str, Any] = {"pattern": "uniform", "load": load}
         if self.traffic == "bad_dragon":

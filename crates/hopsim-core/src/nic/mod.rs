@@ -142,12 +142,19 @@ enum Pick {
     MostRoom,
     /// The first in order, from VC 0 or from the one after `after`.
     First { after: Option<usize> },
+    /// One of the mask drawn at random, if it has room.
+    Drawn,
 }
 
 /// The VC of the switch's input buffer a new packet is sent on: among the VCs of `mask` whose
 /// `credits` cover a flit of `u` phits, the one `pick` says.
 #[inline]
 fn injection_vc(credits: &[u32], mut mask: u32, u: u32, pick: Pick, random_ties: bool, rng: &mut Rng) -> Option<usize> {
+    if let Pick::Drawn = pick {
+        let n = mask.count_ones();
+        let v = bits(mask).nth(rand::Rng::gen_range(rng, 0..n.max(1)) as usize)?;
+        return credits.get(v).is_some_and(|&c| c >= u).then_some(v);
+    }
     if let Pick::First { after } = pick {
         let room = |v: usize| credits.get(v).is_some_and(|&c| c >= u);
         let mut ordered = mask;
@@ -323,10 +330,11 @@ impl Nics {
                 // One VC per flow keeps an in-order packet behind the one before it.
                 _ if state.in_order => state.usable_vcs(vc_policy.injection(state) & prm.policy_vcs),
                 InjectionRule::Policy => vc_policy.injection(state),
-                InjectionRule::Any | InjectionRule::AnyFirst | InjectionRule::AnyRoundRobin => prm.policy_vcs,
+                InjectionRule::Any | InjectionRule::AnyFirst | InjectionRule::AnyRoundRobin | InjectionRule::AnyRandom => prm.policy_vcs,
             };
             let credits = &self.credits[server * vcs..(server + 1) * vcs];
             let pick = match prm.injection {
+                InjectionRule::AnyRandom => Pick::Drawn,
                 InjectionRule::AnyFirst => Pick::First { after: None },
                 InjectionRule::AnyRoundRobin => Pick::First { after: Some(nic.sending_vc as usize) },
                 InjectionRule::Policy | InjectionRule::Any => Pick::MostRoom,
@@ -334,7 +342,11 @@ impl Nics {
             injection_vc(credits, mask, u, pick, prm.random_jsq_ties, rng)
         };
         let Some(v) = vc else {
-            // Blocked on credits: a credit event wakes us. Only request flits count stalls.
+            // Blocked on credits: a credit event wakes us, or with VCs drawn at random the next
+            // cycle's draw. Only request flits count stalls.
+            if prm.injection == InjectionRule::AnyRandom && flit == 0 {
+                cal.wake_nic(server, now + 1);
+            }
             if self.nics[server].stall_since == NEVER && !response {
                 self.nics[server].stall_since = now;
             }
@@ -468,5 +480,10 @@ mod tests {
         assert_eq!(rr(2, 64), Some(1));
         assert_eq!(rr(1, 33), Some(2));
         assert_eq!(rr(2, 33), Some(1));
+        // BookSim2's Dragonfly: one VC drawn, taken only if it has room; each of the mask's
+        // VCs is drawn.
+        let mut rng = Rng::seed_from_u64(2);
+        let drawn: std::collections::BTreeSet<_> = (0..64).map(|_| injection_vc(&credits, 0b1011, 33, Pick::Drawn, false, &mut rng)).collect();
+        assert_eq!(drawn.into_iter().collect::<Vec<_>>(), vec![None, Some(1)]);
     }
 }

@@ -180,6 +180,10 @@ pub enum InjectionRule {
     /// Every VC; the first with room in round-robin order from the one after the previous
     /// packet's VC (BookSim2's sources: src/trafficmanager.cpp of 28f43299, `_last_vc`).
     AnyRoundRobin,
+    /// Every VC; one drawn at random each cycle, and the packet waits a cycle when it has no
+    /// room (BookSim2's Dragonfly routings: src/networks/dragonfly.cpp of 28f43299,
+    /// `inject_vc = RandomInt(gNumVCs-1)`).
+    AnyRandom,
 }
 
 impl InjectionRule {
@@ -190,6 +194,7 @@ impl InjectionRule {
             "any" => Some(InjectionRule::Any),
             "any_first" => Some(InjectionRule::AnyFirst),
             "any_round_robin" => Some(InjectionRule::AnyRoundRobin),
+            "any_random" => Some(InjectionRule::AnyRandom),
             _ => None,
         }
     }

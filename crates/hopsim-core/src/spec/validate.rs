@@ -189,7 +189,7 @@ impl Spec {
             return Err(SpecError::new(
                 "routing.injection_vcs",
                 format!("{:?}", self.routing.injection_vcs),
-                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC, the one with most room), \"any_first\" (the lowest VC with room), \"any_round_robin\" (the first VC with room after the previous packet's)",
+                "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC, the one with most room), \"any_first\" (the lowest VC with room), \"any_round_robin\" (the first VC with room after the previous packet's), \"any_random\" (one VC drawn each cycle, waiting while it has no room)",
             ));
         }
         if r.pipeline_delay > 1000 {
