@@ -1,6 +1,7 @@
 """SST Merlin (sst-core 431d0bc9, sst-elements f782290d0, built without MPI) as a third
-reference: a torus, a HyperX and a Dragonfly with UGAL, the Merlin configurations in
-validation/sst/ and their numbers in validation/data/sst/ (docs/validation/sst.md).
+reference: a torus, a HyperX and a Dragonfly with UGAL, the Merlin configuration
+validation/sst/merlin_uniform.py and its numbers in validation/data/sst/
+(docs/validation/sst.md).
 
 Translation (Merlin counts time, hopsim cycles): a cycle is one 8-byte flit on a 4 GB/s
 link, 2 ns, and a phit is a flit, so Merlin's 64-byte packets are 8 phits and its 4 kB
@@ -26,7 +27,7 @@ CYCLE_NS = 2.0
 @dataclass(frozen=True)
 class MerlinConfig:
     name: str
-    merlin_config: str
+    merlin_network: str  # merlin_uniform.py's --network
     topology: dict[str, Any]
     vcs: int
     routing: dict[str, Any]
@@ -50,15 +51,15 @@ class MerlinConfig:
 CONFIGS = [
     # merlin.torus: dimension order, the shorter way round each ring and the positive way
     # when both are as short, VC 1 after the dateline.
-    MerlinConfig("sst-torus-8x8-dor", "torus8x8_dor_uniform.py", {"kind": "torus", "dims": [8, 8], "servers_per_switch": 1}, 2,
+    MerlinConfig("sst-torus-8x8-dor", "torus", {"kind": "torus", "dims": [8, 8], "servers_per_switch": 1}, 2,
                  {"algorithm": "dor", "ring_ties": "positive", "vc_policy": "dateline"}),
     # merlin.hyperx "DOR", one VC.
-    MerlinConfig("sst-hyperx-4x4-dor", "hyperx4x4_dor_uniform.py", {"kind": "hyperx", "dims": [4, 4], "servers_per_switch": 4}, 1,
+    MerlinConfig("sst-hyperx-4x4-dor", "hyperx", {"kind": "hyperx", "dims": [4, 4], "servers_per_switch": 4}, 1,
                  {"algorithm": "dor", "vc_policy": "none"}),
     # merlin.dragonfly "ugal": at the source switch the direct route against one through a
     # random intermediate group, q_direct <= 2 q_valiant + 50, and the Valiant path leaves the
     # intermediate group from its gateway to the destination group.
-    MerlinConfig("sst-dragonfly-72-ugal", "dragonfly72_ugal_uniform.py",
+    MerlinConfig("sst-dragonfly-72-ugal", "dragonfly",
                  {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "servers_per_switch": 2}, 4,
                  {"algorithm": "ugal_l", "vc_policy": "min_last", "ugal_queue": "port", "ugal_weights": "one_to_two",
                   "ugal_threshold": 50, "ugal_intermediate": "group"}),

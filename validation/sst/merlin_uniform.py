@@ -1,7 +1,10 @@
-# SST Merlin: Dragonfly a=4 routers/group, p=2 hosts/router, h=2 global links/router,
-# g=9 groups (1 global link per group pair), 72 hosts, UGAL routing (merlin.dragonfly
-# algorithm "ugal", 3 VCs), uniform random traffic via merlin.offered_load.
-# Usage: sst dragonfly72_ugal_uniform.py --model-options="--load 0.5 --stats out.csv"
+# SST Merlin: one of the cross-check's three networks under uniform random traffic from
+# merlin.offered_load endpoints (validation/sst.py, docs/validation/sst.md):
+#   torus      2D torus 8x8, 1 host per router, dimension order (merlin.torus, dateline VCs)
+#   hyperx     2D HyperX 4x4, 4 hosts per router, "DOR" (1 VC)
+#   dragonfly  a=4 routers per group, p=2 hosts per router, h=2 global links per router,
+#              9 groups (one global link per pair), 72 hosts, "ugal" (3 VCs)
+# Usage: sst merlin_uniform.py --model-options="--network torus --load 0.5 --stats out.csv"
 import sys, argparse
 import sst
 from sst.merlin.base import *
@@ -11,6 +14,7 @@ from sst.merlin.topology import *
 from sst.merlin.targetgen import *
 
 ap = argparse.ArgumentParser()
+ap.add_argument("--network", choices=["torus", "hyperx", "dragonfly"], required=True)
 ap.add_argument("--load", type=float, required=True)      # fraction of link_bw
 ap.add_argument("--warmup", default="10us")
 ap.add_argument("--collect", default="40us")
@@ -22,12 +26,24 @@ FLIT      = "8B"
 PKT       = "64B"     # 8 flits
 LAT       = "20ns"    # router input/output latency and link latency
 
-topo = topoDragonFly()
-topo.hosts_per_router = 2
-topo.routers_per_group = 4
-topo.intergroup_links = 1      # links between each pair of groups -> 2 global ports/router
-topo.num_groups = 9
-topo.algorithm = "ugal"
+if a.network == "torus":
+    topo = topoTorus()
+    topo.shape = "8x8"
+    topo.width = "1x1"
+    topo.local_ports = 1
+elif a.network == "hyperx":
+    topo = topoHyperX()
+    topo.shape = "4x4"
+    topo.width = "1x1"
+    topo.local_ports = 4
+    topo.algorithm = "DOR"
+else:
+    topo = topoDragonFly()
+    topo.hosts_per_router = 2
+    topo.routers_per_group = 4
+    topo.intergroup_links = 1      # links between each pair of groups -> 2 global ports/router
+    topo.num_groups = 9
+    topo.algorithm = "ugal"
 topo.link_latency = LAT
 topo.host_link_latency = LAT
 
