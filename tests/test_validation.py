@@ -27,8 +27,8 @@ def test_hopsim_agrees_with_booksim2(cfg):
     loads = {points[0]["offered"], *compare.latency_points(points)}
     loads |= {p["offered"] for p in points if p["accepted"] > 0.95 * sat}
     # BookSim2's own window where it is short, else a shorter one: near saturation the mean
-    # latency still drifts with the run's length (the mesh under transpose at 0.10 is 9.9 %
-    # from BookSim2 over its 5,000 cycles, 20 % over 3,000 + 6,000).
+    # latency still drifts with the run's length (docs/validation/booksim2.md, the mesh under
+    # transpose).
     ours = crosscheck.run_hopsim(cfg, sorted(loads), warmup=min(cfg.cycles, 5000), cycles=min(cfg.cycles, 6000))
     assert compare.problems(points, ours) == []
 

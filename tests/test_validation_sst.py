@@ -22,8 +22,9 @@ def test_hopsim_agrees_with_merlin(cfg):
 
 
 def test_merlins_positive_ties_are_what_bring_the_torus_to_merlins_saturation():
-    # With ties half-way round a ring drawn per packet hopsim carries 0.70 (+20 %): the
-    # positive channels then carry no more than the negative ones.
+    # With ties half-way round a ring drawn per packet the positive channels carry no more
+    # than the negative ones, and the torus carries well above Merlin's saturation
+    # (docs/validation/sst.md).
     cfg = sst.CONFIGS[0]
     random_ties = sst.MerlinConfig(cfg.name, cfg.merlin_network, cfg.topology, cfg.vcs, {**cfg.routing, "ring_ties": "random"})
     ours = sst.run_hopsim(random_ties, [0.8], warmup=3000, cycles=12000)[0]["accepted"]

@@ -54,6 +54,7 @@ pub mod prefetch;
 pub mod protocol;
 pub mod random;
 pub mod router;
+pub mod round_robin;
 pub mod route;
 pub mod routing;
 pub mod slab;

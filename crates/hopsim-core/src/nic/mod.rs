@@ -9,6 +9,7 @@ pub use crate::protocol;
 
 use crate::calendar::{Event, NicSchedule, NEVER};
 use crate::params::Params;
+use crate::round_robin::RoundRobin;
 use crate::packet::{Arena, Flit, PacketKind, NIL};
 use crate::routing::Rng;
 use crate::vc::{JsqTies, VcPolicy};
@@ -150,23 +151,17 @@ enum Pick {
 /// `credits` cover a flit of `u` phits, the one `pick` says.
 #[inline]
 fn injection_vc(credits: &[u32], mut mask: u32, u: u32, pick: Pick, random_ties: bool, rng: &mut Rng) -> Option<usize> {
-    if let Pick::Drawn = pick {
-        let n = mask.count_ones();
-        let v = bits(mask).nth(rand::Rng::gen_range(rng, 0..n.max(1)) as usize)?;
-        return credits.get(v).is_some_and(|&c| c >= u).then_some(v);
-    }
-    if let Pick::First { after } = pick {
-        let room = |v: usize| credits.get(v).is_some_and(|&c| c >= u);
-        let mut ordered = mask;
-        if let Some(last) = after {
-            // The VCs above `last` first, then the others: rotate the mask's order.
-            let above = if last >= 31 { 0 } else { mask & (u32::MAX << (last + 1)) };
-            if let Some(v) = bits(above).find(|&v| room(v)) {
-                return Some(v);
-            }
-            ordered = mask & !above;
+    let room = |v: usize| credits.get(v).is_some_and(|&c| c >= u);
+    match pick {
+        Pick::Drawn => {
+            let v = RoundRobin::new(mask, 0).nth(rand::Rng::gen_range(rng, 0..mask.count_ones().max(1)) as usize)?;
+            return room(v).then_some(v);
         }
-        return bits(ordered).find(|&v| room(v));
+        Pick::First { after } => {
+            let start = after.map_or(0, |last| if last >= 31 { 0 } else { last + 1 });
+            return RoundRobin::new(mask, start).find(|&v| room(v));
+        }
+        Pick::MostRoom => {}
     }
     let mut best: Option<(u32, usize)> = None;
     let mut ties = JsqTies::new(random_ties.then_some(rng));
@@ -190,17 +185,6 @@ fn injection_vc(credits: &[u32], mut mask: u32, u: u32, pick: Pick, random_ties:
         }
     }
     best.map(|(_, v)| v)
-}
-
-/// The set bits of `mask`, lowest first.
-fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (mask != 0).then(|| {
-            let v = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            v
-        })
-    })
 }
 
 pub struct Nics {

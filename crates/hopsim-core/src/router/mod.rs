@@ -349,9 +349,10 @@ impl Routers {
         VcPointers { vc: &mut self.vc[vcs.clone()], accept: &mut self.vc_accept_ptr[vcs] }
     }
 
-    /// The allocator pointers of `switch`, whose ports are `ports`.
-    fn allocator_pointers(&mut self, switch: usize, ports: std::ops::Range<usize>) -> SwitchPointers<'_> {
-        SwitchPointers { ports: &mut self.ports[ports.clone()], accept: &mut self.accept_ptr[ports], diagonal: &mut self.diagonal[switch] }
+    /// The switch allocator pointers of `switch`, whose ports are `ports`, and its
+    /// wavefront diagonal.
+    fn allocator_pointers(&mut self, switch: usize, ports: std::ops::Range<usize>) -> (SwitchPointers<'_>, &mut u16) {
+        (SwitchPointers { ports: &mut self.ports[ports.clone()], accept: &mut self.accept_ptr[ports] }, &mut self.diagonal[switch])
     }
 
     /// Bytes of the port, VC and buffer records of all switches.
@@ -627,7 +628,6 @@ impl Routers {
 struct SwitchPointers<'a> {
     ports: &'a mut [Port],
     accept: &'a mut [u16],
-    diagonal: &'a mut u16,
 }
 
 impl allocators::Pointers for SwitchPointers<'_> {
@@ -643,17 +643,10 @@ impl allocators::Pointers for SwitchPointers<'_> {
     fn set_accept(&mut self, input: usize, output: usize) {
         self.accept[input] = output as u16;
     }
-    fn diagonal(&self) -> usize {
-        *self.diagonal as usize
-    }
-    fn set_diagonal(&mut self, d: usize) {
-        *self.diagonal = d as u16;
-    }
 }
 
 /// One switch's VC allocator pointers, over its input and output VCs numbered `port * vcs +
-/// vc` (`allocators::Pointers`; the diagonal is the wavefront's, which VC allocation does not
-/// use).
+/// vc` (`allocators::Pointers`).
 struct VcPointers<'a> {
     vc: &'a mut [Vc],
     accept: &'a mut [u16],
@@ -672,10 +665,6 @@ impl allocators::Pointers for VcPointers<'_> {
     fn set_accept(&mut self, input: usize, output: usize) {
         self.accept[input] = output as u16;
     }
-    fn diagonal(&self) -> usize {
-        0
-    }
-    fn set_diagonal(&mut self, _: usize) {}
 }
 
 /// What a switch sees of the network while it routes: its buffers and credits, and the VC

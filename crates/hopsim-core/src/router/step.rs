@@ -11,6 +11,7 @@
 use super::allocators::{self, Matching, PortRequest};
 use super::{OutEntry, Peer, Ring, Routers, Vc};
 use crate::calendar::{Event, Schedule, NEVER};
+use crate::round_robin::RoundRobin;
 use crate::params::Params;
 use crate::packet::Arena;
 use crate::route::Rng;
@@ -154,37 +155,6 @@ impl At {
     #[inline(always)]
     fn port_bit(self, port: usize) -> (usize, u64) {
         (self.first_word + port / 64, 1 << (port % 64))
-    }
-}
-
-/// The VCs of `mask` in round-robin order from `start`: `start`, `start + 1`, ... and then
-/// those below `start`. Walks only the set bits, not every VC of the port.
-#[derive(Clone, Copy)]
-struct RoundRobin {
-    from_start: u32,
-    below_start: u32,
-}
-
-impl RoundRobin {
-    #[inline(always)]
-    fn new(mask: u32, start: usize) -> Self {
-        debug_assert!(start < 32, "VC masks are 32 bits");
-        let at_or_above = u32::MAX << start;
-        RoundRobin { from_start: mask & at_or_above, below_start: mask & !at_or_above }
-    }
-}
-
-impl Iterator for RoundRobin {
-    type Item = usize;
-    #[inline(always)]
-    fn next(&mut self) -> Option<usize> {
-        let bits = if self.from_start != 0 { &mut self.from_start } else { &mut self.below_start };
-        if *bits == 0 {
-            return None;
-        }
-        let v = bits.trailing_zeros() as usize;
-        *bits &= *bits - 1;
-        Some(v)
     }
 }
 
@@ -465,7 +435,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     // wins what it asks for without a request list or an arbiter.
     if let [h] = sc.heads[..] {
         if let Some((op, ov)) = choose_or_wait::<V>(switch, base, h, r, cx.packets, cx.params, rng, now, wake) {
-            win_vc::<V>(r, cx.packets, cx.params, at, slots, h.request(op, ov), now);
+            win_vc_input_first::<V>(r, cx.packets, cx.params, at, slots, h.request(op, ov), now);
             if r.ports[base + h.in_port as usize].heads_needing_vc() == 0 {
                 // Nothing left at the port for VC allocation, whose next visit would only
                 // find that out: a flit arriving or a head woken marks it again.
@@ -498,7 +468,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
             note(wake, now + 1);
             continue;
         }
-        win_vc::<V>(r, cx.packets, cx.params, at, slots, rq, now);
+        win_vc_input_first::<V>(r, cx.packets, cx.params, at, slots, rq, now);
     }
     arbiter.clear(&sc.requests, &mut sc.best, out_vc);
 }
@@ -556,12 +526,7 @@ fn islip_vc_allocation<const V: usize>(at: At, now: u64, r: &mut Routers, packet
             note(wake, now + 1);
             continue;
         }
-        // iSLIP has moved the output VC's pointer (only for grants accepted in its first
-        // round): `win_vc`'s own round-robin step must not.
-        let gvo = (base + rq.out_port as usize) * vcs + rq.out_vc as usize;
-        let pointer = r.vc[gvo].rr_va;
-        win_vc::<V>(r, packets, prm, at, slots, rq, now);
-        r.vc[gvo].rr_va = pointer;
+        win_vc::<V>(r, packets, prm, at, rq, now);
     }
 }
 
@@ -609,11 +574,20 @@ impl Arbiter {
     }
 }
 
-/// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
-/// tail crosses, the output's round-robin pointer moves past it, and its input port is among
-/// those switch allocation visits (`PortSets::busy_inputs`).
+/// A grant of input-first VC allocation: the output VC's pointer moves past the winner.
 #[inline(always)]
-fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, slots: usize, rq: Request, now: u64) {
+fn win_vc_input_first<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, slots: usize, rq: Request, now: u64) {
+    let vcs = vcs::<V>(r);
+    let gvo = (at.base + rq.out_port as usize) * vcs + rq.out_vc as usize;
+    r.vc[gvo].rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
+    win_vc::<V>(r, packets, prm, at, rq, now);
+}
+
+/// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
+/// tail crosses, and its input port is among those switch allocation visits
+/// (`PortSets::busy_inputs`). The allocator moves its own pointers.
+#[inline(always)]
+fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, rq: Request, now: u64) {
     let (vcs, base) = (vcs::<V>(r), at.base);
     let (w, bit) = at.port_bit(rq.in_port as usize);
     r.port_sets[w].busy_inputs |= bit;
@@ -624,9 +598,7 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
     vi.route_port = rq.out_port;
     vi.route_vc = rq.out_vc;
     vi.stage_from = prm.staging.switch_from(now) as u32;
-    let vo = &mut r.vc[gvo];
-    vo.set_flag(Vc::OUT_OWNED, true);
-    vo.rr_va = wrap(rq.in_port as usize * vcs + rq.in_vc as usize + 1, slots) as u16;
+    r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
     count_hop(packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
 }
@@ -852,8 +824,8 @@ fn matched_switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: 
     sc.port_requests.clear();
     sc.port_requests.extend(sc.requests.iter().map(|q| PortRequest { input: q.in_port, output: q.out_port }));
     let ports = at.base..at.base + at.nports;
-    let mut pointers = r.allocator_pointers(at.switch, ports);
-    allocators::allocate(prm.switch_allocator, &sc.port_requests, at.nports, &mut pointers, &mut sc.matching);
+    let (mut pointers, diagonal) = r.allocator_pointers(at.switch, ports);
+    allocators::allocate(prm.switch_allocator, &sc.port_requests, at.nports, &mut pointers, diagonal, &mut sc.matching);
     for i in 0..sc.requests.len() {
         let rq = sc.requests[i];
         if sc.matching.won(&sc.port_requests, i) {
@@ -1071,26 +1043,4 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         r.port_sets[w].busy_inputs &= !bit;
     }
     *wake
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{wrap, RoundRobin};
-
-    /// The set bits in the order a round-robin pointer at `start` visits the VCs, as the
-    /// loop over every VC from `start`, wrapping, that it replaces.
-    #[test]
-    fn round_robin_visits_the_set_bits_from_the_pointer_on() {
-        assert_eq!(RoundRobin::new(0b1011_0110, 3).collect::<Vec<_>>(), [4, 5, 7, 1, 2]);
-        assert_eq!(RoundRobin::new(0b1011_0110, 0).collect::<Vec<_>>(), [1, 2, 4, 5, 7]);
-        assert_eq!(RoundRobin::new(0, 5).count(), 0);
-        for vcs in [1, 2, 3, 6, 8, 31] {
-            for mask in 0..(1u32 << vcs.min(10)) {
-                for start in 0..vcs {
-                    let every: Vec<usize> = (0..vcs).map(|k| wrap(start + k, vcs)).filter(|&v| mask >> v & 1 == 1).collect();
-                    assert_eq!(RoundRobin::new(mask, start).collect::<Vec<_>>(), every, "mask {mask:#b} start {start}");
-                }
-            }
-        }
-    }
 }

@@ -165,17 +165,19 @@ impl Spec {
         if crate::staging::NextHeadRouting::from_name(&r.next_head_routing).is_none() {
             return Err(SpecError::new("router.next_head_routing", format!("{:?}", r.next_head_routing), crate::staging::NextHeadRouting::ALLOWED));
         }
-        if crate::allocation::VcAllocator::from_name(&r.vc_allocator, 1).is_none() {
-            return Err(SpecError::new("router.vc_allocator", format!("{:?}", r.vc_allocator), crate::allocation::VcAllocator::ALLOWED));
-        }
-        if crate::allocation::SwitchAllocator::from_name(&r.switch_allocator, 1).is_none() {
-            return Err(SpecError::new("router.switch_allocator", format!("{:?}", r.switch_allocator), crate::allocation::SwitchAllocator::ALLOWED));
-        }
+        use crate::allocation::{SwitchAllocator, VcAllocator};
+        let Some(vc_allocator) = VcAllocator::from_name(&r.vc_allocator, 1) else {
+            return Err(SpecError::new("router.vc_allocator", format!("{:?}", r.vc_allocator), VcAllocator::ALLOWED));
+        };
+        let Some(switch_allocator) = SwitchAllocator::from_name(&r.switch_allocator, 1) else {
+            return Err(SpecError::new("router.switch_allocator", format!("{:?}", r.switch_allocator), SwitchAllocator::ALLOWED));
+        };
         let most = crate::allocation::MAX_ISLIP_ITERATIONS;
         if r.islip_iterations == 0 || r.islip_iterations > most {
             return Err(SpecError::new("router.islip_iterations", r.islip_iterations, format!("must be between 1 and {most}")));
         }
-        if r.islip_iterations != 1 && r.switch_allocator != "islip" && r.vc_allocator != "islip" {
+        let iterated = matches!(vc_allocator, VcAllocator::Islip { .. }) || matches!(switch_allocator, SwitchAllocator::Islip { .. });
+        if r.islip_iterations != 1 && !iterated {
             return Err(SpecError::new(
                 "router.islip_iterations",
                 r.islip_iterations,

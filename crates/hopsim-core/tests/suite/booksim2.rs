@@ -48,9 +48,9 @@ fn four_vcs_per_dateline_class_agree_with_booksim() {
 #[test]
 fn past_saturation_islip_accepts_what_booksim2_accepts_with_many_vcs() {
     // Well past saturation the allocator decides who loses at each busy output: with
-    // BookSim2's iSLIP hopsim's accepted load follows BookSim2's fall (input-first
-    // allocation keeps 0.612 at offered 0.80 against BookSim2's 0.548). Same window as
-    // BookSim2's, since the accepted load past saturation drifts as the source queues grow.
+    // BookSim2's iSLIP hopsim's accepted load follows BookSim2's fall, which input-first
+    // allocation does not (docs/validation/booksim2.md). Same window as BookSim2's, since the
+    // accepted load past saturation drifts as the source queues grow.
     let points = booksim("torus-8x8-8vc-1flit");
     for offered in [0.70, 0.80] {
         let &(_, theirs, _) = points.iter().find(|p| (p.0 - offered).abs() < 1e-9).unwrap();

@@ -31,7 +31,7 @@ fn at_zero_load_every_allocator_gives_the_analytic_latency() {
     let want = torus(ALLOCATORS[0], 0.01, 1).metrics.zero_load_latency;
     for a in ALLOCATORS {
         let m = torus(a, 0.01, 1).metrics;
-        // Requests rarely meet at 1% load: the mean stays within a cycle of the formula.
+        // Requests rarely meet at offered 0.01: the mean stays within a cycle of the formula.
         assert!((m.packet_latency_mean - want).abs() < 1.0, "{a}: mean {} against zero-load {want}", m.packet_latency_mean);
     }
 }

@@ -16,16 +16,14 @@ pub struct PortRequest {
     pub output: u16,
 }
 
-/// The priority state the allocators read and move: per output, the input its arbiter
-/// favours next (`grant`); per input, the output its arbiter favours next (`accept`); and
-/// the wavefront's priority diagonal.
+/// The round-robin state the separable and iSLIP allocators read and move: per output, the
+/// input its arbiter favours next (`grant`); per input, the output its arbiter favours next
+/// (`accept`). The wavefront's priority diagonal is passed on its own.
 pub trait Pointers {
     fn grant(&self, output: usize) -> usize;
     fn set_grant(&mut self, output: usize, input: usize);
     fn accept(&self, input: usize) -> usize;
     fn set_accept(&mut self, input: usize, output: usize);
-    fn diagonal(&self) -> usize;
-    fn set_diagonal(&mut self, d: usize);
 }
 
 pub const UNMATCHED: u32 = u32::MAX;
@@ -77,13 +75,14 @@ impl Matching {
 }
 
 /// Matches `requests` of a switch of `ports` ports with `allocator` (not `InputFirst`),
-/// moving `pointers` as its definition says; `matching.won` then tells the winners.
-pub fn allocate(allocator: SwitchAllocator, requests: &[PortRequest], ports: usize, pointers: &mut impl Pointers, matching: &mut Matching) {
+/// moving `pointers` and the wavefront's `diagonal` as its definition says; `matching.won`
+/// then tells the winners.
+pub fn allocate(allocator: SwitchAllocator, requests: &[PortRequest], ports: usize, pointers: &mut impl Pointers, diagonal: &mut u16, matching: &mut Matching) {
     matching.reset(ports);
     match allocator {
         SwitchAllocator::OutputFirst => islip::allocate(requests, 1, ports, pointers, matching),
         SwitchAllocator::Islip { iterations } => islip::allocate(requests, iterations as usize, ports, pointers, matching),
-        SwitchAllocator::Wavefront => wavefront::allocate(requests, ports, pointers, matching),
+        SwitchAllocator::Wavefront => wavefront::allocate(requests, ports, diagonal, matching),
         SwitchAllocator::InputFirst => unreachable!("input-first allocation runs in router/step.rs"),
     }
 }

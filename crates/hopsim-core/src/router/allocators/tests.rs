@@ -7,7 +7,7 @@ use super::*;
 struct Ptrs {
     grant: Vec<usize>,
     accept: Vec<usize>,
-    diagonal: usize,
+    diagonal: u16,
 }
 
 impl Ptrs {
@@ -29,12 +29,6 @@ impl Pointers for Ptrs {
     fn set_accept(&mut self, i: usize, o: usize) {
         self.accept[i] = o;
     }
-    fn diagonal(&self) -> usize {
-        self.diagonal
-    }
-    fn set_diagonal(&mut self, d: usize) {
-        self.diagonal = d;
-    }
 }
 
 fn reqs(pairs: &[(u16, u16)]) -> Vec<PortRequest> {
@@ -48,7 +42,9 @@ fn all_to_all(n: u16) -> Vec<PortRequest> {
 /// The (input, output) pairs matched, sorted.
 fn run(a: SwitchAllocator, rq: &[PortRequest], n: usize, p: &mut Ptrs) -> Vec<(u16, u16)> {
     let mut m = Matching::default();
-    allocate(a, rq, n, p, &mut m);
+    let mut diagonal = p.diagonal;
+    allocate(a, rq, n, p, &mut diagonal, &mut m);
+    p.diagonal = diagonal;
     let mut won: Vec<_> = (0..rq.len()).filter(|&i| m.won(rq, i)).map(|i| (rq[i].input, rq[i].output)).collect();
     won.sort();
     won

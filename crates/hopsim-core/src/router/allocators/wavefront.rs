@@ -6,13 +6,13 @@
 //! it does not matter). The priority diagonal moves one step each allocation that has
 //! requests.
 
-use super::{Matching, Pointers, PortRequest};
+use super::{Matching, PortRequest};
 
-pub(super) fn allocate(requests: &[PortRequest], ports: usize, pointers: &mut impl Pointers, m: &mut Matching) {
+pub(super) fn allocate(requests: &[PortRequest], ports: usize, diagonal: &mut u16, m: &mut Matching) {
     if requests.is_empty() {
         return;
     }
-    let first = pointers.diagonal();
+    let first = *diagonal as usize;
     let rank = |rq: PortRequest| (rq.input as usize + rq.output as usize + ports - first) % ports;
     m.order.clear();
     m.order.extend(0..requests.len() as u32);
@@ -23,5 +23,5 @@ pub(super) fn allocate(requests: &[PortRequest], ports: usize, pointers: &mut im
             m.take(requests, i);
         }
     }
-    pointers.set_diagonal((first + 1) % ports);
+    *diagonal = ((first + 1) % ports) as u16;
 }
