@@ -28,6 +28,9 @@ pub struct Params {
     pub random_jsq_ties: bool,
     /// Which VCs of their switch's input buffer servers inject into.
     pub injection: crate::spec::InjectionRule,
+    /// Which VCs of a server's port a packet may take at its destination switch
+    /// (`routing.ejection_vcs`).
+    pub ejection: crate::spec::EjectionVcs,
     /// Whether and how NICs answer requests (`nic.protocol`).
     pub protocol: crate::protocol::Protocol,
     /// Measured window [warmup, warmup + cycles).

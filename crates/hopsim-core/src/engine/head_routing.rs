@@ -11,6 +11,7 @@
 use crate::packet::Packet;
 use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
 use crate::router::{Routers, SwitchView};
+use crate::spec::EjectionVcs;
 use crate::routing::{Dor, Routing};
 use crate::topology::ServerMap;
 use crate::vc::{Dateline, VcPolicy};
@@ -33,6 +34,7 @@ pub(super) struct Heading<'a> {
     pub vc_policy: &'a dyn VcPolicy,
     /// The VCs the policy uses (`Params::policy_vcs`).
     pub policy_vcs: u32,
+    pub ejection: EjectionVcs,
     pub servers: &'a ServerMap,
     pub switch: usize,
 }
@@ -67,13 +69,19 @@ fn candidates<R: Routing + ?Sized, P: VcPolicy + ?Sized>(at: &Heading, routing: 
     pkt.candidates.clear();
     if pkt.state.dst_switch as usize == switch {
         let port = at.routers.network_ports[switch] as usize + at.servers.local_index(pkt.dst as usize);
-        pkt.candidates.push(Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() }, 0);
-    } else {
-        let view = SwitchView { routers: at.routers, vc_policy: at.vc_policy };
-        let mut cx = RouteCtx { switch, rng, congestion: &view };
-        routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
-        assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
+        let hop = Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() };
+        let vcs = match at.ejection {
+            EjectionVcs::Any => vc_policy.allowed(&pkt.state, &hop) & at.policy_vcs,
+            EjectionVcs::Policy => vc_policy.ejection(&pkt.state) & at.policy_vcs,
+        };
+        pkt.candidates.push(hop, 0);
+        pkt.candidates.as_mut_slice()[0].vcs = pkt.state.usable_vcs(vcs);
+        return;
     }
+    let view = SwitchView { routers: at.routers, vc_policy: at.vc_policy };
+    let mut cx = RouteCtx { switch, rng, congestion: &view };
+    routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
+    assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
     for c in pkt.candidates.as_mut_slice() {
         c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & at.policy_vcs);
     }

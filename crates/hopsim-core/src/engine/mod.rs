@@ -105,6 +105,7 @@ impl Parts {
             switch_allocator: spec.switch_allocator(),
             random_jsq_ties,
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
+            ejection: crate::spec::EjectionVcs::from_name(&spec.routing.ejection_vcs).expect("validated routing.ejection_vcs"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
             protocol,
             routing_reads_queues,
@@ -726,7 +727,7 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
     let (routers, params) = (&mut (*sim).routers, &(*sim).params);
     let phits = if flit.is_head() {
         let pkt = (*sim).packets.get_mut(packet);
-        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, servers: &(*sim).servers, switch: sw };
+        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, servers: &(*sim).servers, switch: sw };
         (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], pkt);
         params.flit_phits(pkt.phits)
     } else {

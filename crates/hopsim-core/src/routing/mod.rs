@@ -112,7 +112,8 @@ pub struct NoKeys {}
 pub const TABLE_KEYS: &[Key] = &[
     Key { name: "algorithm", default: "\"dor\"", meaning: "the routing algorithm" },
     Key { name: "vc_policy", default: "\"auto\"", meaning: "the VC policy (auto: the sound one for the algorithm)" },
-    Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any or any_first" },
+    Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any, any_first, any_round_robin or any_random" },
+    Key { name: "ejection_vcs", default: "\"any\"", meaning: "VCs of a server's port a packet may take at its destination switch: any or policy (the VCs of the packet's class under the VC policy)" },
 ];
 
 /// What an algorithm is built from.

@@ -18,7 +18,7 @@ pub use jobs::{job_routing_modes, AllocationSpec, AppAwareSpec, JobSpec, JobWork
 pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
-pub use nic::{InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};
+pub use nic::{EjectionVcs, InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};
 pub use parse::{from_json_str, from_toml_str, parse_json, parses};
 pub use validate::{seal, validations, Validated, Vouch, MIN_MESSAGE_RATE};
 pub use workload::{MessageSpec, WorkloadSpec};
@@ -225,6 +225,10 @@ pub struct RoutingSpec {
     /// do in CAMINOS). Injection buffers take no part in deadlock, so both are safe.
     #[serde(default = "policy")]
     pub injection_vcs: String,
+    /// VCs of a server's port a packet may take at its destination switch: "any" or
+    /// "arrival" (`EjectionVcs`).
+    #[serde(default = "any")]
+    pub ejection_vcs: String,
     /// VCs per step of `ladder` and `ladder_reuse`, the steps' VCs lowest first and the rest
     /// unused (the paper's Table III ladders have one VC per step); 0 spreads all of
     /// `router.vcs` over the steps. Other policies ignore it, so one sweep can compare a
@@ -238,7 +242,7 @@ pub struct RoutingSpec {
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
     }
 }
 
@@ -337,6 +341,10 @@ fn one_u64() -> u64 {
 fn vct() -> String {
     "vct".into()
 }
+fn any() -> String {
+    "any".into()
+}
+
 fn policy() -> String {
     "policy".into()
 }

@@ -186,6 +186,33 @@ pub enum InjectionRule {
     AnyRandom,
 }
 
+/// Which VCs of a server's port a packet may take at its destination switch
+/// (`routing.ejection_vcs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EjectionVcs {
+    /// Any VC no other packet holds: the ejection port is one more output to allocate.
+    Any,
+    /// The VC class the packet travels in, as the VC policy names it (`VcPolicy::ejection`;
+    /// every VC under policies without such classes): packets for one server in one class
+    /// take its ejection VCs one after another. BookSim2's Dragonfly routings do this
+    /// (src/networks/dragonfly.cpp of 28f43299: `min_dragonflynew` and `ugal_dragonflynew`
+    /// give the ejection hop the packet's phase VC).
+    Policy,
+}
+
+impl EjectionVcs {
+    pub const ALLOWED: &'static str = "allowed: \"any\" (any free VC of the server's port; the default), \"policy\" (the VCs of the packet's class under the VC policy)";
+
+    /// The rule a `routing.ejection_vcs` value names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "any" => Some(EjectionVcs::Any),
+            "policy" => Some(EjectionVcs::Policy),
+            _ => None,
+        }
+    }
+}
+
 impl InjectionRule {
     /// The rule a `routing.injection_vcs` value names, if any.
     pub fn from_name(name: &str) -> Option<Self> {

@@ -62,6 +62,12 @@ pub trait VcPolicy: std::any::Any + Send + Sync {
     fn injection(&self, _state: &RouteState) -> u32 {
         self.all()
     }
+    /// VCs of its server's port a packet may take at its destination switch when
+    /// `routing.ejection_vcs = "policy"`: the class it travels in, for a policy whose classes
+    /// follow a packet's progress; every VC for the others.
+    fn ejection(&self, _state: &RouteState) -> u32 {
+        self.all()
+    }
     fn all(&self) -> u32;
 }
 

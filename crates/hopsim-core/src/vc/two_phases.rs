@@ -56,6 +56,12 @@ impl TwoPhases {
         })
     }
 
+    /// A dragonfly's local class in phase `p`: before or after the phase's global hop.
+    #[inline]
+    fn local_class(&self, st: &RouteState, p: usize) -> u32 {
+        self.local[2 * p + usize::from(st.global_hops > st.phase_start_global)]
+    }
+
     #[inline]
     fn phase_of(&self, st: &RouteState) -> usize {
         if st.valiant {
@@ -84,14 +90,23 @@ impl VcPolicy for TwoPhases {
         if hop.class == 1 {
             self.global[p]
         } else {
-            let after_global = usize::from(st.global_hops > st.phase_start_global);
-            self.local[2 * p + after_global]
+            self.local_class(st, p)
         }
     }
     fn injection(&self, st: &RouteState) -> u32 {
         let p = self.phase_of(st);
         if self.dragonfly {
             self.local[2 * p]
+        } else {
+            self.phase[p]
+        }
+    }
+    /// The class a local hop from here would take: the packet's phase, and on a dragonfly
+    /// whether it has taken that phase's global hop.
+    fn ejection(&self, st: &RouteState) -> u32 {
+        let p = self.phase_of(st);
+        if self.dragonfly {
+            self.local_class(st, p)
         } else {
             self.phase[p]
         }

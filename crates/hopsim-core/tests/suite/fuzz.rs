@@ -99,9 +99,10 @@ fn spec() -> impl Strategy<Value = String> {
         maybe("algorithm", word(&["dor", "rdr", "valiant", "romm", "min_adaptive", "minimal"])),
         maybe("vc_policy", word(&["auto", "dateline", "escape", "phase_dateline", "none", "ladder", "ladder_reuse", "min_first"])),
         maybe("ladder_vcs_per_step", number()),
-        maybe("injection_vcs", word(&["policy", "any", "any_first"])),
+        maybe("injection_vcs", word(&["policy", "any", "any_first", "any_round_robin", "any_random"])),
+        maybe("ejection_vcs", word(&["any", "policy"])),
     )
-        .prop_map(|(a, b, c, d)| table("routing", vec![a, b, c, d]));
+        .prop_map(|(a, b, c, d, e)| table("routing", vec![a, b, c, d, e]));
     let traffic = (
         maybe("pattern", word(&["uniform", "random_pairs", "random_permutation", "shift", "transpose", "bit_complement", "tornado", "hotspot", "adv", "adv_random"])),
         prop::option::weighted(0.9, load().prop_map(|v| ("load", v))),

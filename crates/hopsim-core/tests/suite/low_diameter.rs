@@ -1,7 +1,7 @@
 //! Low-diameter networks: HyperX, dragonfly, dragonfly+, fat-tree. Sizes against the formulas
 //! and the VC-management paper's Table I; minimal routes walked hop by hop; Valiant paths
 //! within twice the diameter; every VC policy deadlock-free under saturated adverse traffic.
-use crate::common;
+use crate::common::{self, fingerprint};
 
 use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
@@ -304,7 +304,7 @@ fn ladder_on_fewer_vcs_than_the_router_has_leaves_the_rest_unused() {
         "[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_first\"\nladder_vcs_per_step = 1\n[traffic]\nload = 1.0\n"
     ));
     let e = alone.and_then(|s| hopsim_core::engine::Simulation::check(&s)).unwrap_err();
-    assert_eq!(e.to_string(), "routing.ladder_vcs_per_step = 1: unknown key for routing.vc_policy = \"min_first\"; allowed keys: algorithm, vc_policy, injection_vcs");
+    assert_eq!(e.to_string(), "routing.ladder_vcs_per_step = 1: unknown key for routing.vc_policy = \"min_first\"; allowed keys: algorithm, vc_policy, injection_vcs, ejection_vcs");
 }
 
 /// With the ladder, a server may inject only into VC 0 of its switch's input buffer, so one
@@ -317,6 +317,26 @@ fn injecting_into_any_vc_relieves_head_of_line_blocking_at_injection() {
     let (policy, any, first) = (accepted("policy"), accepted("any"), accepted("any_first"));
     assert!(any > policy * 1.02, "injection any {any:.4}, policy {policy:.4}");
     assert!(first > policy * 1.02, "injection any_first {first:.4}, policy {policy:.4}");
+}
+
+/// `ejection_vcs = "policy"` gives a packet only its class's VCs of its server's port: under
+/// `min_first` every packet from another group reaches its server in one class, so with 1-flit
+/// packets, one packet per input VC at a time and the output VC held until the tail leaves,
+/// they take the port one at a time and the saturated network accepts less than when any VC
+/// of the port will do. The ladder has no classes at ejection, so there both rules are one.
+#[test]
+fn ejecting_in_the_packets_class_serialises_its_server_port() {
+    let run = |policy: &str, vcs: usize, ejection: &str| {
+        common::run(&format!(
+            "[topology]\n{DF}\n[router]\nvcs = {vcs}\ninput_buffer_phits = 64\noutput_buffer_phits = 2\nflow_control = \"wormhole\"\n\
+             vc_allocation = \"before_switch\"\nnext_head_routing = \"after_tail\"\n[packet]\nphits = 1\n[routing]\nalgorithm = \"minimal\"\n\
+             vc_policy = \"{policy}\"\ninjection_vcs = \"any\"\nejection_vcs = \"{ejection}\"\n[traffic]\nload = 0.6\n\
+             [run]\nwarmup = 2000\ncycles = 4000\nseed = 5\n"
+        ))
+    };
+    let (any, class) = (run("min_first", 4, "any").metrics, run("min_first", 4, "policy").metrics);
+    assert!(class.accepted_load < any.accepted_load * 0.97, "policy {:.4} against any {:.4}", class.accepted_load, any.accepted_load);
+    assert_eq!(fingerprint(&run("ladder", 3, "any")), fingerprint(&run("ladder", 3, "policy")));
 }
 
 /// Each hop `valiant_paths = "all_shortest"` offers at `cur` towards `target` leads one hop
