@@ -3,7 +3,10 @@
 #   torus      2D torus 8x8, 1 host per router, dimension order (merlin.torus, dateline VCs)
 #   hyperx     2D HyperX 4x4, 4 hosts per router, "DOR" (1 VC)
 #   dragonfly  a=4 routers per group, p=2 hosts per router, h=2 global links per router,
-#              9 groups (one global link per pair), 72 hosts, "ugal" (3 VCs)
+#              9 groups (one global link per pair), 72 hosts, "ugal" or, with
+#              --routing adaptive-local, "adaptive-local" (3 VCs each)
+# Traffic: uniform random, or with --shift N each host sends to host + N (merlin.targetgen.shift;
+# on the dragonfly N = 8 is the same host of the next group, hopsim's adv with adv_offset 1).
 # Usage: sst merlin_uniform.py --model-options="--network torus --load 0.5 --stats out.csv"
 import sys, argparse
 import sst
@@ -15,6 +18,8 @@ from sst.merlin.targetgen import *
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--network", choices=["torus", "hyperx", "dragonfly"], required=True)
+ap.add_argument("--routing", choices=["ugal", "adaptive-local"], default="ugal")  # dragonfly only
+ap.add_argument("--shift", type=int, default=0)            # 0: uniform random
 ap.add_argument("--load", type=float, required=True)      # fraction of link_bw
 ap.add_argument("--warmup", default="10us")
 ap.add_argument("--collect", default="40us")
@@ -43,7 +48,7 @@ else:
     topo.routers_per_group = 4
     topo.intergroup_links = 1      # links between each pair of groups -> 2 global ports/router
     topo.num_groups = 9
-    topo.algorithm = "ugal"
+    topo.algorithm = a.routing
 topo.link_latency = LAT
 topo.host_link_latency = LAT
 
@@ -71,7 +76,11 @@ for s in ("packet_latency", "send_bit_count"):
 
 ep = OfferedLoadJob(0, topo.getNumNodes())
 ep.network_interface = nif
-ep.pattern = UniformTarget()
+if a.shift:
+    ep.pattern = ShiftTarget()
+    ep.pattern.shift = a.shift
+else:
+    ep.pattern = UniformTarget()
 ep.offered_load = a.load
 ep.link_bw = LINK_BW
 ep.message_size = PKT

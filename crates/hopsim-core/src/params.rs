@@ -31,6 +31,8 @@ pub struct Params {
     /// Which VCs of a server's port a packet may take at its destination switch
     /// (`routing.ejection_vcs`).
     pub ejection: crate::spec::EjectionVcs,
+    /// How far adaptive routing's view of a queue reaches (`routing.queue_reach`).
+    pub queue_reach: crate::route::QueueReach,
     /// Whether and how NICs answer requests (`nic.protocol`).
     pub protocol: crate::protocol::Protocol,
     /// Measured window [warmup, warmup + cycles).

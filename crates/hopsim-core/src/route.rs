@@ -114,6 +114,31 @@ impl RouteState {
     }
 }
 
+/// How far a switch's view of the queue behind one of its output ports reaches
+/// (`routing.queue_reach`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueReach {
+    /// Its output buffer plus the next switch's input buffer as its credits say.
+    #[default]
+    NextInput,
+    /// Its output buffer alone: a backlog shows only once the next input buffer is full and
+    /// the output buffer fills behind it (SST Merlin's `hr_router`, whose topologies read
+    /// `output_queue_lengths` and `xbar_in_credits`, both of the router's own output buffers).
+    OwnOutput,
+}
+
+impl QueueReach {
+    pub const ALLOWED: &'static str = "allowed: \"next_input\" (the output buffer plus the next input buffer as credits say; the default), \"own_output\" (the switch's own output buffer only, as SST Merlin's routers)";
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "next_input" => Some(QueueReach::NextInput),
+            "own_output" => Some(QueueReach::OwnOutput),
+            _ => None,
+        }
+    }
+}
+
 /// The congestion a routing decision can read. Each switch knows its own output buffers
 /// exactly and the input buffers of the next switches only through the credits it holds,
 /// which come back over the link with its latency: what it sees of a far buffer is that old.
@@ -121,7 +146,8 @@ impl RouteState {
 pub trait Congestion {
     /// Phits queued behind output `port` of `switch`, as `switch` sees them: its output
     /// buffer plus the phits the credits say are in the next switch's input buffer, over all
-    /// VCs. Ejection ports count their output buffer only.
+    /// VCs (the output buffer alone under `QueueReach::OwnOutput`). Ejection ports count their
+    /// output buffer only.
     fn port_queue(&self, switch: usize, port: usize) -> u32;
     /// As `port_queue`, over only the VCs the VC policy lets a packet in `state` use for
     /// `hop`: the queue that packet would join (other VCs may hold traffic it never waits
@@ -135,6 +161,14 @@ pub trait Congestion {
     fn waiting_for(&self, _switch: usize, _port: usize) -> u32 {
         0
     }
+    /// Phits of room behind output `port` of `switch`, as `switch` sees it: what its output
+    /// buffer has left plus the credits it holds for the next input buffer, over all VCs (the
+    /// output buffer alone under `QueueReach::OwnOutput`).
+    fn port_free(&self, switch: usize, port: usize) -> u32;
+    /// As `port_free`, over only the VCs the VC policy lets a packet in `state` use for `hop`.
+    fn hop_free(&self, switch: usize, _state: &RouteState, hop: &Hop) -> u32 {
+        self.port_free(switch, hop.port as usize)
+    }
 }
 
 /// An empty network: every queue is empty (for walking routes outside a simulation).
@@ -143,6 +177,10 @@ pub struct IdleNetwork;
 impl Congestion for IdleNetwork {
     fn port_queue(&self, _switch: usize, _port: usize) -> u32 {
         0
+    }
+    /// Every buffer has the same room.
+    fn port_free(&self, _switch: usize, _port: usize) -> u32 {
+        1
     }
 }
 

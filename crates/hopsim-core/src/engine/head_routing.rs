@@ -35,6 +35,7 @@ pub(super) struct Heading<'a> {
     /// The VCs the policy uses (`Params::policy_vcs`).
     pub policy_vcs: u32,
     pub ejection: EjectionVcs,
+    pub queue_reach: crate::route::QueueReach,
     pub servers: &'a ServerMap,
     pub switch: usize,
 }
@@ -78,7 +79,7 @@ fn candidates<R: Routing + ?Sized, P: VcPolicy + ?Sized>(at: &Heading, routing: 
         pkt.candidates.as_mut_slice()[0].vcs = pkt.state.usable_vcs(vcs);
         return;
     }
-    let view = SwitchView { routers: at.routers, vc_policy: at.vc_policy };
+    let view = SwitchView { routers: at.routers, vc_policy: at.vc_policy, reach: at.queue_reach };
     let mut cx = RouteCtx { switch, rng, congestion: &view };
     routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
     assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());

@@ -106,6 +106,7 @@ impl Parts {
             random_jsq_ties,
             injection: crate::nic::InjectionRule::from_name(&spec.routing.injection_vcs).expect("validated routing.injection_vcs"),
             ejection: crate::spec::EjectionVcs::from_name(&spec.routing.ejection_vcs).expect("validated routing.ejection_vcs"),
+            queue_reach: crate::route::QueueReach::from_name(&spec.routing.queue_reach).expect("validated routing.queue_reach"),
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
             protocol,
             routing_reads_queues,
@@ -193,7 +194,7 @@ impl Simulation {
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
-        let mut routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, in_slots, out_slots, in_cap as u32);
+        let mut routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, in_slots, out_slots, in_cap as u32, out_cap as u32);
         routers.use_allocators(params.vc_allocator, params.switch_allocator);
         let nics = Nics::new(&servers, &routers, params.injection_link, params.vcs, in_cap as u32);
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
@@ -727,7 +728,7 @@ unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, p
     let (routers, params) = (&mut (*sim).routers, &(*sim).params);
     let phits = if flit.is_head() {
         let pkt = (*sim).packets.get_mut(packet);
-        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, servers: &(*sim).servers, switch: sw };
+        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &(*sim).servers, switch: sw };
         (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], pkt);
         params.flit_phits(pkt.phits)
     } else {

@@ -12,6 +12,7 @@ pub use step::{step_each, Scratch, StepCtx};
 use crate::calendar::Event;
 use crate::link::{Channel, ClassTimings, Rates};
 use crate::packet::Arena;
+use crate::route::QueueReach;
 use crate::topology::{LinkClass, Topology};
 
 /// How many events ahead of the one being delivered the engine asks for the next one's lines
@@ -138,6 +139,8 @@ pub struct Routers {
     pub vcs: usize,
     /// Phits of an input buffer per VC (what a full set of credits covers).
     pub in_cap: u32,
+    /// Phits of an output buffer per VC.
+    pub out_cap: u32,
     /// First global port of each switch, and one past the last (`ports_of`).
     port_base: Vec<u32>,
     /// Ports of every switch when all have the same number (tori, HyperX, Dragonflies): the
@@ -260,7 +263,7 @@ impl Prefetch {
 }
 
 impl Routers {
-    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, timings: &ClassTimings, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32) -> Self {
+    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, timings: &ClassTimings, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32, out_cap: u32) -> Self {
         let n = topo.num_switches();
         let network_ports: Vec<u16> = (0..n).map(|s| topo.network_ports(s) as u16).collect();
         let mut port_base = Vec::with_capacity(n + 1);
@@ -310,6 +313,7 @@ impl Routers {
         Routers {
             vcs,
             in_cap,
+            out_cap,
             port_base,
             radix: if uniform { max_ports } else { 0 },
             rates,
@@ -579,10 +583,26 @@ impl Routers {
         q.out_used as u32 + self.in_cap - (q.credits as u32).min(self.in_cap)
     }
 
-    /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
-    pub fn queue_on(&self, switch: usize, port: usize, mask: u32) -> u32 {
+    /// Phits of room behind the VCs of `mask` of output `port` of `switch`, as it sees it:
+    /// what its output buffers have left plus the credits it holds for the next input
+    /// buffers (the complement of `queue_on`).
+    pub fn free_on(&self, switch: usize, port: usize, mask: u32, reach: QueueReach) -> u32 {
         let gp = self.global_port(switch, port);
-        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| self.vc_queue(gp * self.vcs + v)).sum()
+        (0..self.vcs)
+            .filter(|v| mask >> v & 1 == 1)
+            .map(|v| {
+                let q = &self.vc[gp * self.vcs + v];
+                let next = if reach == QueueReach::NextInput { (q.credits as u32).min(self.in_cap) } else { 0 };
+                self.out_cap.saturating_sub(q.out_used as u32) + next
+            })
+            .sum()
+    }
+
+    /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
+    pub fn queue_on(&self, switch: usize, port: usize, mask: u32, reach: QueueReach) -> u32 {
+        let gp = self.global_port(switch, port);
+        let queue = |gv: usize| if reach == QueueReach::NextInput { self.vc_queue(gv) } else { self.vc[gv].out_used as u32 };
+        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| queue(gp * self.vcs + v)).sum()
     }
 
     /// Phits in `switch`'s input buffers whose front packet waits for an output VC of `port`
@@ -672,17 +692,24 @@ impl allocators::Pointers for VcPointers<'_> {
 pub struct SwitchView<'a> {
     pub routers: &'a Routers,
     pub vc_policy: &'a dyn crate::vc::VcPolicy,
+    pub reach: QueueReach,
 }
 
 impl crate::route::Congestion for SwitchView<'_> {
     fn port_queue(&self, switch: usize, port: usize) -> u32 {
-        self.routers.queue_on(switch, port, u32::MAX)
+        self.routers.queue_on(switch, port, u32::MAX, self.reach)
     }
     fn hop_queue(&self, switch: usize, state: &crate::route::RouteState, hop: &crate::route::Hop) -> u32 {
-        self.routers.queue_on(switch, hop.port as usize, self.vc_policy.allowed(state, hop))
+        self.routers.queue_on(switch, hop.port as usize, self.vc_policy.allowed(state, hop), self.reach)
     }
     fn waiting_for(&self, switch: usize, port: usize) -> u32 {
         self.routers.waiting_for(switch, port)
+    }
+    fn port_free(&self, switch: usize, port: usize) -> u32 {
+        self.routers.free_on(switch, port, u32::MAX, self.reach)
+    }
+    fn hop_free(&self, switch: usize, state: &crate::route::RouteState, hop: &crate::route::Hop) -> u32 {
+        self.routers.free_on(switch, hop.port as usize, self.vc_policy.allowed(state, hop), self.reach)
     }
 }
 

@@ -113,6 +113,7 @@ pub const TABLE_KEYS: &[Key] = &[
     Key { name: "algorithm", default: "\"dor\"", meaning: "the routing algorithm" },
     Key { name: "vc_policy", default: "\"auto\"", meaning: "the VC policy (auto: the sound one for the algorithm)" },
     Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any, any_first, any_round_robin or any_random" },
+    Key { name: "queue_reach", default: "\"next_input\"", meaning: "how far a switch's view of the queue behind its ports reaches, for routings that read queues: next_input (its output buffer plus the next input buffer as credits say) or own_output (its output buffer only, as SST Merlin's routers)" },
     Key { name: "ejection_vcs", default: "\"any\"", meaning: "VCs of a server's port a packet may take at its destination switch: any or policy (the VCs of the packet's class under the VC policy)" },
 ];
 

@@ -103,15 +103,21 @@ pub enum PathWeights {
     /// `ugal_dragonflynew`: `1 * min_queue_size <= 2 * nonmin_queue_size + adaptive_threshold`
     /// routes minimally).
     OneToTwo,
+    /// Not queues but room: non-minimal when the room behind its first hop exceeds
+    /// `ugal_free_ratio` times the minimal first hop's (SST Merlin's dragonfly `adaptive-local`:
+    /// src/sst/elements/merlin/topology/dragonfly.cc of f782290d0, `route_adaptive_local`,
+    /// `valiant_route_credits > direct_route_credits * adaptive_threshold`).
+    FreeRatio,
 }
 
 impl PathWeights {
-    pub const ALL: [PathWeights; 2] = [PathWeights::Hops, PathWeights::OneToTwo];
+    pub const ALL: [PathWeights; 3] = [PathWeights::Hops, PathWeights::OneToTwo, PathWeights::FreeRatio];
 
     pub fn name(self) -> &'static str {
         match self {
             PathWeights::Hops => "hops",
             PathWeights::OneToTwo => "one_to_two",
+            PathWeights::FreeRatio => "free_ratio",
         }
     }
 }
@@ -124,6 +130,9 @@ pub(super) fn choose<T: Copy>(key: &str, given: Option<&str>, default: T, all: &
     })
 }
 
+/// Merlin's `adaptive_threshold` default.
+const DEFAULT_FREE_RATIO: f64 = 2.0;
+
 /// What the adaptive choices of `ugal_*` and `par` weigh.
 #[derive(Debug, Clone, Copy)]
 pub struct UgalParams {
@@ -134,6 +143,9 @@ pub struct UgalParams {
     pub queue: QueueView,
     pub intermediate: IntermediateKind,
     pub weights: PathWeights,
+    /// How many times the minimal first hop's room the non-minimal one's must exceed under
+    /// `PathWeights::FreeRatio` (`routing.ugal_free_ratio`).
+    pub free_ratio: f64,
 }
 
 /// The `[routing]` keys of `ugal_l` and `par`.
@@ -153,6 +165,9 @@ pub(super) struct UgalKeys {
     /// What each path's queue is weighed by (`PathWeights`).
     #[serde(default = "hops")]
     ugal_weights: String,
+    /// The ratio of `ugal_weights = "free_ratio"`.
+    #[serde(default)]
+    ugal_free_ratio: Option<f64>,
 }
 
 /// The `[routing]` keys of `ugal_g`, which reads whole paths, not one queue.
@@ -178,9 +193,9 @@ fn hops() -> String {
 impl UgalParams {
     /// The chosen algorithm's keys (`ugal_l`, `ugal_g` or `par`), checked.
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights } = if super::algorithm(spec)? == super::Algorithm::UgalG {
+        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights, ugal_free_ratio } = if super::algorithm(spec)? == super::Algorithm::UgalG {
             let UgalGKeys { ugal_threshold, ugal_intermediate } = super::own_keys(spec)?;
-            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate, ugal_weights: hops() }
+            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate, ugal_weights: hops(), ugal_free_ratio: None }
         } else {
             super::own_keys(spec)?
         };
@@ -192,7 +207,16 @@ impl UgalParams {
         let queue = choose("routing.ugal_queue", Some(&ugal_queue), QueueView::Port, &QueueView::ALL, QueueView::name)?;
         let intermediate = choose("routing.ugal_intermediate", Some(&ugal_intermediate), IntermediateKind::Group, &IntermediateKind::ALL, IntermediateKind::name)?;
         let weights = choose("routing.ugal_weights", Some(&ugal_weights), PathWeights::Hops, &PathWeights::ALL, PathWeights::name)?;
-        Ok(UgalParams { threshold, hop_cycles, queue, intermediate, weights })
+        let free_ratio = match (weights, ugal_free_ratio) {
+            (PathWeights::FreeRatio, None) => DEFAULT_FREE_RATIO,
+            (PathWeights::FreeRatio, Some(r)) if r.is_finite() && (0.0..=1000.0).contains(&r) => r,
+            (PathWeights::FreeRatio, Some(r)) => return Err(SpecError::new("routing.ugal_free_ratio", r, "must be a number between 0 and 1000")),
+            (_, Some(r)) => {
+                return Err(SpecError::new("routing.ugal_free_ratio", r, format!("only ugal_weights = \"free_ratio\" reads it (it is {:?}); leave this key out", weights.name())))
+            }
+            (_, None) => DEFAULT_FREE_RATIO,
+        };
+        Ok(UgalParams { threshold, hop_cycles, queue, intermediate, weights, free_ratio })
     }
 }
 
@@ -314,6 +338,14 @@ pub(super) fn local_choice(
     let (w_min, w_nm) = match params.weights {
         PathWeights::Hops => (topo.distance(cur, dst) as u64, (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64),
         PathWeights::OneToTwo => (1, 2),
+        PathWeights::FreeRatio => {
+            let free = |st: &RouteState, hop: &Hop| {
+                let f = if per_vc { cx.congestion.hop_free(cur, st, hop) } else { cx.congestion.port_free(cur, hop.port as usize) };
+                f as f64
+            };
+            let (f_min, f_nm) = (free(&c.min, &c.min_hop), free(&c.nm, &nm_hop));
+            return (c.min_hop, (f_nm > params.free_ratio * f_min).then_some(nm_hop));
+        }
     };
     let q_min = queue(&c.min, &c.min_hop) * w_min;
     let q_nm = queue(&c.nm, &nm_hop) * w_nm;
@@ -406,7 +438,8 @@ impl Routing for Ugal {
 const THRESHOLD: crate::spec::Key = crate::spec::Key { name: "ugal_threshold", default: "packet.phits", meaning: "phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)" };
 const QUEUE: crate::spec::Key = crate::spec::Key { name: "ugal_queue", default: "\"port\"", meaning: "the queue behind a first hop the choice reads: port, vc or vc_hybrid" };
 const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's); HyperX: differing_dims, a switch drawn only in the dimensions the source and destination differ in (BookSim2's flatfly), else any switch" };
-const WEIGHTS: crate::spec::Key = crate::spec::Key { name: "ugal_weights", default: "\"hops\"", meaning: "each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two)" };
+const WEIGHTS: crate::spec::Key = crate::spec::Key { name: "ugal_weights", default: "\"hops\"", meaning: "each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two); or non-minimal when the room behind its first hop exceeds ugal_free_ratio times the minimal one's, SST Merlin's adaptive-local (free_ratio)" };
+const FREE_RATIO: crate::spec::Key = crate::spec::Key { name: "ugal_free_ratio", default: "2 (with free_ratio)", meaning: "with ugal_weights = \"free_ratio\": how many times the minimal first hop's room the non-minimal one's must exceed" };
 
 fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
     Ok(Arc::new(Ugal::new(cx.topo.clone(), cx.step(), cx.algorithm == super::Algorithm::UgalG, UgalParams::from_spec(cx.spec)?)?))
@@ -415,7 +448,7 @@ fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
 pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_l",
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
-    keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS],
+    keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO],
     defaults: crate::spec::defaults_of::<UgalKeys>,
     queues: super::QueueView::OwnSwitch,
     build,
@@ -431,7 +464,7 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     build,
 };
 
-pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS];
+pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO];
 
 #[cfg(test)]
 mod tests {

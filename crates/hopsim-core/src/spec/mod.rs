@@ -229,6 +229,10 @@ pub struct RoutingSpec {
     /// "arrival" (`EjectionVcs`).
     #[serde(default = "any")]
     pub ejection_vcs: String,
+    /// How far a switch's view of the queue behind its output ports reaches, for the
+    /// routings that read queues: "next_input" or "own_output" (`QueueReach`).
+    #[serde(default = "next_input")]
+    pub queue_reach: String,
     /// VCs per step of `ladder` and `ladder_reuse`, the steps' VCs lowest first and the rest
     /// unused (the paper's Table III ladders have one VC per step); 0 spreads all of
     /// `router.vcs` over the steps. Other policies ignore it, so one sweep can compare a
@@ -242,7 +246,7 @@ pub struct RoutingSpec {
 
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), queue_reach: next_input(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
     }
 }
 
@@ -341,6 +345,10 @@ fn one_u64() -> u64 {
 fn vct() -> String {
     "vct".into()
 }
+fn next_input() -> String {
+    "next_input".into()
+}
+
 fn any() -> String {
     "any".into()
 }

@@ -194,6 +194,9 @@ impl Spec {
                 "allowed: \"policy\" (the VCs the VC policy gives the first hop), \"any\" (every VC, the one with most room), \"any_first\" (the lowest VC with room), \"any_round_robin\" (the first VC with room after the previous packet's), \"any_random\" (one VC drawn each cycle, waiting while it has no room)",
             ));
         }
+        if crate::route::QueueReach::from_name(&self.routing.queue_reach).is_none() {
+            return Err(SpecError::new("routing.queue_reach", format!("{:?}", self.routing.queue_reach), crate::route::QueueReach::ALLOWED));
+        }
         if super::EjectionVcs::from_name(&self.routing.ejection_vcs).is_none() {
             return Err(SpecError::new("routing.ejection_vcs", format!("{:?}", self.routing.ejection_vcs), super::EjectionVcs::ALLOWED));
         }

@@ -19,9 +19,15 @@ const DFP: &str = "kind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_g
 #[derive(Default)]
 struct Queues(HashMap<(usize, usize), u32>);
 
+/// Phits of room behind every port of the test doubles: what its queue leaves of this.
+const ROOM: u32 = 1000;
+
 impl Congestion for Queues {
     fn port_queue(&self, switch: usize, port: usize) -> u32 {
         self.0.get(&(switch, port)).copied().unwrap_or(0)
+    }
+    fn port_free(&self, switch: usize, port: usize) -> u32 {
+        ROOM - self.port_queue(switch, port)
     }
 }
 
@@ -127,6 +133,9 @@ impl Congestion for Backlog {
     fn waiting_for(&self, switch: usize, port: usize) -> u32 {
         self.waiting.get(&(switch, port)).copied().unwrap_or(0)
     }
+    fn port_free(&self, switch: usize, port: usize) -> u32 {
+        self.queues.port_free(switch, port)
+    }
 }
 
 #[test]
@@ -160,6 +169,12 @@ impl Congestion for VcQueues {
     }
     fn hop_queue(&self, switch: usize, state: &RouteState, hop: &routing::Hop) -> u32 {
         self.vc.get(&(switch, hop.port as usize, state.valiant)).copied().unwrap_or(0)
+    }
+    fn port_free(&self, switch: usize, port: usize) -> u32 {
+        ROOM - self.port_queue(switch, port)
+    }
+    fn hop_free(&self, switch: usize, state: &RouteState, hop: &routing::Hop) -> u32 {
+        ROOM - self.hop_queue(switch, state, hop)
     }
 }
 
@@ -273,6 +288,35 @@ fn ugal_weights_are_the_hop_counts_or_one_and_two() {
         let (_, r) = build(DF, "ugal_l", &format!("ugal_threshold = 0\nugal_weights = \"{weights}\""));
         assert_eq!(decide(r.as_ref(), &q, src, src, dst, mid, 0).1, nonminimal, "{weights}: q_min {q_min}, q_nm {q_nm}");
     }
+}
+
+/// Merlin's `adaptive-local` rule: non-minimal exactly when the room behind the non-minimal
+/// first hop exceeds `ugal_free_ratio` times the minimal one's, on the view `ugal_queue` names.
+#[test]
+fn ugal_free_ratio_goes_nonminimal_exactly_when_the_room_says_so() {
+    let t = build(DF, "minimal", "").0;
+    let df = t.dragonfly().unwrap();
+    let (src, dst) = (0, 12);
+    let mid = 4 + df.gateway(1, 3).0;
+    let min_port = topology::Dragonfly::local_port(0, 1);
+    let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
+    // Room 300 behind the minimal hop; 600 and 601 behind the non-minimal one.
+    for (free_nm, ratio, nonminimal) in [(600, "", false), (601, "", true), (451, "ugal_free_ratio = 1.5", true), (450, "ugal_free_ratio = 1.5", false)] {
+        let mut q = VcQueues::default();
+        q.port.insert((src, min_port), ROOM - 300);
+        q.port.insert((src, nm_port), ROOM - free_nm);
+        let (_, r) = build(DF, "ugal_l", &format!("ugal_weights = \"free_ratio\"\n{ratio}"));
+        assert_eq!(decide(r.as_ref(), &q, src, src, dst, mid, 0).1, nonminimal, "room {free_nm} against 300, {ratio}");
+        // The packet's own VCs, not the port, under ugal_queue = "vc": here they hold nothing.
+        let (_, r) = build(DF, "ugal_l", &format!("ugal_weights = \"free_ratio\"\nugal_queue = \"vc\"\n{ratio}"));
+        assert!(!decide(r.as_ref(), &q, src, src, dst, mid, 0).1, "equal room per VC stays minimal");
+        q.vc.insert((src, min_port, false), ROOM - 300);
+        q.vc.insert((src, nm_port, true), ROOM - free_nm);
+        assert_eq!(decide(r.as_ref(), &q, src, src, dst, mid, 0).1, nonminimal, "per VC: room {free_nm} against 300, {ratio}");
+    }
+    let s = spec::from_toml_str(&format!("[topology]\n{DF}\n[routing]\nalgorithm = \"ugal_l\"\nugal_free_ratio = 3.0\n[traffic]\nload = 0.1\n")).unwrap();
+    let e = routing::build(&s, &topology::build(&s).unwrap()).err().expect("refused").to_string();
+    assert!(e.contains("routing.ugal_free_ratio = 3") && e.contains("free_ratio"), "{e}");
 }
 
 #[test]

@@ -95,6 +95,9 @@ impl Congestion for Ports {
     fn port_queue(&self, _switch: usize, port: usize) -> u32 {
         self.0[port]
     }
+    fn port_free(&self, _switch: usize, port: usize) -> u32 {
+        panic!("the Aries modes read queues, not room (port {port})")
+    }
 }
 
 #[test]

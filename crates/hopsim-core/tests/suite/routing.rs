@@ -301,6 +301,9 @@ impl routing::Congestion for Blindfold {
     fn waiting_for(&self, switch: usize, port: usize) -> u32 {
         panic!("read the heads waiting for port {port} of switch {switch}")
     }
+    fn port_free(&self, switch: usize, port: usize) -> u32 {
+        panic!("read the room behind port {port} of switch {switch}")
+    }
 }
 
 #[test]
