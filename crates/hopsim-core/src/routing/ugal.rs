@@ -146,6 +146,10 @@ pub struct UgalParams {
     /// How many times the minimal first hop's room the non-minimal one's must exceed under
     /// `PathWeights::FreeRatio` (`routing.ugal_free_ratio`).
     pub free_ratio: f64,
+    /// Phits added to each queue before it is weighed (`routing.ugal_queue_offset`; CAMINOS's
+    /// `LowestSinghWeight` `extra_congestion`), so that at low load the hop counts still
+    /// decide.
+    pub queue_offset: u64,
 }
 
 /// The `[routing]` keys of `ugal_l` and `par`.
@@ -168,6 +172,9 @@ pub(super) struct UgalKeys {
     /// The ratio of `ugal_weights = "free_ratio"`.
     #[serde(default)]
     ugal_free_ratio: Option<f64>,
+    /// Phits added to each queue before weighing.
+    #[serde(default)]
+    ugal_queue_offset: u64,
 }
 
 /// The `[routing]` keys of `ugal_g`, which reads whole paths, not one queue.
@@ -193,9 +200,9 @@ fn hops() -> String {
 impl UgalParams {
     /// The chosen algorithm's keys (`ugal_l`, `ugal_g` or `par`), checked.
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
-        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights, ugal_free_ratio } = if super::algorithm(spec)? == super::Algorithm::UgalG {
+        let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights, ugal_free_ratio, ugal_queue_offset } = if super::algorithm(spec)? == super::Algorithm::UgalG {
             let UgalGKeys { ugal_threshold, ugal_intermediate } = super::own_keys(spec)?;
-            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate, ugal_weights: hops(), ugal_free_ratio: None }
+            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate, ugal_weights: hops(), ugal_free_ratio: None, ugal_queue_offset: 0 }
         } else {
             super::own_keys(spec)?
         };
@@ -216,7 +223,10 @@ impl UgalParams {
             }
             (_, None) => DEFAULT_FREE_RATIO,
         };
-        Ok(UgalParams { threshold, hop_cycles, queue, intermediate, weights, free_ratio })
+        if ugal_queue_offset > 1 << 30 {
+            return Err(SpecError::new("routing.ugal_queue_offset", ugal_queue_offset, "must be between 0 and 2^30 phits"));
+        }
+        Ok(UgalParams { threshold, hop_cycles, queue, intermediate, weights, free_ratio, queue_offset: ugal_queue_offset })
     }
 }
 
@@ -333,7 +343,7 @@ pub(super) fn local_choice(
     };
     let queue = |st: &RouteState, hop: &Hop| {
         let q = if per_vc { cx.congestion.hop_queue(cur, st, hop) } else { cx.congestion.port_queue(cur, hop.port as usize) };
-        q as u64
+        q as u64 + params.queue_offset
     };
     let (w_min, w_nm) = match params.weights {
         PathWeights::Hops => (topo.distance(cur, dst) as u64, (topo.distance(cur, mid) + topo.distance(mid, dst)) as u64),
@@ -439,6 +449,7 @@ const THRESHOLD: crate::spec::Key = crate::spec::Key { name: "ugal_threshold", d
 const QUEUE: crate::spec::Key = crate::spec::Key { name: "ugal_queue", default: "\"port\"", meaning: "the queue behind a first hop the choice reads: port, vc or vc_hybrid" };
 const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's); HyperX: differing_dims, a switch drawn only in the dimensions the source and destination differ in (BookSim2's flatfly), else any switch" };
 const WEIGHTS: crate::spec::Key = crate::spec::Key { name: "ugal_weights", default: "\"hops\"", meaning: "each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two); or non-minimal when the room behind its first hop exceeds ugal_free_ratio times the minimal one's, SST Merlin's adaptive-local (free_ratio)" };
+const QUEUE_OFFSET: crate::spec::Key = crate::spec::Key { name: "ugal_queue_offset", default: "0", meaning: "phits added to each queue before it is weighed, so that hop counts decide at low load (CAMINOS's LowestSinghWeight extra_congestion)" };
 const FREE_RATIO: crate::spec::Key = crate::spec::Key { name: "ugal_free_ratio", default: "2 (with free_ratio)", meaning: "with ugal_weights = \"free_ratio\": how many times the minimal first hop's room the non-minimal one's must exceed" };
 
 fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
@@ -448,7 +459,7 @@ fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
 pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_l",
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
-    keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO],
+    keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO, QUEUE_OFFSET],
     defaults: crate::spec::defaults_of::<UgalKeys>,
     queues: super::QueueView::OwnSwitch,
     build,
@@ -464,7 +475,7 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     build,
 };
 
-pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO];
+pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO, QUEUE_OFFSET];
 
 #[cfg(test)]
 mod tests {

@@ -290,6 +290,31 @@ fn ugal_weights_are_the_hop_counts_or_one_and_two() {
     }
 }
 
+/// `ugal_queue_offset` adds to both queues before they are weighed by hop counts, so the
+/// longer path pays it more (CAMINOS's `extra_congestion`).
+#[test]
+fn ugal_queue_offset_weighs_with_the_queues() {
+    let t = build(DF, "minimal", "").0;
+    let df = t.dragonfly().unwrap();
+    let (src, dst) = (0, 12);
+    let mid = 4 + df.gateway(1, 3).0;
+    let (h_min, h_nm) = (t.distance(src, dst) as u32, (t.distance(src, mid) + t.distance(mid, dst)) as u32);
+    assert!(h_nm > h_min);
+    let min_port = topology::Dragonfly::local_port(0, 1);
+    let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
+    let q_nm = 100;
+    let q_min = q_nm * h_nm / h_min + 10;
+    let mut q = VcQueues::default();
+    q.port.insert((src, min_port), q_min);
+    q.port.insert((src, nm_port), q_nm);
+    // The smallest offset that keeps the packet minimal: (q_nm + c) H_nm >= (q_min + c) H_min.
+    let c = (q_min * h_min - q_nm * h_nm).div_ceil(h_nm - h_min);
+    for (offset, nonminimal) in [(0, true), (c - 1, true), (c, false)] {
+        let (_, r) = build(DF, "ugal_l", &format!("ugal_threshold = 0\nugal_queue_offset = {offset}"));
+        assert_eq!(decide(r.as_ref(), &q, src, src, dst, mid, 0).1, nonminimal, "offset {offset}");
+    }
+}
+
 /// Merlin's `adaptive-local` rule: non-minimal exactly when the room behind the non-minimal
 /// first hop exceeds `ugal_free_ratio` times the minimal one's, on the view `ugal_queue` names.
 #[test]
