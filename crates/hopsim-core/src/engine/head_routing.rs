@@ -11,8 +11,8 @@
 use crate::packet::Packet;
 use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
 use crate::router::{Routers, SwitchView};
-use crate::spec::EjectionVcs;
 use crate::routing::{Dor, Routing};
+use crate::spec::EjectionVcs;
 use crate::topology::ServerMap;
 use crate::vc::{Dateline, VcPolicy};
 use std::any::Any;

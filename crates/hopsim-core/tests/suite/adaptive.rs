@@ -266,17 +266,36 @@ fn ugal_network_intermediates_are_any_switch_and_minimal_when_in_the_source_grou
     }
 }
 
+/// From switch 0 to group 3 on the a = 4, h = 2 dragonfly, and a detour through group 1 that
+/// leaves by switch 0's own global port: the two first hops and the two paths' hop counts.
+struct Detour {
+    src: usize,
+    dst: usize,
+    mid: usize,
+    h_min: u32,
+    h_nm: u32,
+    min_port: usize,
+    nm_port: usize,
+}
+
+impl Detour {
+    fn new() -> Self {
+        let t = build(DF, "minimal", "").0;
+        let df = t.dragonfly().unwrap();
+        let (src, dst) = (0, 12);
+        let mid = 4 + df.gateway(1, 3).0;
+        let (h_min, h_nm) = (t.distance(src, dst) as u32, (t.distance(src, mid) + t.distance(mid, dst)) as u32);
+        let min_port = topology::Dragonfly::local_port(0, 1);
+        let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
+        Detour { src, dst, mid, h_min, h_nm, min_port, nm_port }
+    }
+}
+
 #[test]
 fn ugal_weights_are_the_hop_counts_or_one_and_two() {
     // From switch 0 to group 3, detour through group 1 (switch 0's own global port): the
     // minimal queue must beat q_nm * H_nm / H_min by hop counts, 2 q_nm by BookSim2's weights.
-    let t = build(DF, "minimal", "").0;
-    let df = t.dragonfly().unwrap();
-    let (src, dst) = (0, 12);
-    let mid = 4 + df.gateway(1, 3).0;
-    let (h_min, h_nm) = (t.distance(src, dst) as u32, (t.distance(src, mid) + t.distance(mid, dst)) as u32);
-    let min_port = topology::Dragonfly::local_port(0, 1);
-    let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
+    let Detour { src, dst, mid, h_min, h_nm, min_port, nm_port } = Detour::new();
     let q_nm = 100;
     let (by_hops, by_one_two) = (q_nm * h_nm / h_min, 2 * q_nm);
     assert_ne!(by_hops, by_one_two, "H_nm / H_min = {h_nm} / {h_min} tells the rules apart");
@@ -294,14 +313,8 @@ fn ugal_weights_are_the_hop_counts_or_one_and_two() {
 /// longer path pays it more (CAMINOS's `extra_congestion`).
 #[test]
 fn ugal_queue_offset_weighs_with_the_queues() {
-    let t = build(DF, "minimal", "").0;
-    let df = t.dragonfly().unwrap();
-    let (src, dst) = (0, 12);
-    let mid = 4 + df.gateway(1, 3).0;
-    let (h_min, h_nm) = (t.distance(src, dst) as u32, (t.distance(src, mid) + t.distance(mid, dst)) as u32);
+    let Detour { src, dst, mid, h_min, h_nm, min_port, nm_port } = Detour::new();
     assert!(h_nm > h_min);
-    let min_port = topology::Dragonfly::local_port(0, 1);
-    let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
     let q_nm = 100;
     let q_min = q_nm * h_nm / h_min + 10;
     let mut q = VcQueues::default();
@@ -319,12 +332,7 @@ fn ugal_queue_offset_weighs_with_the_queues() {
 /// first hop exceeds `ugal_free_ratio` times the minimal one's, on the view `ugal_queue` names.
 #[test]
 fn ugal_free_ratio_goes_nonminimal_exactly_when_the_room_says_so() {
-    let t = build(DF, "minimal", "").0;
-    let df = t.dragonfly().unwrap();
-    let (src, dst) = (0, 12);
-    let mid = 4 + df.gateway(1, 3).0;
-    let min_port = topology::Dragonfly::local_port(0, 1);
-    let nm_port = (0..t.network_ports(src)).find(|&p| t.neighbour(src, p).map(|n| n.switch as usize / 4) == Some(1)).unwrap();
+    let Detour { src, dst, mid, min_port, nm_port, .. } = Detour::new();
     // Room 300 behind the minimal hop; 600 and 601 behind the non-minimal one.
     for (free_nm, ratio, nonminimal) in [(600, "", false), (601, "", true), (451, "ugal_free_ratio = 1.5", true), (450, "ugal_free_ratio = 1.5", false)] {
         let mut q = VcQueues::default();
