@@ -160,10 +160,11 @@ struct Step {
     packet: usize,
 }
 
-/// A cycle of the million-node torus at load 0.05 steps about 30 % of its switches, in
-/// ascending number, and asks for each switch's records four steps before stepping it. A step
-/// with one head reads the port sets, an input and an output port with their two VCs each
-/// (the output port's line holds its phit counter), and the head's packet. Three layouts:
+/// A swept cycle steps three switches in ten, drawn at random, in ascending number, as a cycle
+/// of the million-node torus at load 0.05 does (docs/benchmark-log.md has the count), and asks
+/// for each switch's records four steps before stepping it. A step with one head reads the
+/// port sets, an input and an output port with their two VCs each (the output port's line
+/// holds its phit counter), and the head's packet. Three layouts:
 /// - today's, sized from the engine's own records (`Port`, `Vc`): ports (7 x 64 bytes, each
 ///   holding its link's phit counter), VCs (14 x 48) and port sets (32) in arrays of their
 ///   own, the switch's ports and VCs asked for whole, or only where read;

@@ -7,8 +7,8 @@
 //! `#[global_allocator]`; small blocks, and other systems, get the system allocator as is.
 //!
 //! Blocks stay where the system allocator puts them: placing each on a 2 MiB boundary of
-//! its own mapping got more of them into huge pages but cost up to 25 % more CPU on the 1D
-//! HyperX (arrays that all start on the same boundary compete for the same cache sets;
+//! its own mapping gets more of them into huge pages but can cost more CPU than it saves
+//! (arrays that all start on the same boundary compete for the same cache sets;
 //! docs/benchmark-log.md).
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -25,12 +25,12 @@ use std::ops::Range;
 
 /// Bytes of a switch's port, VC and buffer records a block spans at most. What must stay in
 /// cache from a block's deliveries to its steps is only the lines the deliveries load, a few
-/// of each switch that receives something: on the million-node torus at load 0.05 a block of
-/// 2 MB (1,024 switches) loads some 100 KB, which a core's L2 cache holds. Blocks much smaller
-/// cost time of their own: a switch's step asks for the records of the switches a few steps
-/// ahead in its block, so the first steps of each block start cold. Blocks of 256 KB took
-/// 5-10 % more time than 2 MB ones on the 32x32x32, 64x64x64 and million-node tori, and 8 MB
-/// gained nothing over 2 MB (docs/benchmark-log.md).
+/// of each switch that receives something: on a large torus at load 0.05 a block of 2 MB
+/// (1,024 switches) loads some 100 KB, which a core's L2 cache holds. Blocks much smaller cost
+/// time of their own: a switch's step asks for the records of the switches a few steps ahead
+/// in its block, so the first steps of each block start cold, and smaller blocks have more
+/// such steps. Blocks larger than that gain nothing (docs/benchmark-log.md has the
+/// measurements).
 const BLOCK_BYTES: usize = 2 << 20;
 
 /// A block shift that makes the whole network one block.
@@ -39,8 +39,8 @@ pub const ONE_BLOCK: u32 = 48;
 /// log2 of the switches per block of a network whose switches hold `bytes_per_switch` of
 /// records each, when its records are far larger than a cache (`far`). Otherwise the whole
 /// network is one block: its records stay in cache from deliveries to steps anyway, and
-/// grouping a cycle's events would only add work, which on the 8x8 torus (a cycle of a few
-/// microseconds) cost 11 % more CPU.
+/// grouping a cycle's events would only add work, which weighs most on small networks, whose
+/// cycles take a few microseconds.
 pub fn block_shift(bytes_per_switch: usize, far: bool) -> u32 {
     if !far {
         return ONE_BLOCK;
@@ -196,8 +196,8 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
 }
 
 /// A bit set over a block's switches, in which its due switches and those its deliveries
-/// need stepped are joined: each once, in ascending order, without sorting the latter (on the
-/// million-node torus on 2 threads, a sort and a merge per block took 2.3 % of the run).
+/// need stepped are joined: each once, in ascending order, without sorting the latter (a sort
+/// and a merge per block every cycle cost more than setting and reading a bit per switch).
 #[derive(Default)]
 struct StepBits {
     /// All zero between joins (the last walk of a join takes the bits it reads), so a join

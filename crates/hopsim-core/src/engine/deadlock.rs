@@ -24,8 +24,9 @@ use super::Simulation;
 use crate::router::Peer;
 use std::collections::HashMap;
 
-/// Cycles between checks (at least twice the calendar horizon, see above). At 1024 the
-/// check costs well under 1 % of a saturated run (docs/model.md).
+/// Cycles between checks (at least twice the calendar horizon, see above): rare enough that
+/// the check, which looks at every input VC, stays small beside a saturated run's own work
+/// (docs/model.md has the measurements).
 const INTERVAL: u64 = 1024;
 
 /// What the front flit of an input VC looked like at a check: packet slot, flit, hops taken

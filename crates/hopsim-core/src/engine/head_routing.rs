@@ -3,8 +3,8 @@
 //!
 //! Every head of a run asks this, so the commonest pair, dimension-order routing with
 //! dateline classes on a torus or mesh, is called directly rather than through the `Routing`
-//! and `VcPolicy` traits: both then inline into the arrival, which takes 4.6 % of the
-//! instructions and about 3 % of the time of a torus run away (docs/benchmarks.md). Every
+//! and `VcPolicy` traits: both then inline into the arrival, which no longer keeps its state
+//! across two calls it cannot see into (docs/benchmarks.md has the measurements). Every
 //! other pair goes through the traits, with the same code, so the two ways cannot give
 //! different routes.
 

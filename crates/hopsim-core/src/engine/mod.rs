@@ -537,8 +537,8 @@ impl Simulation {
     fn servers_and_nics(&mut self, now: u64, measuring: bool, events: &[Event], defer: bool) {
         for ev in events {
             // Tested here, not in the call: the cycle's events are mostly the switches'
-            // (two a packet-hop against two a packet), and a call per event only to return
-            // cost 1.6 % of a 24x24x24 torus's instructions (docs/benchmark-log.md).
+            // (two a packet-hop against two a packet), so a call per event only to return
+            // would add its instructions to every hop (docs/benchmark-log.md has the count).
             if ev.switch().is_none() {
                 self.deliver_to_server(now, *ev);
             }
@@ -683,7 +683,7 @@ pub(super) enum SwitchWake {
     /// Once the flit that arrived may be allocated (`Params::ready_from`): it is at the
     /// front of its VC. A flit behind another is reached by that one's grant, which steps
     /// the switch again while its input holds flits (router/step.rs); stepping for its
-    /// arrival as well took 3 % more steps on the 8x8 torus, all with nothing to do.
+    /// arrival as well would only add steps with nothing to do.
     WhenReady(usize),
 }
 

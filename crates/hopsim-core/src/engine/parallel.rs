@@ -438,8 +438,8 @@ impl Team {
     /// last: `MERGER` merges every thread's steps only then, so when merging takes longer
     /// than the run thread's own work (a million switches, where the merge's writes miss
     /// the cache) `MERGER` reaches the end last although it waited for thread 0. Judging by
-    /// the end alone, thread 0 then took switches every cycle until it had them all, and
-    /// `MERGER` spent 90 % of the million-node torus's run waiting for it (docs/benchmark-log.md).
+    /// the end alone, thread 0 would then take switches every cycle until it had them all,
+    /// and `MERGER` would spend most of the run waiting for it (docs/benchmark-log.md).
     /// The split only decides who does a switch's work, never what it computes.
     fn balance(&self, run_thread_last: bool) {
         let n = self.part.switches;
@@ -501,8 +501,8 @@ impl Team {
                 // Thread 0's switches come first in the one-thread order, so its steps write
                 // straight into the calendar, which no other thread touches until `MERGER`
                 // appends the others' outboxes after these steps (`merge_steps`). Copying
-                // thread 0's outbox as well made 40 % of that copy on the 32x32x32 torus (0.33
-                // s against 0.20 s of `MERGER`'s time in a 4.4 s run, docs/benchmark-log.md).
+                // thread 0's outbox as well would add its events, a large share of the
+                // cycle's, to the copy `MERGER` makes (docs/benchmark-log.md has the timings).
                 let out = blocks::Out { cal: &mut (*job.sim).cal, scratch, last_progress, phit_hops };
                 blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out)
             } else {

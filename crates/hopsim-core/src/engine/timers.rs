@@ -16,8 +16,8 @@ const END: u32 = u32::MAX;
 pub struct Timers {
     /// The first timer of each cycle of `[base, base + SLOTS)`, in slot `cycle % SLOTS`, each
     /// list linked through `nodes`: a timer set touches a word of this 4 KB array and a node
-    /// of a pool as large as the timers set, where a vector per slot touched a 24 KB array of
-    /// vectors and a buffer of its own (the timers were 2.4 % of the 8x8 torus's time).
+    /// of a pool as large as the timers set, where a vector per slot would touch a 24 KB array
+    /// of vectors and a buffer of its own: more lines at every message a server makes.
     heads: Vec<u32>,
     /// (server, next node of its list); unused nodes are linked from `free`.
     nodes: Vec<(u32, u32)>,
@@ -28,8 +28,8 @@ pub struct Timers {
     /// Timers beyond the wheel's span.
     far: BinaryHeap<Reverse<(u64, u32)>>,
     /// The cycle firing now and its servers still due, highest number first so that the next
-    /// is the last: a cycle fires a few timers, which a sort orders in fewer steps than a
-    /// heap's pushes and pops (0.7-1.2 % of the 8x8 torus's time).
+    /// is the last: a cycle fires a few timers, which a sort orders with fewer branches that
+    /// follow the servers' numbers than a heap's pushes and pops (docs/benchmark-log.md).
     firing: Vec<u32>,
     /// Timers set for the cycle firing while it fires: they join its servers in order.
     joined: BinaryHeap<Reverse<u32>>,

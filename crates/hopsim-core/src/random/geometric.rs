@@ -1,8 +1,8 @@
 //! Geometric gaps between messages, drawn exactly as `rand_distr::Geometric` draws them
 //! (the same numbers from the same stream, so results do not change), with the rejection
 //! probabilities `(1 - p)^m` looked up in a table instead of computed by `powi` at every
-//! draw: on the 8x8 torus of the benchmark those powers were 3 % of the run's time, a chain
-//! of dependent multiplications per draw (docs/benchmark-log.md).
+//! draw: each power is a chain of dependent multiplications, paid at every message a server
+//! makes, where the table is one load (docs/benchmark-log.md has the measurements).
 //!
 //! The algorithm (Bringmann and Friedrich, ICALP 2013, as rand_distr 0.4 implements it):
 //! below p = 2/3 a draw is `d * 2^k + m`, with `d` counted in Bernoulli trials of

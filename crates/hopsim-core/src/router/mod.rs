@@ -20,8 +20,8 @@ use crate::topology::{LinkClass, Topology};
 /// between, few enough that the lines are still in cache when their event comes.
 pub const PREFETCH_EVENTS_AHEAD: usize = 8;
 /// How many switches ahead of the one stepping the engine asks for a switch's records on
-/// networks far larger than the cache: four gave 3-5 % less wall time than two on the
-/// million-node torus, seven no more than four (docs/benchmark-log.md).
+/// networks far larger than the cache: enough to cover a miss to memory with the work of the
+/// steps between, and further ahead gains nothing (docs/benchmark-log.md has the measurements).
 const DEEP_SWITCHES_AHEAD: usize = 4;
 
 /// A word of VC-allocation waiter bits (`Routers::va_waiters`).
@@ -84,9 +84,10 @@ pub struct Port {
     pub va_waiting: u32,
 }
 
-/// 48 bytes: a torus switch's 14 VCs take 11 cache lines instead of 13 at 56, and each line a
-/// step asks for costs 1.3-2.1 % of the million-node torus's time (docs/benchmark-log.md). Phit
-/// counts fit in 16 bits: a VC buffer holds at most `spec::validate::MAX_BUFFER_PHITS`.
+/// 48 bytes: a torus switch's 14 VCs take 11 cache lines instead of 13 at 56, and on networks
+/// far larger than the cache each line a step asks for is a miss to memory
+/// (docs/benchmark-log.md prices one). Phit counts fit in 16 bits: a VC buffer holds at most
+/// `spec::validate::MAX_BUFFER_PHITS`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Vc {
     pub input: Fifo,
@@ -201,37 +202,33 @@ pub struct PortSets {
     /// when a flit arrives and when a head wins its VC, cleared by the switch allocation that
     /// finds none. Switch allocation walks these bits instead of every port of the switch (a
     /// torus switch stepped for one flit has one or two of seven), and not the ports whose
-    /// heads still wait for a VC (3.3 % fewer instructions under `min_adaptive` on the 8x8
-    /// torus, docs/benchmark-log.md).
+    /// heads still wait for a VC, which hold nothing it could grant (docs/benchmark-log.md).
     pub busy_inputs: u64,
     /// Ports whose link stage has work: a flit in their output buffer, or one on their link
     /// whose space someone waits for (router/step.rs, `release_needed`). Set by a grant and by
     /// a head or flit that starts waiting for space, cleared by the link stage that finds
     /// neither. A flit on the link that no one waits for keeps no port here: its space is
-    /// counted free once it has left (`gone_phits`). On the 8x8 torus that took the link
-    /// stage's visits from 643,000 (3.9 a packet-hop, three quarters of them to a link still
-    /// sending with nothing queued) to 81,000.
+    /// counted free once it has left (`gone_phits`), so the link stage does not visit a link
+    /// that is only finishing a flit with nothing queued behind it, which below saturation
+    /// would be most of its visits (docs/benchmark-log.md has the counts).
     pub busy_outputs: u64,
 }
 
 /// How much prefetching pays on a network, from the bytes of its port and VC records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prefetch {
-    /// The records fit in a core's L2 cache or little more (`NEAR_BYTES`): prefetching only
-    /// adds work (the 8x8 torus, 82 KB: 6-8 % more CPU with it; the 10x10x10 torus, 1.1 MB:
-    /// 1.3 %).
+    /// The records fit in a core's L2 cache or little more (`NEAR_BYTES`): prefetching asks
+    /// for lines that are mostly there already, so it only adds work.
     None,
     /// The lines of the event 8 ahead, not the switches' records (the benchmark's HyperX and
     /// Aries networks). Most of a step's records are still in the core's caches from the
-    /// switch's last step, so asking for the next switch's only added work: leaving it out
-    /// saved 6.5 % of the CPU on the 10x10x10 torus, 10 % on the HyperX, 11-14 % on the
-    /// Dragonflies and 26 % on the Aries networks, whose prefetch walked their marked ports
-    /// once more (docs/benchmark-log.md).
+    /// switch's last step, so asking for the next switch's only adds work, the most on
+    /// high-radix switches, whose prefetch walks their marked ports once more
+    /// (docs/benchmark-log.md has the measurements).
     Events,
     /// The records are far larger than the caches (`FAR_BYTES`): the switch a few steps ahead
     /// is asked for too, which pays once a step's records have left the cache since its last
-    /// step (the 24x24x24 torus, 15.5 MB: 13-19 % less CPU on one thread; the 32x32x32, 37 MB:
-    /// 19-29 %).
+    /// step (docs/benchmark-log.md has the measurements).
     Deep,
 }
 
@@ -240,14 +237,14 @@ pub enum Prefetch {
 const WHOLE_SWITCH_BYTES: usize = 2 << 10;
 
 /// Bytes of port and VC records below which prefetching is off: twice the 1 MB L2 cache of the
-/// cores it was measured on (2026-12-05). Without the events' prefetch the 10x10x10 torus
-/// (1.1 MB) took 1.3 % less CPU and the Dragonfly of 33 groups (1.4 MB) as much, the 16x16
-/// HyperX (3.0 MB) 7.6 % more and the Aries network of 288 switches (3.9 MB) 12 % more.
+/// cores it was tuned on. Below it most of what an event's delivery reads is still in the
+/// caches and asking for it only adds work; above it asking for it pays
+/// (docs/benchmark-log.md has the measurements).
 const NEAR_BYTES: usize = 2 << 20;
-/// Bytes of port and VC records above which prefetching is `Deep`: measured between the
-/// 20x20x20 torus (9 MB, 8 % less CPU on one thread without the switches' prefetch) and the
-/// 24x24x24 (15.5 MB, 13-19 % less with it), on cores of 2 MB of L2 cache. On two threads both
-/// run as fast either way.
+/// Bytes of port and VC records above which prefetching is `Deep`: between 9 MB, where a torus
+/// runs faster on one thread without the switches' prefetch, and 15.5 MB, where it runs faster
+/// with it, on cores of 2 MB of L2 cache. On two threads each core's cache holds half the
+/// network and the choice matters little (docs/benchmark-log.md has the measurements).
 const FAR_BYTES: usize = 12 << 20;
 
 impl Prefetch {
@@ -273,9 +270,9 @@ impl Routers {
             total += np as u32 + servers.servers_at(s) as u32;
         }
         port_base.push(total);
-        // Sized up front from those counts: grown by doubling, the million-node torus's ports
-        // (448 MB) took a 512 MB block, and the moves on the way left 60 % of it in small
-        // pages, which every arrival and step then paid for in TLB misses.
+        // Sized up front from those counts: grown by doubling, a large network's ports would
+        // end in a block larger than they need, which the moves on the way leave largely in
+        // small pages, and every arrival and step would pay for those in TLB misses.
         let mut ports = Vec::with_capacity(total as usize);
         let mut rates = Rates::default();
         for (s, &np) in network_ports.iter().enumerate() {
@@ -505,12 +502,12 @@ impl Routers {
     /// cache (`Prefetch::Deep`): the ports and VCs of the switch `DEEP_SWITCHES_AHEAD` ahead.
     /// Not the packets of the next switch's heads: a switch steps right after its block's
     /// deliveries (engine/blocks.rs), which have just read the packet of every head that
-    /// arrived, and asking for them again cost 3-5 % of the million-node torus's time
-    /// (docs/benchmark-log.md).
+    /// arrived, so asking for them again only adds work (docs/benchmark-log.md).
     #[inline(always)]
     pub fn prefetch_visits(&self, visit: &[u32], i: usize) {
         // Tested here, inlined into the engine's loop: most networks that run long are small
-        // enough to ask for no switch ahead, and a call per step only to return costs 1 % there.
+        // enough to ask for no switch ahead, and there a call per step only to return costs
+        // time for nothing.
         if self.prefetch == Prefetch::Deep {
             self.prefetch_visits_far(visit, i);
         }
@@ -534,7 +531,7 @@ impl Routers {
     #[inline(always)]
     pub fn prefetch_event(&self, ev: &Event, packets: &Arena) {
         // Tested here, inlined into the delivery loops, as in `prefetch_visits`: on a network
-        // in cache a call per event only to return was 0.5 % of the 8x8 torus's time.
+        // in cache a call per event only to return costs time for nothing.
         if self.prefetch != Prefetch::None {
             self.prefetch_event_lines(ev, packets);
         }
@@ -552,9 +549,9 @@ impl Routers {
                 // away on most VCs) waits for the switch's step, which asks for it whole. Nor
                 // the ring behind the queue's front, which the flit only enters when the VC
                 // holds one already: rare at the loads large networks run at, and a write
-                // then, which does not hold the core up. On the million-node torus, leaving
-                // them out made the network's filling 4-5 % faster and its steady state no
-                // slower (docs/benchmark-log.md).
+                // then, which does not hold the core up. Every line asked for and not read
+                // takes a place among the misses the core can keep in flight
+                // (docs/benchmark-log.md has the measurements).
                 slice(std::slice::from_ref(&self.vc[gv].input));
                 line(&self.port_sets[self.port_bit(switch as usize, port as usize).0]);
                 if flit.is_head() {

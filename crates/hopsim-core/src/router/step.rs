@@ -78,9 +78,9 @@ struct Request {
 const NONE: u32 = u32::MAX;
 
 // Inlined into the engine's cycle loop, with its stages and `choose_output`: left to the
-// inliner, whether they are depends on which codegen unit the rest of the crate puts them in
-// (adding the component registries once split `step` and `choose_output` out of the loop, for
-// +2.9 % instructions on the 8x8 torus). docs/benchmark-log.md has the counts.
+// inliner, whether they are depends on which codegen unit the rest of the crate puts them in,
+// so a change anywhere in the crate could split `step` and `choose_output` out of the loop and
+// add instructions to every step. docs/benchmark-log.md has the counts.
 #[inline]
 fn step<const V: usize, const W: usize, C: Schedule>(switch: usize, now: u64, cx: &mut StepCtx<C>) {
     let mut wake = NEVER;
@@ -98,8 +98,9 @@ fn step<const V: usize, const W: usize, C: Schedule>(switch: usize, now: u64, cx
 /// The step is compiled apart for the common shapes of switch: 1, 2, 4 or 8 VCs a port and
 /// at most 64 ports (one word of each port bit set). With both known to the compiler a VC's
 /// index is a shift, the loops over a port's VCs unroll and the walks over the port bit sets
-/// are one word long: 6 % fewer instructions on the 8x8 torus, 2-3 % less time on the small
-/// tori (docs/benchmark-log.md). Other switches take the general step (`V = W = 0`).
+/// are one word long, which takes instructions and time out of every step
+/// (docs/benchmark-log.md has the measurements). Other switches take the general step
+/// (`V = W = 0`).
 #[inline]
 pub fn step_each<C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
     match (cx.routers.vcs, cx.routers.port_words) {
@@ -854,8 +855,8 @@ fn wake_if_free<const V: usize>(r: &mut Routers, switch: usize, go: usize, ov: u
 
 /// The VCs a candidate hop may use at the next buffer, lowest first (a policy's mask may
 /// name more VCs than the switch has). A walk of its own rather than `RoundRobin` from 0:
-/// that one's second mask cost the HyperX benchmark 2.2 % more instructions, in
-/// `choose_output`'s loop.
+/// that one's second mask only adds instructions to `choose_output`'s loop, which runs for
+/// every candidate hop of a head.
 #[inline]
 fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = usize> {
     let mut mask = if vcs >= 32 { c.vcs } else { c.vcs & ((1u32 << vcs) - 1) };
@@ -990,7 +991,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     // could only start it: start it now, dated next cycle, and spare the switch that step
     // (unless the run ends first). The link may be sending until then: back-to-back packets
     // through one output, whose next grant comes as the crossbar frees, a cycle before the
-    // link (two grants in five on the 8x8 torus, `link_free_next`).
+    // link (`link_free_next`).
     let p = &r.ports[go];
     let alone = link_free_next::<V>(r, go, now, prm) && p.out_flits == 0 && now + 1 < prm.window.1;
     if alone && link_may_start == now + 1 && credits_cover(r, gvo, e.phits) {

@@ -11,7 +11,7 @@ pub struct Cartesian {
     strides: Vec<usize>,
     /// The sides and the strides as divisors that divide by a multiplication and shifts:
     /// routing a head on a grid reads its coordinates off the switch number at every hop,
-    /// and the processor's division was a third of DOR's time on the 8x8 torus
+    /// and the processor's division would be a large part of DOR's time
     /// (docs/benchmark-log.md). Made from `dims` here alone.
     sides: Vec<StrengthReducedU32>,
     stride_divisors: Vec<StrengthReducedU32>,
@@ -151,8 +151,8 @@ impl Cartesian {
 /// Each switch's coordinates packed into a word, a bit field per dimension from the lowest
 /// up, so that the lowest dimension left to correct is the lowest bit in which here and the
 /// target differ: a head's route then reads two words instead of dividing the two switch
-/// numbers once or twice per dimension (DOR's hop took 3.7 % of the instructions on the 8x8
-/// torus, 5 % on the 24x24x24, mostly in taking the switch numbers apart).
+/// numbers once or twice per dimension, which would be most of a DOR hop's work
+/// (docs/benchmark-log.md).
 #[derive(Debug, Clone)]
 struct PackedCoords {
     of_switch: Vec<u32>,
@@ -173,8 +173,7 @@ struct Field {
 impl PackedCoords {
     /// Only up to this many switches (a table of 16 KB): the table is read at every hop, and
     /// where the network's records crowd it out of the nearest caches a miss on it costs more
-    /// than the divisions it spares (with a table of 128 KB the 32x32x32 torus ran 3 %
-    /// slower).
+    /// than the divisions it spares (docs/benchmark-log.md has the measurements).
     const MAX_SWITCHES: usize = 1 << 12;
 
     /// `None` when the grid is too large. (Its fields then always fit in 32 bits; the test
