@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 if TYPE_CHECKING:
     import pandas as pd
 
-from . import engine, outdir, results, sweep, traces
+from . import engine, input_files, outdir, results, sweep
 from .plot_options import check_plots_table
 from .spec import SpecError, apply_overrides, load_file, plain
 
@@ -46,7 +46,7 @@ def _load(spec: Mapping[str, Any] | str | Path, overrides: Any) -> dict[str, Any
     else:
         raise TypeError(f"spec must be a dict or a path to a TOML file, not {type(spec).__name__}")
     base = Path(spec).parent if isinstance(spec, (str, Path)) else None
-    return traces.resolve(apply_overrides(data, overrides), base)
+    return input_files.resolve(apply_overrides(data, overrides), base)
 
 
 def simulate(

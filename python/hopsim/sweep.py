@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from . import engine, outdir, results, traces
+from . import engine, input_files, outdir, results
 from .cluster import check_cluster_table
 from .plot_options import PlotOptions, check_plots_table
 from .spec import (
@@ -102,7 +102,7 @@ def plan(
     else:
         path = Path(source)
         spec = load_file(path)
-    spec = traces.resolve(apply_overrides(spec, overrides), path.parent if path else None)
+    spec = input_files.resolve(apply_overrides(spec, overrides), path.parent if path else None)
     name = spec.get("name", path.stem if path else "experiment")
     if not isinstance(name, str) or not name.strip():
         raise SpecError(f"name = {json.dumps(name, default=str)}: must be a non-empty string")

@@ -4,6 +4,7 @@ mod adv;
 mod adv_random;
 mod bit_complement;
 mod hotspot;
+mod matrix;
 mod random_pairs;
 mod random_permutation;
 mod shift;
@@ -50,6 +51,7 @@ pub const PATTERNS: &[PatternKind] = &[
     hotspot::KIND,
     adv::KIND,
     adv_random::KIND,
+    matrix::KIND,
 ];
 
 /// The `[traffic]` keys of every pattern (the others are declared by the patterns that read them).

@@ -199,6 +199,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
         bytes: times(grown(bins), size_of::<crate::stats::Bin>() as u64) + times(bins, 33 + 5 * JSON_PER_NUMBER),
     });
     parts.extend(jobs_parts(spec));
+    parts.extend(matrix_part(spec));
     // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
     // counters), per switch (its coordinates), each in memory and as JSON.
     let dims = topo.dims().len() as u64;
@@ -320,6 +321,23 @@ fn jobs_parts(spec: &Spec) -> Vec<Part> {
     }
     parts
 }
+
+/// A traffic matrix's rows (`traffic.matrix`): while a `.npy` is read its numbers are held
+/// once as 8-byte floats beside the rows built from them; a CSV weight above zero takes at
+/// least two bytes of text ("1,").
+fn matrix_part(spec: &Spec) -> Option<Part> {
+    let path = spec.traffic.pattern_keys.get("matrix").and_then(|v| v.as_str())?;
+    let bytes = std::fs::metadata(path).ok()?.len();
+    let per_file_byte = if path.ends_with(".npy") { MATRIX_BYTES_PER_NPY_BYTE } else { MATRIX_BYTES_PER_CSV_BYTE };
+    Some(Part { what: "the traffic matrix's rows".into(), key: "traffic.matrix", bytes: times(bytes, per_file_byte) })
+}
+
+/// A row keeps 16 bytes per destination above zero (its number and the alias table's
+/// probability and alias). A `.npy` is read whole first, and 4-byte numbers are widened to
+/// 8: per 4 bytes of file, 4 + 8 while reading and 16 in the rows.
+const MATRIX_BYTES_PER_NPY_BYTE: u64 = 7;
+/// A CSV weight above zero is at least 2 bytes of file.
+const MATRIX_BYTES_PER_CSV_BYTE: u64 = 8;
 
 /// A rank's program state, counters and iteration times (a few hundred bytes).
 const PER_RANK: u64 = 1024;
