@@ -1,7 +1,8 @@
 """Files an experiment names: each relative path is taken from the experiment file's folder
 and checked to exist before any run starts. A job's OTF2 trace (``jobs[].workload.trace``,
-:mod:`hopsim.traces`) and a traffic matrix (``traffic.matrix``: destination weights per
-source, ``.csv`` or ``.npy``, read by the engine)."""
+:mod:`hopsim.traces`), a traffic matrix (``traffic.matrix``: destination weights per source,
+``.csv`` or ``.npy``) and a network (``topology.file`` of ``kind = "graph"``), the last two
+read by the engine."""
 
 from __future__ import annotations
 
@@ -20,23 +21,34 @@ def resolve(spec: Mapping[str, Any], base: str | Path | None = None) -> dict[str
     """``spec`` as loaded from a file in ``base`` (None: the working directory), with the
     files it names made absolute paths that exist."""
     spec = traces.resolve(spec, base)
-    traffic = spec.get("traffic") if isinstance(spec, Mapping) else None
-    sweep = spec.get("sweep") if isinstance(spec, Mapping) else None
-    swept = sweep.get("traffic.matrix") if isinstance(sweep, Mapping) else None
-    if not (isinstance(traffic, Mapping) and isinstance(traffic.get("matrix"), str)) and not isinstance(swept, list):
+    if not isinstance(spec, Mapping):
         return spec
-    out = copy.deepcopy(dict(spec))
-    if isinstance(traffic, Mapping) and isinstance(traffic.get("matrix"), str):
-        out["traffic"]["matrix"] = _matrix_file("traffic.matrix", traffic["matrix"], base)
-    if isinstance(swept, list):
-        out["sweep"]["traffic.matrix"] = [_matrix_file(f"sweep.\"traffic.matrix\"[{i}]", v, base) if isinstance(v, str) else v for i, v in enumerate(swept)]
-    return out
+    out = None
+    sweep = spec.get("sweep")
+    for table, key, what in _FILE_KEYS:
+        given = spec.get(table)
+        swept = sweep.get(f"{table}.{key}") if isinstance(sweep, Mapping) else None
+        if not (isinstance(given, Mapping) and isinstance(given.get(key), str)) and not isinstance(swept, list):
+            continue
+        out = out or copy.deepcopy(dict(spec))
+        if isinstance(given, Mapping) and isinstance(given.get(key), str):
+            out[table][key] = _existing(f"{table}.{key}", given[key], base, what)
+        if isinstance(swept, list):
+            out["sweep"][f"{table}.{key}"] = [_existing(f'sweep."{table}.{key}"[{i}]', v, base, what) if isinstance(v, str) else v for i, v in enumerate(swept)]
+    return out if out is not None else spec
 
 
-def _matrix_file(key: str, value: str, base: str | Path | None) -> str:
+#: (table, key, what the file holds) of every key that names a file the engine reads.
+_FILE_KEYS = [
+    ("traffic", "matrix", "a traffic matrix: .csv or .npy"),
+    ("topology", "file", "a graph: an edge list or networkx node-link .json"),
+]
+
+
+def _existing(key: str, value: str, base: str | Path | None, what: str) -> str:
     path = Path(value)
     if not path.is_absolute():
         path = Path(base or ".") / path
     if not path.is_file():
-        raise SpecError(f"{key} = {json.dumps(value)}: no such file (a traffic matrix: .csv or .npy, relative to the experiment file)")
+        raise SpecError(f"{key} = {json.dumps(value)}: no such file ({what}, relative to the experiment file)")
     return str(path.resolve())

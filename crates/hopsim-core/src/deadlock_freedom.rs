@@ -72,6 +72,11 @@ pub const TABLE: &[Row] = &[
     // ladder orders them.
     Row { algorithm: A::Minimal, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     Row { algorithm: A::Valiant, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    // A graph from a file: any paths of bounded length (the wiring's shortest, Valiant's two
+    // phases of them, UGAL's choice between the two); only the hop ladder orders them.
+    Row { algorithm: A::Minimal, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { algorithm: A::Valiant, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { algorithm: A::UgalL, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // UGAL commits each packet at its source switch to a minimal or a Valiant path: the
     // paths of minimal routing and of Valiant, nothing else. `auto` gives minimal packets VCs
     // of their own (2Phases MinLast): on a hop ladder they share the first hop's VC with the
@@ -117,7 +122,8 @@ pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Polic
     // Valiant over every shortest next hop leaves the topology's minimal paths (on a
     // dragonfly, global-local-global through a third group): only the hop ladders, which
     // order any path of bounded length, still hold.
-    let all_shortest = crate::routing::ValiantPaths::from_spec(spec) == crate::routing::ValiantPaths::AllShortest;
+    let all_shortest = crate::routing::ValiantPaths::from_spec(spec) == crate::routing::ValiantPaths::AllShortest
+        || crate::routing::minimal_paths(spec) == crate::routing::ValiantPaths::AllShortest;
     let sound: &[Policy] = if all_shortest { &[P::Ladder, P::LadderReuse] } else { r.sound };
     let asked = Policy::from_spec(spec)?;
     let Some(p) = asked else { return Ok(if all_shortest { P::Ladder } else { r.auto }) };

@@ -25,6 +25,7 @@ mod valiant;
 mod valiant_low_diameter;
 
 pub use crate::spec::AriesMode;
+pub use minimal::paths as minimal_paths;
 pub use valiant_low_diameter::ValiantPaths;
 pub use aries::AriesParams;
 pub use dor::Dor;

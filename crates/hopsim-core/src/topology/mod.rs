@@ -10,6 +10,7 @@ mod dragonfly;
 mod dragonfly_plus;
 mod fat_tree;
 mod global;
+mod graph;
 mod hyperx;
 mod mesh;
 mod slim_fly;
@@ -125,7 +126,7 @@ macro_rules! servers_per_switch_key {
 pub(crate) use servers_per_switch_key;
 
 /// Every topology kind, in the order `hopsim list` and error messages give them.
-pub const KINDS: &[Kind] = &[torus::KIND, mesh::KIND, hyperx::KIND, dragonfly::KIND, dragonfly_plus::KIND, fat_tree::KIND, aries::KIND, slim_fly::KIND];
+pub const KINDS: &[Kind] = &[torus::KIND, mesh::KIND, hyperx::KIND, dragonfly::KIND, dragonfly_plus::KIND, fat_tree::KIND, aries::KIND, slim_fly::KIND, graph::KIND];
 
 /// The kind `topology.kind` names.
 pub fn kind(name: &str) -> Option<&'static Kind> {

@@ -304,7 +304,7 @@ fn ladder_on_fewer_vcs_than_the_router_has_leaves_the_rest_unused() {
         "[topology]\n{DF}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_first\"\nladder_vcs_per_step = 1\n[traffic]\nload = 1.0\n"
     ));
     let e = alone.and_then(|s| hopsim_core::engine::Simulation::check(&s)).unwrap_err();
-    assert_eq!(e.to_string(), "routing.ladder_vcs_per_step = 1: unknown key for routing.vc_policy = \"min_first\"; allowed keys: algorithm, vc_policy, injection_vcs, ejection_vcs");
+    assert_eq!(e.to_string(), "routing.ladder_vcs_per_step = 1: unknown key for routing.vc_policy = \"min_first\"; allowed keys: algorithm, vc_policy, injection_vcs, queue_reach, ejection_vcs");
 }
 
 /// With the ladder, a server may inject only into VC 0 of its switch's input buffer, so one

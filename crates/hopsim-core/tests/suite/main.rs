@@ -14,6 +14,7 @@ mod docs_keys;
 mod every_cycle;
 mod determinism;
 mod fuzz;
+mod graph;
 mod jobs;
 mod motifs;
 mod limits;
