@@ -151,7 +151,7 @@ impl Graph {
         }
         let servers: Vec<usize> = p.servers.iter().map(|s| s.unwrap_or(default_servers)).collect();
         let (radix, switch) = (0..n).map(|s| (ports[s].len() + servers[s], s)).max().expect("n >= 2");
-        check_size(KEY, format!("switch {switch}"), n as u128, servers.iter().sum::<usize>() as u128, radix as u128).map_err(|e| e.to_string())?;
+        check_size(KEY, String::new(), n as u128, servers.iter().sum::<usize>() as u128, radix as u128).map_err(|e| format!("switch {switch}: {}", e.allowed))?;
         let mut dist = vec![u8::MAX; n * n];
         let mut queue = VecDeque::new();
         for a in 0..n {
