@@ -82,7 +82,8 @@ def write(graph: Any, path: str | Path, servers_per_switch: int | None = None) -
     """Save ``graph`` as networkx node-link JSON for ``topology.file``, nodes in the graph's
     order (switch i is its i-th node). ``servers_per_switch`` sets every node's ``servers``;
     otherwise nodes keep a ``servers`` attribute they have, and the rest take
-    ``topology.servers_per_switch``. An edge's ``class`` attribute, if any, is its link class."""
+    ``topology.servers_per_switch``. An edge's ``class`` and ``latency`` (cycles) attributes,
+    if any, are its link class and its own latency."""
     nodes = []
     for n, attrs in graph.nodes(data=True):
         node: dict[str, Any] = {"id": n if isinstance(n, (int, str)) else str(n)}
@@ -96,6 +97,8 @@ def write(graph: Any, path: str | Path, servers_per_switch: int | None = None) -
         link: dict[str, Any] = {"source": ids[u], "target": ids[v]}
         if "class" in attrs:
             link["class"] = str(attrs["class"])
+        if "latency" in attrs:
+            link["latency"] = int(attrs["latency"])
         links.append(link)
     path = Path(path)
     path.write_text(json.dumps({"directed": False, "multigraph": graph.is_multigraph(), "graph": {}, "nodes": nodes, "links": links}) + "\n")

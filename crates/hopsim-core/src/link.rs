@@ -89,6 +89,8 @@ pub struct ClassTimings {
     default: LinkTiming,
     /// Bandwidth of the fastest class: one phit per cycle (None without `link.gbytes_per_s`).
     pub fastest_gbytes_per_s: Option<f64>,
+    /// The longest latency a link of the network has of its own (`Topology::link_latency`).
+    links_max_latency: u32,
 }
 
 /// How much slower than the fastest class a link class may be.
@@ -125,7 +127,7 @@ impl ClassTimings {
             // One bandwidth for every class: one phit per cycle everywhere, as before classes.
             let classes = present.iter().map(|&c| (c, LinkTiming { latency: overrides.get(&c).and_then(|o| o.latency).unwrap_or(link.latency), num: 1, den: 1 })).collect();
             let default = LinkTiming { latency: link.latency, num: 1, den: 1 };
-            return Ok(ClassTimings { classes, default, fastest_gbytes_per_s: link.gbytes_per_s });
+            return Ok(ClassTimings { classes, default, fastest_gbytes_per_s: link.gbytes_per_s, links_max_latency: topo.max_link_latency().unwrap_or(0) });
         }
         if let Some(g) = link.gbytes_per_s {
             crate::spec::link_check_bandwidth("link.gbytes_per_s", g)?;
@@ -155,7 +157,7 @@ impl ClassTimings {
             .iter()
             .map(|c| (*c, timing(overrides.get(c).and_then(|o| o.latency).unwrap_or(link.latency), bandwidth(c).unwrap_or(default_bandwidth))))
             .collect();
-        Ok(ClassTimings { classes, default: timing(link.latency, default_bandwidth), fastest_gbytes_per_s: Some(fastest) })
+        Ok(ClassTimings { classes, default: timing(link.latency, default_bandwidth), fastest_gbytes_per_s: Some(fastest), links_max_latency: topo.max_link_latency().unwrap_or(0) })
     }
 
     /// The timing of a class of this network.
@@ -164,7 +166,17 @@ impl ClassTimings {
     }
 
     pub fn max_latency(&self) -> u32 {
-        self.classes.values().map(|t| t.latency).max().unwrap_or(1)
+        self.classes.values().map(|t| t.latency).max().unwrap_or(1).max(self.links_max_latency)
+    }
+
+    /// The timing of network port `port` of `switch`: its class's, with the link's own
+    /// latency if it has one.
+    pub fn of_port(&self, topo: &dyn Topology, switch: usize, port: usize) -> LinkTiming {
+        let mut t = self.of(topo.link_class(switch, port));
+        if let Some(latency) = topo.link_latency(switch, port) {
+            t.latency = latency;
+        }
+        t
     }
 
     /// Most cycles a flit of `phits` may hold any link.

@@ -281,7 +281,7 @@ impl Routers {
                     Some(pp) => Peer::Switch { switch: pp.switch, port: pp.port },
                     None => Peer::Unconnected,
                 };
-                ports.push(Port::new(peer, rates.channel(timings.of(topo.link_class(s, p)))));
+                ports.push(Port::new(peer, rates.channel(timings.of_port(topo, s, p))));
             }
             for l in 0..servers.servers_at(s) {
                 ports.push(Port::new(Peer::Server(servers.server(s, l) as u32), rates.channel(timings.of(LinkClass::Injection))));

@@ -1,14 +1,14 @@
 //! A network read from a file (`kind = "graph"`, `topology.file`): any undirected graph of
 //! switches, as an edge list or as networkx's node-link JSON, which any graph tool writes.
 //!
-//! - **Edge list** (any name but `.json`): one link per line, `u v` or `u v class`, switches
-//!   numbered 0 to n - 1; `#` starts a comment.
+//! - **Edge list** (any name but `.json`): one link per line, `u v [class] [latency]`,
+//!   switches numbered 0 to n - 1; `#` starts a comment.
 //! - **Node-link JSON** (`.json`, `networkx.node_link_data`): `nodes` in switch order, each
 //!   with an `id` and optionally `servers`; `links` (or `edges`) with `source`, `target` and
-//!   optionally `class`.
+//!   optionally `class` and `latency`.
 //!
 //! A link's class (`local` by default, or any class name of `[link.<class>]`) sets its
-//! latency and bandwidth. A switch's ports are its links in the order the file lists them;
+//! bandwidth and, unless the link gives its own (1 to 10,000 cycles), its latency. A switch's ports are its links in the order the file lists them;
 //! parallel links are separate ports. Servers per switch: the node's `servers`, else
 //! `topology.servers_per_switch`, else 1.
 //!
@@ -48,13 +48,33 @@ pub fn build(spec: &Spec) -> SpecResult<Graph> {
     Graph::new(parsed, default_servers).map_err(at)
 }
 
-/// Switches, their servers where the file gives them, and links `(u, v, class, line)`.
+/// A link as the file gives it: its ends, class, own latency and where it is written (a
+/// line of an edge list, an index of `links`).
+struct Link {
+    ends: (usize, usize),
+    class: LinkClass,
+    latency: Option<u32>,
+    at: usize,
+}
+
+/// Switches, their servers where the file gives them, and links.
 struct Parsed {
     /// Node-link JSON (its links are named `links[i]`), else an edge list (by line).
     json: bool,
     switches: usize,
     servers: Vec<Option<usize>>,
-    links: Vec<(usize, usize, LinkClass, usize)>,
+    links: Vec<Link>,
+}
+
+/// The longest latency a link may have (`link.latency`'s bound).
+const MAX_LATENCY: u64 = 10_000;
+
+fn latency_of(value: u64, place: &str) -> Result<u32, String> {
+    if (1..=MAX_LATENCY).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(format!("{place}: latency {value}; a link's latency is 1 to {MAX_LATENCY} cycles"))
+    }
 }
 
 fn class_of(name: &str, line: usize) -> Result<LinkClass, String> {
@@ -73,14 +93,26 @@ fn edge_list(text: &str) -> Result<Parsed, String> {
         if words.is_empty() {
             continue;
         }
-        if !(2..=3).contains(&words.len()) {
-            return Err(format!("line {line}: {raw:?}; a link is `u v` or `u v class`"));
+        if !(2..=4).contains(&words.len()) {
+            return Err(format!("line {line}: {raw:?}; a link is `u v`, then optionally its class and its latency"));
         }
         let id = |w: &str| w.parse::<usize>().map_err(|_| format!("line {line}: {w:?} is not a switch number (0, 1, 2, ...)"));
         let (u, v) = (id(words[0])?, id(words[1])?);
-        let class = words.get(2).map_or(Ok(LinkClass::Local), |c| class_of(c, line))?;
+        // `u v 5` gives a latency, `u v global` a class, `u v global 5` both.
+        let (class, latency) = match words[2..] {
+            [] => (None, None),
+            [x] if x.chars().all(|c| c.is_ascii_digit()) => (None, Some(x)),
+            [c] => (Some(c), None),
+            [c, x] => (Some(c), Some(x)),
+            _ => unreachable!("2 to 4 words"),
+        };
+        let class = class.map_or(Ok(LinkClass::Local), |c| class_of(c, line))?;
+        let latency = match latency {
+            None => None,
+            Some(x) => Some(latency_of(x.parse::<u64>().map_err(|_| format!("line {line}: latency {x:?} is not a number of cycles"))?, &format!("line {line}"))?),
+        };
         switches = switches.max(u + 1).max(v + 1);
-        links.push((u, v, class, line));
+        links.push(Link { ends: (u, v), class, latency, at: line });
     }
     Ok(Parsed { json: false, switches, servers: vec![None; switches], links })
 }
@@ -114,15 +146,19 @@ fn node_link(text: &str) -> Result<Parsed, String> {
             None => LinkClass::Local,
             Some(c) => c.as_str().map_or_else(|| Err(format!("links[{i}].class = {c}: a class name")), |c| class_of(c, i).map_err(|e| e.replacen(&format!("line {i}"), &format!("links[{i}]"), 1)))?,
         };
-        out.push((end("source")?, end("target")?, class, i));
+        let latency = match link.get("latency") {
+            None => None,
+            Some(l) => Some(latency_of(l.as_u64().ok_or(format!("links[{i}].latency = {l}: a number of cycles"))?, &format!("links[{i}]"))?),
+        };
+        out.push(Link { ends: (end("source")?, end("target")?), class, latency, at: i });
     }
     Ok(Parsed { json: true, switches: nodes.len(), servers, links: out })
 }
 
 #[derive(Debug, Clone)]
 pub struct Graph {
-    /// Per switch, per port: the far end and its port there, and the link's class.
-    ports: Vec<Vec<(PortPeer, LinkClass)>>,
+    /// Per switch, per port: the far end and its port there, the link's class and own latency.
+    ports: Vec<Vec<(PortPeer, LinkClass, Option<u32>)>>,
     servers: Vec<usize>,
     /// `dist[a * n + b]`: hops between switches a and b.
     dist: Vec<u8>,
@@ -140,14 +176,14 @@ impl Graph {
         if n > MAX_WIRING_ROUTED_SWITCHES {
             return Err(format!("{n} switches; at most {MAX_WIRING_ROUTED_SWITCHES} (routing keeps a table per pair of switches)"));
         }
-        let mut ports: Vec<Vec<(PortPeer, LinkClass)>> = vec![Vec::new(); n];
-        for &(u, v, class, line) in &p.links {
+        let mut ports: Vec<Vec<(PortPeer, LinkClass, Option<u32>)>> = vec![Vec::new(); n];
+        for &Link { ends: (u, v), class, latency, at } in &p.links {
             if u == v {
-                return Err(format!("{}: a link from switch {u} to itself", place(line)));
+                return Err(format!("{}: a link from switch {u} to itself", place(at)));
             }
             let (pu, pv) = (ports[u].len(), ports[v].len());
-            ports[u].push((PortPeer { switch: v as u32, port: pv as u16 }, class));
-            ports[v].push((PortPeer { switch: u as u32, port: pu as u16 }, class));
+            ports[u].push((PortPeer { switch: v as u32, port: pv as u16 }, class, latency));
+            ports[v].push((PortPeer { switch: u as u32, port: pu as u16 }, class, latency));
         }
         let servers: Vec<usize> = p.servers.iter().map(|s| s.unwrap_or(default_servers)).collect();
         let (radix, switch) = (0..n).map(|s| (ports[s].len() + servers[s], s)).max().expect("n >= 2");
@@ -159,7 +195,7 @@ impl Graph {
             d[a] = 0;
             queue.push_back(a);
             while let Some(v) = queue.pop_front() {
-                for (peer, _) in &ports[v] {
+                for (peer, _, _) in &ports[v] {
                     let u = peer.switch as usize;
                     if d[u] == u8::MAX {
                         d[u] = d[v].checked_add(1).ok_or("a path of more than 254 hops; hopsim keeps distances in a byte")?;
@@ -193,7 +229,7 @@ impl Topology for Graph {
         self.servers[switch]
     }
     fn neighbour(&self, switch: usize, port: usize) -> Option<PortPeer> {
-        self.ports[switch].get(port).map(|&(peer, _)| peer)
+        self.ports[switch].get(port).map(|&(peer, _, _)| peer)
     }
     fn distance(&self, a: usize, b: usize) -> usize {
         self.dist[a * self.ports.len() + b] as usize
@@ -203,6 +239,12 @@ impl Topology for Graph {
     }
     fn link_class(&self, switch: usize, port: usize) -> LinkClass {
         self.ports[switch][port].1
+    }
+    fn link_latency(&self, switch: usize, port: usize) -> Option<u32> {
+        self.ports[switch][port].2
+    }
+    fn max_link_latency(&self) -> Option<u32> {
+        self.ports.iter().flatten().filter_map(|p| p.2).max()
     }
     fn description(&self) -> String {
         let n = self.ports.len();
@@ -222,7 +264,9 @@ mod tests {
 
     #[test]
     fn a_ring_from_an_edge_list_has_its_ports_distances_and_classes() {
-        let g = graph("# ring of 4\n0 1\n1 2 global\n2 3\n3 0\n", false).unwrap();
+        let g = graph("# ring of 4\n0 1\n1 2 global\n2 3 7\n3 0 local 9\n", false).unwrap();
+        assert_eq!((g.link_latency(2, 1), g.link_latency(3, 0), g.link_latency(0, 1), g.max_link_latency()), (Some(7), Some(7), Some(9), Some(9)));
+        assert_eq!(g.link_latency(0, 0), None);
         assert_eq!((g.num_switches(), g.diameter()), (4, 2));
         assert_eq!(g.distance(0, 2), 2);
         assert_eq!(g.neighbour(1, 1), Some(PortPeer { switch: 2, port: 0 }));
@@ -244,7 +288,9 @@ mod tests {
             ("0 1\n1 1\n", false, "line 2: a link from switch 1 to itself"),
             ("0 1\n2 3\n", false, "not connected: no path from switch 0 to switch 2"),
             ("0 1\n1 x\n", false, "line 2: \"x\" is not a switch number"),
-            ("0 1 2 3\n", false, "line 1: \"0 1 2 3\"; a link is"),
+            ("0 1 local 3 4\n", false, "line 1: \"0 1 local 3 4\"; a link is"),
+            ("0 1 global 0\n", false, "line 1: latency 0; a link's latency is 1 to 10000 cycles"),
+            ("0 1 global x\n", false, "line 1: latency \"x\" is not a number of cycles"),
             ("0 1 fast\n", false, "line 1: link class \"fast\"; allowed: local, global"),
             ("{\"nodes\": [{\"id\": 0}], \"links\": [{\"source\": 0, \"target\": 7}]}", true, "links[0].target = 7: no node has that id"),
             ("{\"nodes\": [}", true, "line 1: not JSON"),

@@ -53,6 +53,16 @@ pub trait Topology: Send + Sync {
     /// Class of network port `port` of `switch` (connected or not); server ports are
     /// `LinkClass::Injection`, which the engine knows without asking.
     fn link_class(&self, switch: usize, port: usize) -> LinkClass;
+    /// A latency of this link's own, in cycles, in place of its class's (a network from a
+    /// file may give one per link; `[link.<class>]` sets the others).
+    fn link_latency(&self, _switch: usize, _port: usize) -> Option<u32> {
+        None
+    }
+    /// The largest of the links' own latencies (`link_latency`), if any link has one: the
+    /// event calendar must span it.
+    fn max_link_latency(&self) -> Option<u32> {
+        None
+    }
     /// Dimension of a network port, for link-load maps and dimension-aware policies.
     fn port_dimension(&self, _switch: usize, _port: usize) -> Option<usize> {
         None

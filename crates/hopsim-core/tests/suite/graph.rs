@@ -82,3 +82,25 @@ fn a_graph_refuses_a_policy_that_is_not_sound_and_too_few_vcs() {
     let e = common::refused("[topology]\nkind = \"graph\"\nfile = \"/nonexistent/g.txt\"\n[traffic]\nload = 0.1\n");
     assert!(e.to_string().starts_with("topology.file = \"/nonexistent/g.txt\": cannot read it"), "{e}");
 }
+
+/// A link's own latency (`u v class latency`) holds its flits and credits that long: on a
+/// path of two switches a packet's zero-load latency grows by the difference, and the
+/// engine's formula agrees with the run.
+#[test]
+fn a_links_own_latency_is_what_its_flits_take() {
+    let dir = std::env::temp_dir().join(format!("hopsim-graph-lat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_with = |line: &str| {
+        let path = dir.join(format!("pair-{}.txt", line.len()));
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        common::run(&format!(
+            "[topology]\nkind = \"graph\"\nfile = \"{}\"\nservers_per_switch = 1\n[link]\nlatency = 2\n[routing]\nalgorithm = \"minimal\"\n[traffic]\nload = 0.005\n[run]\nwarmup = 2000\ncycles = 40000\nseed = 1\n",
+            path.display()
+        ))
+        .metrics
+    };
+    let (plain, long) = (run_with("0 1"), run_with("0 1 local 60"));
+    // Every packet crosses the one link once: 58 cycles more.
+    assert!((long.packet_latency_mean - plain.packet_latency_mean - 58.0).abs() < 0.5, "{} against {}", long.packet_latency_mean, plain.packet_latency_mean);
+    assert!((long.packet_latency_mean - long.zero_load_latency).abs() < 0.5, "run {} against the formula {}", long.packet_latency_mean, long.zero_load_latency);
+}
