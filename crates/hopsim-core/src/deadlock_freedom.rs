@@ -13,13 +13,37 @@ use crate::topology::Topology;
 use crate::vc::{Policy, VcPolicy};
 use std::sync::Arc;
 
-/// One row: an algorithm on some topology kinds, the policy `auto` picks and every policy
-/// under which it is deadlock-free there.
+/// One row: an algorithm on some topology kinds, when the experiment's keys make it so, the
+/// policy `auto` picks and every policy under which it is deadlock-free there.
 pub struct Row {
     pub algorithm: Algorithm,
     pub kinds: &'static [&'static str],
+    pub when: When,
     pub auto: Policy,
     pub sound: &'static [Policy],
+}
+
+/// What a row asks of the experiment's keys besides its algorithm and topology kind. A row
+/// with a condition comes before the algorithm's plain row for those kinds, and wins when
+/// its condition holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    /// Every shortest next hop of the wiring (`routing.valiant_paths` or
+    /// `routing.minimal_paths` = "all_shortest"): paths beyond the topology's own.
+    AllShortestPaths,
+}
+
+impl When {
+    fn holds(self, spec: &Spec) -> bool {
+        match self {
+            When::Always => true,
+            When::AllShortestPaths => {
+                let all = crate::routing::ValiantPaths::AllShortest;
+                crate::routing::ValiantPaths::from_spec(spec) == all || crate::routing::minimal_paths(spec) == all
+            }
+        }
+    }
 }
 
 const GRIDS: &[&str] = &["torus", "mesh"];
@@ -27,6 +51,7 @@ const LOW_DIAMETER: &[&str] = &["hyperx", "dragonfly", "dragonfly_plus"];
 
 use Algorithm as A;
 use Policy as P;
+use When as W;
 
 /// VC classes per Valiant phase or per hop: each phase's (or hop's) dependencies are
 /// acyclic and classes are entered in increasing order.
@@ -34,23 +59,35 @@ const PHASES_OR_HOPS: &[Policy] = &[P::Ladder, P::LadderReuse, P::MinFirst, P::M
 /// Minimal routings whose channel dependencies are acyclic on one VC: any assignment works.
 const ACYCLIC: &[Policy] = &[P::Ladder, P::LadderReuse, P::MinFirst, P::MinLast, P::MinBoth, P::Dateline];
 
+/// Where Valiant follows a minimal step rather than coordinates, and so may take every
+/// shortest next hop (`valiant_paths`); `minimal` may on a fat-tree too (`minimal_paths`).
+const VALIANT_STEP_KINDS: &[&str] = &["hyperx", "dragonfly", "dragonfly_plus", "aries", "slim_fly", "graph"];
+const MINIMAL_STEP_KINDS: &[&str] = &["hyperx", "dragonfly", "dragonfly_plus", "fat_tree", "aries", "slim_fly", "graph"];
+
 pub const TABLE: &[Row] = &[
+    // Every shortest next hop leaves the topology's own paths (on a dragonfly,
+    // global-local-global through a third group): only the hop ladders, which order any
+    // path of bounded length, still hold.
+    Row { when: W::AllShortestPaths, algorithm: A::Minimal, kinds: MINIMAL_STEP_KINDS, auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::AllShortestPaths, algorithm: A::Valiant, kinds: VALIANT_STEP_KINDS, auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // Dally & Seitz: DOR with a dateline class per ring (phase_dateline keeps DOR in phase 0).
-    Row { algorithm: A::Dor, kinds: GRIDS, auto: P::Dateline, sound: &[P::Dateline, P::DatelinePartition, P::PhaseDateline] },
+    Row { when: W::Always, algorithm: A::Dor, kinds: GRIDS, auto: P::Dateline, sound: &[P::Dateline, P::DatelinePartition, P::PhaseDateline] },
     // Duato: the DOR + dateline escape sub-network on the escape VCs.
-    Row { algorithm: A::Rdr, kinds: GRIDS, auto: P::Escape, sound: &[P::Escape] },
-    Row { algorithm: A::MinAdaptive, kinds: GRIDS, auto: P::Escape, sound: &[P::Escape] },
+    Row { when: W::Always, algorithm: A::Rdr, kinds: GRIDS, auto: P::Escape, sound: &[P::Escape] },
+    Row { when: W::Always, algorithm: A::MinAdaptive, kinds: GRIDS, auto: P::Escape, sound: &[P::Escape] },
     // Two DOR phases, each with its own dateline classes.
-    Row { algorithm: A::Valiant, kinds: GRIDS, auto: P::PhaseDateline, sound: &[P::PhaseDateline] },
-    Row { algorithm: A::Romm, kinds: GRIDS, auto: P::PhaseDateline, sound: &[P::PhaseDateline] },
+    Row { when: W::Always, algorithm: A::Valiant, kinds: GRIDS, auto: P::PhaseDateline, sound: &[P::PhaseDateline] },
+    Row { when: W::Always, algorithm: A::Romm, kinds: GRIDS, auto: P::PhaseDateline, sound: &[P::PhaseDateline] },
     // DOR over HyperX dimensions: dependencies only go from lower to higher dimensions.
     Row {
+        when: W::Always,
         algorithm: A::Dor,
         kinds: &["hyperx"],
         auto: P::None,
         sound: &[P::Ladder, P::LadderReuse, P::MinFirst, P::MinLast, P::MinBoth, P::Dateline, P::DatelinePartition, P::PhaseDateline],
     },
     Row {
+        when: W::Always,
         algorithm: A::Minimal,
         kinds: &["hyperx"],
         auto: P::None,
@@ -58,41 +95,54 @@ pub const TABLE: &[Row] = &[
     },
     // Local-global-local: a local hop after the global one may wait for a local hop before
     // it in another group, so local VCs need two ordered classes.
-    Row { algorithm: A::Minimal, kinds: &["dragonfly"], auto: P::LadderReuse, sound: PHASES_OR_HOPS },
+    Row { when: W::Always, algorithm: A::Minimal, kinds: &["dragonfly"], auto: P::LadderReuse, sound: PHASES_OR_HOPS },
     // Up-global-down and up/down use channels in a fixed order.
-    Row { algorithm: A::Minimal, kinds: &["dragonfly_plus", "fat_tree"], auto: P::None, sound: ACYCLIC },
-    Row { algorithm: A::Valiant, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },
+    Row { when: W::Always, algorithm: A::Minimal, kinds: &["dragonfly_plus", "fat_tree"], auto: P::None, sound: ACYCLIC },
+    Row { when: W::Always, algorithm: A::Valiant, kinds: LOW_DIAMETER, auto: P::Ladder, sound: PHASES_OR_HOPS },
     // Aries: up to two local hops on each side of a global one, row and column in either
     // order, so local hops close cycles inside a group; only the hop ladders order them.
-    Row { algorithm: A::Minimal, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
-    Row { algorithm: A::Valiant, kinds: &["aries"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Minimal, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Valiant, kinds: &["aries"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // The modes' paths are Aries's minimal and Valiant paths (through an intermediate group).
-    Row { algorithm: A::Aries, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Aries, kinds: &["aries"], auto: P::LadderReuse, sound: &[P::Ladder, P::LadderReuse] },
     // Slim Fly: paths of at most 2 hops (4 under Valiant) from the wiring; only the hop
     // ladder orders them.
-    Row { algorithm: A::Minimal, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
-    Row { algorithm: A::Valiant, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Minimal, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Valiant, kinds: &["slim_fly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // A graph from a file: any paths of bounded length (the wiring's shortest, Valiant's two
     // phases of them, UGAL's choice between the two); only the hop ladder orders them.
-    Row { algorithm: A::Minimal, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
-    Row { algorithm: A::Valiant, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
-    Row { algorithm: A::UgalL, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Minimal, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Valiant, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::UgalL, kinds: &["graph"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // UGAL commits each packet at its source switch to a minimal or a Valiant path: the
     // paths of minimal routing and of Valiant, nothing else. `auto` gives minimal packets VCs
     // of their own (2Phases MinLast): on a hop ladder they share the first hop's VC with the
     // detours, which then wait behind minimal packets stuck at a saturated gateway
     // (docs/studies/adaptive-routing.md: ADV+1 on the 33-group dragonfly, 0.294 -> 0.342).
-    Row { algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
-    Row { algorithm: A::UgalG, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
+    Row { when: W::Always, algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
+    Row { when: W::Always, algorithm: A::UgalG, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
     // PAR may leave the minimal path after a local hop: two local hops in the source group
     // before the first global one, which 2Phases's classes do not order. Only the hop ladder
     // (one step more than Valiant) orders them.
-    Row { algorithm: A::Par, kinds: &["dragonfly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
+    Row { when: W::Always, algorithm: A::Par, kinds: &["dragonfly"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
 ];
 
-/// The row of `algorithm` on a topology of kind `kind`, if the algorithm is defined there.
+/// The plain row of `algorithm` on a topology of kind `kind`, if the algorithm is defined there.
 pub fn row(algorithm: Algorithm, kind: &str) -> Option<&'static Row> {
-    TABLE.iter().find(|r| r.algorithm == algorithm && r.kinds.contains(&kind))
+    TABLE.iter().find(|r| r.when == When::Always && r.algorithm == algorithm && r.kinds.contains(&kind))
+}
+
+/// The row that holds for `spec`'s keys: the first whose condition holds.
+fn row_for(spec: &Spec, algorithm: Algorithm, kind: &str) -> Option<&'static Row> {
+    TABLE.iter().find(|r| r.algorithm == algorithm && r.kinds.contains(&kind) && r.when.holds(spec))
+}
+
+/// The kinds where `algorithm` has a row with condition `when`, comma-separated (for the
+/// messages of the keys that bring the condition).
+pub fn kinds_where(algorithm: Algorithm, when: When) -> String {
+    let mut kinds: Vec<&str> = TABLE.iter().filter(|r| r.algorithm == algorithm && r.when == when).flat_map(|r| r.kinds.iter().copied()).collect();
+    kinds.dedup();
+    kinds.join(", ")
 }
 
 /// The topology kinds `algorithm` is defined on.
@@ -107,7 +157,7 @@ pub fn kinds_of(algorithm: Algorithm) -> Vec<&'static str> {
 pub fn check_defined(spec: &Spec, kind: &str) -> SpecResult<()> {
     let algo = crate::routing::algorithm(spec)?;
     if row(algo, kind).is_some() {
-        return Ok(());
+        return check_valiant_keys(spec, algo, kind);
     }
     Err(SpecError::new(
         "routing.algorithm",
@@ -116,17 +166,27 @@ pub fn check_defined(spec: &Spec, kind: &str) -> SpecResult<()> {
     ))
 }
 
+/// Valiant's own keys change only Valiant that follows a minimal step (the kinds of its
+/// shortest-path rows): refused elsewhere, naming those kinds.
+fn check_valiant_keys(spec: &Spec, algo: Algorithm, kind: &str) -> SpecResult<()> {
+    let (redraw, paths) = crate::routing::valiant_options(spec)?;
+    let used = algo == A::Valiant && TABLE.iter().any(|r| r.algorithm == A::Valiant && r.when == W::AllShortestPaths && r.kinds.contains(&kind));
+    let only = || format!("only used by routing.algorithm = \"valiant\" on {}", kinds_where(A::Valiant, W::AllShortestPaths));
+    if redraw && !used {
+        return Err(SpecError::new("routing.valiant_redraw", "true", only()));
+    }
+    if paths != crate::routing::ValiantPaths::Topology && !used {
+        return Err(SpecError::new("routing.valiant_paths", format!("{:?}", paths.name()), only()));
+    }
+    Ok(())
+}
+
 /// The VC policy of a run: `auto` resolved by the table, any other checked against it.
 pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Policy> {
-    let r = row(algorithm, kind).expect("the routing was built, so the table has its row");
-    // Valiant over every shortest next hop leaves the topology's minimal paths (on a
-    // dragonfly, global-local-global through a third group): only the hop ladders, which
-    // order any path of bounded length, still hold.
-    let all_shortest = crate::routing::ValiantPaths::from_spec(spec) == crate::routing::ValiantPaths::AllShortest
-        || crate::routing::minimal_paths(spec) == crate::routing::ValiantPaths::AllShortest;
-    let sound: &[Policy] = if all_shortest { &[P::Ladder, P::LadderReuse] } else { r.sound };
+    let r = row_for(spec, algorithm, kind).expect("the routing was built, so the table has its row");
+    let sound = r.sound;
     let asked = Policy::from_spec(spec)?;
-    let Some(p) = asked else { return Ok(if all_shortest { P::Ladder } else { r.auto }) };
+    let Some(p) = asked else { return Ok(r.auto) };
     if p == P::None || sound.contains(&p) {
         return Ok(p);
     }
@@ -157,9 +217,30 @@ mod tests {
         for (i, r) in TABLE.iter().enumerate() {
             assert!(r.auto == P::None || r.sound.contains(&r.auto), "{:?} on {:?}", r.algorithm, r.kinds);
             for other in &TABLE[i + 1..] {
-                let overlap = other.algorithm == r.algorithm && other.kinds.iter().any(|k| r.kinds.contains(k));
+                let overlap = other.algorithm == r.algorithm && other.when == r.when && other.kinds.iter().any(|k| r.kinds.contains(k));
                 assert!(!overlap, "{:?} has two rows for one kind", r.algorithm);
             }
+            // A conditional row only narrows a plain one: it comes first, and where it holds
+            // the algorithm is defined anyway.
+            if r.when != When::Always {
+                for k in r.kinds {
+                    let plain = TABLE.iter().position(|o| o.when == When::Always && o.algorithm == r.algorithm && o.kinds.contains(k));
+                    assert!(plain.is_some_and(|j| j > i), "{:?} on {k}: a {:?} row needs a plain row after it", r.algorithm, r.when);
+                }
+            }
+        }
+    }
+
+    /// The table names kinds and algorithms only through their registries.
+    #[test]
+    fn every_row_names_registered_kinds_and_every_algorithm_has_a_row() {
+        for r in TABLE {
+            for k in r.kinds {
+                assert!(crate::topology::kind(k).is_some(), "{:?}: {k:?} is not a topology kind ({})", r.algorithm, crate::topology::kind_names());
+            }
+        }
+        for a in crate::routing::Algorithm::ALL {
+            assert!(TABLE.iter().any(|r| r.algorithm == *a), "{a:?} has no row");
         }
     }
 }

@@ -26,6 +26,7 @@ mod valiant_low_diameter;
 
 pub use crate::spec::AriesMode;
 pub use minimal::paths as minimal_paths;
+pub use valiant::valiant_options;
 pub use valiant_low_diameter::ValiantPaths;
 pub use aries::AriesParams;
 pub use dor::Dor;
@@ -235,7 +236,6 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
     let algo = algorithm(spec)?;
     // Unknown keys and wrong types, for every algorithm (those without keys read none).
     own_keys::<serde_json::Value>(spec)?;
-    valiant::ValiantKeys::refuse_unless_used(spec, algo == Algorithm::Valiant && minimal_step(topo.as_ref()).is_some())?;
     // HyperX has a grid too, but its minimal step, not the torus's DOR.
     let cx = BuildCtx { spec, topo, algorithm: algo, low_diameter: minimal_step(topo.as_ref()) };
     (algo.kind().build)(&cx)

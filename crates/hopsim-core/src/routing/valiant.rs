@@ -5,7 +5,7 @@
 //! a dateline.
 
 use super::{start_two_phase, two_phase_dor, Candidates, RouteCtx, RouteState, Routing, Rng, ValiantPaths};
-use crate::error::{SpecError, SpecResult};
+use crate::error::SpecResult;
 use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
@@ -80,8 +80,8 @@ fn topology() -> String {
 
 impl ValiantKeys {
     /// As the `[routing]` table gives them, whichever algorithm is chosen (the chosen one's
-    /// `own_keys` refuses them for another algorithm; `refuse_unless_used` for Valiant on
-    /// a grid).
+    /// `own_keys` refuses them for another algorithm; `deadlock_freedom::check_defined` for
+    /// Valiant on a grid).
     pub(super) fn of(spec: &Spec) -> SpecResult<Self> {
         let chosen = format!("routing.algorithm = {:?}", spec.routing.algorithm);
         crate::spec::read_listed_keys("routing", &chosen, &spec.routing.algorithm_keys, KIND.keys)
@@ -90,21 +90,11 @@ impl ValiantKeys {
     pub(super) fn paths(&self) -> SpecResult<ValiantPaths> {
         super::ugal::choose("routing.valiant_paths", Some(&self.valiant_paths), ValiantPaths::Topology, &ValiantPaths::ALL, ValiantPaths::name)
     }
+}
 
-    /// Refuse the keys when `used` is false: they change only low-diameter Valiant.
-    pub(super) fn refuse_unless_used(spec: &Spec, used: bool) -> SpecResult<()> {
-        let keys = Self::of(spec)?;
-        if keys.valiant_redraw && !used {
-            return Err(SpecError::new("routing.valiant_redraw", "true", "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus and aries"));
-        }
-        let paths = keys.paths()?;
-        if paths != ValiantPaths::Topology && !used {
-            return Err(SpecError::new(
-                "routing.valiant_paths",
-                format!("{:?}", paths.name()),
-                "only used by routing.algorithm = \"valiant\" on hyperx, dragonfly, dragonfly_plus, aries and slim_fly",
-            ));
-        }
-        Ok(())
-    }
+/// `routing.valiant_redraw` and `routing.valiant_paths` as given (checked where they apply by
+/// `deadlock_freedom::check_defined`).
+pub fn valiant_options(spec: &Spec) -> SpecResult<(bool, ValiantPaths)> {
+    let keys = ValiantKeys::of(spec)?;
+    Ok((keys.valiant_redraw, keys.paths()?))
 }
