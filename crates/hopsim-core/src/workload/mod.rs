@@ -8,6 +8,7 @@ mod bandwidth;
 
 pub use bandwidth::packets_at_once;
 mod bernoulli;
+mod periodic;
 mod jobs;
 pub mod motifs;
 pub mod trace;
@@ -158,6 +159,7 @@ registry! {
     /// Every `workload.kind`, in the order `hopsim list` and error messages give them.
     const WORKLOADS: [WorkloadKind] = {
         Bernoulli => bernoulli::KIND,
+        Periodic => periodic::KIND,
         PingPong => bandwidth::PING_PONG,
         Bandwidth => bandwidth::BANDWIDTH,
     }
