@@ -9,8 +9,8 @@ buffers 512. Merlin's links take 20 ns (10 cycles); its routers 20 ns at the inp
 at the output, so that a hop costs 60 ns: hopsim's per-hop ``link.latency + pipeline_delay
 + 1`` cycles with ``pipeline_delay = 19``. Merlin's routers move whole packets (virtual
 cut-through) and inject on the first VC of the routing's scheme: ``flow_control = "vct"``,
-``injection_vcs = "policy"``. Merlin's sources inject periodically, hopsim's by a
-Bernoulli process.
+``injection_vcs = "policy"``. Merlin's sources inject at fixed intervals, all in step:
+``workload.kind = "periodic"``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class MerlinConfig:
             "packet": {"phits": 8},
             "routing": {**self.routing, "injection_vcs": "policy"},
             "traffic": {**self.traffic, "load": load},
+            "workload": {"kind": "periodic"},
             "run": {"warmup": warmup, "cycles": cycles, "seed": 1},
         }
 
