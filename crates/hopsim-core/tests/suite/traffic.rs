@@ -66,3 +66,22 @@ fn hotspot_sends_its_share_to_the_hot_server() {
     let hot = (0..10_000).filter(|_| t.pattern.destination(0, &mut rng) == 9).count() as f64 / 10_000.0;
     assert!((hot - (0.5 + 0.5 / 15.0)).abs() < 0.03, "{hot}");
 }
+
+/// `workload.kind = "periodic"`: every server starts a message every `phits / load` cycles,
+/// all in step. On a ring under `shift = [1]` no two packets ever meet, so every packet
+/// takes the zero-load latency exactly and the network accepts the offered load to the
+/// message; a fractional interval (16 / 0.3 cycles) keeps its exact long-run rate.
+#[test]
+fn periodic_sources_send_at_fixed_intervals_in_step() {
+    for load in [0.25, 0.3] {
+        let r = crate::common::run(&format!(
+            "[topology]\nkind = \"torus\"\ndims = [8]\n[packet]\nphits = 16\n[workload]\nkind = \"periodic\"\n[traffic]\npattern = \"shift\"\nshift = [1]\nload = {load}\n[run]\nwarmup = 1000\ncycles = 48000\nseed = 1\n"
+        ));
+        let m = &r.metrics;
+        assert!((m.accepted_load - load).abs() < 0.002, "load {load}: accepted {}", m.accepted_load);
+        assert_eq!(m.packet_latency_max, m.packet_latency_p50, "load {load}: latencies vary");
+        assert!((m.packet_latency_mean - m.zero_load_latency).abs() < 1e-9, "load {load}: {} against {}", m.packet_latency_mean, m.zero_load_latency);
+    }
+    let e = crate::common::refused("[topology]\nkind = \"torus\"\ndims = [8]\n[workload]\nkind = \"periodic\"\n[traffic]\nload = 0.2\n[traffic.burst]\npattern = \"uniform\"\nload = 0.5\nstart = 10\ncycles = 10\n");
+    assert!(e.to_string().starts_with("traffic.burst"), "{e}");
+}
