@@ -183,7 +183,18 @@ fn reject_unused(spec: &Spec, kind: &Kind) -> SpecResult<()> {
 /// the per-kind spec type of a kind added without touching the spec. Errors name the key.
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let keys = &spec.topology.kind_keys;
-    let table = serde_json::Value::Object(keys.clone().into_iter().collect());
+    let mut table: serde_json::Map<String, serde_json::Value> = keys.clone().into_iter().collect();
+    // Keys the spec still reads into typed fields (`groups`, `dims`, `k`, ...) are a kind's
+    // own as well when it declares them: a new kind may name a key `groups`.
+    if let Ok(serde_json::Value::Object(typed)) = serde_json::to_value(&spec.topology) {
+        for (k, v) in typed {
+            let unset = v.is_null() || v.as_array().is_some_and(Vec::is_empty);
+            if k != "kind" && !unset && !table.contains_key(&k) {
+                table.insert(k, v);
+            }
+        }
+    }
+    let table = serde_json::Value::Object(table);
     T::deserialize(&table).map_err(|e| {
         let msg = e.to_string();
         if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {

@@ -193,3 +193,19 @@ fn a_key_of_another_motif_is_refused_by_a_whole_check_of_the_spec() {
         "jobs[0].workload.domain = [2, 2, 1]: unknown key for jobs[0].workload.motif = \"allreduce\"; allowed keys: motif, iterations, compute, barrier, algorithm, bytes, elements, element_bytes"
     );
 }
+
+/// A kind reads its keys with `topology::own_keys`, and may name one like a key the spec
+/// reads into a typed field for older kinds (`groups`, `k`, `dims`): it gets what the user
+/// wrote, not "missing".
+#[test]
+fn a_kind_may_name_its_key_groups() {
+    #[derive(serde::Deserialize)]
+    struct Keys {
+        groups: usize,
+        k: usize,
+        file: String,
+    }
+    let s = hopsim_core::spec::from_toml_str("[topology]\nkind = \"graph\"\nfile = \"g.txt\"\ngroups = 5\nk = 3\n[traffic]\nload = 0.1\n").unwrap();
+    let Keys { groups, k, file } = hopsim_core::topology::own_keys(&s).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((groups, k, file.as_str()), (5, 3, "g.txt"));
+}
