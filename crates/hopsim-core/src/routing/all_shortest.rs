@@ -9,7 +9,6 @@
 use super::{Candidates, Hop, NO_DIM};
 use crate::route::MAX_CANDIDATES;
 use crate::topology::{LinkClass, Topology};
-use std::collections::VecDeque;
 
 pub struct AllShortest {
     switches: usize,
@@ -29,22 +28,8 @@ impl AllShortest {
                     .collect()
             })
             .collect();
-        let mut dist = vec![u8::MAX; n * n];
-        let mut queue = VecDeque::new();
-        for target in 0..n {
-            let d = &mut dist[target * n..(target + 1) * n];
-            d[target] = 0;
-            queue.push_back(target);
-            // Links are bidirectional, so distances towards `target` are distances from it.
-            while let Some(v) = queue.pop_front() {
-                for &(_, u, _) in &ports[v] {
-                    if d[u as usize] == u8::MAX {
-                        d[u as usize] = d[v] + 1;
-                        queue.push_back(u as usize);
-                    }
-                }
-            }
-        }
+        // Links are bidirectional, so distances towards a target are distances from it.
+        let dist = crate::topology::hop_distances(n, |v| ports[v].iter().map(|&(_, u, _)| u as usize)).expect("the networks routed by their wiring have short paths");
         AllShortest { switches: n, dist, ports }
     }
 

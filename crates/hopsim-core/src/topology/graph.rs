@@ -20,7 +20,7 @@ use super::{check_size, LinkClass, PortPeer, Topology, MAX_WIRING_ROUTED_SWITCHE
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 use serde::Deserialize;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 pub const KIND: super::Kind = super::Kind {
     name: "graph",
@@ -188,24 +188,9 @@ impl Graph {
         let servers: Vec<usize> = p.servers.iter().map(|s| s.unwrap_or(default_servers)).collect();
         let (radix, switch) = (0..n).map(|s| (ports[s].len() + servers[s], s)).max().expect("n >= 2");
         check_size(KEY, String::new(), n as u128, servers.iter().sum::<usize>() as u128, radix as u128).map_err(|e| format!("switch {switch}: {}", e.allowed))?;
-        let mut dist = vec![u8::MAX; n * n];
-        let mut queue = VecDeque::new();
-        for a in 0..n {
-            let d = &mut dist[a * n..(a + 1) * n];
-            d[a] = 0;
-            queue.push_back(a);
-            while let Some(v) = queue.pop_front() {
-                for (peer, _, _) in &ports[v] {
-                    let u = peer.switch as usize;
-                    if d[u] == u8::MAX {
-                        d[u] = d[v].checked_add(1).ok_or("a path of more than 254 hops; hopsim keeps distances in a byte")?;
-                        queue.push_back(u);
-                    }
-                }
-            }
-            if let Some(cut) = d.iter().position(|&h| h == u8::MAX) {
-                return Err(format!("the graph is not connected: no path from switch {a} to switch {cut}"));
-            }
+        let dist = super::hop_distances(n, |v| ports[v].iter().map(|(peer, _, _)| peer.switch as usize))?;
+        if let Some(cut) = dist[..n].iter().position(|&h| h == u8::MAX) {
+            return Err(format!("the graph is not connected: no path from switch 0 to switch {cut}"));
         }
         if servers.iter().all(|&s| s == 0) {
             return Err("no switch has servers; give nodes \"servers\" or topology.servers_per_switch".into());

@@ -210,6 +210,28 @@ pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     })
 }
 
+/// Hops between every pair of the `n` switches, `[a * n + b]`, by one breadth-first search
+/// per switch over `neighbours`; `u8::MAX` where no path joins them. Links are taken as
+/// bidirectional, so the table is symmetric. An error when a path is longer than 254 hops.
+pub fn hop_distances<I: IntoIterator<Item = usize>>(n: usize, neighbours: impl Fn(usize) -> I) -> Result<Vec<u8>, String> {
+    let mut dist = vec![u8::MAX; n * n];
+    let mut queue = std::collections::VecDeque::new();
+    for a in 0..n {
+        let d = &mut dist[a * n..(a + 1) * n];
+        d[a] = 0;
+        queue.push_back(a);
+        while let Some(v) = queue.pop_front() {
+            for u in neighbours(v) {
+                if d[u] == u8::MAX {
+                    d[u] = d[v].checked_add(1).filter(|&h| h < u8::MAX).ok_or("a path of more than 254 hops; hopsim keeps distances in a byte")?;
+                    queue.push_back(u);
+                }
+            }
+        }
+    }
+    Ok(dist)
+}
+
 /// Largest network of a kind without a minimal step of its own (or a grid): the routings
 /// take its minimal paths from its wiring, a table of one next hop per pair of switches
 /// (`routing::graph_minimal`; 4096^2 ports of 2 bytes, 32 MiB).

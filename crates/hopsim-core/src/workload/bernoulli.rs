@@ -27,18 +27,21 @@ pub const KIND: WorkloadKind = WorkloadKind {
 #[serde(deny_unknown_fields)]
 struct Keys {}
 
-/// `traffic.load` given (unless `[[jobs]]` replace the workload), at a message rate whose
-/// gaps can be drawn.
 fn check(spec: &Spec) -> SpecResult<()> {
     let Keys {} = super::own_keys(spec)?;
+    check_load(spec, "bernoulli")
+}
+
+/// An open-loop workload's `traffic.load`: given (unless `[[jobs]]` replace the workload),
+/// at a message rate whose gaps can be drawn (below it they cannot in reasonable time, and
+/// such a run would generate nothing anyway).
+pub(super) fn check_load(spec: &Spec, kind: &str) -> SpecResult<()> {
     let Some(l) = spec.traffic.load else {
         if spec.jobs.is_empty() {
-            return Err(SpecError::new("traffic.load", "", "missing; the bernoulli workload needs an offered load in (0, 1]"));
+            return Err(SpecError::new("traffic.load", "", format!("missing; the {kind} workload needs an offered load in (0, 1]")));
         }
         return Ok(());
     };
-    // The geometric gaps between messages cannot be drawn in reasonable time below this
-    // rate, and such a run would generate nothing anyway.
     let per_cycle = l / (spec.packet.phits as f64 * spec.packets_per_message() as f64);
     if per_cycle < MIN_MESSAGE_RATE {
         return Err(SpecError::new(

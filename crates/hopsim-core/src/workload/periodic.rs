@@ -28,17 +28,10 @@ struct Keys {}
 
 fn check(spec: &Spec) -> SpecResult<()> {
     let Keys {} = super::own_keys(spec)?;
-    let Some(load) = spec.traffic.load else {
-        return Err(SpecError::new("traffic.load", "", "missing; the periodic workload needs an offered load in (0, 1]"));
-    };
     if spec.traffic.burst.is_some() {
         return Err(SpecError::new("traffic.burst", "given", "only the bernoulli workload has bursts"));
     }
-    let per_cycle = load / (spec.packet.phits as f64 * spec.packets_per_message() as f64);
-    if per_cycle < crate::spec::MIN_MESSAGE_RATE {
-        return Err(SpecError::new("traffic.load", load, format!("too small: {per_cycle:e} messages per server per cycle; at least {:e}", crate::spec::MIN_MESSAGE_RATE)));
-    }
-    Ok(())
+    super::bernoulli::check_load(spec, "periodic")
 }
 
 pub struct Periodic {
