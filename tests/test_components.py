@@ -24,7 +24,9 @@ def test_list_json_has_every_registry_with_keys_and_defaults():
     assert {m["name"] for m in c["motifs"]} >= {"allreduce", "halo3d", "bernoulli"}
     assert [k["name"] for k in c["motif_table_keys"]] == ["motif", "iterations", "compute", "barrier"]
     closed = {w["name"]: w["closed_loop"] for w in c["workloads"]}
-    assert closed == {"bernoulli": False, "ping_pong": True, "bandwidth": True}
+    assert closed == {"bernoulli": False, "periodic": False, "ping_pong": True, "bandwidth": True}
+    assert [k["name"] for k in kinds["graph"]["keys"]] == ["file", "servers_per_switch"]
+    assert patterns["matrix"] == {"matrix": "required"}
 
 
 def test_list_text_names_every_kind_and_key():

@@ -143,7 +143,7 @@ impl PatternCtx<'_> {
             SpecError::new(
                 "traffic.pattern",
                 format!("{:?}", self.spec.traffic.pattern),
-                format!("needs a topology with switch coordinates (torus, mesh, hyperx), not {:?}", self.topo.kind()),
+                format!("needs a topology with switch coordinates; topology.kind = {:?} has none", self.topo.kind()),
             )
         })
     }
@@ -167,7 +167,7 @@ impl GroupServers {
             return Err(SpecError::new(
                 "traffic.pattern",
                 format!("{:?}", t.pattern),
-                format!("needs a topology with groups (dragonfly, dragonfly_plus), not {:?}", topo.kind()),
+                format!("needs a topology with groups of switches; topology.kind = {:?} has one group", topo.kind()),
             ));
         }
         let AdvKeys { adv_offset } = own_keys(ctx.spec)?;
