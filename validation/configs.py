@@ -245,8 +245,9 @@ class DragonflyConfig:
     source group (``ugal_intermediate = "network"``), the port's queue, the minimal queue
     against twice the non-minimal one (``ugal_weights = "one_to_two"``) and its threshold of
     30 flits; the remaining differences are on that page. Both routings eject a packet on
-    its phase's VC: ``ejection_vcs = "policy"`` (the packet's class under the VC policy). Its ``bad_dragon`` traffic (a random
-    server of the next group) is hopsim's ``adv_random`` with offset 1.
+    its phase's VC: ``ejection_vcs = "policy"`` (the packet's class under the VC policy). Its
+    ``bad_dragon`` traffic (a random server of the next group) is hopsim's ``adv_random``
+    with offset 1.
     """
 
     name: str
@@ -280,11 +281,11 @@ class DragonflyConfig:
         }
 
     def hopsim_spec(self, load: float, seed: int = 1, warmup: int | None = None, cycles: int | None = None) -> dict[str, Any]:
-        routing: dict[str, Any] = {"algorithm": "minimal", "vc_policy": "min_first", "injection_vcs": "any_random",
-                                   "ejection_vcs": "policy"}
+        routing: dict[str, Any] = {"algorithm": "minimal", "vc_policy": "min_first"}
         if self.routing == "ugal":
-            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "injection_vcs": "any_random", "ejection_vcs": "policy",
-                       "ugal_queue": "port", "ugal_intermediate": "network", "ugal_weights": "one_to_two", "ugal_threshold": 30}
+            routing = {"algorithm": "ugal_l", "vc_policy": "min_last", "ugal_queue": "port", "ugal_intermediate": "network",
+                       "ugal_weights": "one_to_two", "ugal_threshold": 30}
+        routing |= {"injection_vcs": "any_random", "ejection_vcs": "policy"}
         traffic: dict[str, Any] = {"pattern": "uniform", "load": load}
         if self.traffic == "bad_dragon":
             traffic = {"pattern": "adv_random", "adv_offset": 1, "load": load}

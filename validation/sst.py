@@ -118,9 +118,10 @@ def problems(cfg: MerlinConfig, ref: list[dict], ours: list[dict]) -> list[str]:
     if not cfg.open_latency_gap:
         return bad
     at = {round(p["offered"], 6): p for p in ours}
-    wide = [f"latency at {p['offered']:g}: {at[round(p['offered'], 6)]['latency']:.1f} vs {p['latency']:.1f}"
-            for p in ref if p["offered"] in compare.latency_points(ref) and round(p["offered"], 6) in at
-            and abs(compare.rel(at[round(p["offered"], 6)]["latency"], p["latency"])) > OPEN_LATENCY_TOL]
+    compared = set(compare.latency_points(ref))
+    pairs = [(p, at[round(p["offered"], 6)]) for p in ref if p["offered"] in compared and round(p["offered"], 6) in at]
+    wide = [f"latency at {p['offered']:g}: {q['latency']:.1f} vs {p['latency']:.1f}"
+            for p, q in pairs if abs(compare.rel(q["latency"], p["latency"])) > OPEN_LATENCY_TOL]
     return [b for b in bad if not b.startswith("latency at")] + wide
 
 

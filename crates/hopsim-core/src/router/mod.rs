@@ -581,25 +581,29 @@ impl Routers {
     }
 
     /// Phits of room behind the VCs of `mask` of output `port` of `switch`, as it sees it:
-    /// what its output buffers have left plus the credits it holds for the next input
-    /// buffers (the complement of `queue_on`).
+    /// what its output buffers have left plus, as far as `reach` goes, the credits it holds
+    /// for the next input buffers (the complement of `queue_on`).
     pub fn free_on(&self, switch: usize, port: usize, mask: u32, reach: QueueReach) -> u32 {
-        let gp = self.global_port(switch, port);
-        (0..self.vcs)
-            .filter(|v| mask >> v & 1 == 1)
-            .map(|v| {
-                let q = &self.vc[gp * self.vcs + v];
-                let next = if reach == QueueReach::NextInput { (q.credits as u32).min(self.in_cap) } else { 0 };
-                self.out_cap.saturating_sub(q.out_used as u32) + next
-            })
-            .sum()
+        self.sum_over_vcs(switch, port, mask, |gv| {
+            let q = &self.vc[gv];
+            let next = if reach == QueueReach::NextInput { (q.credits as u32).min(self.in_cap) } else { 0 };
+            self.out_cap.saturating_sub(q.out_used as u32) + next
+        })
     }
 
-    /// Phits queued behind the VCs of `mask` of output `port` of `switch` (`vc_queue`).
+    /// Phits queued behind the VCs of `mask` of output `port` of `switch`: its output buffers
+    /// and, as far as `reach` goes, the next input buffers (`vc_queue`).
     pub fn queue_on(&self, switch: usize, port: usize, mask: u32, reach: QueueReach) -> u32 {
+        self.sum_over_vcs(switch, port, mask, |gv| match reach {
+            QueueReach::NextInput => self.vc_queue(gv),
+            QueueReach::OwnOutput => self.vc[gv].out_used as u32,
+        })
+    }
+
+    /// `of` each output VC (`gv`) of `mask` of output `port` of `switch`, summed.
+    fn sum_over_vcs(&self, switch: usize, port: usize, mask: u32, of: impl Fn(usize) -> u32) -> u32 {
         let gp = self.global_port(switch, port);
-        let queue = |gv: usize| if reach == QueueReach::NextInput { self.vc_queue(gv) } else { self.vc[gv].out_used as u32 };
-        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| queue(gp * self.vcs + v)).sum()
+        (0..self.vcs).filter(|v| mask >> v & 1 == 1).map(|v| of(gp * self.vcs + v)).sum()
     }
 
     /// Phits in `switch`'s input buffers whose front packet waits for an output VC of `port`

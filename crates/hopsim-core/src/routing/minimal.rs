@@ -24,11 +24,12 @@ fn topology() -> String {
 }
 
 /// `routing.minimal_paths` of `minimal` (the topology's paths for every other algorithm).
-pub fn paths(spec: &Spec) -> ValiantPaths {
-    if super::algorithm(spec).ok() != Some(super::Algorithm::Minimal) {
-        return ValiantPaths::Topology;
+pub fn paths(spec: &Spec) -> crate::error::SpecResult<ValiantPaths> {
+    if super::algorithm(spec)? != super::Algorithm::Minimal {
+        return Ok(ValiantPaths::Topology);
     }
-    super::own_keys::<Keys>(spec).ok().and_then(|k| ValiantPaths::ALL.into_iter().find(|p| p.name() == k.minimal_paths)).unwrap_or(ValiantPaths::Topology)
+    let Keys { minimal_paths } = super::own_keys(spec)?;
+    super::ugal::choose("routing.minimal_paths", Some(&minimal_paths), ValiantPaths::Topology, &ValiantPaths::ALL, ValiantPaths::name)
 }
 
 pub struct Minimal {
@@ -85,8 +86,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
 
 /// `minimal`, with its key.
 fn build_minimal(cx: &super::BuildCtx) -> crate::error::SpecResult<Arc<dyn Routing>> {
-    let Keys { minimal_paths } = super::own_keys(cx.spec)?;
-    let paths = super::ugal::choose("routing.minimal_paths", Some(&minimal_paths), ValiantPaths::Topology, &ValiantPaths::ALL, ValiantPaths::name)?;
+    let paths = paths(cx.spec)?;
     let mut m = Minimal::new(cx.algorithm.name(), cx.step(), cx.topo.diameter());
     m.all_shortest = (paths == ValiantPaths::AllShortest).then(|| AllShortest::new(cx.topo.as_ref()));
     Ok(Arc::new(m))
