@@ -142,14 +142,26 @@ def _pilot(run: Run, threads: int, budget: float) -> _Pilot:
     if failure:
         raise failure[0]
     spent = time.process_time() - start
+    if not counter_cancelled:
+        return _Pilot(spent, spent, True, _second_half_rate(samples))
+    return _project(samples, _cycles(run), spent)
+
+
+def _second_half_rate(samples: list[tuple[int, float]]) -> float:
+    """CPU seconds per cycle over the second half of the cycles the samples cover; over all
+    of them when too few samples fall in the second half."""
     done = samples[-1][0]
     mid = next(s for s in samples if s[0] >= done / 2)
     if mid == samples[-1]:
-        mid = samples[0]  # too few samples for a second half: the whole pilot's rate
-    per_cycle = (samples[-1][1] - mid[1]) / max(1, done - mid[0])
-    if not counter_cancelled:
-        return _Pilot(spent, spent, True, per_cycle)
-    return _Pilot(samples[-1][1] + per_cycle * max(0, _cycles(run) - done), spent, False, per_cycle)
+        mid = samples[0]
+    return (samples[-1][1] - mid[1]) / max(1, done - mid[0])
+
+
+def _project(samples: list[tuple[int, float]], cycles: int, spent: float) -> _Pilot:
+    """A stopped pilot's projection: what it spent, plus the remaining cycles at the rate of
+    its second half. ``samples`` are (cycles done, CPU seconds) from the start."""
+    per_cycle = _second_half_rate(samples)
+    return _Pilot(samples[-1][1] + per_cycle * max(0, cycles - samples[-1][0]), spent, False, per_cycle)
 
 
 def estimate(runs: list[Run], cores: int, budget: float = BUDGET_SECONDS, on_pilot: Callable[[int, int], None] | None = None) -> CpuEstimate:
