@@ -121,6 +121,9 @@ pub const TABLE: &[Row] = &[
     // (docs/studies/adaptive-routing.md: ADV+1 on the 33-group dragonfly, 0.294 -> 0.342).
     Row { when: W::Always, algorithm: A::UgalL, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
     Row { when: W::Always, algorithm: A::UgalG, kinds: LOW_DIAMETER, auto: P::MinLast, sound: PHASES_OR_HOPS },
+    // DAL: at most a deroute and a correction per HyperX dimension, in any order of the
+    // dimensions; the hop ladder's class rises along every such path.
+    Row { when: W::Always, algorithm: A::Dal, kinds: &["hyperx"], auto: P::Ladder, sound: &[P::Ladder, P::LadderReuse] },
     // PAR may leave the minimal path after a local hop: two local hops in the source group
     // before the first global one, which 2Phases's classes do not order. Only the hop ladder
     // (one step more than Valiant) orders them.

@@ -51,6 +51,33 @@ pub struct Params {
     /// The VCs the run's VC policy uses (`VcPolicy::all`), read at every arrival: kept here
     /// rather than asked of the policy through a dynamic call each time.
     pub policy_vcs: u32,
+    /// How heads choose among their candidates' free VCs (`Routing::selection`).
+    pub selection: crate::route::Selection,
+    /// Who learns the hops packets take.
+    pub hop_hook: HopHook,
+}
+
+/// The routing whose `Routing::on_hop` learns each hop a head wins, or `None` where the
+/// engine counts hops itself: dimension order with a dateline policy, called directly
+/// (engine/head_routing.rs), whose `on_hop` is the counting.
+#[derive(Clone, Default)]
+pub struct HopHook(pub Option<std::sync::Arc<dyn crate::routing::Routing>>);
+
+impl std::fmt::Debug for HopHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.as_ref().map_or("counted by the engine", |r| r.name()))
+    }
+}
+
+impl HopHook {
+    /// The head of `state`'s packet at `switch` has won an output VC for `hop`.
+    #[inline(always)]
+    pub fn on_hop(&self, state: &mut crate::route::RouteState, switch: usize, hop: &crate::route::Hop) {
+        match &self.0 {
+            None => state.count_hop(hop),
+            Some(routing) => routing.on_hop(state, switch, hop),
+        }
+    }
 }
 
 impl Params {

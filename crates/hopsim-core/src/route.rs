@@ -40,6 +40,9 @@ pub struct RouteState {
     /// The packet's number in its message: a header field routings may hash (Aries
     /// `min_hash`).
     pub header: u32,
+    /// The routing algorithm's own per-packet state, which nothing else reads: it sets it in
+    /// `Routing::on_inject` and `Routing::on_hop` (`dal`: the dimensions derouted in).
+    pub word: u32,
 }
 
 /// One hop a packet may take.
@@ -100,6 +103,25 @@ impl Candidates {
 }
 
 impl RouteState {
+    /// Count `hop`, which the packet's head has just won: switch-to-switch hops, per link
+    /// class, and the datelines crossed. Every routing's `on_hop` does this (the deadlock
+    /// detector and the VC policies read these fields).
+    #[inline(always)]
+    pub fn count_hop(&mut self, hop: &Hop) {
+        if hop.eject {
+            return;
+        }
+        self.hops += 1;
+        if hop.class == 0 {
+            self.local_hops = self.local_hops.saturating_add(1);
+        } else {
+            self.global_hops = self.global_hops.saturating_add(1);
+        }
+        if hop.wraps && hop.dim < 32 {
+            self.wrapped |= 1 << hop.dim;
+        }
+    }
+
     /// The VCs this packet may use of the `allowed` ones its VC policy gives: all of them, or
     /// for an in-order packet only the highest (one VC per hop, so packets of a flow on one
     /// path cannot overtake each other; the highest, since under `ladder_reuse` the lowest
@@ -111,6 +133,32 @@ impl RouteState {
         } else {
             1 << (31 - allowed.leading_zeros())
         }
+    }
+}
+
+/// How a head chooses among its candidates' free output VCs when it asks for one: the
+/// routing's `Routing::selection`. Either way a VC is free when no packet owns it and it has
+/// room for the head's flit; ties go to the lowest found or, with `router.jsq_tie_break =
+/// "random"`, to a uniform draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Selection {
+    /// The lowest `priority` that has a free VC, then the VC with the most room (join the
+    /// shortest queue).
+    #[default]
+    Emptiest,
+    /// The least weighted queue over every free VC: `(1 + priority) x queue + priority`, the
+    /// queue being the phits in the VC's output buffer and, as credits say, the next input
+    /// buffer. A candidate of priority 1 (a deroute) is taken only when its queue is less than
+    /// about half a priority-0 one's, as SST Merlin's `VDAL` weighs them (hyperx.cc,
+    /// `routeVDAL`: `2 * queue + 1` for a non-minimal port).
+    Weighted,
+}
+
+impl Selection {
+    /// The weight of a queue of `queue` phits behind a candidate of `priority` (`Weighted`).
+    #[inline(always)]
+    pub fn weight(priority: u8, queue: u64) -> u64 {
+        (1 + priority as u64) * queue + priority as u64
     }
 }
 

@@ -35,7 +35,7 @@ use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
 use crate::vc::VcPolicy;
 use crate::calendar::{Calendar, Deferred, Event};
-use crate::params::Params;
+use crate::params::{HopHook, Params};
 use crate::random::seed_for;
 use rand::SeedableRng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -112,6 +112,8 @@ impl Parts {
             routing_reads_queues,
             deliver_when_ready: !routing_reads_queues && !random_jsq_ties,
             policy_vcs: vc_policy.all(),
+            selection: routing.selection(),
+            hop_hook: HopHook(if head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()).direct() { None } else { Some(routing.clone()) }),
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }

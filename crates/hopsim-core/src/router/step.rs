@@ -14,7 +14,7 @@ use crate::calendar::{Event, Schedule, NEVER};
 use crate::round_robin::RoundRobin;
 use crate::params::Params;
 use crate::packet::Arena;
-use crate::route::Rng;
+use crate::route::{Candidate, Rng, Selection};
 use crate::vc::JsqTies;
 
 pub struct StepCtx<'a, C: Schedule> {
@@ -601,7 +601,7 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
     vi.stage_from = prm.staging.switch_from(now) as u32;
     r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
-    count_hop(packets.get_mut(rq.packet), rq.out_port, rq.out_vc, extra_latency);
+    count_hop(packets.get_mut(rq.packet), at.switch, rq.out_port, rq.out_vc, extra_latency, &prm.hop_hook);
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
@@ -661,29 +661,19 @@ fn choose_or_wait<const V: usize>(switch: usize, base: usize, h: Head, r: &mut R
     chosen
 }
 
-/// The packet takes the hop to output `out_port`, VC `out_vc`, which its head has just won:
-/// its route state counts the hop. Counted here rather than when the head crosses the
-/// crossbar, since choosing the VC has just read the packet's line: on a network far larger
-/// than the cache a packet that waits for its grant would be loaded again for this alone.
-/// Nothing reads these fields before the head reaches its next switch but the deadlock
-/// detector, which undoes the count for a head still waiting (engine/deadlock.rs).
-/// `extra_latency`: the link's latency beyond `link.latency`, for the zero-load formula.
+/// The packet takes the hop to output `out_port`, VC `out_vc`, which its head has just won
+/// at `switch`: its routing learns the hop (`Routing::on_hop`, which counts it). Learned here
+/// rather than when the head crosses the crossbar, since choosing the VC has just read the
+/// packet's line: on a network far larger than the cache a packet that waits for its grant
+/// would be loaded again for this alone. Nothing reads the counts before the head reaches
+/// its next switch but the deadlock detector, which undoes the count for a head still
+/// waiting (engine/deadlock.rs). `extra_latency`: the link's latency beyond `link.latency`,
+/// for the zero-load formula.
 #[inline(always)]
-fn count_hop(pkt: &mut crate::packet::Packet, out_port: u16, out_vc: u8, extra_latency: i32) {
+fn count_hop(pkt: &mut crate::packet::Packet, switch: usize, out_port: u16, out_vc: u8, extra_latency: i32, hook: &crate::params::HopHook) {
     let hop = pkt.candidates.as_slice().iter().find(|c| c.hop.port == out_port).map(|c| c.hop).expect("allocated port is a candidate");
-    let st = &mut pkt.state;
-    if !hop.eject {
-        st.hops += 1;
-        if hop.class == 0 {
-            st.local_hops = st.local_hops.saturating_add(1);
-        } else {
-            st.global_hops = st.global_hops.saturating_add(1);
-        }
-        if hop.wraps && hop.dim < 32 {
-            st.wrapped |= 1 << hop.dim;
-        }
-    }
-    st.vc = out_vc;
+    hook.on_hop(&mut pkt.state, switch, &hop);
+    pkt.state.vc = out_vc;
     // Written only when it changes: the field is in a line of the packet nothing else of a
     // hop touches.
     if extra_latency != 0 {
@@ -896,6 +886,10 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
     }
     // The space `vc_queue` counts, with a flit that has left the output buffer given back.
     let space_of = |go: usize, ov: usize| (prm.out_cap + prm.in_cap + gone_phits(r, go, ov, now, prm) - r.vc_queue(go * vcs + ov)) as u64;
+    if prm.selection == Selection::Weighted {
+        let weight_of = |c: &Candidate, go: usize, ov: usize| Selection::weight(c.priority, (prm.out_cap + prm.in_cap) as u64 - space_of(go, ov));
+        return least_weighted(pkt.candidates.as_slice(), vcs, |op, ov| free(base + op, ov), |c, op, ov| weight_of(c, base + op, ov), rng);
+    }
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(rng);
     for c in pkt.candidates.as_slice() {
@@ -935,6 +929,34 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
         }
     }
     best.map(|(_, _, op, ov)| (op, ov))
+}
+
+/// The free (port, VC) of least weight among `candidates` (`Selection::Weighted`).
+#[inline]
+fn least_weighted(candidates: &[Candidate], vcs: usize, free: impl Fn(usize, usize) -> bool, weight: impl Fn(&Candidate, usize, usize) -> u64, rng: Option<&mut Rng>) -> Option<(usize, usize)> {
+    let mut best: Option<(u64, usize, usize)> = None;
+    let mut ties = JsqTies::new(rng);
+    for c in candidates {
+        let op = c.hop.port as usize;
+        for ov in allowed_vcs(c, vcs) {
+            if !free(op, ov) {
+                continue;
+            }
+            let w = weight(c, op, ov);
+            let take = match best {
+                None => true,
+                Some((bw, _, _)) if w < bw => {
+                    ties.better();
+                    true
+                }
+                Some((bw, _, _)) => w == bw && ties.tie_wins(),
+            };
+            if take {
+                best = Some((w, op, ov));
+            }
+        }
+    }
+    best.map(|(_, op, ov)| (op, ov))
 }
 
 /// Whether output port `go`'s link is free next cycle in a way the grant may settle now
@@ -1044,4 +1066,32 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
         r.port_sets[w].busy_inputs &= !bit;
     }
     *wake
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::route::Hop;
+
+    fn candidate(port: u16, priority: u8, vcs: u32) -> Candidate {
+        Candidate { hop: Hop { port, ..Hop::default() }, vcs, priority }
+    }
+
+    /// `Selection::Weighted` against its definition: the free (port, VC) of least
+    /// `(1 + priority) x queue + priority`, the first found on a tie without a generator.
+    #[test]
+    fn weighted_selection_takes_the_least_weighted_free_vc() {
+        let cands = [candidate(0, 0, 0b11), candidate(1, 1, 0b01)];
+        let pick = |queues: [[u64; 2]; 2], free: [[bool; 2]; 2]| least_weighted(&cands, 2, |op, ov| free[op][ov], |c, op, ov| Selection::weight(c.priority, queues[op][ov]), None);
+        let all = [[true; 2]; 2];
+        // Minimal VCs hold 10 and 12 phits, the deroute 4: 10 against 2 x 4 + 1 = 9.
+        assert_eq!(pick([[10, 12], [4, 0]], all), Some((1, 0)));
+        // The deroute holds 5: 11 against 10.
+        assert_eq!(pick([[10, 12], [5, 0]], all), Some((0, 0)));
+        // The least-loaded minimal VC is owned: its other VC, 12, against 11.
+        assert_eq!(pick([[10, 12], [5, 0]], [[false, true], [true, true]]), Some((1, 0)));
+        // A tie (9 and 2 x 4 + 1) goes to the first found; nothing free, nothing chosen.
+        assert_eq!(pick([[9, 12], [4, 0]], all), Some((0, 0)));
+        assert_eq!(pick([[9, 12], [4, 0]], [[false; 2]; 2]), None);
+    }
 }

@@ -8,6 +8,7 @@
 
 mod aries;
 mod aries_minimal;
+mod dal;
 mod dor;
 mod dragonfly_lgl;
 mod dragonfly_plus_ugd;
@@ -30,7 +31,7 @@ pub use valiant::valiant_options;
 pub use valiant_low_diameter::ValiantPaths;
 pub use aries::AriesParams;
 pub use dor::Dor;
-pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, MAX_CANDIDATES, NO_DIM};
+pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, Selection, MAX_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::{Key, Spec};
@@ -101,6 +102,7 @@ registry! {
         UgalG => ugal::UGAL_G,
         Par => par::KIND,
         Aries => aries::KIND,
+        Dal => dal::KIND,
     }
 }
 
@@ -149,6 +151,18 @@ pub trait Routing: std::any::Any + Send + Sync {
     /// Candidate network hops at `cx.switch` towards `state.dst_switch`; never called at the
     /// destination switch (the engine ejects there).
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates);
+    /// The packet's head at `switch` has just won an output VC for `hop`, one of the
+    /// candidates `route` gave: what the routing learns of the hop taken. An override keeps
+    /// the counting (`RouteState::count_hop`), which the VC policies and the deadlock detector
+    /// read, and adds its own state (`RouteState::word`). Runs that route by dimension order
+    /// with a dateline policy count directly, without this call.
+    fn on_hop(&self, state: &mut RouteState, _switch: usize, hop: &Hop) {
+        state.count_hop(hop);
+    }
+    /// How a head chooses among the free VCs of its candidates.
+    fn selection(&self) -> Selection {
+        Selection::Emptiest
+    }
     /// Switch-to-switch hops of the longest path the routing may take: the number of steps a
     /// hop-indexed VC ladder needs.
     fn max_hops(&self) -> usize;

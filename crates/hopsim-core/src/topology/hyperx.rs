@@ -60,6 +60,18 @@ impl HyperX {
         debug_assert_ne!(own, c);
         self.base[dim] + if c < own { c } else { c - 1 }
     }
+    /// The coordinate, along the port's dimension, of the switch that network port `port`
+    /// of `switch` leads to.
+    #[inline]
+    pub fn coord_through(&self, switch: usize, port: usize) -> usize {
+        let dim = self.dim_of(port);
+        let j = port - self.base[dim];
+        if j < self.grid.coord(switch, dim) {
+            j
+        } else {
+            j + 1
+        }
+    }
     /// Dimension of a network port.
     #[inline]
     pub fn dim_of(&self, port: usize) -> usize {

@@ -129,13 +129,8 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
         let class = topo.link_class(cur, hop.port as usize);
         assert_eq!(hop.class == 1, class == LinkClass::Global, "Hop::class is 1 exactly on global links");
         let next = topo.neighbour(cur, hop.port as usize).expect("connected port").switch as usize;
-        st.hops += 1;
-        if hop.class == 0 {
-            st.local_hops += 1;
-        } else {
-            st.global_hops += 1;
-            globals += 1;
-        }
+        r.on_hop(&mut st, cur, &hop);
+        globals += hop.class as usize;
         cur = next;
         path.push(cur);
         assert!(path.len() <= 2 * topo.diameter() + 1, "{}: path {path:?} too long", r.name());

@@ -39,9 +39,8 @@ fn walk(t: &dyn Topology, r: &dyn Routing, src: usize, dst: usize, rng: &mut Rng
             first = st;
         }
         let c = out.as_slice()[0];
+        r.on_hop(&mut st, cur, &c.hop);
         cur = t.neighbour(cur, c.hop.port as usize).unwrap().switch as usize;
-        st.hops += 1;
-        st.global_hops += c.hop.class;
         hops += 1;
         if *groups.last().unwrap() != t.group_of(cur) {
             groups.push(t.group_of(cur));

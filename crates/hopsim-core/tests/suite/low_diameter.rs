@@ -77,7 +77,7 @@ fn parts(topo: &str, algo: &str, policy: &str, vcs: usize) -> (Arc<dyn Topology>
     (t, r, v)
 }
 
-/// Walk a packet as the engine does (random candidate, hop counters as `router::step`);
+/// Walk a packet as the engine does (random candidate, each hop learned by the routing);
 /// returns the hops and the lowest allowed VC of each hop.
 fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, dst: usize, rng: &mut Rng) -> (usize, Vec<u32>) {
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
@@ -97,12 +97,7 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
         vcs.push(mask.trailing_zeros());
         let next = topo.neighbour(cur, c.hop.port as usize).expect("connected port").switch as usize;
         assert_eq!(topo.distance(next, target) + 1, topo.distance(cur, target), "{} on {}: {cur} -> {next} towards {target}", r.name(), topo.kind());
-        st.hops += 1;
-        if c.hop.class == 0 {
-            st.local_hops += 1;
-        } else {
-            st.global_hops += 1;
-        }
+        r.on_hop(&mut st, cur, &c.hop);
         cur = next;
         assert!(vcs.len() <= 2 * topo.diameter(), "{}: {} hops", r.name(), vcs.len());
     }

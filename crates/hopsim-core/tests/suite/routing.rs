@@ -312,7 +312,7 @@ fn algorithms_registered_as_blind_never_read_a_queue() {
     // (router/step.rs, `release_needed`): an algorithm that reads queues after all would see
     // space still held. Every blind algorithm routes here, on every network it builds on,
     // with a view that fails if read.
-    let networks = [("torus", "dims = [4, 4]"), ("dragonfly", "switches_per_group = 4\nglobal_links_per_switch = 2")];
+    let networks = [("torus", "dims = [4, 4]"), ("dragonfly", "switches_per_group = 4\nglobal_links_per_switch = 2"), ("hyperx", "dims = [3, 3, 3]")];
     let mut rng = Rng::seed_from_u64(5);
     for &alg in routing::Algorithm::ALL.iter().filter(|a| !a.reads_queues()) {
         let mut routed = 0;
@@ -335,9 +335,7 @@ fn algorithms_registered_as_blind_never_read_a_queue() {
                     out.clear();
                     r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut out);
                     let hop = out.as_slice()[rng.gen_range(0..out.len as usize)].hop;
-                    if hop.wraps {
-                        st.wrapped |= 1 << hop.dim;
-                    }
+                    r.on_hop(&mut st, cur, &hop);
                     cur = topo.neighbour(cur, hop.port as usize).unwrap().switch as usize;
                     hops += 1;
                 }

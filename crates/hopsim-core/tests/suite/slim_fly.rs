@@ -65,8 +65,8 @@ fn walk(topo: &dyn Topology, algo: &str, src: usize, dst: usize, rng: &mut Rng) 
         out.clear();
         r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
         let c = out.as_slice()[0];
+        r.on_hop(&mut st, cur, &c.hop);
         cur = topo.neighbour(cur, c.hop.port as usize).unwrap().switch as usize;
-        st.hops += 1;
         hops += 1;
         assert!(hops <= 2 * topo.diameter(), "{algo}: {src} -> {dst} longer than twice the diameter");
     }
