@@ -75,30 +75,89 @@ pub struct Candidate {
     pub priority: u8,
 }
 
-pub const MAX_CANDIDATES: usize = 8;
+/// Candidates a packet holds in its own slots (`CandidateSlots`): every routing whose heads
+/// are offered no more (`AlgorithmKind::candidates`) keeps them in the packet's first cache
+/// lines; a run whose routing may offer more keeps them in a table beside the packets
+/// (`packet::Arena`), as many per packet as its routing may offer.
+pub const INLINE_CANDIDATES: usize = 8;
 
-/// `len` first, so it sits next to the first candidates (see `Packet`).
+/// A packet's own candidate slots, `len` first so it sits next to the first candidates (see
+/// `Packet`). With a table beside the packets only `len` is used.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
-pub struct Candidates {
+pub struct CandidateSlots {
     pub len: u8,
-    pub list: [Candidate; MAX_CANDIDATES],
+    pub list: [Candidate; INLINE_CANDIDATES],
 }
 
-impl Candidates {
-    pub fn clear(&mut self) {
-        self.len = 0;
+/// Where a routing writes a head's candidates: a packet's slots or its row of the arena's
+/// table, or a `CandidateBuf`. Holding more than its room is a bug of the routing's declared
+/// bound (`AlgorithmKind::candidates`), and panics.
+pub struct Candidates<'a> {
+    len: &'a mut u8,
+    list: &'a mut [Candidate],
+}
+
+impl<'a> Candidates<'a> {
+    /// Candidates in `list`, `*len` of them already there.
+    #[inline(always)]
+    pub fn new(len: &'a mut u8, list: &'a mut [Candidate]) -> Self {
+        Candidates { len, list }
     }
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        *self.len = 0;
+    }
+    #[inline(always)]
     pub fn push(&mut self, hop: Hop, priority: u8) {
-        debug_assert!((self.len as usize) < MAX_CANDIDATES);
-        self.list[self.len as usize] = Candidate { hop, vcs: 0, priority };
-        self.len += 1;
+        let n = *self.len as usize;
+        self.list[n] = Candidate { hop, vcs: 0, priority };
+        *self.len += 1;
+    }
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        *self.len as usize
+    }
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        *self.len == 0
+    }
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[Candidate] {
+        &self.list[..*self.len as usize]
+    }
+    #[inline(always)]
+    pub fn as_mut_slice(&mut self) -> &mut [Candidate] {
+        &mut self.list[..*self.len as usize]
+    }
+}
+
+/// Candidates outside a simulation (walking routes, tests): room for any routing's.
+pub struct CandidateBuf {
+    len: u8,
+    list: Vec<Candidate>,
+}
+
+impl Default for CandidateBuf {
+    fn default() -> Self {
+        CandidateBuf { len: 0, list: vec![Candidate::default(); u8::MAX as usize] }
+    }
+}
+
+impl CandidateBuf {
+    /// Emptied, for a routing to fill.
+    pub fn out(&mut self) -> Candidates<'_> {
+        self.len = 0;
+        Candidates { len: &mut self.len, list: &mut self.list }
+    }
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
     pub fn as_slice(&self) -> &[Candidate] {
         &self.list[..self.len as usize]
-    }
-    pub fn as_mut_slice(&mut self) -> &mut [Candidate] {
-        &mut self.list[..self.len as usize]
     }
 }
 

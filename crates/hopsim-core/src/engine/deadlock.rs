@@ -204,7 +204,7 @@ impl Detector {
             };
         }
         let mask = if vcs >= 32 { u32::MAX } else { (1u32 << vcs) - 1 };
-        for c in sim.packets.get(e.packet).candidates.as_slice() {
+        for c in sim.packets.candidates(e.packet) {
             let mut allowed = c.vcs & mask;
             while allowed != 0 {
                 let ov = allowed.trailing_zeros() as usize;

@@ -8,7 +8,7 @@
 //! other pair goes through the traits, with the same code, so the two ways cannot give
 //! different routes.
 
-use crate::packet::Packet;
+use crate::packet::Routed;
 use crate::route::{Hop, RouteCtx, Rng, NO_DIM};
 use crate::router::{Routers, SwitchView};
 use crate::routing::{Dor, Routing};
@@ -54,9 +54,9 @@ impl HeadRouting {
         !matches!(self, HeadRouting::Traits)
     }
 
-    /// Fill `pkt.candidates` for its head at `at.switch`.
+    /// Fill the candidates of `pkt`'s head at `at.switch`.
     #[inline(always)]
-    pub fn route(&self, at: &Heading, rng: &mut Rng, pkt: &mut Packet) {
+    pub fn route(&self, at: &Heading, rng: &mut Rng, pkt: Routed) {
         match self {
             HeadRouting::DorDateline(dor, dateline) => candidates(at, dor, dateline, rng, pkt),
             HeadRouting::Traits => candidates(at, at.routing, at.vc_policy, rng, pkt),
@@ -65,25 +65,26 @@ impl HeadRouting {
 }
 
 #[inline(always)]
-fn candidates<R: Routing + ?Sized, P: VcPolicy + ?Sized>(at: &Heading, routing: &R, vc_policy: &P, rng: &mut Rng, pkt: &mut Packet) {
+fn candidates<R: Routing + ?Sized, P: VcPolicy + ?Sized>(at: &Heading, routing: &R, vc_policy: &P, rng: &mut Rng, pkt: Routed) {
     let switch = at.switch;
-    pkt.candidates.clear();
-    if pkt.state.dst_switch as usize == switch {
-        let port = at.routers.network_ports[switch] as usize + at.servers.local_index(pkt.dst as usize);
+    let Routed { state, dst, candidates: mut out } = pkt;
+    out.clear();
+    if state.dst_switch as usize == switch {
+        let port = at.routers.network_ports[switch] as usize + at.servers.local_index(dst as usize);
         let hop = Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() };
         let vcs = match at.ejection {
-            EjectionVcs::Any => vc_policy.allowed(&pkt.state, &hop) & at.policy_vcs,
-            EjectionVcs::Policy => vc_policy.ejection(&pkt.state) & at.policy_vcs,
+            EjectionVcs::Any => vc_policy.allowed(state, &hop) & at.policy_vcs,
+            EjectionVcs::Policy => vc_policy.ejection(state) & at.policy_vcs,
         };
-        pkt.candidates.push(hop, 0);
-        pkt.candidates.as_mut_slice()[0].vcs = pkt.state.usable_vcs(vcs);
+        out.push(hop, 0);
+        out.as_mut_slice()[0].vcs = state.usable_vcs(vcs);
         return;
     }
     let view = SwitchView { routers: at.routers, vc_policy: at.vc_policy, reach: at.queue_reach };
     let mut cx = RouteCtx { switch, rng, congestion: &view };
-    routing.route(&mut cx, &mut pkt.state, &mut pkt.candidates);
-    assert!(pkt.candidates.len > 0, "routing {} gave no candidate at switch {switch}", routing.name());
-    for c in pkt.candidates.as_mut_slice() {
-        c.vcs = pkt.state.usable_vcs(vc_policy.allowed(&pkt.state, &c.hop) & at.policy_vcs);
+    routing.route(&mut cx, state, &mut out);
+    assert!(!out.is_empty(), "routing {} gave no candidate at switch {switch}", routing.name());
+    for c in out.as_mut_slice() {
+        c.vcs = state.usable_vcs(vc_policy.allowed(state, &c.hop) & at.policy_vcs);
     }
 }

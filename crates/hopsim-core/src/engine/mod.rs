@@ -212,7 +212,8 @@ impl Simulation {
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.
         let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
-        let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / std::mem::size_of::<crate::packet::Packet>());
+        let candidates = crate::routing::max_candidates(spec, topo.as_ref());
+        let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / Arena::bytes_per_packet(candidates));
         let packet_room = most_packets.min(room);
         let mut sim = Simulation {
             spec: spec.clone(),
@@ -225,7 +226,7 @@ impl Simulation {
             params,
             routers,
             nics,
-            packets: Arena::with_capacity(packet_room),
+            packets: Arena::with_capacity(packet_room, candidates),
             cal,
             stats,
             workload,
@@ -413,7 +414,7 @@ impl Simulation {
     /// 32x32x32 torus).
     fn release_network(&mut self) {
         self.routers.release_buffers();
-        self.packets = Arena::with_capacity(0);
+        self.packets = Arena::with_capacity(0, 0);
         self.cal = Calendar::new(0, 0, 0);
     }
 
@@ -729,10 +730,10 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
 unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
     let (routers, params) = (&mut (*sim).routers, &(*sim).params);
     let phits = if flit.is_head() {
-        let pkt = (*sim).packets.get_mut(packet);
+        let phits = (*sim).packets.get(packet).phits;
         let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &(*sim).servers, switch: sw };
-        (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], pkt);
-        params.flit_phits(pkt.phits)
+        (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], (*sim).packets.routed(packet));
+        params.flit_phits(phits)
     } else {
         1 // only wormhole packets have more than one flit
     };

@@ -490,8 +490,7 @@ fn islip_vc_allocation<const V: usize>(at: At, now: u64, r: &mut Routers, packet
         let h = sc.heads[i];
         let first = sc.requests.len();
         let mut best: Option<u8> = None;
-        let pkt = packets.get(h.packet);
-        for c in pkt.candidates.as_slice() {
+        for c in packets.candidates(h.packet) {
             if best.is_some_and(|p| c.priority > p) {
                 continue;
             }
@@ -601,7 +600,7 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
     vi.stage_from = prm.staging.switch_from(now) as u32;
     r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
-    count_hop(packets.get_mut(rq.packet), at.switch, rq.out_port, rq.out_vc, extra_latency, &prm.hop_hook);
+    count_hop(packets, rq.packet, at.switch, rq.out_port, rq.out_vc, extra_latency, &prm.hop_hook);
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
@@ -645,12 +644,12 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
 #[inline(always)]
 fn choose_or_wait<const V: usize>(switch: usize, base: usize, h: Head, r: &mut Routers, packets: &Arena, prm: &Params, rng: Option<&mut Rng>, now: u64, wake: &mut u64) -> Option<(usize, usize)> {
     let vcs = vcs::<V>(r);
-    let pkt = packets.get(h.packet);
-    let chosen = choose_output::<V>(r, base, pkt, h.phits as u32, prm, rng, now);
+    let candidates = packets.candidates(h.packet);
+    let chosen = choose_output::<V>(r, base, candidates, h.phits as u32, prm, rng, now);
     if chosen.is_none() {
         // Whether a head finds a VC depends only on the state of the VCs it may use,
         // which improves only when one of them frees space or is released.
-        for c in pkt.candidates.as_slice() {
+        for c in candidates {
             let go = base + c.hop.port as usize;
             for ov in allowed_vcs(c, vcs) {
                 r.wait_for(switch, h.in_port as usize, h.in_vc as usize, go * vcs + ov);
@@ -670,8 +669,9 @@ fn choose_or_wait<const V: usize>(switch: usize, base: usize, h: Head, r: &mut R
 /// waiting (engine/deadlock.rs). `extra_latency`: the link's latency beyond `link.latency`,
 /// for the zero-load formula.
 #[inline(always)]
-fn count_hop(pkt: &mut crate::packet::Packet, switch: usize, out_port: u16, out_vc: u8, extra_latency: i32, hook: &crate::params::HopHook) {
-    let hop = pkt.candidates.as_slice().iter().find(|c| c.hop.port == out_port).map(|c| c.hop).expect("allocated port is a candidate");
+fn count_hop(packets: &mut Arena, packet: u32, switch: usize, out_port: u16, out_vc: u8, extra_latency: i32, hook: &crate::params::HopHook) {
+    let hop = packets.candidates(packet).iter().find(|c| c.hop.port == out_port).map(|c| c.hop).expect("allocated port is a candidate");
+    let pkt = packets.get_mut(packet);
     hook.on_hop(&mut pkt.state, switch, &hop);
     pkt.state.vc = out_vc;
     // Written only when it changes: the field is in a line of the packet nothing else of a
@@ -870,14 +870,14 @@ fn allowed_vcs(c: &crate::route::Candidate, vcs: usize) -> impl Iterator<Item = 
 /// The space of a VC is read only when another of the same priority competes with it: most
 /// heads of a torus under DOR have a single VC they may take.
 #[inline(always)]
-fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::Packet, u: u32, prm: &Params, rng: Option<&mut Rng>, now: u64) -> Option<(usize, usize)> {
+fn choose_output<const V: usize>(r: &Routers, base: usize, candidates: &[Candidate], u: u32, prm: &Params, rng: Option<&mut Rng>, now: u64) -> Option<(usize, usize)> {
     const UNREAD: u64 = u64::MAX;
     let vcs = vcs::<V>(r);
     let free = |go: usize, ov: usize| {
         !r.vc[go * vcs + ov].flag(Vc::OUT_OWNED) && has_room::<V>(r, go, ov, u, now, prm)
     };
     // One hop with one VC (DOR on a torus or a mesh): nothing to compare it with.
-    if let [c] = pkt.candidates.as_slice() {
+    if let [c] = candidates {
         let mut allowed = allowed_vcs(c, vcs);
         if let (Some(ov), None) = (allowed.next(), allowed.next()) {
             let op = c.hop.port as usize;
@@ -888,11 +888,11 @@ fn choose_output<const V: usize>(r: &Routers, base: usize, pkt: &crate::packet::
     let space_of = |go: usize, ov: usize| (prm.out_cap + prm.in_cap + gone_phits(r, go, ov, now, prm) - r.vc_queue(go * vcs + ov)) as u64;
     if prm.selection == Selection::Weighted {
         let weight_of = |c: &Candidate, go: usize, ov: usize| Selection::weight(c.priority, (prm.out_cap + prm.in_cap) as u64 - space_of(go, ov));
-        return least_weighted(pkt.candidates.as_slice(), vcs, |op, ov| free(base + op, ov), |c, op, ov| weight_of(c, base + op, ov), rng);
+        return least_weighted(candidates, vcs, |op, ov| free(base + op, ov), |c, op, ov| weight_of(c, base + op, ov), rng);
     }
     let mut best: Option<(u8, u64, usize, usize)> = None;
     let mut ties = JsqTies::new(rng);
-    for c in pkt.candidates.as_slice() {
+    for c in candidates {
         if let Some((prio, _, _, _)) = best {
             if c.priority > prio {
                 continue;

@@ -7,7 +7,6 @@
 //! (`deadlock_freedom::policy`).
 
 use super::{Candidates, Hop, NO_DIM};
-use crate::route::MAX_CANDIDATES;
 use crate::topology::{LinkClass, Topology};
 
 pub struct AllShortest {
@@ -39,12 +38,12 @@ impl AllShortest {
     }
 
     /// Every hop from `cur` (`!= target`) to a switch one hop nearer `target`, as equal
-    /// candidates (at most `MAX_CANDIDATES`, in port order).
+    /// candidates, in port order (at most one per port: `routing::every_port`).
     pub fn hops(&self, cur: usize, target: usize, out: &mut Candidates) {
         let here = self.distance(cur, target);
         debug_assert!(here != u8::MAX && here > 0, "switch {cur} cannot reach {target}");
         for &(port, next, global) in &self.ports[cur] {
-            if self.distance(next as usize, target) + 1 == here && (out.len as usize) < MAX_CANDIDATES {
+            if self.distance(next as usize, target) + 1 == here {
                 out.push(Hop { port, dim: NO_DIM, class: u8::from(global), ..Default::default() }, 0);
             }
         }

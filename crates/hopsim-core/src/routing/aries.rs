@@ -281,6 +281,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
         crate::spec::Key { name: "bias_high", default: "half of one VC's buffers", meaning: "bias of adaptive_high_bias on non-minimal paths, phits of queue per minimal hop" },
     ],
     defaults: crate::spec::defaults_of::<AriesKeys>,
+    candidates: super::few_candidates,
     queues: super::QueueView::OwnSwitch,
     build: |cx| Ok(Arc::new(AriesRouting::new(cx.topo.as_ref(), cx.step(), AriesParams::from_spec(cx.spec)?))),
 };

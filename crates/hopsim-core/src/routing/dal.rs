@@ -16,7 +16,7 @@
 //! With one VC class per hop (`ladder`, 2 x dimensions steps) the VC class rises along every
 //! path, so DAL is deadlock-free there (`deadlock_freedom`).
 
-use super::{Candidates, Hop, RouteCtx, RouteState, Routing, Selection, MAX_CANDIDATES};
+use super::{Candidates, Hop, RouteCtx, RouteState, Routing, Selection};
 use crate::topology::HyperX;
 use std::sync::Arc;
 
@@ -25,10 +25,8 @@ pub struct Dal {
 }
 
 impl Dal {
-    /// DAL on `hx`, if every switch's candidates fit in `Candidates`: at most one per port.
-    pub fn new(hx: HyperX) -> Option<Self> {
-        let ports: usize = (0..hx.grid.n()).map(|d| hx.grid.dims[d] - 1).sum();
-        (ports <= MAX_CANDIDATES).then_some(Dal { hx })
+    pub fn new(hx: HyperX) -> Self {
+        Dal { hx }
     }
 
     fn derouted(state: &RouteState, dim: usize) -> bool {
@@ -85,17 +83,8 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "DAL on a HyperX: any unaligned dimension, minimally or by one deroute per dimension, the least weighted queue taken",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
+    // At most one per network port: a switch's hops in every dimension.
+    candidates: |_, topo| topo.hyperx().map_or(0, |hx| hx.grid.dims.iter().map(|s| s - 1).sum()),
     queues: super::QueueView::Blind,
-    build: |cx| {
-        let hx = cx.topo.hyperx().expect("check_defined: the table lists dal on hyperx only").clone();
-        let ports: usize = (0..hx.grid.n()).map(|d| hx.grid.dims[d] - 1).sum();
-        let routing = Dal::new(hx).ok_or_else(|| {
-            crate::error::SpecError::new(
-                "routing.algorithm",
-                "\"dal\"",
-                format!("offers up to one candidate per network port, {ports} on this hyperx, and a head holds at most {MAX_CANDIDATES}"),
-            )
-        })?;
-        Ok(Arc::new(routing) as Arc<dyn Routing>)
-    },
+    build: |cx| Ok(Arc::new(Dal::new(cx.topo.hyperx().expect("check_defined: the table lists dal on hyperx only").clone()))),
 };

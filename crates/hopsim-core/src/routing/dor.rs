@@ -96,6 +96,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "dimension-order routing: lowest dimension first, minimal in each ring",
     keys: &[crate::spec::Key { name: "ring_ties", default: "\"random\"", meaning: "tori: the way a packet exactly half-way round a ring goes, drawn per packet (random) or always the positive way (positive, SST Merlin's)" }],
     defaults: crate::spec::defaults_of::<DorKeys>,
+    candidates: super::few_candidates,
     queues: super::QueueView::Blind,
     build: |cx| {
         let ties = Dor::ties(cx.spec)?;

@@ -15,9 +15,8 @@ pub struct MinAdaptive {
 
 impl MinAdaptive {
     pub fn new(topo: Arc<dyn Topology>) -> Option<Self> {
-        let grid = topo.cartesian()?;
-        // One adaptive candidate per dimension plus the escape hop must fit in `Candidates`.
-        (grid.n() < super::MAX_CANDIDATES).then_some(MinAdaptive { topo })
+        topo.cartesian()?;
+        Some(MinAdaptive { topo })
     }
 }
 
@@ -52,11 +51,10 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "minimal adaptive on tori and meshes: any productive port, DOR escape VCs",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
+    // One adaptive candidate per dimension, and the escape hop.
+    candidates: |_, topo| topo.cartesian().map_or(0, |g| g.n()) + 1,
     queues: super::QueueView::Blind,
     build: |cx| {
-        let routing = MinAdaptive::new(cx.topo.clone()).ok_or_else(|| {
-            crate::error::SpecError::new("routing.algorithm", "\"min_adaptive\"", format!("takes tori and meshes of at most {} dimensions", super::MAX_CANDIDATES - 1))
-        })?;
-        Ok(Arc::new(routing))
+        Ok(Arc::new(MinAdaptive::new(cx.topo.clone()).expect("check_defined: the table lists min_adaptive on tori and meshes only")))
     },
 };

@@ -31,7 +31,7 @@ pub use valiant::valiant_options;
 pub use valiant_low_diameter::ValiantPaths;
 pub use aries::AriesParams;
 pub use dor::Dor;
-pub use crate::route::{Candidate, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, Selection, MAX_CANDIDATES, NO_DIM};
+pub use crate::route::{Candidate, CandidateBuf, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Rng, Selection, INLINE_CANDIDATES, NO_DIM};
 
 use crate::error::{SpecError, SpecResult};
 use crate::spec::{Key, Spec};
@@ -71,7 +71,27 @@ pub struct AlgorithmKind {
     pub defaults: fn() -> serde_json::Value,
     /// What of the network's queues routing a head reads when it arrives.
     pub queues: QueueView,
+    /// The most candidates it offers a head on the network a spec describes: the room the
+    /// packets keep for them (`packet::Arena`), which the memory estimate counts.
+    /// `few_candidates` for the algorithms that never offer more than a packet holds.
+    pub candidates: fn(&Spec, &dyn Topology) -> usize,
     pub build: fn(&BuildCtx) -> SpecResult<Arc<dyn Routing>>,
+}
+
+/// The bound of the algorithms that never offer a head more candidates than a packet holds.
+pub fn few_candidates(_: &Spec, _: &dyn Topology) -> usize {
+    INLINE_CANDIDATES
+}
+
+/// One candidate per network port of the switch with the most: the bound of routings that
+/// may offer every port (every shortest next hop on a graph).
+pub(crate) fn every_port(topo: &dyn Topology) -> usize {
+    (0..topo.num_switches()).map(|s| topo.network_ports(s)).max().unwrap_or(0).max(INLINE_CANDIDATES)
+}
+
+/// The most candidates the spec's routing offers a head on `topo` (`AlgorithmKind::candidates`).
+pub fn max_candidates(spec: &Spec, topo: &dyn Topology) -> usize {
+    algorithm(spec).map_or(INLINE_CANDIDATES, |a| (a.kind().candidates)(spec, topo))
 }
 
 /// What routing a head reads of the network's queues when it arrives at a switch

@@ -69,6 +69,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "progressive adaptive routing: UGAL-L's choice, made again at the next switch of the source group",
     keys: super::ugal::PAR_KEYS,
     defaults: crate::spec::defaults_of::<super::ugal::UgalKeys>,
+    candidates: super::few_candidates,
     queues: super::QueueView::OwnSwitch,
     build: |cx| Ok(Arc::new(Par::new(cx.topo.clone(), cx.step(), UgalParams::from_spec(cx.spec)?)?)),
 };

@@ -65,6 +65,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "randomized dimension routing: a random dimension still to correct at each hop, DOR escape VCs",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
+    candidates: super::few_candidates,
     queues: super::QueueView::Blind,
     build: |cx| Ok(Arc::new(Rdr::new(cx.topo.clone()).expect("cartesian"))),
 };

@@ -57,6 +57,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     about: "two DOR phases through a random switch of the minimal quadrant",
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
+    candidates: super::few_candidates,
     queues: super::QueueView::Blind,
     build: |cx| Ok(Arc::new(Romm::new(cx.topo.clone()).expect("cartesian"))),
 };

@@ -461,6 +461,7 @@ pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
     keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO, QUEUE_OFFSET],
     defaults: crate::spec::defaults_of::<UgalKeys>,
+    candidates: super::few_candidates,
     queues: super::QueueView::OwnSwitch,
     build,
 };
@@ -471,6 +472,7 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     keys: &[THRESHOLD, INTERMEDIATE],
     defaults: crate::spec::defaults_of::<UgalGKeys>,
     // A global observer's view: such runs deliver arrivals on one thread, in order.
+    candidates: super::few_candidates,
     queues: super::QueueView::Global,
     build,
 };

@@ -4,7 +4,7 @@
 //! routing under uniform traffic, close to Valiant under adversarial traffic).
 use crate::common;
 
-use hopsim_core::routing::{self, Candidates, Congestion, RouteCtx, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, CandidateBuf, Congestion, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::spec;
 use rand::SeedableRng;
@@ -46,9 +46,9 @@ fn decide(r: &dyn Routing, q: &dyn Congestion, switch: usize, src: usize, dst: u
     r.on_inject(&mut st, &mut rng);
     st.intermediate = mid as u32;
     st.hops = hops;
-    let mut out = Candidates::default();
-    r.route(&mut RouteCtx { switch, rng: &mut rng, congestion: q }, &mut st, &mut out);
-    assert_eq!(out.len, 1);
+    let mut out = CandidateBuf::default();
+    r.route(&mut RouteCtx { switch, rng: &mut rng, congestion: q }, &mut st, &mut out.out());
+    assert_eq!(out.len(), 1);
     (out.as_slice()[0].hop.port, st.valiant)
 }
 

@@ -3,7 +3,7 @@
 //! minimal routing with its `auto` VC policy deadlock-free at saturation.
 use crate::common;
 
-use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, CandidateBuf, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, LinkClass, Topology};
 use hopsim_core::{spec, topology_json, vc};
 use rand::{Rng as _, SeedableRng};
@@ -117,11 +117,10 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
     r.on_inject(&mut st, rng);
     let (mut cur, mut path, mut globals, mut vcs) = (src, vec![src], 0, Vec::new());
-    let mut out = Candidates::default();
+    let mut out = CandidateBuf::default();
     while cur != dst {
-        out.clear();
-        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
-        assert_eq!(out.len, 1, "minimal and Valiant give one hop");
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
+        assert_eq!(out.len(), 1, "minimal and Valiant give one hop");
         let hop = out.as_slice()[0].hop;
         let mask = v.allowed(&st, &hop) & v.all();
         assert_ne!(mask, 0, "{}: a hop with no VC", v.name());

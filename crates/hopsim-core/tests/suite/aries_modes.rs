@@ -2,7 +2,7 @@
 //! at work, in-order delivery, and deadlock freedom at saturation with the `auto` VC policy.
 use crate::common;
 
-use hopsim_core::routing::{self, AriesMode, Candidates, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, AriesMode, CandidateBuf, Congestion, Hop, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::spec;
 use rand::{Rng as _, SeedableRng};
@@ -30,11 +30,10 @@ fn walk(t: &dyn Topology, r: &dyn Routing, src: usize, dst: usize, rng: &mut Rng
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
     r.on_inject(&mut st, rng);
     let (mut cur, mut hops, mut groups) = (src, 0, vec![t.group_of(src)]);
-    let mut out = Candidates::default();
+    let mut out = CandidateBuf::default();
     let mut first = st;
     while cur != dst {
-        out.clear();
-        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
         if hops == 0 {
             first = st;
         }
@@ -113,8 +112,8 @@ fn the_bias_keeps_packets_minimal_until_the_minimal_queue_outweighs_it() {
         for _ in 0..400 {
             let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
             r.on_inject(&mut st, rng);
-            let mut out = Candidates::default();
-            r.route(&mut RouteCtx { switch: src, rng, congestion: load }, &mut st, &mut out);
+            let mut out = CandidateBuf::default();
+            r.route(&mut RouteCtx { switch: src, rng, congestion: load }, &mut st, &mut out.out());
             nonmin += usize::from(st.valiant);
         }
         nonmin as f64 / 400.0
@@ -129,8 +128,8 @@ fn the_bias_keeps_packets_minimal_until_the_minimal_queue_outweighs_it() {
     for _ in 0..200 {
         let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, header: rng.gen(), ..Default::default() };
         r.on_inject(&mut st, &mut rng);
-        let mut out = Candidates::default();
-        r.route(&mut RouteCtx { switch: src, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        let mut out = CandidateBuf::default();
+        r.route(&mut RouteCtx { switch: src, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
         let Hop { port, .. } = out.as_slice()[0].hop;
         lopsided[port as usize] = 48;
     }

@@ -104,3 +104,32 @@ fn a_links_own_latency_is_what_its_flits_take() {
     assert!((long.packet_latency_mean - plain.packet_latency_mean - 58.0).abs() < 0.5, "{} against {}", long.packet_latency_mean, plain.packet_latency_mean);
     assert!((long.packet_latency_mean - long.zero_load_latency).abs() < 0.5, "run {} against the formula {}", long.packet_latency_mean, long.zero_load_latency);
 }
+
+/// Every shortest next hop is a candidate however many there are: from a leaf of a
+/// leaf-spine graph with 12 spines, 12 (more than a packet holds itself), and a run spreads
+/// over all of them.
+#[test]
+fn all_shortest_offers_every_shortest_next_hop_beyond_what_a_packet_holds() {
+    use hopsim_core::routing::{self, CandidateBuf, IdleNetwork, RouteCtx, RouteState, Rng};
+    use rand::SeedableRng;
+    let dir = std::env::temp_dir().join(format!("hopsim-graph-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("leaf-spine-12.txt");
+    let edges: String = (0..4).flat_map(|leaf| (4..16).map(move |spine| format!("{leaf} {spine}\n"))).collect();
+    std::fs::write(&path, edges).unwrap();
+    let topo_toml = format!("kind = \"graph\"\nfile = \"{}\"\nservers_per_switch = 2", path.display());
+    let routing_toml = "algorithm = \"minimal\"\nminimal_paths = \"all_shortest\"";
+    let s = spec::from_toml_str(&format!("[topology]\n{topo_toml}\n[routing]\n{routing_toml}\n[traffic]\nload = 0.1\n")).unwrap();
+    let t = topology::build(&s).unwrap();
+    assert_eq!(routing::max_candidates(&s, t.as_ref()), 12);
+    let r = routing::build(&s, &t).unwrap();
+    let mut st = RouteState { src_switch: 0, dst_switch: 1, ..Default::default() };
+    let mut out = CandidateBuf::default();
+    r.route(&mut RouteCtx { switch: 0, rng: &mut Rng::seed_from_u64(1), congestion: &IdleNetwork }, &mut st, &mut out.out());
+    assert_eq!(out.len(), 12);
+    let m = run(&topo_toml, routing_toml, "pattern = \"uniform\"", 0.5);
+    let links = &m.links;
+    let from_leaf_0: Vec<f64> = (0..links.load.len()).filter(|&i| links.switch[i] == 0 && links.to_switch[i] >= 4).map(|i| links.load[i]).collect();
+    assert_eq!(from_leaf_0.len(), 12);
+    assert!(from_leaf_0.iter().all(|&l| l > 0.02), "{from_leaf_0:?}");
+}

@@ -3,7 +3,7 @@
 //! within twice the diameter; every VC policy deadlock-free under saturated adverse traffic.
 use crate::common::{self, fingerprint};
 
-use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, CandidateBuf, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::{spec, topology_json, vc};
 use rand::{Rng as _, SeedableRng};
@@ -84,14 +84,13 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
     r.on_inject(&mut st, rng);
     assert_ne!(v.injection(&st) & v.all(), 0);
     let mut cur = src;
-    let mut out = Candidates::default();
+    let mut out = CandidateBuf::default();
     let mut vcs = Vec::new();
     while cur != dst {
-        out.clear();
-        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
-        assert!(out.len > 0);
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
+        assert!(out.len() > 0);
         let target = if st.valiant && st.phase == 0 { st.intermediate as usize } else { dst };
-        let c = out.as_slice()[rng.gen_range(0..out.len as usize)];
+        let c = out.as_slice()[rng.gen_range(0..out.len())];
         let mask = v.allowed(&st, &c.hop) & v.all();
         assert_ne!(mask, 0, "{}: a hop with no VC", v.name());
         vcs.push(mask.trailing_zeros());
@@ -365,8 +364,8 @@ fn all_shortest_valiant_offers_every_hop_one_nearer_and_only_those() {
         for target in (0..n).filter(|&x| x != cur) {
             // Phase 1 towards `target`: the intermediate is behind the packet.
             let mut st = RouteState { src_switch: cur as u32, dst_switch: target as u32, intermediate: cur as u32, phase: 1, ..Default::default() };
-            let mut out = Candidates::default();
-            r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out);
+            let mut out = CandidateBuf::default();
+            r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
             let offered: Vec<usize> = out.as_slice().iter().map(|c| c.hop.port as usize).collect();
             let nearer: Vec<usize> =
                 (0..t.network_ports(cur)).filter(|&p| t.neighbour(cur, p).is_some_and(|peer| dist[peer.switch as usize][target] + 1 == dist[cur][target])).collect();

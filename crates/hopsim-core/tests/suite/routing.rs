@@ -3,7 +3,7 @@
 //! saturated, and accepted load follows offered load below saturation.
 use crate::common;
 
-use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
+use hopsim_core::routing::{self, CandidateBuf, IdleNetwork, RouteCtx, RouteState, Routing, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::{spec, vc};
 use rand::{Rng as _, SeedableRng};
@@ -31,22 +31,21 @@ fn walk(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, 
     r.on_inject(&mut st, rng);
     assert_ne!(v.injection(&st) & v.all(), 0, "{}: no injection VC", r.name());
     let (mut cur, mut hops, mut first) = (src, 0, None);
-    let mut out = Candidates::default();
+    let mut out = CandidateBuf::default();
     while cur != dst {
-        out.clear();
-        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
         if st.valiant && st.phase == 1 && first.is_none() {
             first = Some(hops);
             assert_eq!(cur, st.intermediate as usize, "{}: phase 1 begins at the intermediate", r.name());
         }
-        assert!(out.len > 0, "{}: no candidate at {cur} for {dst}", r.name());
+        assert!(out.len() > 0, "{}: no candidate at {cur} for {dst}", r.name());
         for c in out.as_slice() {
             assert_ne!(v.allowed(&st, &c.hop) & v.all(), 0, "{}: a candidate with no VC", r.name());
             let next = topo.neighbour(cur, c.hop.port as usize).expect("candidate port is connected").switch as usize;
             let target = if st.valiant && st.phase == 0 { st.intermediate as usize } else { dst };
             assert_eq!(topo.distance(next, target) + 1, topo.distance(cur, target), "{}: hop {cur} -> {next} not towards {target}", r.name());
         }
-        let hop = out.as_slice()[rng.gen_range(0..out.len as usize)].hop;
+        let hop = out.as_slice()[rng.gen_range(0..out.len())].hop;
         if hop.wraps {
             st.wrapped |= 1 << hop.dim;
         }
@@ -96,13 +95,12 @@ fn rdr_picks_uniformly_among_unfinished_dimensions() {
     let dst = grid.switch_at(&[2, 0, 5, 3]);
     let mut rng = Rng::seed_from_u64(11);
     let mut counts = [0u64; 4];
-    let mut out = Candidates::default();
+    let mut out = CandidateBuf::default();
     let calls = 30_000;
     for _ in 0..calls {
         let mut st = RouteState { src_switch: 0, dst_switch: dst as u32, ..Default::default() };
         r.on_inject(&mut st, &mut rng);
-        out.clear();
-        r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
         let first = out.as_slice()[0];
         assert_eq!(first.priority, 0);
         assert!(!first.hop.escape);
@@ -330,11 +328,10 @@ fn algorithms_registered_as_blind_never_read_a_queue() {
                 let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
                 r.on_inject(&mut st, &mut rng);
                 let (mut cur, mut hops) = (src, 0);
-                let mut out = Candidates::default();
+                let mut out = CandidateBuf::default();
                 while cur != dst && hops <= 2 * topo.diameter() {
-                    out.clear();
-                    r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut out);
-                    let hop = out.as_slice()[rng.gen_range(0..out.len as usize)].hop;
+                    r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut out.out());
+                    let hop = out.as_slice()[rng.gen_range(0..out.len())].hop;
                     r.on_hop(&mut st, cur, &hop);
                     cur = topo.neighbour(cur, hop.port as usize).unwrap().switch as usize;
                     hops += 1;
@@ -357,7 +354,7 @@ fn the_blindfold_catches_an_algorithm_that_reads_queues() {
     let dst = topo.num_switches() - 1;
     let mut st = RouteState { src_switch: 0, dst_switch: dst as u32, ..Default::default() };
     r.on_inject(&mut st, &mut rng);
-    r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut Candidates::default());
+    r.route(&mut RouteCtx { switch: 0, rng: &mut rng, congestion: &Blindfold }, &mut st, &mut CandidateBuf::default().out());
 }
 
 /// DOR with either dateline policy is called directly, not through the traits

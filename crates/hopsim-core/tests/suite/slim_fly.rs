@@ -3,7 +3,7 @@
 //! diameter, the hop ladder deadlock-free at saturation, and bad keys named.
 use crate::common;
 
-use hopsim_core::routing::{self, Candidates, IdleNetwork, RouteCtx, RouteState, Rng};
+use hopsim_core::routing::{self, CandidateBuf, IdleNetwork, RouteCtx, RouteState, Rng};
 use hopsim_core::topology::{self, Topology};
 use hopsim_core::{spec, topology_json};
 use rand::SeedableRng;
@@ -60,10 +60,9 @@ fn walk(topo: &dyn Topology, algo: &str, src: usize, dst: usize, rng: &mut Rng) 
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
     r.on_inject(&mut st, rng);
     let (mut cur, mut hops) = (src, 0);
-    let mut out = Candidates::default();
+    let mut out = CandidateBuf::default();
     while cur != dst {
-        out.clear();
-        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out);
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
         let c = out.as_slice()[0];
         r.on_hop(&mut st, cur, &c.hop);
         cur = topo.neighbour(cur, c.hop.port as usize).unwrap().switch as usize;

@@ -128,12 +128,13 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // diameter (on a low-diameter network with many ports per server, such as a HyperX or a
     // fat-tree, the servers' paths cover fewer buffers than the network has). The arena is
     // reserved up front, so only the packets alive take memory; plus the two made at each NIC.
+    // Each with its candidates (beside it when the routing may offer more than it holds).
     let buffer_packets = spec.input_buffer_phits() as u64 / p;
     let packet_slots = times(times(net_ports, vcs), buffer_packets);
     let path = 2 * topo.diameter() as u64 + 1;
     let reachable = packet_slots.min(times(servers, times(path, buffer_packets.max(1))));
     let live = reachable / ALIVE_OF_BUFFERED.1 * ALIVE_OF_BUFFERED.0 + 2 * servers;
-    parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, size_of::<crate::packet::Packet>() as u64) });
+    parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, crate::packet::Arena::bytes_per_packet(crate::routing::max_candidates(spec, topo)) as u64) });
 
     // NICs, their credits, two sets of counters (the window's and the run's), generators,
     // source-queue headers, traffic tables.
