@@ -327,14 +327,24 @@ impl Simulation {
         // Arrivals are delivered by the threads owning their switches unless routing reads
         // other switches' queues, which credits delivered in the same cycle change.
         let deliver_apart = !crate::routing::algorithm(&self.spec).is_ok_and(|a| a.reads_remote_queues());
-        let end = self.stats.end;
+        let window_end = self.stats.end;
+        // `run.drain`: past the window, on until every packet generated in it is delivered.
+        let drain_end = window_end.saturating_add(self.spec.run.drain);
+        let mut end = window_end;
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
         let mut next_report = 0;
         let mut detector = deadlock::Detector::new(&self);
         // The workload's timers of this cycle fired at the end of the one before.
         let mut generated_ahead = false;
-        while self.now < end {
+        loop {
+            if self.now >= window_end {
+                let undelivered = self.stats.measured_packet_phits < self.stats.generated_measured_phits;
+                if self.now >= drain_end || !undelivered {
+                    break;
+                }
+                end = drain_end;
+            }
             // One relaxed load a cycle: negligible beside stepping the switches.
             if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
                 break;

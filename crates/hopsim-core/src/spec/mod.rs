@@ -309,6 +309,17 @@ pub struct RunSpec {
     /// size and the cores free. Results do not depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
+    /// Cycles the run may go on past the measured window, its sources still sending
+    /// (unmeasured), until every packet generated in the window has been delivered, so that
+    /// the mean latency counts the slowest of them too (BookSim2's "Draining all recorded
+    /// packets", trafficmanager.cpp). 0, the default: the run ends with the window, and a
+    /// measured packet still in flight then is left out of the latencies.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub drain: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for RunSpec {
@@ -320,6 +331,7 @@ impl Default for RunSpec {
             watchdog: default_watchdog(),
             temporal_bin: default_bin(),
             threads: None,
+            drain: 0,
         }
     }
 }

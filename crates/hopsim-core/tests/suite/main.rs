@@ -12,6 +12,7 @@ mod booksim2;
 mod dal;
 mod deadlock;
 mod docs_keys;
+mod drain;
 mod every_cycle;
 mod determinism;
 mod fuzz;
