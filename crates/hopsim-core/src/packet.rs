@@ -159,15 +159,16 @@ impl Arena {
             let row = id as usize * self.wide;
             &mut self.table[row..row + self.wide]
         };
-        Routed { state, dst: *dst, candidates: Candidates::new(len, list) }
+        Routed { state, dst, candidates: Candidates::new(len, list) }
     }
 }
 
 /// A packet as routing its head sees it (`Arena::routed`).
 pub struct Routed<'a> {
     pub state: &'a mut RouteState,
-    /// Its destination server.
-    pub dst: u32,
+    /// Its destination server, read only at the destination switch: the field shares no
+    /// cache line with the route state, and reading it at every hop would load one more.
+    pub dst: &'a u32,
     pub candidates: Candidates<'a>,
 }
 
@@ -200,7 +201,7 @@ mod tests {
             let first = arena.make(|candidates| Packet { src: 1, dst: 2, candidates, ..Packet::default() });
             let other = arena.make(|candidates| Packet { src: 8, dst: 9, candidates, ..Packet::default() });
             let mut routed = arena.routed(first);
-            assert_eq!(routed.dst, 2);
+            assert_eq!(*routed.dst, 2);
             for port in 0..wide.max(8) as u16 {
                 routed.candidates.push(Hop { port, ..Hop::default() }, 0);
             }
