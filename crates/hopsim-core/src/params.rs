@@ -55,6 +55,11 @@ pub struct Params {
     pub selection: crate::route::Selection,
     /// Who learns the hops packets take.
     pub hop_hook: HopHook,
+    /// `run.measure = "injected"`: a packet is measured when its head leaves the NIC in
+    /// the window, not when it is generated in it.
+    pub measure_at_injection: bool,
+    /// `run.drain_quiet` with a drain: past the window NICs start no new packet.
+    pub quiet_after_window: bool,
 }
 
 /// The routing whose `Routing::on_hop` learns each hop a head wins, or `None` where the

@@ -121,7 +121,8 @@ impl Simulation {
         // Ties (half-way round a ring) are broken once per message, so a routing with one
         // path per pair, like DOR, keeps a message's packets in order.
         state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
-        let measured = self.stats.in_window(created);
+        // Measured at injection: marked when its head leaves the NIC (nic/mod.rs, `step`).
+        let measured = !self.params.measure_at_injection && self.stats.in_window(created);
         let id = self.packets.make(|candidates| Packet {
             src: src as u32,
             dst: dst as u32,
@@ -186,7 +187,7 @@ impl Simulation {
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
         self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         let phits = protocol.response_phits(bytes, req.seq);
-        let measured = self.stats.in_window(now);
+        let measured = !self.params.measure_at_injection && self.stats.in_window(now);
         let id = self.packets.make(|candidates| Packet {
             src: src as u32,
             dst: dst as u32,

@@ -114,6 +114,8 @@ impl Parts {
             policy_vcs: vc_policy.all(),
             selection: routing.selection(),
             hop_hook: HopHook(if head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()).direct() { None } else { Some(routing.clone()) }),
+            measure_at_injection: spec.run.measure == crate::spec::Measure::Injected,
+            quiet_after_window: spec.run.drain_quiet,
         };
         Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
     }
@@ -339,7 +341,9 @@ impl Simulation {
         let mut generated_ahead = false;
         loop {
             if self.now >= window_end {
-                let undelivered = self.stats.measured_packet_phits < self.stats.generated_measured_phits;
+                // Measured at injection: the packets measured are those sent in the window.
+                let measured = if self.params.measure_at_injection { self.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
+                let undelivered = self.stats.measured_packet_phits < measured;
                 if self.now >= drain_end || !undelivered {
                     break;
                 }

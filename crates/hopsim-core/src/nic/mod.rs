@@ -197,6 +197,8 @@ pub struct Nics {
     queued_phits: u64,
     /// Packets whose first flit has left their NIC.
     pub injected: u64,
+    /// Phits of the packets measured at injection (`run.measure = "injected"`).
+    pub injected_measured_phits: u64,
     vcs: usize,
     /// The injection channels' phit time (`Channel`).
     rates: crate::link::Rates,
@@ -239,6 +241,7 @@ impl Nics {
             totals: vec![Counters::default(); n],
             queued_phits: 0,
             injected: 0,
+            injected_measured_phits: 0,
             vcs,
             rates,
         }
@@ -299,6 +302,9 @@ impl Nics {
             return;
         }
         let flit = nic.next_flit;
+        if flit == 0 && prm.quiet_after_window && now >= prm.window.1 {
+            return; // `run.drain_quiet`: the drain starts no packet
+        }
         let (flits, u) = if flit > 0 {
             (nic.sending_flits, nic.sending_flit_phits as u32)
         } else {
@@ -346,6 +352,10 @@ impl Nics {
             let p = packets.get_mut(id);
             p.injected = now;
             self.injected += 1;
+            if prm.measure_at_injection && measuring {
+                p.measured = true;
+                self.injected_measured_phits += p.phits as u64;
+            }
             nic.sending_flits = flits;
             nic.sending_flit_phits = u as u16;
             nic.sending_response = response;

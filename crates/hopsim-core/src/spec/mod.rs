@@ -316,6 +316,39 @@ pub struct RunSpec {
     /// measured packet still in flight then is left out of the latencies.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub drain: u64,
+    /// Which packets the window measures: those generated in it (the default), or those
+    /// whose head leaves the source queue in it, each still timed from its generation
+    /// (`"injected"`: BookSim2's `sim_type = throughput`, which makes a packet only when its
+    /// source queue's previous one is out and records it by the cycle it is made,
+    /// trafficmanager.cpp `_Inject` and `_GeneratePacket`; its end-of-run drain then waits
+    /// for the recorded packets alone). With `drain`, the run goes on until every packet
+    /// measured so is delivered; a source over its share then adds to the latencies the
+    /// waits of the packets it sent in the window, not of those it queued in it.
+    #[serde(default, skip_serializing_if = "Measure::is_generated")]
+    pub measure: Measure,
+    /// With `drain` and `measure = "injected"`: past the window no NIC starts a packet (none
+    /// is measured any more), so the measured packets drain through a network emptying,
+    /// as in BookSim2's end-of-run drain, which stops injecting (trafficmanager.cpp,
+    /// "Draining remaining packets", `_empty_network`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drain_quiet: bool,
+}
+
+/// Which packets `run` measures (`run.measure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Generated in the window.
+    #[default]
+    Generated,
+    /// Head injected (out of the source queue) in the window.
+    Injected,
+}
+
+impl Measure {
+    fn is_generated(&self) -> bool {
+        *self == Measure::Generated
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -332,6 +365,8 @@ impl Default for RunSpec {
             temporal_bin: default_bin(),
             threads: None,
             drain: 0,
+            measure: Measure::Generated,
+            drain_quiet: false,
         }
     }
 }

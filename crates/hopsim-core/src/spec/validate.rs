@@ -273,6 +273,17 @@ impl Spec {
                 format!("warmup + cycles must stay below 2^31: at most {} measured cycles after run.warmup = {}", MAX_CYCLES - run.warmup, run.warmup),
             ));
         }
+        let window_end = run.warmup + run.cycles;
+        if run.drain > MAX_CYCLES - window_end {
+            return Err(SpecError::new("run.drain", run.drain, format!("warmup + cycles + drain must stay below 2^31: at most {} cycles of drain after a window ending at {window_end}", MAX_CYCLES - window_end)));
+        }
+        if run.drain_quiet && (run.drain == 0 || run.measure != super::Measure::Injected) {
+            return Err(SpecError::new(
+                "run.drain_quiet",
+                true,
+                "stops the sources during a drain of the packets measured at injection: needs run.drain > 0 and run.measure = \"injected\" (measured by generation, packets still queued at the window's end must be sent)",
+            ));
+        }
         if run.watchdog < 100 {
             return Err(SpecError::new("run.watchdog", run.watchdog, "must be at least 100 cycles"));
         }
