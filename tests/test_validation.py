@@ -26,9 +26,8 @@ def test_hopsim_agrees_with_booksim2(cfg):
     # The lowest load, the loads whose latency is compared and those near saturation.
     loads = {points[0]["offered"], *compare.latency_points(points)}
     loads |= {p["offered"] for p in points if p["accepted"] > 0.95 * sat}
-    # BookSim2's own window where it is short, else a shorter one: near saturation the mean
-    # latency still drifts with the run's length (docs/validation/booksim2.md, the mesh under
-    # transpose).
+    # BookSim2's own window where it is short, else a shorter one (near saturation the mean
+    # latency still drifts with the run's length).
     ours = crosscheck.run_hopsim(cfg, sorted(loads), warmup=min(cfg.cycles, 5000), cycles=min(cfg.cycles, 6000))
     assert compare.problems(points, ours) == []
 

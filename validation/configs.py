@@ -45,9 +45,18 @@ def _iq_router(vcs: int, vc_buf: int) -> dict[str, Any]:
     }
 
 
+#: BookSim2's `sim_type = throughput` measures the packets that leave their source queue in
+#: the window (it makes a packet only once the one before is out, and records it when made),
+#: then stops its sources and drains the network (trafficmanager.cpp, `_Inject`,
+#: `_GeneratePacket`, "Draining remaining packets"): hopsim's `run.measure = "injected"` with
+#: a quiet drain. The drain is bounded at this many windows.
+DRAIN_WINDOWS = 10
+
+
 def _run(default_cycles: int, seed: int, warmup: int | None, cycles: int | None) -> dict[str, Any]:
-    return {"warmup": default_cycles if warmup is None else warmup,
-            "cycles": default_cycles if cycles is None else cycles, "seed": seed}
+    window = default_cycles if cycles is None else cycles
+    return {"warmup": default_cycles if warmup is None else warmup, "cycles": window, "seed": seed,
+            "measure": "injected", "drain": DRAIN_WINDOWS * window, "drain_quiet": True}
 
 
 def _booksim_run(vcs: int, vc_buf: int, packet_flits: int, traffic: str, load: float, cycles: int, seed: int) -> dict[str, Any]:
