@@ -63,8 +63,8 @@ pub struct Params {
 }
 
 /// The routing whose `Routing::on_hop` learns each hop a head wins, or `None` where the
-/// engine counts hops itself: dimension order with a dateline policy, called directly
-/// (engine/head_routing.rs), whose `on_hop` is the counting.
+/// engine counts hops itself: every routing whose `on_hop` is the counting
+/// (`Routing::learns_hops`).
 #[derive(Clone, Default)]
 pub struct HopHook(pub Option<std::sync::Arc<dyn crate::routing::Routing>>);
 

@@ -113,7 +113,7 @@ impl Parts {
             deliver_when_ready: !routing_reads_queues && !random_jsq_ties,
             policy_vcs: vc_policy.all(),
             selection: routing.selection(),
-            hop_hook: HopHook(if head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()).direct() { None } else { Some(routing.clone()) }),
+            hop_hook: HopHook(routing.learns_hops().then(|| routing.clone())),
             measure_at_injection: spec.run.measure == crate::spec::Measure::Injected,
             quiet_after_window: spec.run.drain_quiet,
         };

@@ -68,6 +68,10 @@ impl Routing for Dal {
         }
     }
 
+    fn learns_hops(&self) -> bool {
+        true
+    }
+
     fn selection(&self) -> Selection {
         Selection::Weighted
     }

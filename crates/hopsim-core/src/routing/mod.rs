@@ -174,10 +174,15 @@ pub trait Routing: std::any::Any + Send + Sync {
     /// The packet's head at `switch` has just won an output VC for `hop`, one of the
     /// candidates `route` gave: what the routing learns of the hop taken. An override keeps
     /// the counting (`RouteState::count_hop`), which the VC policies and the deadlock detector
-    /// read, and adds its own state (`RouteState::word`). Runs that route by dimension order
-    /// with a dateline policy count directly, without this call.
+    /// read, and adds its own state (`RouteState::word`), and says so in `learns_hops`.
     fn on_hop(&self, state: &mut RouteState, _switch: usize, hop: &Hop) {
         state.count_hop(hop);
+    }
+    /// Whether `on_hop` does more than count: the engine calls it only then, and counts the
+    /// hops of every other routing itself, without a dynamic call per hop. A test walks every
+    /// algorithm that says no and checks its `on_hop` only counts.
+    fn learns_hops(&self) -> bool {
+        false
     }
     /// How a head chooses among the free VCs of its candidates.
     fn selection(&self) -> Selection {

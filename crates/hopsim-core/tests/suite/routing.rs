@@ -412,3 +412,45 @@ fn ring_ties_split_the_half_way_destination_or_send_it_the_positive_way() {
     let (pos, neg) = loads("positive");
     assert!((pos - 1.25).abs() < 0.05 && (neg - 0.75).abs() < 0.05, "positive ties: {pos:.3} / {neg:.3}");
 }
+
+/// The engine calls `Routing::on_hop` only for algorithms whose `learns_hops` says so and
+/// counts the hops of the others itself: every other algorithm's `on_hop` must only count.
+#[test]
+fn algorithms_that_say_they_learn_nothing_of_their_hops_only_count_them() {
+    let networks = [("torus", "dims = [4, 4]"), ("dragonfly", "switches_per_group = 4\nglobal_links_per_switch = 2"), ("hyperx", "dims = [3, 3, 3]"), ("aries", "groups = 3\nchassis = 2\nblades = 3")];
+    let mut rng = Rng::seed_from_u64(7);
+    for &alg in routing::Algorithm::ALL {
+        let mut walked = 0;
+        for (kind, keys) in networks {
+            let toml = format!("[topology]\nkind = \"{kind}\"\n{keys}\n[router]\nvcs = 8\n[routing]\nalgorithm = \"{}\"\n[traffic]\nload = 0.1\n", alg.name());
+            let s = spec::from_toml_str(&toml).unwrap();
+            if hopsim_core::deadlock_freedom::check_defined(&s, kind).is_err() {
+                continue;
+            }
+            let topo = topology::build(&s).unwrap();
+            let r = routing::build(&s, &topo).unwrap();
+            let n = topo.num_switches();
+            for _ in 0..100 {
+                let (src, dst) = (rng.gen_range(0..n), rng.gen_range(0..n));
+                let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+                r.on_inject(&mut st, &mut rng);
+                let (mut cur, mut hops) = (src, 0);
+                let mut out = CandidateBuf::default();
+                while cur != dst && hops <= 2 * topo.diameter() + 2 {
+                    r.route(&mut RouteCtx { switch: cur, rng: &mut rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
+                    let hop = out.as_slice()[rng.gen_range(0..out.len())].hop;
+                    let mut counted = st;
+                    counted.count_hop(&hop);
+                    r.on_hop(&mut st, cur, &hop);
+                    if !r.learns_hops() {
+                        assert_eq!(format!("{st:?}"), format!("{counted:?}"), "{}: on_hop does more than count, and learns_hops says no", alg.name());
+                    }
+                    cur = topo.neighbour(cur, hop.port as usize).unwrap().switch as usize;
+                    hops += 1;
+                }
+                walked += 1;
+            }
+        }
+        assert!(walked > 0, "{} builds on none of the networks", alg.name());
+    }
+}
