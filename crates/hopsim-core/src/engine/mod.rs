@@ -69,6 +69,7 @@ impl Parts {
         memory::check_fits(spec, topo.as_ref(), memory::available()?)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
+        crate::routing::check_candidates(spec, topo.as_ref())?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
         let traffic = crate::traffic::build(spec, topo.as_ref(), &servers)?;

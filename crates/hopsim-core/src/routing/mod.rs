@@ -89,6 +89,20 @@ pub(crate) fn every_port(topo: &dyn Topology) -> usize {
     (0..topo.num_switches()).map(|s| topo.network_ports(s)).max().unwrap_or(0).max(INLINE_CANDIDATES)
 }
 
+/// A head's candidates are counted in a byte: a routing that may offer more (every shortest
+/// next hop on a graph of switches with more than 255 ports) is refused.
+pub fn check_candidates(spec: &Spec, topo: &dyn Topology) -> SpecResult<()> {
+    let most = max_candidates(spec, topo);
+    if most > u8::MAX as usize {
+        return Err(SpecError::new(
+            "routing.algorithm",
+            format!("{:?}", spec.routing.algorithm),
+            format!("may offer a head {most} candidate hops on this network (one per port of its busiest switch); at most {}", u8::MAX),
+        ));
+    }
+    Ok(())
+}
+
 /// The most candidates the spec's routing offers a head on `topo` (`AlgorithmKind::candidates`).
 pub fn max_candidates(spec: &Spec, topo: &dyn Topology) -> usize {
     algorithm(spec).map_or(INLINE_CANDIDATES, |a| (a.kind().candidates)(spec, topo))

@@ -133,3 +133,16 @@ fn all_shortest_offers_every_shortest_next_hop_beyond_what_a_packet_holds() {
     assert_eq!(from_leaf_0.len(), 12);
     assert!(from_leaf_0.iter().all(|&l| l > 0.02), "{from_leaf_0:?}");
 }
+
+/// A head's candidates are counted in a byte: every shortest next hop on a graph whose
+/// busiest switch has more than 255 ports is refused up front, naming the key.
+#[test]
+fn all_shortest_on_a_switch_of_more_than_255_ports_is_refused() {
+    let dir = std::env::temp_dir().join(format!("hopsim-graph-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("star-300.txt");
+    std::fs::write(&path, (1..=300).map(|leaf| format!("0 {leaf}\n")).collect::<String>()).unwrap();
+    let toml = format!("[topology]\nkind = \"graph\"\nfile = \"{}\"\n[routing]\nalgorithm = \"minimal\"\nminimal_paths = \"all_shortest\"\n[traffic]\nload = 0.1\n", path.display());
+    let e = hopsim_core::simulate(&spec::from_toml_str(&toml).unwrap()).err().expect("refused").to_string();
+    assert!(e.contains("routing.algorithm") && e.contains("300"), "{e}");
+}
