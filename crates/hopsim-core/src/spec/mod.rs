@@ -310,10 +310,11 @@ pub struct RunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
     /// Cycles the run may go on past the measured window, its sources still sending
-    /// (unmeasured), until every packet generated in the window has been delivered, so that
-    /// the mean latency counts the slowest of them too (BookSim2's "Draining all recorded
-    /// packets", trafficmanager.cpp). 0, the default: the run ends with the window, and a
-    /// measured packet still in flight then is left out of the latencies.
+    /// (unmeasured) unless `drain_quiet`, until every measured packet has been delivered, so
+    /// that the mean latency counts the slowest of them too (BookSim2's `sim_type = latency`,
+    /// "Draining all recorded packets", trafficmanager.cpp). 0, the default: the run ends
+    /// with the window, and a measured packet still in flight then is left out of the
+    /// latencies.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub drain: u64,
     /// Which packets the window measures: those generated in it (the default), or those
