@@ -20,7 +20,7 @@ def test_hopsim_agrees_with_merlin(cfg):
     # As long as the stored runs: the standing queues of the adversarial rows take thousands
     # of cycles to build.
     ours = sst.run_hopsim(cfg, sorted(loads))
-    assert sst.problems(cfg, points, ours) == []
+    assert compare.problems(points, ours) == []
     assert f"--network {cfg.merlin_network} {cfg.merlin_options}".strip() in ref["command"]
 
 

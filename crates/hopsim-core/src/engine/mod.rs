@@ -206,7 +206,8 @@ impl Simulation {
         // flit at the far end of the longest link.
         let horizon = timings.max_latency() as u64 + timings.max_cycles(p as u64) + params.pipeline_delay as u64 + 4;
         let cal = Calendar::new(horizon, topo.num_switches(), servers.num_servers());
-        let stats = Stats::new(spec.run.warmup, spec.run.cycles, spec.run.temporal_bin);
+        let mut stats = Stats::new(spec.run.warmup, spec.run.cycles, spec.run.temporal_bin);
+        stats.by_receipt = spec.run.measure == crate::spec::Measure::Received;
         let seed = spec.run.seed;
         let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();

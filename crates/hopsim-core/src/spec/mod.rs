@@ -317,7 +317,8 @@ pub struct RunSpec {
     /// latencies.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub drain: u64,
-    /// Which packets the window measures: those generated in it (the default), or those
+    /// Which packets the window measures: those generated in it (the default), those
+    /// delivered in it (`"received"`), or those
     /// whose head leaves the source queue in it, each still timed from its generation
     /// (`"injected"`: BookSim2's `sim_type = throughput`, which makes a packet only when its
     /// source queue's previous one is out and records it by the cycle it is made,
@@ -344,6 +345,9 @@ pub enum Measure {
     Generated,
     /// Head injected (out of the source queue) in the window.
     Injected,
+    /// Delivered in the window, whenever created (SST Merlin's offered-load endpoints,
+    /// `offeredload/offered_load.cc`, average every packet received after the warm-up).
+    Received,
 }
 
 impl Measure {

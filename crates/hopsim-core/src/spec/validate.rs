@@ -277,6 +277,9 @@ impl Spec {
         if run.drain > MAX_CYCLES - window_end {
             return Err(SpecError::new("run.drain", run.drain, format!("warmup + cycles + drain must stay below 2^31: at most {} cycles of drain after a window ending at {window_end}", MAX_CYCLES - window_end)));
         }
+        if run.drain > 0 && run.measure == super::Measure::Received {
+            return Err(SpecError::new("run.drain", run.drain, "measured by receipt (run.measure = \"received\") nothing delivered after the window counts: no drain"));
+        }
         if run.drain_quiet && (run.drain == 0 || run.measure != super::Measure::Injected) {
             return Err(SpecError::new(
                 "run.drain_quiet",

@@ -65,6 +65,9 @@ pub struct Stats {
     pub reorder_buffer_max: u64,
     /// Packets of messages refused because their source queue was full.
     pub packets_dropped_at_source: u64,
+    /// `run.measure = "received"`: the latencies count what is delivered in the window,
+    /// whenever it was created, not the packets and messages measured at their creation.
+    pub by_receipt: bool,
 }
 
 impl Stats {
@@ -99,6 +102,18 @@ impl Stats {
             reorder_released: 0,
             reorder_buffer_max: 0,
             packets_dropped_at_source: 0,
+            by_receipt: false,
+        }
+    }
+
+    /// Whether a packet or message delivered at `now`, `measured` at its creation or
+    /// injection, counts in the latencies.
+    #[inline]
+    fn counts(&self, measured: bool, now: u64) -> bool {
+        if self.by_receipt {
+            self.in_window(now)
+        } else {
+            measured
         }
     }
 
@@ -163,7 +178,7 @@ impl Stats {
             b.injected_delivered += 1;
             b.injected_nonminimal += nonminimal;
         }
-        if p.measured {
+        if self.counts(p.measured, now) {
             self.delivered_measured += 1;
             self.latency.add(latency);
             self.network_latency_sum += now - injected;
@@ -187,7 +202,7 @@ impl Stats {
 impl Stats {
     #[inline]
     pub fn on_message(&mut self, now: u64, created: u64, measured: bool, acknowledgement: bool) {
-        if measured {
+        if self.counts(measured, now) {
             if acknowledgement {
                 self.ack_latency.add(now - created);
             } else {

@@ -100,3 +100,19 @@ fn a_quiet_drain_by_generation_and_a_drain_past_the_cycle_limit_are_refused() {
         assert!(e.to_string().contains(key), "{extra}: {e}");
     }
 }
+
+/// `run.measure = "received"` counts what is delivered in the window, whenever created (SST
+/// Merlin's endpoints): about the accepted load's packets, and under the standing queue of
+/// the adversarial Dragonfly a higher mean than the packets created in the window that made
+/// it out by its end. A drain has nothing to wait for then, and is refused.
+#[test]
+fn measured_by_receipt_the_latencies_count_what_the_window_delivers() {
+    let received = run(&format!("{}measure = \"received\"\n", merlin_adversarial(0, 1))).metrics;
+    let generated = run(&merlin_adversarial(0, 1)).metrics;
+    let accepted_packets = received.accepted_load * received.active_servers as f64 * 10_000.0 / 8.0;
+    assert!((received.packets_measured_delivered as f64 / accepted_packets - 1.0).abs() < 0.01, "{} against {accepted_packets}", received.packets_measured_delivered);
+    assert_eq!(received.accepted_load, generated.accepted_load);
+    assert!(received.packet_latency_mean > 1.05 * generated.packet_latency_mean, "{} against {}", received.packet_latency_mean, generated.packet_latency_mean);
+    let e = hopsim_core::spec::from_toml_str(&format!("{}measure = \"received\"\n", merlin_adversarial(1000, 1))).and_then(|s| hopsim_core::simulate(&s).map(|_| ())).err().expect("refused");
+    assert!(e.to_string().contains("run.drain"), "{e}");
+}
