@@ -58,6 +58,8 @@ struct Parts {
     traffic: Traffic,
     params: Params,
     timings: crate::link::ClassTimings,
+    /// The most candidates the routing offers a head (`AlgorithmKind::candidates`).
+    candidates: usize,
 }
 
 impl Parts {
@@ -69,7 +71,7 @@ impl Parts {
         memory::check_fits(spec, topo.as_ref(), memory::available()?)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
-        crate::routing::check_candidates(spec, topo.as_ref())?;
+        let candidates = crate::routing::checked_candidates(spec, topo.as_ref())?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
         let traffic = crate::traffic::build(spec, topo.as_ref(), &servers)?;
@@ -118,7 +120,7 @@ impl Parts {
             measure_at_injection: spec.run.measure == crate::spec::Measure::Injected,
             quiet_after_window: spec.run.drain_quiet,
         };
-        Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings })
+        Ok(Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates })
     }
 }
 
@@ -195,7 +197,7 @@ impl Simulation {
     }
 
     pub fn new(spec: &Spec) -> SpecResult<Self> {
-        let Parts { topo, routing, vc_policy, servers, traffic, params, timings } = Parts::build(spec)?;
+        let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = Parts::build(spec)?;
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
@@ -216,7 +218,6 @@ impl Simulation {
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.
         let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
-        let candidates = crate::routing::max_candidates(spec, topo.as_ref());
         let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / Arena::bytes_per_packet(candidates));
         let packet_room = most_packets.min(room);
         let mut sim = Simulation {

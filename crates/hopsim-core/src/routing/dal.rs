@@ -88,7 +88,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     keys: &[],
     defaults: crate::spec::defaults_of::<super::NoKeys>,
     // At most one per network port: a switch's hops in every dimension.
-    candidates: |_, topo| topo.hyperx().map_or(0, |hx| hx.grid.dims.iter().map(|s| s - 1).sum()),
+    candidates: |_, topo| super::every_port(topo),
     queues: super::QueueView::Blind,
     build: |cx| Ok(Arc::new(Dal::new(cx.topo.hyperx().expect("check_defined: the table lists dal on hyperx only").clone()))),
 };

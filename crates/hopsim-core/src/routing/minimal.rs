@@ -80,10 +80,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
         meaning: "the topology's minimal path (topology) or every shortest next hop of the wiring, the one with most room taken (all_shortest; only with the hop ladders)",
     }],
     defaults: crate::spec::defaults_of::<Keys>,
-    candidates: |spec, topo| match paths(spec) {
-        Ok(ValiantPaths::AllShortest) => super::every_port(topo),
-        _ => super::few_candidates(spec, topo),
-    },
+    candidates: |spec, topo| super::candidates_on(paths(spec).unwrap_or(ValiantPaths::Topology), topo),
     queues: super::QueueView::Blind,
     build: build_minimal,
 };

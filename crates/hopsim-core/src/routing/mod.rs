@@ -89,9 +89,18 @@ pub(crate) fn every_port(topo: &dyn Topology) -> usize {
     (0..topo.num_switches()).map(|s| topo.network_ports(s)).max().unwrap_or(0).max(INLINE_CANDIDATES)
 }
 
-/// A head's candidates are counted in a byte: a routing that may offer more (every shortest
-/// next hop on a graph of switches with more than 255 ports) is refused.
-pub fn check_candidates(spec: &Spec, topo: &dyn Topology) -> SpecResult<()> {
+/// The bound of a routing that follows `paths`: every port under `all_shortest`.
+pub(crate) fn candidates_on(paths: ValiantPaths, topo: &dyn Topology) -> usize {
+    match paths {
+        ValiantPaths::AllShortest => every_port(topo),
+        ValiantPaths::Topology => INLINE_CANDIDATES,
+    }
+}
+
+/// The most candidates the spec's routing offers a head on `topo`, checked: they are counted
+/// in a byte, so a routing that may offer more (every shortest next hop on a graph of
+/// switches with more than 255 ports) is refused.
+pub fn checked_candidates(spec: &Spec, topo: &dyn Topology) -> SpecResult<usize> {
     let most = max_candidates(spec, topo);
     if most > u8::MAX as usize {
         return Err(SpecError::new(
@@ -100,7 +109,7 @@ pub fn check_candidates(spec: &Spec, topo: &dyn Topology) -> SpecResult<()> {
             format!("may offer a head {most} candidate hops on this network (one per port of its busiest switch); at most {}", u8::MAX),
         ));
     }
-    Ok(())
+    Ok(most)
 }
 
 /// The most candidates the spec's routing offers a head on `topo` (`AlgorithmKind::candidates`).

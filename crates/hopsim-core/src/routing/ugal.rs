@@ -471,8 +471,8 @@ pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     about: "UGAL with global information: minimal or Valiant by the queues along both paths",
     keys: &[THRESHOLD, INTERMEDIATE],
     defaults: crate::spec::defaults_of::<UgalGKeys>,
-    // A global observer's view: such runs deliver arrivals on one thread, in order.
     candidates: super::few_candidates,
+    // A global observer's view: such runs deliver arrivals on one thread, in order.
     queues: super::QueueView::Global,
     build,
 };

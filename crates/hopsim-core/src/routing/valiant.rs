@@ -51,10 +51,7 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
         crate::spec::Key { name: "valiant_redraw", default: "false", meaning: "low-diameter networks: draw the intermediate again when it is the source or destination switch" },
     ],
     defaults: crate::spec::defaults_of::<ValiantKeys>,
-    candidates: |spec, topo| match super::ValiantPaths::from_spec(spec) {
-        super::ValiantPaths::AllShortest => super::every_port(topo),
-        super::ValiantPaths::Topology => super::few_candidates(spec, topo),
-    },
+    candidates: |spec, topo| super::candidates_on(super::ValiantPaths::from_spec(spec), topo),
     queues: super::QueueView::Blind,
     build: |cx| {
         if cx.grid() {

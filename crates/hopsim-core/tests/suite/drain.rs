@@ -1,8 +1,8 @@
 //! `run.drain`: the run goes on past the measured window until every packet generated in it
 //! is delivered. Without it a packet still in flight when the window closes is left out of
-//! the latencies, and under a standing queue those are the slowest: SST Merlin's
-//! adversarial Dragonfly translation (docs/validation/sst.md) at offered 0.3 kept 94 % of its
-//! measured packets and a mean 11 % below that of all of them.
+//! the latencies, and under a standing queue (SST Merlin's adversarial Dragonfly translation,
+//! docs/validation/sst.md) those are the slowest. The measured differences are in
+//! docs/validation/booksim2.md and docs/validation/sst.md.
 
 use crate::common::run;
 
@@ -64,9 +64,7 @@ fn transpose(run_extra: &str) -> String {
 /// `run.measure = "injected"` measures the packets sent in the window, as BookSim2's
 /// `sim_type = throughput` records them (made, and recorded, when the source queue's packet
 /// before is out): a drain then waits for those alone, and an over-saturated source adds the
-/// waits of its packets sent in the window, not of its whole queue grown through it (BookSim2
-/// 122.7 and 540 cycles at 0.10 and 0.15 on this mesh; drained by generation hopsim gave
-/// 167 and 3843, by injection 127 and 595).
+/// waits of its packets sent in the window, not of its whole queue grown through it.
 #[test]
 fn measured_at_injection_a_drain_waits_for_the_packets_sent_in_the_window_not_the_source_queues() {
     let by_generation = run(&transpose("drain = 30000")).metrics;
