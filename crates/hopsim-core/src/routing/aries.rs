@@ -104,7 +104,7 @@ pub struct AriesRouting {
 
 impl AriesRouting {
     pub fn new(topo: &dyn Topology, step: Arc<dyn MinimalStep>, params: AriesParams) -> Self {
-        AriesRouting { ar: topo.aries().expect("the table lists aries only").clone(), step, params }
+        AriesRouting { ar: crate::topology::concrete::<Aries>(topo).expect("the table lists aries only").clone(), step, params }
     }
 
     fn mode_of(&self, state: &RouteState) -> Mode {

@@ -90,5 +90,5 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     // At most one per network port: a switch's hops in every dimension.
     candidates: |_, topo| super::every_port(topo),
     queues: super::QueueView::Blind,
-    build: |cx| Ok(Arc::new(Dal::new(cx.topo.hyperx().expect("check_defined: the table lists dal on hyperx only").clone()))),
+    build: |cx| Ok(Arc::new(Dal::new(crate::topology::concrete::<crate::topology::HyperX>(&**cx.topo).expect("check_defined: the table lists dal on hyperx only").clone()))),
 };

@@ -231,19 +231,19 @@ pub trait MinimalStep: Send + Sync {
 
 /// The minimal step of a low-diameter topology, if it is one.
 pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
-    if let Some(t) = topo.hyperx() {
+    if let Some(t) = crate::topology::concrete::<crate::topology::HyperX>(topo) {
         return Some(Arc::new(hyperx_dor::HyperXDor::new(t.clone())));
     }
-    if let Some(t) = topo.dragonfly() {
+    if let Some(t) = crate::topology::concrete::<crate::topology::Dragonfly>(topo) {
         return Some(Arc::new(dragonfly_lgl::DragonflyLgl::new(t.clone())));
     }
-    if let Some(t) = topo.dragonfly_plus() {
+    if let Some(t) = crate::topology::concrete::<crate::topology::DragonflyPlus>(topo) {
         return Some(Arc::new(dragonfly_plus_ugd::DragonflyPlusUgd::new(t.clone())));
     }
-    if let Some(t) = topo.fat_tree() {
+    if let Some(t) = crate::topology::concrete::<crate::topology::FatTree>(topo) {
         return Some(Arc::new(fat_tree_updown::FatTreeUpDown::new(t.clone())));
     }
-    if let Some(t) = topo.aries() {
+    if let Some(t) = crate::topology::concrete::<crate::topology::Aries>(topo) {
         return Some(Arc::new(aries_minimal::AriesMinimal::new(t.clone())));
     }
     // Grids route by their coordinates (DOR and the routings built on it); any other

@@ -248,7 +248,7 @@ impl Intermediates {
             })?;
             return Ok(Intermediates::DifferingDims(grid.clone()));
         }
-        Ok(match topo.dragonfly() {
+        Ok(match crate::topology::concrete::<crate::topology::Dragonfly>(topo) {
             Some(df) if df.g > 2 => Intermediates::Groups(df.clone(), kind),
             _ => Intermediates::Switches((0..topo.num_switches()).filter(|&s| topo.servers_at(s) > 0).map(|s| s as u32).collect()),
         })

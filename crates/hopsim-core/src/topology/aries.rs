@@ -268,7 +268,4 @@ impl Topology for Aries {
     fn global_links_per_switch(&self) -> usize {
         self.h
     }
-    fn aries(&self) -> Option<&Aries> {
-        Some(self)
-    }
 }

@@ -147,7 +147,4 @@ impl Topology for Dragonfly {
     fn global_links_per_switch(&self) -> usize {
         self.h
     }
-    fn dragonfly(&self) -> Option<&Dragonfly> {
-        Some(self)
-    }
 }

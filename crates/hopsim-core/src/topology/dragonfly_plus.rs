@@ -175,7 +175,4 @@ impl Topology for DragonflyPlus {
     fn global_links_per_switch(&self) -> usize {
         self.h
     }
-    fn dragonfly_plus(&self) -> Option<&DragonflyPlus> {
-        Some(self)
-    }
 }

@@ -139,7 +139,4 @@ impl Topology for FatTree {
     fn description(&self) -> String {
         format!("{}-ary {}-tree (fat-tree) with {} server(s) per leaf", self.k, self.levels, self.p)
     }
-    fn fat_tree(&self) -> Option<&FatTree> {
-        Some(self)
-    }
 }

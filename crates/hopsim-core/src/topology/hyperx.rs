@@ -128,7 +128,4 @@ impl Topology for HyperX {
     fn cartesian(&self) -> Option<&Cartesian> {
         Some(&self.grid)
     }
-    fn hyperx(&self) -> Option<&HyperX> {
-        Some(self)
-    }
 }

@@ -37,7 +37,8 @@ pub struct PortPeer {
     pub port: u16,
 }
 
-pub trait Topology: Send + Sync {
+/// `Any`: the routings defined on one kind read its concrete topology (`concrete`).
+pub trait Topology: std::any::Any + Send + Sync {
     fn kind(&self) -> &'static str;
     fn num_switches(&self) -> usize;
     /// Network ports of a switch, connected or not (mesh borders leave some unconnected).
@@ -100,22 +101,12 @@ pub trait Topology: Send + Sync {
     fn global_links_per_switch(&self) -> usize {
         0
     }
-    // The concrete low-diameter topologies, for the routings defined on them.
-    fn hyperx(&self) -> Option<&HyperX> {
-        None
-    }
-    fn dragonfly(&self) -> Option<&Dragonfly> {
-        None
-    }
-    fn dragonfly_plus(&self) -> Option<&DragonflyPlus> {
-        None
-    }
-    fn fat_tree(&self) -> Option<&FatTree> {
-        None
-    }
-    fn aries(&self) -> Option<&Aries> {
-        None
-    }
+}
+
+/// The concrete topology behind `topo`, if it is a `T`: for the routings and VC policies
+/// defined on one kind, which read its own structure (a dragonfly's groups, a HyperX's ports).
+pub fn concrete<T: Topology>(topo: &dyn Topology) -> Option<&T> {
+    (topo as &dyn std::any::Any).downcast_ref()
 }
 
 /// A topology kind: its `topology.kind` name, its keys (besides `kind`) and how it is built.

@@ -118,7 +118,7 @@ impl VcPolicy for TwoPhases {
 
 /// A 2Phases policy made by `make`, or the error saying how many VCs it needs.
 pub(super) fn checked(cx: &super::PolicyCtx, make: fn(usize, bool) -> Option<TwoPhases>) -> crate::error::SpecResult<std::sync::Arc<dyn super::VcPolicy>> {
-    let dragonfly = cx.topo.dragonfly().is_some();
+    let dragonfly = crate::topology::concrete::<crate::topology::Dragonfly>(&**cx.topo).is_some();
     let policy = make(cx.vcs(), dragonfly).ok_or_else(|| {
         let why = if dragonfly { "2 phases x local VCs before / after the global hop" } else { "one per Valiant phase" };
         cx.too_few(format!("needs at least {} VCs on a {} ({why})", TwoPhases::needs(dragonfly), cx.topo.kind()))

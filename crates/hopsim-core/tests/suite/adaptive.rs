@@ -96,7 +96,7 @@ fn ugal_g_reads_queues_beyond_the_first_hop() {
     // UGAL-G. Switch 1 (group 0) to group 3: the gateway is switch (k / h) of group 0.
     let (t, l) = build(DF, "ugal_l", "");
     let (_, g) = build(DF, "ugal_g", "");
-    let df = t.dragonfly().unwrap();
+    let df = topology::concrete::<topology::Dragonfly>(&*t).unwrap();
     let (gw, gw_port) = df.gateway(0, 3);
     // A source other than the gateway: its minimal path starts with a local hop.
     let (src, dst, mid) = ((gw + 1) % 4, 13, 9);
@@ -141,7 +141,7 @@ impl Congestion for Backlog {
 #[test]
 fn par_may_divert_at_the_first_hop_in_the_source_group_only() {
     let (t, r) = build(DF, "par", "");
-    let df = t.dragonfly().unwrap();
+    let df = topology::concrete::<topology::Dragonfly>(&*t).unwrap();
     let (gw, gw_port) = df.gateway(0, 3);
     let (src, dst, mid) = ((gw + 1) % 4, 13, 9);
     let mut q = Queues::default();
@@ -195,7 +195,7 @@ fn ugal_l_reads_the_port_or_the_vcs_as_routing_ugal_queue_says() {
     // those to groups 3 and 4. From switch 0 to group 3 the minimal path leaves by the local
     // port to switch 1.
     let t = build(DF, "minimal", "").0;
-    let df = t.dragonfly().unwrap();
+    let df = topology::concrete::<topology::Dragonfly>(&*t).unwrap();
     let (src, dst) = (0, 12);
     let min_port = topology::Dragonfly::local_port(0, 1);
     // Through group 4 the detour leaves by the same port: the port's queue is the same for
@@ -219,7 +219,7 @@ fn ugal_intermediates_are_the_gateway_or_any_switch_of_another_group() {
     // to group 3, "switch" on every switch of the group.
     for (kind, switches_per_group) in [("group", 1), ("switch", 4)] {
         let (t, r) = build(DF, "ugal_l", &format!("ugal_intermediate = \"{kind}\""));
-        let df = t.dragonfly().unwrap();
+        let df = topology::concrete::<topology::Dragonfly>(&*t).unwrap();
         let mut rng = Rng::seed_from_u64(7);
         let mut seen: HashMap<usize, std::collections::BTreeSet<usize>> = HashMap::new();
         for _ in 0..2000 {
@@ -281,7 +281,7 @@ struct Detour {
 impl Detour {
     fn new() -> Self {
         let t = build(DF, "minimal", "").0;
-        let df = t.dragonfly().unwrap();
+        let df = topology::concrete::<topology::Dragonfly>(&*t).unwrap();
         let (src, dst) = (0, 12);
         let mid = 4 + df.gateway(1, 3).0;
         let (h_min, h_nm) = (t.distance(src, dst) as u32, (t.distance(src, mid) + t.distance(mid, dst)) as u32);

@@ -144,7 +144,7 @@ fn minimal_paths_keep_the_aries_hop_limits() {
         let (t, r, v) = parts(&aries(size), "minimal", 5);
         let n = t.num_switches();
         let a = n / t.groups();
-        let ar = t.aries().expect("an aries network");
+        let ar = topology::concrete::<topology::Aries>(&*t).expect("an aries network");
         let mut used = std::collections::BTreeSet::new();
         for _ in 0..3000 {
             let (src, dst) = (rng.gen_range(0..n), rng.gen_range(0..n));

@@ -28,7 +28,7 @@ fn candidates(r: &dyn Routing, switch: usize, st: &mut RouteState) -> CandidateB
 fn it_offers_every_unaligned_dimension_and_deroutes_only_where_it_has_not() {
     let (_, topo, r) = dal(HX3);
     assert_eq!(r.selection(), Selection::Weighted);
-    let hx = topo.hyperx().unwrap();
+    let hx = topology::concrete::<topology::HyperX>(&*topo).unwrap();
     // From (0,0,0) to (1,1,0): dimensions 0 and 1 unaligned, each with its minimal hop
     // (priority 0) and one deroute (priority 1, to coordinate 2).
     let (src, dst) = (hx.grid.switch_at(&[0, 0, 0]), hx.grid.switch_at(&[1, 1, 0]));
@@ -58,7 +58,7 @@ fn its_paths_take_at_most_a_deroute_and_a_correction_per_dimension_up_the_ladder
         let (s, topo, r) = dal(t);
         let v = hopsim_core::deadlock_freedom::build_vc_policy(&s, &topo, r.as_ref()).unwrap();
         assert_eq!(v.name(), "ladder");
-        let hx = topo.hyperx().unwrap();
+        let hx = topology::concrete::<topology::HyperX>(&*topo).unwrap();
         let n = hx.grid.n();
         let mut rng = Rng::seed_from_u64(9);
         let mut deroutes = 0;
@@ -95,7 +95,7 @@ fn a_hyperx_with_more_ports_than_a_packet_holds_routes_with_every_candidate() {
     let t = "[topology]\nkind = \"hyperx\"\ndims = [8, 8, 8, 8]\n";
     let (s, topo, r) = dal(t);
     assert_eq!(routing::max_candidates(&s, topo.as_ref()), 28);
-    let hx = topo.hyperx().unwrap();
+    let hx = topology::concrete::<topology::HyperX>(&*topo).unwrap();
     let (src, dst) = (hx.grid.switch_at(&[0, 0, 0, 0]), hx.grid.switch_at(&[1, 1, 1, 1]));
     let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
     assert_eq!(candidates(r.as_ref(), src, &mut st).len(), 28);
