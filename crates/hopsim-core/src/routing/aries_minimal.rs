@@ -17,6 +17,11 @@ use super::{Hop, MinimalStep, RouteState, Rng, NO_DIM};
 use crate::topology::{Aries, LinkClass};
 use rand::Rng as _;
 
+pub const STEP: super::MinimalStepKind = super::MinimalStepKind {
+    topology: &crate::topology::aries::KIND,
+    build: |topo| std::sync::Arc::new(AriesMinimal::new(super::served::<Aries>(topo).clone())),
+};
+
 pub struct AriesMinimal {
     aries: Aries,
 }

@@ -10,6 +10,11 @@
 use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::Dragonfly;
 
+pub const STEP: super::MinimalStepKind = super::MinimalStepKind {
+    topology: &crate::topology::dragonfly::KIND,
+    build: |topo| std::sync::Arc::new(DragonflyLgl::new(super::served::<Dragonfly>(topo).clone())),
+};
+
 pub struct DragonflyLgl {
     df: Dragonfly,
 }

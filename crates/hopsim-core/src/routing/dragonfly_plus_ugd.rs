@@ -8,6 +8,11 @@ use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::DragonflyPlus;
 use rand::Rng as _;
 
+pub const STEP: super::MinimalStepKind = super::MinimalStepKind {
+    topology: &crate::topology::dragonfly_plus::KIND,
+    build: |topo| std::sync::Arc::new(DragonflyPlusUgd::new(super::served::<DragonflyPlus>(topo).clone())),
+};
+
 pub struct DragonflyPlusUgd {
     df: DragonflyPlus,
 }

@@ -7,6 +7,11 @@ use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::FatTree;
 use rand::Rng as _;
 
+pub const STEP: super::MinimalStepKind = super::MinimalStepKind {
+    topology: &crate::topology::fat_tree::KIND,
+    build: |topo| std::sync::Arc::new(FatTreeUpDown::new(super::served::<FatTree>(topo).clone())),
+};
+
 pub struct FatTreeUpDown {
     ft: FatTree,
 }

@@ -9,6 +9,12 @@ use super::{Hop, MinimalStep, RouteState, Rng, NO_DIM};
 use crate::topology::{Topology, MAX_WIRING_ROUTED_SWITCHES as MAX_SWITCHES};
 use std::collections::VecDeque;
 
+/// The wiring's step registered for the networks of `topology`, a kind without a grid or a
+/// structure of its own to route by.
+pub const fn on(topology: &'static crate::topology::Kind) -> super::MinimalStepKind {
+    super::MinimalStepKind { topology, build: |topo| std::sync::Arc::new(GraphMinimal::new(&**topo)) }
+}
+
 pub struct GraphMinimal {
     switches: usize,
     /// `next[target * switches + cur]`: the port of `cur` towards `target`.

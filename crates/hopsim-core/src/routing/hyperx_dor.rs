@@ -5,6 +5,11 @@
 use super::{Hop, MinimalStep, RouteState, Rng};
 use crate::topology::HyperX;
 
+pub const STEP: super::MinimalStepKind = super::MinimalStepKind {
+    topology: &crate::topology::hyperx::KIND,
+    build: |topo| std::sync::Arc::new(HyperXDor::new(super::served::<HyperX>(topo).clone())),
+};
+
 pub struct HyperXDor {
     hx: HyperX,
 }

@@ -216,11 +216,9 @@ pub trait Routing: std::any::Any + Send + Sync {
     fn max_hops(&self) -> usize;
 }
 
-/// The minimal next hop on a low-diameter topology: one implementation per topology
-/// (`hyperx_dor`, `dragonfly_lgl`, `dragonfly_plus_ugd`, `fat_tree_updown`, `aries_minimal`;
-/// `graph_minimal` from the wiring for the others), shared by the
-/// `minimal` routing, by each phase of `valiant` there, and by the adaptive routings that
-/// choose between the two.
+/// The minimal next hop on a low-diameter topology, registered by topology kind in
+/// `MINIMAL_STEPS`: shared by the `minimal` routing, by each phase of `valiant` there, and by
+/// the adaptive routings that choose between the two.
 pub trait MinimalStep: Send + Sync {
     /// Draw the packet's own choices, if the step keeps any in its route state (so that
     /// every hop of one packet follows the same minimal path, e.g. the global link on Aries).
@@ -229,29 +227,39 @@ pub trait MinimalStep: Send + Sync {
     fn hop(&self, cur: usize, target: usize, state: &RouteState, rng: &mut Rng) -> Hop;
 }
 
+/// A minimal step as the registry knows it, declared in its file: the topology kind whose
+/// networks it routes (its registry entry) and how it is built on one of them.
+pub struct MinimalStepKind {
+    pub topology: &'static crate::topology::Kind,
+    pub build: fn(&Arc<dyn Topology>) -> Arc<dyn MinimalStep>,
+}
+
+/// The minimal step of each low-diameter topology kind, one line each: the kind's own, or
+/// the wiring's (`graph_minimal::on`) for a kind without structure of its own to route by.
+/// Tori and meshes have none: they route by their coordinates (DOR and the routings built
+/// on it).
+pub const MINIMAL_STEPS: &[MinimalStepKind] = &[
+    hyperx_dor::STEP,
+    dragonfly_lgl::STEP,
+    dragonfly_plus_ugd::STEP,
+    fat_tree_updown::STEP,
+    aries_minimal::STEP,
+    graph_minimal::on(&crate::topology::slim_fly::KIND),
+    graph_minimal::on(&crate::topology::graph::KIND),
+];
+
 /// The minimal step of a low-diameter topology, if it is one.
-pub fn minimal_step(topo: &dyn Topology) -> Option<Arc<dyn MinimalStep>> {
-    if let Some(t) = crate::topology::concrete::<crate::topology::HyperX>(topo) {
-        return Some(Arc::new(hyperx_dor::HyperXDor::new(t.clone())));
-    }
-    if let Some(t) = crate::topology::concrete::<crate::topology::Dragonfly>(topo) {
-        return Some(Arc::new(dragonfly_lgl::DragonflyLgl::new(t.clone())));
-    }
-    if let Some(t) = crate::topology::concrete::<crate::topology::DragonflyPlus>(topo) {
-        return Some(Arc::new(dragonfly_plus_ugd::DragonflyPlusUgd::new(t.clone())));
-    }
-    if let Some(t) = crate::topology::concrete::<crate::topology::FatTree>(topo) {
-        return Some(Arc::new(fat_tree_updown::FatTreeUpDown::new(t.clone())));
-    }
-    if let Some(t) = crate::topology::concrete::<crate::topology::Aries>(topo) {
-        return Some(Arc::new(aries_minimal::AriesMinimal::new(t.clone())));
-    }
-    // Grids route by their coordinates (DOR and the routings built on it); any other
-    // network by its wiring.
-    if topo.cartesian().is_none() {
-        return Some(Arc::new(graph_minimal::GraphMinimal::new(topo)));
-    }
-    None
+pub fn minimal_step(topo: &Arc<dyn Topology>) -> Option<Arc<dyn MinimalStep>> {
+    let step = MINIMAL_STEPS.iter().find(|s| s.topology.name == topo.kind());
+    // Routings on a network without a grid follow its step; a kind without one of its own
+    // takes the wiring's, registered like the others.
+    assert!(step.is_some() || topo.cartesian().is_some(), "topology.kind = {:?} has neither a grid nor a minimal step in routing::MINIMAL_STEPS", topo.kind());
+    step.map(|s| (s.build)(topo))
+}
+
+/// The concrete topology a minimal step is built on (`MinimalStepKind::build`).
+fn served<T: Topology>(topo: &Arc<dyn Topology>) -> &T {
+    crate::topology::concrete(&**topo).expect("a minimal step is built on the kind it is registered for")
 }
 
 /// The `k`-th of `0, 1, 2, ...` once `a` and `b` (which may be equal) are left out: turns a
@@ -299,7 +307,7 @@ pub fn build(spec: &Spec, topo: &Arc<dyn Topology>) -> SpecResult<Arc<dyn Routin
     // Unknown keys and wrong types, for every algorithm (those without keys read none).
     own_keys::<serde_json::Value>(spec)?;
     // HyperX has a grid too, but its minimal step, not the torus's DOR.
-    let cx = BuildCtx { spec, topo, algorithm: algo, low_diameter: minimal_step(topo.as_ref()) };
+    let cx = BuildCtx { spec, topo, algorithm: algo, low_diameter: minimal_step(topo) };
     (algo.kind().build)(&cx)
 }
 
@@ -453,6 +461,16 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A minimal step serves one registered topology kind, and a kind has at most one.
+    #[test]
+    fn every_minimal_step_serves_its_own_registered_kind() {
+        for (i, s) in super::MINIMAL_STEPS.iter().enumerate() {
+            let name = s.topology.name;
+            assert!(crate::topology::kind(name).is_some(), "{name:?} is not a topology kind ({})", crate::topology::kind_names());
+            assert!(super::MINIMAL_STEPS[i + 1..].iter().all(|o| o.topology.name != name), "{name:?} has two minimal steps");
         }
     }
 

@@ -4,17 +4,19 @@
 //! per attached server. A link is a pair of channels: port `p` of switch `s` sends to port
 //! `q` of switch `t` exactly when port `q` of `t` sends to port `p` of `s`.
 
-mod aries;
+// The kinds' modules are public for their registry entries (`hyperx::KIND`), which the
+// minimal steps and the deadlock-freedom table name.
+pub mod aries;
 mod cartesian;
-mod dragonfly;
-mod dragonfly_plus;
-mod fat_tree;
+pub mod dragonfly;
+pub mod dragonfly_plus;
+pub mod fat_tree;
 mod global;
-mod graph;
-mod hyperx;
-mod mesh;
-mod slim_fly;
-mod torus;
+pub mod graph;
+pub mod hyperx;
+pub mod mesh;
+pub mod slim_fly;
+pub mod torus;
 mod widths;
 
 pub use aries::Aries;
