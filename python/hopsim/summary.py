@@ -11,7 +11,7 @@ __all__ = ["summary_table", "render_table", "print_summary", "closed_loop"]
 
 
 def closed_loop(frame) -> bool:
-    """Every run's workload is closed-loop (ping_pong, bandwidth: the engine's list)."""
+    """Every run's workload is closed-loop (those the engine's components mark so)."""
     from . import engine
 
     return "workload" in frame.columns and bool(frame["workload"].astype(str).isin(engine.closed_loop_workloads()).all())

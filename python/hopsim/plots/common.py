@@ -267,7 +267,7 @@ _SEED_LIKE = {"seed", "run.seed"}
 
 
 def _is_closed_loop(frame: pd.DataFrame) -> pd.Series:
-    """Per run: True for a closed-loop workload (ping_pong, bandwidth: the engine's list)."""
+    """Per run: True for a closed-loop workload (those the engine's components mark so)."""
     if "workload" not in frame:
         return pd.Series(False, index=frame.index)
     from .. import engine

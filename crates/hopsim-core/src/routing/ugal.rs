@@ -244,7 +244,8 @@ impl Intermediates {
     pub(super) fn new(topo: &dyn Topology, kind: IntermediateKind) -> SpecResult<Self> {
         if kind == IntermediateKind::DifferingDims {
             let grid = topo.cartesian().ok_or_else(|| {
-                SpecError::new("routing.ugal_intermediate", "\"differing_dims\"", "needs a HyperX, whose switches have coordinates; allowed here: group, switch, network")
+                let here: Vec<&str> = IntermediateKind::ALL.iter().filter(|&&k| k != kind).map(|k| k.name()).collect();
+                SpecError::new("routing.ugal_intermediate", format!("{:?}", kind.name()), format!("needs a HyperX, whose switches have coordinates; allowed here: {}", here.join(", ")))
             })?;
             return Ok(Intermediates::DifferingDims(grid.clone()));
         }

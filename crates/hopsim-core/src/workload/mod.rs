@@ -259,7 +259,7 @@ pub fn build(spec: &Spec, traffic: &Traffic, topo: &dyn crate::topology::Topolog
 fn pairs(spec: &Spec, traffic: &Traffic) -> SpecResult<Vec<(u32, u32)>> {
     let n = traffic.active.len();
     if n < 2 {
-        return Err(SpecError::new("traffic.active_servers", n, "a ping_pong or bandwidth test needs at least 2 communicating servers"));
+        return Err(SpecError::new("traffic.active_servers", n, format!("a {} test needs at least 2 communicating servers", spec.workload.kind)));
     }
     let mut order = traffic.active.clone();
     let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0x9a12, 0));

@@ -80,10 +80,12 @@ pub const POLICIES: [PolicyKind; 6] = [
 
 /// The `jobs[].allocation` keys the policies read besides `policy`, as `hopsim list` shows them.
 pub const KEYS: &[crate::spec::Key] = &[
-    crate::spec::Key { name: "offset", default: "0", meaning: "linear: the first server; spread, per_group, routers: the first group" },
-    crate::spec::Key { name: "groups", default: "all", meaning: "spread, routers: over how many groups (routers: all from offset)" },
-    crate::spec::Key { name: "routers", default: "required", meaning: "routers: how many routers the job occupies, shared evenly over its groups" },
-    crate::spec::Key { name: "servers", default: "required", meaning: "explicit: the server of each rank" },
+    // The policies that read a key are their entries' `keys`; `hopsim list` shows each key
+    // under them, so its meaning does not name them.
+    crate::spec::Key { name: "offset", default: "0", meaning: "where placing starts: the first server, or the first group for a policy that places by group" },
+    crate::spec::Key { name: "groups", default: "all", meaning: "over how many groups, from offset on (all of them when not given)" },
+    crate::spec::Key { name: "routers", default: "required", meaning: "how many routers the job occupies, shared evenly over its groups" },
+    crate::spec::Key { name: "servers", default: "required", meaning: "the server of each rank" },
 ];
 
 /// Each policy with the keys it reads, for `hopsim list`.
