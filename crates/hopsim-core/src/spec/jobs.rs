@@ -235,9 +235,6 @@ pub fn validate_jobs(jobs: &[JobSpec]) -> SpecResult<()> {
         }
     }
     if !jobs.is_empty() {
-        if jobs.iter().filter(|j| j.background).count() > 1 {
-            return Err(SpecError::new("jobs[].background", "true", "at most one job may be the background"));
-        }
         if jobs.iter().all(|j| j.background) {
             return Err(SpecError::new("jobs[].background", "true", "needs at least one job that is not the background (the application)"));
         }

@@ -70,6 +70,23 @@ fn the_background_job_is_never_the_application() {
     assert!(r.jobs[1].iteration_cycles.len() > 1, "the background ran its motif once only");
 }
 
+/// A production machine's other jobs: several backgrounds, each repeating its own motif
+/// until the application is done, none counted as the application.
+#[test]
+fn several_background_jobs_each_repeat_their_motif_until_the_application_is_done() {
+    let app = job("app", 2, "motif = \"ping_pong\", iterations = 100, bytes = 64", "");
+    let halo = job("halo", 8, "motif = \"halo3d\", iterations = 1, domain = [2, 2, 2]", "background = true\nallocation = { policy = \"linear\", offset = 16 }");
+    let a2a = job("a2a", 4, "motif = \"alltoall\", iterations = 1, bytes = 64", "background = true");
+    let r = common::run(&format!("{ONE_SWITCH}{app}{halo}{a2a}"));
+    assert!(r.jobs[0].complete && !r.jobs[0].background);
+    assert_eq!(r.jobs[0].message_latency.len(), 200);
+    for bg in &r.jobs[1..] {
+        assert!(bg.background && !bg.complete, "{}", bg.motif);
+        assert!(bg.iteration_cycles.len() > 1, "{} ran its motif once only", bg.motif);
+        assert!(bg.message_latency.is_empty(), "{}'s messages counted as the application's", bg.motif);
+    }
+}
+
 #[test]
 fn a_file_without_jobs_runs_as_before() {
     let toml = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.3\n[run]\nwarmup = 200\ncycles = 2000\n";
