@@ -103,3 +103,26 @@ def test_full_size_aries_examples_are_the_networks_their_page_says(name):
     assert (t["switches"], t["servers"], t["diameter"]) == (groups * a, servers, 5)
     assert t["link_classes"] == {"row": rows, "column": columns, "global": globals_, "injection": servers}
     assert t["wiring_ok"]
+
+
+@pytest.mark.parametrize("name", sorted(FULL_SIZE_ARIES))
+def test_full_size_aries_examples_run_beside_a_production_background(name):
+    """docs/aries-machines.md: the NIC at two processor tiles' rate (its flit is the cycle),
+    0.2 us per hop, and other users' jobs of 384 nodes, the six application classes in turn,
+    out of step, filling 93-96 % of the machine with the studied job."""
+    from hopsim.spec import load_file
+
+    spec = load_file(REPO / "examples" / name)
+    groups, _ = FULL_SIZE_ARIES[name]
+    assert spec["link"]["injection"]["gbytes_per_s"] == 2 * spec["link"]["gbytes_per_s"]
+    cycle_ns = 16 / spec["link"]["injection"]["gbytes_per_s"]
+    hop_ns = (spec["router"]["pipeline_delay"] + spec["link"]["latency"]) * cycle_ns
+    assert 180 <= hop_ns <= 220
+    app, *others = spec["jobs"]
+    assert not app.get("background") and app["routing_mode"] == "default"
+    assert others and all(j["background"] and j["ranks"] == 384 and j["allocation"]["policy"] == "linear" for j in others)
+    motifs = [j["workload"]["motif"] for j in others]
+    assert motifs[:6] == ["fft3d", "halo", "halo", "md", "cg", "graph500"] and motifs == (motifs[:6] * 6)[: len(motifs)]
+    assert len({j["start"] for j in others}) > len(others) // 2, "the jobs start together"
+    busy = (app["ranks"] + 384 * len(others)) / (groups * 96 * 4)
+    assert 0.93 <= busy <= 0.97
