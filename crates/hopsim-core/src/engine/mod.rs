@@ -29,7 +29,7 @@ use crate::router::{self, Entry, Routers};
 use crate::route::Rng;
 use crate::routing::Routing;
 use crate::workload::{Post, Sample, Workload};
-use crate::spec::{FlowControl, Spec};
+use crate::spec::{FlowControl, Spec, Validated};
 use crate::stats::{RunResult, Stats};
 use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
@@ -63,8 +63,8 @@ struct Parts {
 }
 
 impl Parts {
-    fn build(spec: &Spec) -> SpecResult<Parts> {
-        spec.validate()?;
+    fn build(spec: &Validated) -> SpecResult<Parts> {
+        let spec: &Spec = spec;
         crate::workload::check(spec)?;
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
@@ -189,15 +189,16 @@ impl Simulation {
     /// Every check `new` makes, without allocating the network.
     /// Check a spec completely; return the bytes its run will add to the process
     /// (`memory::estimate`), with which a sweep decides how many runs fit at once.
-    pub fn check(spec: &Spec) -> SpecResult<u64> {
+    pub fn check(spec: &Validated) -> SpecResult<u64> {
         let p = Parts::build(spec)?;
         // Jobs are placed on the network here: an allocation that does not fit is bad input.
         crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers)?;
         Ok(memory::estimate(spec, p.topo.as_ref()).run())
     }
 
-    pub fn new(spec: &Spec) -> SpecResult<Self> {
+    pub fn new(spec: &Validated) -> SpecResult<Self> {
         let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = Parts::build(spec)?;
+        let spec: &Spec = spec;
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);

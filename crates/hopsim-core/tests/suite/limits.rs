@@ -8,7 +8,7 @@ use hopsim_core::spec::{from_json_str, from_toml_str};
 const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n";
 
 /// The one-line error of a spec (parsing, validation and building), which must name `key`.
-fn error_of(spec: Result<hopsim_core::Spec, hopsim_core::SpecError>) -> hopsim_core::SpecError {
+fn error_of(spec: Result<hopsim_core::spec::Validated, hopsim_core::SpecError>) -> hopsim_core::SpecError {
     match spec.and_then(|s| hopsim_core::engine::Simulation::check(&s).map(|_| s)) {
         Ok(s) => panic!("accepted: {s:?}"),
         Err(e) => {
