@@ -124,6 +124,29 @@ impl Parts {
     }
 }
 
+/// A run's parts built from its spec, its workload placed on them: everything that can be
+/// wrong with a valid spec is found here, and a run builds this once (`Simulation::check`
+/// or `Simulation::new`, never both on one `Built`).
+pub struct Built {
+    spec: Spec,
+    parts: Parts,
+    workload: Box<dyn Workload>,
+}
+
+impl Built {
+    pub fn new(spec: &Validated) -> SpecResult<Built> {
+        let parts = Parts::build(spec)?;
+        // Jobs are placed on the network here: an allocation that does not fit is bad input.
+        let workload = crate::workload::build(spec, &parts.traffic, parts.topo.as_ref(), &parts.servers)?;
+        Ok(Built { spec: Spec::clone(spec), parts, workload })
+    }
+
+    /// The bytes its run will add to the process (`memory::estimate`).
+    pub fn memory_run(&self) -> u64 {
+        memory::estimate(&self.spec, self.parts.topo.as_ref()).run()
+    }
+}
+
 pub struct Simulation {
     pub spec: Spec,
     pub topo: Arc<dyn Topology>,
@@ -186,19 +209,22 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Every check `new` makes, without allocating the network.
-    /// Check a spec completely; return the bytes its run will add to the process
-    /// (`memory::estimate`), with which a sweep decides how many runs fit at once.
+    /// Every check `new` makes, without allocating the network: check a spec completely;
+    /// return the bytes its run will add to the process, with which a sweep decides how many
+    /// runs fit at once.
     pub fn check(spec: &Validated) -> SpecResult<u64> {
-        let p = Parts::build(spec)?;
-        // Jobs are placed on the network here: an allocation that does not fit is bad input.
-        crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers)?;
-        Ok(memory::estimate(spec, p.topo.as_ref()).run())
+        Ok(Built::new(spec)?.memory_run())
     }
 
     pub fn new(spec: &Validated) -> SpecResult<Self> {
-        let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = Parts::build(spec)?;
-        let spec: &Spec = spec;
+        Ok(Self::from_built(Built::new(spec)?))
+    }
+
+    /// The run of parts built already (`Built::new`).
+    pub fn from_built(built: Built) -> Self {
+        let Built { spec: owned, parts, workload } = built;
+        let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = parts;
+        let spec = &owned;
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
@@ -214,7 +240,6 @@ impl Simulation {
         let seed = spec.run.seed;
         let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
-        let workload = crate::workload::build(spec, &traffic, topo.as_ref(), &servers)?;
         let n_servers = servers.num_servers();
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.
@@ -222,7 +247,7 @@ impl Simulation {
         let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / Arena::bytes_per_packet(candidates));
         let packet_room = most_packets.min(room);
         let mut sim = Simulation {
-            spec: spec.clone(),
+            spec: owned,
             topo,
             servers,
             head_routing: head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()),
@@ -265,7 +290,7 @@ impl Simulation {
         let far = sim.routers.prefetch == router::Prefetch::Deep;
         sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1), far);
         sim.with_workload(0, |w, cx| w.start(cx));
-        Ok(sim)
+        sim
     }
 
     /// Publish the number of cycles simulated in `cycles` while running (every few thousand
