@@ -4,6 +4,9 @@
 //! wormhole, separable allocation) is described in `docs/model.md`. Entry points:
 //! [`simulate`] for a parsed [`Spec`], and the JSON functions used by the Python package.
 
+// Every `unsafe` lives in `unsafe_parts`, beside the invariants it relies on.
+#![deny(unsafe_code)]
+
 /// One list per component family. `registry! { enum Algorithm; const ALGORITHMS: [AlgorithmKind] = { Dor => dor::KIND, ... } }`
 /// makes the closed enum (the names the deadlock-freedom table and the engine match on) and
 /// the registry slice from the same lines, in the same order, so a component is one line.
@@ -64,6 +67,8 @@ pub mod allocation;
 pub mod stats;
 pub mod topology;
 pub mod traffic;
+#[allow(unsafe_code)]
+mod unsafe_parts;
 pub mod vc;
 pub mod workload;
 

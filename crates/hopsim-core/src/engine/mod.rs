@@ -37,6 +37,7 @@ use crate::vc::VcPolicy;
 use crate::calendar::{Calendar, Deferred, Event};
 use crate::params::{HopHook, Params};
 use crate::random::seed_for;
+use crate::unsafe_parts::SharedMut;
 use rand::SeedableRng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -490,14 +491,12 @@ impl Simulation {
         }
         self.cal.take_routers(now, visit);
         let mut walk = std::mem::take(&mut self.walk);
-        let sim: *mut Simulation = self;
-        // SAFETY: one thread; the calendar, scratch and counters lent to the walk are fields
-        // the deliveries and steps reach only through it.
-        unsafe {
-            let me = &mut *sim;
-            let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-            self.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
-        }
+        let sim = SharedMut::new(self);
+        // One thread; the calendar, scratch and counters lent to the walk are fields the
+        // deliveries and steps reach only through it.
+        let me = sim.get();
+        let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
+        self.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
         self.walk = walk;
         self.servers_and_nics(now, measuring, events, false);
     }
@@ -545,15 +544,15 @@ impl Simulation {
         // server) only if the arena holds them without moving.
         let overlap = self.packets.live() + events.len() + 3 * self.servers.num_servers() <= self.packet_room;
         let (mut finished, mut ahead) = (false, false);
-        let sim: *mut Simulation = self;
+        let sim = SharedMut::new(self);
         team.cycle(sim, now, measuring, to_deliver, |job| {
-            // SAFETY: the other threads reach only their switches, the switches' random
-            // streams and the packets their switches hold, and, after this thread's own
-            // steps, the calendar's events' and switches' wheels (engine/parallel.rs); what
-            // follows reaches the calendar (those wheels only before `step_own`), NICs,
-            // servers, statistics and workload, and packets no switch holds (the arena does
-            // not grow: `overlap`).
-            let me = unsafe { &mut *sim };
+            // The other threads reach only their switches, the switches' random streams and
+            // the packets their switches hold, and, after this thread's own steps, the
+            // calendar's events' and switches' wheels (engine/parallel.rs); what follows
+            // reaches the calendar (those wheels only before `step_own`), NICs, servers,
+            // statistics and workload, and packets no switch holds (the arena does not grow:
+            // `overlap`).
+            let me = sim.get();
             me.cal.take_routers(now, visit);
             team.publish(job, visit);
             team.step_own(job, visit);
@@ -643,8 +642,7 @@ impl Simulation {
     /// share nothing, so a switch's event never enters the servers' part.
     fn deliver(&mut self, now: u64, ev: Event) {
         if ev.switch().is_some() {
-            // SAFETY: `self` is borrowed uniquely for the call.
-            match unsafe { to_switch(self, now, ev) } {
+            match to_switch(self, now, ev) {
                 SwitchWake::Now(s) => self.cal.wake_router(s, now),
                 SwitchWake::WhenReady(s) => self.cal.wake_router(s, self.params.ready_from(now)),
                 SwitchWake::None => {}
@@ -739,15 +737,15 @@ pub(super) enum SwitchWake {
 /// this is inlined; an arrival, which routes, in a call of its own (`arrive`), so that
 /// credits do not pay for the registers an arrival saves.
 ///
-/// # Safety
-/// `sim` is valid, and no other thread touches this switch's state, its random stream or the
-/// arriving packet during the call (engine/parallel.rs: each switch has one owning thread).
+/// On several threads, `sim` is lent to each (`SharedMut`), and no other thread touches this
+/// switch's state, its random stream or the arriving packet during the call
+/// (engine/parallel.rs: each switch has one owning thread).
 #[inline(always)]
-unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
+fn to_switch(sim: &mut Simulation, now: u64, ev: Event) -> SwitchWake {
     match ev {
         Event::FlitArrive { switch, port, vc, packet, flit, tail } => arrive(sim, now, switch as usize, port, vc, packet, flit, tail),
         Event::Credit { switch, port, vc, phits } => {
-            let routers = &mut (*sim).routers;
+            let routers = &mut sim.routers;
             let gp = routers.global_port(switch as usize, port as usize);
             let q = &mut routers.vc[gp * routers.vcs + vc as usize];
             let before = q.credits;
@@ -765,17 +763,14 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
 }
 
 /// A flit reaches input `port`, VC `vc`, of switch `sw` (`to_switch`).
-///
-/// # Safety
-/// As `to_switch`.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
-    let (routers, params) = (&mut (*sim).routers, &(*sim).params);
+fn arrive(sim: &mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
+    let (routers, params) = (&mut sim.routers, &sim.params);
     let phits = if flit.is_head() {
-        let phits = (*sim).packets.get(packet).phits;
-        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &(*sim).servers, switch: sw };
-        (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], (*sim).packets.routed(packet));
+        let phits = sim.packets.get(packet).phits;
+        let at = head_routing::Heading { routers, routing: sim.routing.as_ref(), vc_policy: sim.vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &sim.servers, switch: sw };
+        sim.head_routing.route(&at, &mut sim.switch_rng[sw], sim.packets.routed(packet));
         params.flit_phits(phits)
     } else {
         1 // only wormhole packets have more than one flit
