@@ -148,6 +148,21 @@ impl Built {
     }
 }
 
+/// What belongs to the servers' side of a run, the NICs and what waits at them: reached only
+/// by the run's own thread, never by a switch's step (engine/parallel.rs).
+struct ServerSide {
+    nics: Nics,
+    /// Messages queued at each NIC whose packets are not made yet.
+    backlog: Vec<backlog::Backlog>,
+    /// Packets waiting in each NIC's reorder buffer.
+    reorder_held: Vec<u32>,
+    nic_rng: Vec<Rng>,
+    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
+    nic_visit: Vec<u32>,
+    /// Events of NIC steps that ran before the switches' events reached the calendar.
+    nic_events: Vec<(u64, Event)>,
+}
+
 pub struct Simulation {
     pub spec: Spec,
     pub topo: Arc<dyn Topology>,
@@ -160,7 +175,6 @@ pub struct Simulation {
     pub traffic: Traffic,
     pub params: Params,
     pub routers: Routers,
-    pub nics: Nics,
     pub packets: Arena,
     pub cal: Calendar,
     pub stats: Stats,
@@ -171,11 +185,7 @@ pub struct Simulation {
     new_timers: Vec<(u64, u32)>,
     pub samples: Vec<Sample>,
     pub messages: Messages,
-    /// Messages queued at each NIC whose packets are not made yet.
-    backlog: Vec<backlog::Backlog>,
-    /// Packets waiting in each NIC's reorder buffer.
-    reorder_held: Vec<u32>,
-    nic_rng: Vec<Rng>,
+    server_side: ServerSide,
     switch_rng: Vec<Rng>,
     scratch: router::Scratch,
     last_progress: u64,
@@ -197,10 +207,6 @@ pub struct Simulation {
     /// makes packets while other threads step switches only while that many are not reached,
     /// since growing would move the packets they read.
     packet_room: usize,
-    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
-    nic_visit: Vec<u32>,
-    /// Events of NIC steps that ran before the switches' events reached the calendar.
-    nic_events: Vec<(u64, Event)>,
     /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
     block_shift: u32,
     /// The run thread's walk over the blocks when it runs a cycle alone.
@@ -257,7 +263,6 @@ impl Simulation {
             traffic,
             params,
             routers,
-            nics,
             packets: Arena::with_capacity(packet_room, candidates),
             cal,
             stats,
@@ -267,9 +272,14 @@ impl Simulation {
             new_timers: Vec::new(),
             samples: Vec::new(),
             messages: Messages::default(),
-            backlog: vec![backlog::Backlog::default(); n_servers],
-            reorder_held: vec![0; n_servers],
-            nic_rng,
+            server_side: ServerSide {
+                nics,
+                backlog: vec![backlog::Backlog::default(); n_servers],
+                reorder_held: vec![0; n_servers],
+                nic_rng,
+                nic_visit: Vec::new(),
+                nic_events: Vec::new(),
+            },
             switch_rng,
             scratch: Default::default(),
             last_progress: 0,
@@ -282,8 +292,6 @@ impl Simulation {
             max_threads: usize::MAX,
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
             packet_room,
-            nic_visit: Vec::new(),
-            nic_events: Vec::new(),
             block_shift: 0,
             walk: Default::default(),
             stepped_last: 0,
@@ -372,7 +380,7 @@ impl Simulation {
         loop {
             if self.now >= window_end {
                 // Measured at injection: the packets measured are those sent in the window.
-                let measured = if self.params.measure_at_injection { self.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
+                let measured = if self.params.measure_at_injection { self.server_side.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
                 let undelivered = self.stats.measured_packet_phits < measured;
                 if self.now >= drain_end || !undelivered {
                     break;
@@ -411,7 +419,7 @@ impl Simulation {
             };
             self.cal.return_events(events);
 
-            let in_network = self.nics.injected - self.stats.packets_delivered;
+            let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
             if finished {
                 self.now = now + 1;
                 self.finished_early = true;
@@ -567,7 +575,7 @@ impl Simulation {
         });
         team.add_counters(self);
         if overlap {
-            for (at, ev) in std::mem::take(&mut self.nic_events) {
+            for (at, ev) in std::mem::take(&mut self.server_side.nic_events) {
                 self.cal.schedule(at, now, ev);
             }
         } else {
@@ -594,26 +602,26 @@ impl Simulation {
     /// Step the NICs due now and refill their queues; with `defer` their events wait in
     /// `nic_events`.
     fn step_nics(&mut self, now: u64, measuring: bool, defer: bool) {
-        let mut due = std::mem::take(&mut self.nic_visit);
+        let mut due = std::mem::take(&mut self.server_side.nic_visit);
         self.cal.take_nics(now, &mut due);
         for &s in &due {
             let s = s as usize;
-            let (nics, params, packets, vc_policy, rng) = (&mut self.nics, &self.params, &mut self.packets, self.vc_policy.as_ref(), &mut self.nic_rng[s]);
+            let (nics, params, packets, vc_policy, rng) = (&mut self.server_side.nics, &self.params, &mut self.packets, self.vc_policy.as_ref(), &mut self.server_side.nic_rng[s]);
             if defer {
-                nics.step(s, now, params, packets, &mut Deferred { cal: &mut self.cal, events: &mut self.nic_events }, vc_policy, rng, measuring);
+                nics.step(s, now, params, packets, &mut Deferred { cal: &mut self.cal, events: &mut self.server_side.nic_events }, vc_policy, rng, measuring);
             } else {
                 nics.step(s, now, params, packets, &mut self.cal, vc_policy, rng, measuring);
             }
             self.refill(s, now + 1);
         }
-        self.nic_visit = due;
+        self.server_side.nic_visit = due;
     }
 
     /// Whether the loop is sure to go on to cycle `now + 1` (so its timers may fire now):
     /// they are due then, and neither the end, the watchdog nor the deadlock check (whose
     /// progress the switches' steps can only move later) stops it.
     fn may_generate_ahead(&self, now: u64, limits: Limits) -> bool {
-        let in_network = self.nics.injected - self.stats.packets_delivered;
+        let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
         let checks = in_network > 0 && (now - self.last_progress >= limits.watchdog || now >= limits.detector_at);
         now + 1 < limits.end && !checks && self.timers.due_at(now + 1)
     }
@@ -661,10 +669,10 @@ impl Simulation {
         match ev {
             Event::FlitArrive { .. } | Event::Credit { .. } => {}
             Event::NicCredit { server, vc, phits } => {
-                self.nics.credit(server as usize, vc as usize, phits as u32);
+                self.server_side.nics.credit(server as usize, vc as usize, phits as u32);
                 // Most credits come back to a NIC that has sent all it had (below
                 // saturation): waking it would only have it find nothing to send.
-                if self.nics.next_to_send(server as usize, &self.params).is_some() {
+                if self.server_side.nics.next_to_send(server as usize, &self.params).is_some() {
                     self.wake_nic(server as usize, now);
                 }
             }
@@ -712,7 +720,7 @@ impl Simulation {
         if count == 0 {
             // Nothing is scheduled and no switch holds a flit: the packets sit where no
             // switch can move them (a NIC), which is not a deadlock of the network.
-            let in_network = self.nics.injected - self.stats.packets_delivered;
+            let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
             return format!("{in_network} packet(s) injected but not delivered, none in a switch and nothing on its way (flits held outside the switches)");
         }
         format!("{count} switch(es) hold flits that cannot move, e.g. {}", blocked.join("; "))
