@@ -125,7 +125,7 @@ pub struct Out<'a, C: Schedule> {
 /// are not reached through `sim`.
 #[allow(clippy::too_many_arguments)]
 pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
-    let shift = sim.get_ref().block_shift;
+    let shift = sim.get_ref().switch_side.block_shift;
     walk.group(events, &switches, shift);
     let Walk { order, starts, extra, steps, bits, .. } = walk;
     let first = switches.start >> shift;
@@ -134,7 +134,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             // Reads addresses of this thread's switches' records and of the packets arriving
             // at them; the references end before `to_switch` writes.
             let reader = sim.get_ref();
-            reader.routers.prefetch_event(&events[i as usize], &reader.packets)
+            reader.switch_side.routers.prefetch_event(&events[i as usize], &reader.packets)
         }
     };
     for k in 0..PREFETCH_EVENTS_AHEAD {
@@ -179,7 +179,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
         };
         let s = sim.get();
         let mut cx = StepCtx {
-            routers: &mut s.routers,
+            routers: &mut s.switch_side.routers,
             packets: &mut s.packets,
             cal: &mut *out.cal,
             params: &s.params,
@@ -187,7 +187,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             measuring,
             last_progress: &mut *out.last_progress,
             phit_hops: &mut *out.phit_hops,
-            switch_rng: &mut s.switch_rng,
+            switch_rng: &mut s.switch_side.switch_rng,
         };
         router::step_each(block, now, &mut cx);
         stepped += block.len();

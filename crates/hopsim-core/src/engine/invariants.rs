@@ -14,7 +14,7 @@ pub struct Conservation {
 }
 
 pub fn check(sim: &Simulation) -> Conservation {
-    let r = &sim.routers;
+    let r = &sim.switch_side.routers;
     let vcs = r.vcs;
     // A flit's phits, from the flit itself (buffers) or from its packet (events).
     let flit_phits = |packet: u32| sim.params.flit_phits(sim.packets.get(packet).phits) as u64;

@@ -163,6 +163,20 @@ struct ServerSide {
     nic_events: Vec<(u64, Event)>,
 }
 
+/// What belongs to the switches' side of a run: on several threads each switch's part of it
+/// is reached only by the thread that owns the switch (engine/parallel.rs).
+struct SwitchSide {
+    routers: Routers,
+    switch_rng: Vec<Rng>,
+    scratch: router::Scratch,
+    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
+    block_shift: u32,
+    /// The run thread's walk over the blocks when it runs a cycle alone.
+    walk: blocks::Walk,
+    /// Switches stepped in the last cycle (`worth_splitting`).
+    stepped_last: usize,
+}
+
 pub struct Simulation {
     pub spec: Spec,
     pub topo: Arc<dyn Topology>,
@@ -174,7 +188,6 @@ pub struct Simulation {
     head_routing: head_routing::HeadRouting,
     pub traffic: Traffic,
     pub params: Params,
-    pub routers: Routers,
     pub packets: Arena,
     pub cal: Calendar,
     pub stats: Stats,
@@ -186,8 +199,7 @@ pub struct Simulation {
     pub samples: Vec<Sample>,
     pub messages: Messages,
     server_side: ServerSide,
-    switch_rng: Vec<Rng>,
-    scratch: router::Scratch,
+    switch_side: SwitchSide,
     last_progress: u64,
     phit_hops: u64,
     deadlock: Option<(u64, String)>,
@@ -207,12 +219,6 @@ pub struct Simulation {
     /// makes packets while other threads step switches only while that many are not reached,
     /// since growing would move the packets they read.
     packet_room: usize,
-    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
-    block_shift: u32,
-    /// The run thread's walk over the blocks when it runs a cycle alone.
-    walk: blocks::Walk,
-    /// Switches stepped in the last cycle (`worth_splitting`).
-    stepped_last: usize,
 }
 
 impl Simulation {
@@ -262,7 +268,6 @@ impl Simulation {
             vc_policy,
             traffic,
             params,
-            routers,
             packets: Arena::with_capacity(packet_room, candidates),
             cal,
             stats,
@@ -280,8 +285,7 @@ impl Simulation {
                 nic_visit: Vec::new(),
                 nic_events: Vec::new(),
             },
-            switch_rng,
-            scratch: Default::default(),
+            switch_side: SwitchSide { routers, switch_rng, scratch: Default::default(), block_shift: 0, walk: Default::default(), stepped_last: 0 },
             last_progress: 0,
             phit_hops: 0,
             deadlock: None,
@@ -292,14 +296,16 @@ impl Simulation {
             max_threads: usize::MAX,
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
             packet_room,
-            block_shift: 0,
-            walk: Default::default(),
-            stepped_last: 0,
         };
-        let far = sim.routers.prefetch == router::Prefetch::Deep;
-        sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1), far);
+        let far = sim.switch_side.routers.prefetch == router::Prefetch::Deep;
+        sim.switch_side.block_shift = blocks::block_shift(sim.switch_side.routers.bytes() / sim.topo.num_switches().max(1), far);
         sim.with_workload(0, |w, cx| w.start(cx));
         sim
+    }
+
+    /// The switches' state (tests: how it is allocated).
+    pub fn routers(&self) -> &Routers {
+        &self.switch_side.routers
     }
 
     /// Publish the number of cycles simulated in `cycles` while running (every few thousand
@@ -323,7 +329,7 @@ impl Simulation {
     /// Deliver and step block by block of `1 << shift` switches however small the network is
     /// (tests: the networks they afford are otherwise one block, blocks.rs).
     pub fn walk_in_blocks(&mut self, shift: u32) {
-        self.block_shift = shift;
+        self.switch_side.block_shift = shift;
     }
 
     /// Split every cycle among the threads however few switches and events it has
@@ -347,7 +353,7 @@ impl Simulation {
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.routers.ports.len(), self.max_threads);
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.switch_side.routers.ports.len(), self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }
@@ -465,7 +471,7 @@ impl Simulation {
     /// memory instead of adding to the run's peak (15 MB, 470 bytes a switch, on the
     /// 32x32x32 torus).
     fn release_network(&mut self) {
-        self.routers.release_buffers();
+        self.switch_side.routers.release_buffers();
         self.packets = Arena::with_capacity(0, 0);
         self.cal = Calendar::new(0, 0, 0);
     }
@@ -475,8 +481,8 @@ impl Simulation {
     /// stepped (some of a cycle's are stepped for arrivals and credits delivered in it).
     fn worth_splitting(&self, now: u64, events: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
-        let due = self.cal.routers_due(now).max(self.stepped_last);
-        let ports_due = due * self.routers.ports.len() / self.topo.num_switches();
+        let due = self.cal.routers_due(now).max(self.switch_side.stepped_last);
+        let ports_due = due * self.switch_side.routers.ports.len() / self.topo.num_switches();
         events >= min_events || ports_due >= ports
     }
 
@@ -489,38 +495,38 @@ impl Simulation {
     /// on a network far larger than the cache, blocks.rs), then deliver to the servers and
     /// step the NICs.
     fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>) {
-        if !deliver_apart || self.block_shift == blocks::ONE_BLOCK {
+        if !deliver_apart || self.switch_side.block_shift == blocks::ONE_BLOCK {
             self.deliver_first(now, events);
             self.cal.take_routers(now, visit);
             self.step_switches(now, measuring, visit);
-            self.stepped_last = visit.len();
+            self.switch_side.stepped_last = visit.len();
             self.step_nics(now, measuring, false);
             return;
         }
         self.cal.take_routers(now, visit);
-        let mut walk = std::mem::take(&mut self.walk);
+        let mut walk = std::mem::take(&mut self.switch_side.walk);
         let sim = SharedMut::new(self);
         // One thread; the calendar, scratch and counters lent to the walk are fields the
         // deliveries and steps reach only through it.
         let me = sim.get();
-        let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-        self.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
-        self.walk = walk;
+        let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.switch_side.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
+        self.switch_side.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
+        self.switch_side.walk = walk;
         self.servers_and_nics(now, measuring, events, false);
     }
 
     /// Step the switches of `visit` (ascending), every event of the cycle delivered.
     fn step_switches(&mut self, now: u64, measuring: bool, visit: &[u32]) {
         let mut cx = router::StepCtx {
-            routers: &mut self.routers,
+            routers: &mut self.switch_side.routers,
             packets: &mut self.packets,
             cal: &mut self.cal,
             params: &self.params,
-            scratch: &mut self.scratch,
+            scratch: &mut self.switch_side.scratch,
             measuring,
             last_progress: &mut self.last_progress,
             phit_hops: &mut self.phit_hops,
-            switch_rng: &mut self.switch_rng,
+            switch_rng: &mut self.switch_side.switch_rng,
         };
         router::step_each(visit, now, &mut cx);
     }
@@ -531,7 +537,7 @@ impl Simulation {
     fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
-                self.routers.prefetch_event(ahead, &self.packets);
+                self.switch_side.routers.prefetch_event(ahead, &self.packets);
             }
             self.deliver(now, *ev);
         }
@@ -697,8 +703,8 @@ impl Simulation {
         let mut blocked = Vec::new();
         let mut count = 0;
         for s in 0..self.topo.num_switches() {
-            let base = self.routers.first_port(s);
-            let held: u32 = self.routers.ports_of(s).map(|gp| self.routers.ports[gp].in_flits).sum();
+            let base = self.switch_side.routers.first_port(s);
+            let held: u32 = self.switch_side.routers.ports_of(s).map(|gp| self.switch_side.routers.ports[gp].in_flits).sum();
             if held == 0 {
                 continue;
             }
@@ -706,9 +712,9 @@ impl Simulation {
             if blocked.len() < 4 {
                 let coords = self.topo.coordinates(s);
                 let mut vcs_full = Vec::new();
-                for gp in self.routers.ports_of(s) {
+                for gp in self.switch_side.routers.ports_of(s) {
                     for v in 0..vcs {
-                        let q = &self.routers.vc[gp * vcs + v];
+                        let q = &self.switch_side.routers.vc[gp * vcs + v];
                         if !q.input.is_empty() {
                             vcs_full.push(format!("port {} vc {v}: {} flit(s)", gp - base, q.input.len()));
                         }
@@ -753,7 +759,7 @@ fn to_switch(sim: &mut Simulation, now: u64, ev: Event) -> SwitchWake {
     match ev {
         Event::FlitArrive { switch, port, vc, packet, flit, tail } => arrive(sim, now, switch as usize, port, vc, packet, flit, tail),
         Event::Credit { switch, port, vc, phits } => {
-            let routers = &mut sim.routers;
+            let routers = &mut sim.switch_side.routers;
             let gp = routers.global_port(switch as usize, port as usize);
             let q = &mut routers.vc[gp * routers.vcs + vc as usize];
             let before = q.credits;
@@ -774,11 +780,11 @@ fn to_switch(sim: &mut Simulation, now: u64, ev: Event) -> SwitchWake {
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn arrive(sim: &mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
-    let (routers, params) = (&mut sim.routers, &sim.params);
+    let (routers, params) = (&mut sim.switch_side.routers, &sim.params);
     let phits = if flit.is_head() {
         let phits = sim.packets.get(packet).phits;
         let at = head_routing::Heading { routers, routing: sim.routing.as_ref(), vc_policy: sim.vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &sim.servers, switch: sw };
-        sim.head_routing.route(&at, &mut sim.switch_rng[sw], sim.packets.routed(packet));
+        sim.head_routing.route(&at, &mut sim.switch_side.switch_rng[sw], sim.packets.routed(packet));
         params.flit_phits(phits)
     } else {
         1 // only wormhole packets have more than one flit

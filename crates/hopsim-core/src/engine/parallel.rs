@@ -556,12 +556,12 @@ impl Team {
 
     /// After `cycle`: add up the threads' counters.
     pub fn add_counters(&self, sim: &mut Simulation) {
-        sim.stepped_last = 0;
+        sim.switch_side.stepped_last = 0;
         for lane in &self.lanes {
             // The cycle is over; the other threads wait at the gate.
             let lane = lane.get_mut();
             sim.phit_hops += std::mem::take(&mut lane.phit_hops);
-            sim.stepped_last += lane.stepped;
+            sim.switch_side.stepped_last += lane.stepped;
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
     }

@@ -232,7 +232,7 @@ fn sample_table(sim: &Simulation) -> SampleTable {
 }
 
 fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
-    let r = &sim.routers;
+    let r = &sim.switch_side.routers;
     let topo = sim.topo.as_ref();
     let mut t = LinkTable::default();
     for s in 0..topo.num_switches() {

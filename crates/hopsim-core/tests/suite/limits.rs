@@ -162,7 +162,7 @@ fn port_records_are_allocated_at_their_final_size() {
         "[topology]\nkind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 2\nservers_per_switch = 2\n[routing]\nalgorithm = \"minimal\"\n[traffic]\nload = 0.1\n",
     ] {
         let sim = hopsim_core::engine::Simulation::new(&from_toml_str(toml).unwrap()).unwrap();
-        let ports = &sim.routers.ports;
+        let ports = &sim.routers().ports;
         assert_eq!(ports.capacity(), ports.len(), "{toml}");
     }
 }
