@@ -4,6 +4,9 @@
 //! wormhole, separable allocation) is described in `docs/model.md`. Entry points:
 //! [`simulate`] for a parsed [`Spec`], and the JSON functions used by the Python package.
 
+// Every `unsafe` lives in `unsafe_parts`, beside the invariants it relies on.
+#![deny(unsafe_code)]
+
 /// One list per component family. `registry! { enum Algorithm; const ALGORITHMS: [AlgorithmKind] = { Dor => dor::KIND, ... } }`
 /// makes the closed enum (the names the deadlock-freedom table and the engine match on) and
 /// the registry slice from the same lines, in the same order, so a component is one line.
@@ -64,6 +67,8 @@ pub mod allocation;
 pub mod stats;
 pub mod topology;
 pub mod traffic;
+#[allow(unsafe_code)]
+mod unsafe_parts;
 pub mod vc;
 pub mod workload;
 
@@ -77,16 +82,16 @@ use std::sync::Arc;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Build the network described by `spec` and run it.
-pub fn simulate(spec: &Spec) -> Result<RunResult, SpecError> {
+pub fn simulate(spec: &spec::Validated) -> Result<RunResult, SpecError> {
     simulate_with_progress(spec, None)
 }
 
 /// `simulate`, publishing the cycles simulated so far in `cycles` (if given) as it goes.
-pub fn simulate_with_progress(spec: &Spec, cycles: Option<Arc<AtomicU64>>) -> Result<RunResult, SpecError> {
+pub fn simulate_with_progress(spec: &spec::Validated, cycles: Option<Arc<AtomicU64>>) -> Result<RunResult, SpecError> {
     Ok(start(spec, cycles, None)?.run())
 }
 
-fn start(spec: &Spec, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicBool>>) -> Result<engine::Simulation, SpecError> {
+fn start(spec: &spec::Validated, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicBool>>) -> Result<engine::Simulation, SpecError> {
     let mut sim = engine::Simulation::new(spec)?;
     if let Some(c) = cycles {
         sim.report_progress(c);
@@ -98,10 +103,11 @@ fn start(spec: &Spec, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicB
 }
 
 /// One run: spec as JSON in, result as JSON out (docs/engine-contract.md); `cycles`, if
-/// given, follows the run's progress. The spec is validated once, by `Simulation::new`.
+/// given, follows the run's progress. The spec is validated once, as it becomes a
+/// `spec::Validated`.
 pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<String, SpecError> {
-    let spec = spec::parse_json(spec_json)?;
-    let result = simulate_with_progress(&spec, cycles)?;
+    let spec = spec::Validated::new(spec::parse_json(spec_json)?)?;
+    let result = start(&spec, cycles, None)?.run();
     Ok(serde_json::to_string(&result).expect("results serialise"))
 }
 
@@ -133,9 +139,7 @@ pub fn simulate_validated(
     max_threads: Option<usize>,
     with_spec: bool,
 ) -> Result<Option<String>, SpecError> {
-    let vouch = spec.vouch();
     let mut sim = start(spec, cycles, Some(cancel.clone()))?;
-    drop(vouch);
     if let Some(n) = max_threads {
         sim.limit_threads(n);
     }
@@ -152,7 +156,7 @@ pub fn simulate_validated(
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it
-/// normalised with defaults filled in. Validated once, by `Simulation::check`.
+/// normalised with defaults filled in. Validated once, by `prepare`.
 pub fn validate_json(spec_json: &str) -> Result<String, SpecError> {
     Ok(prepare_json(spec_json)?.0)
 }
@@ -179,9 +183,7 @@ pub struct Prepared {
 pub fn prepare(spec_json: &str) -> Result<Prepared, SpecError> {
     let spec = spec::Validated::new(spec::parse_json(spec_json)?)?;
     // The checks that need the network and the registries; `Spec::validate` ran above.
-    let vouch = spec.vouch();
     let memory_run = engine::Simulation::check(&spec)?;
-    drop(vouch);
     let normalised_json = serde_json::to_string(&normalised(&spec)).expect("specs serialise");
     Ok(Prepared { spec, normalised_json, seal: spec::seal(spec_json), memory_run })
 }

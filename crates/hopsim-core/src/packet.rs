@@ -178,13 +178,9 @@ mod tests {
 
     #[test]
     fn hot_fields_share_the_first_cache_line() {
-        let p = std::mem::MaybeUninit::<Packet>::uninit();
-        let base = p.as_ptr() as usize;
-        // SAFETY: only field addresses are taken, nothing is read.
-        let (cand, first, phits) = unsafe {
-            let c = std::ptr::addr_of!((*p.as_ptr()).candidates);
-            (c as usize - base, std::ptr::addr_of!((*c).list[1]) as usize - base, std::ptr::addr_of!((*p.as_ptr()).phits) as usize - base)
-        };
+        let cand = std::mem::offset_of!(Packet, candidates);
+        let first = cand + std::mem::offset_of!(CandidateSlots, list) + std::mem::size_of::<Candidate>();
+        let phits = std::mem::offset_of!(Packet, phits);
         assert_eq!(std::mem::align_of::<Packet>(), 64);
         assert!(std::mem::size_of::<RouteState>() <= cand && first <= 64, "candidates at {cand}, second candidate at {first}");
         assert!(phits + 2 <= 64, "phits at {phits}");

@@ -5,13 +5,7 @@
 /// Ask for the cache line holding `x` (a hint: it reads nothing and cannot fault).
 #[inline(always)]
 pub fn line<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` is a hint on a valid address; it has no architectural effect.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x as *const T as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    crate::unsafe_parts::prefetch_t0(x as *const T as *const u8);
 }
 
 /// Ask for every cache line of `xs` into the L2 cache.
@@ -24,8 +18,7 @@ pub fn slice<T>(xs: &[T]) {
         let end = start + std::mem::size_of_val(xs);
         let mut line = start & !63;
         while line < end {
-            // SAFETY: a prefetch is a hint on any address; it has no architectural effect.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(line as *const i8) };
+            crate::unsafe_parts::prefetch_t1(line as *const u8);
             line += 64;
         }
     }

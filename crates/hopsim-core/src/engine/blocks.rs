@@ -21,6 +21,7 @@
 use super::{to_switch, Simulation, SwitchWake};
 use crate::calendar::{Event, Schedule};
 use crate::router::{self, Scratch, StepCtx, PREFETCH_EVENTS_AHEAD};
+use crate::unsafe_parts::SharedMut;
 use std::ops::Range;
 
 /// Bytes of a switch's port, VC and buffer records a block spans at most. What must stay in
@@ -119,28 +120,27 @@ pub struct Out<'a, C: Schedule> {
 /// them, ascending) or that the deliveries need stepped now, block by block. Returns the
 /// number of switches stepped.
 ///
-/// # Safety
-/// `sim` is valid, and during the call no other thread touches the state of the switches of
-/// `switches`, their random streams or the packets they hold or receive (engine/parallel.rs);
-/// `out` and `walk` are not part of `*sim`.
+/// During the call no other thread touches the state of the switches of `switches`, their
+/// random streams or the packets they hold or receive (engine/parallel.rs); `out` and `walk`
+/// are not reached through `sim`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
-    let shift = (*sim).block_shift;
+pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
+    let shift = sim.get_ref().switch_side.block_shift;
     walk.group(events, &switches, shift);
     let Walk { order, starts, extra, steps, bits, .. } = walk;
     let first = switches.start >> shift;
-    let reader = sim as *const Simulation;
     let prefetch = move |order: &[u32], k: usize| {
         if let Some(&i) = order.get(k) {
-            // SAFETY: reads addresses of this thread's switches' records and of the packets
-            // arriving at them; the references end before `to_switch` writes.
-            unsafe { (*reader).routers.prefetch_event(&events[i as usize], &(*reader).packets) }
+            // Reads addresses of this thread's switches' records and of the packets arriving
+            // at them; the references end before `to_switch` writes.
+            let reader = sim.get_ref();
+            reader.switch_side.routers.prefetch_event(&events[i as usize], &reader.packets)
         }
     };
     for k in 0..PREFETCH_EVENTS_AHEAD {
         prefetch(order, k);
     }
-    let ready = (*sim).params.ready_from(now);
+    let ready = sim.get_ref().params.ready_from(now);
     let (mut v, mut stepped) = (0, 0);
     for b in 0..starts.len() - 1 {
         let block_end = ((first + b + 1) << shift).min(switches.end);
@@ -158,7 +158,7 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
         for k in delivered {
             prefetch(order, k + PREFETCH_EVENTS_AHEAD);
             let ev = events[order[k] as usize];
-            match to_switch(sim, now, ev) {
+            match to_switch(sim.get(), now, ev) {
                 SwitchWake::Now(s) => extra.push(s as u32),
                 SwitchWake::WhenReady(s) if ready == now => extra.push(s as u32),
                 SwitchWake::WhenReady(s) => out.cal.wake_router(s, ready),
@@ -177,9 +177,9 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
             bits.join(block_start, due, extra, out.cal, steps);
             steps
         };
-        let s = &mut *sim;
+        let s = sim.get();
         let mut cx = StepCtx {
-            routers: &mut s.routers,
+            routers: &mut s.switch_side.routers,
             packets: &mut s.packets,
             cal: &mut *out.cal,
             params: &s.params,
@@ -187,7 +187,7 @@ pub unsafe fn deliver_and_step<C: Schedule>(sim: *mut Simulation, now: u64, meas
             measuring,
             last_progress: &mut *out.last_progress,
             phit_hops: &mut *out.phit_hops,
-            switch_rng: &mut s.switch_rng,
+            switch_rng: &mut s.switch_side.switch_rng,
         };
         router::step_each(block, now, &mut cx);
         stepped += block.len();

@@ -19,11 +19,11 @@ impl Simulation {
     pub(super) fn with_workload(&mut self, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
         let mut cx = Ctx {
             now,
-            rng: &mut self.nic_rng,
+            rng: &mut self.server_side.nic_rng,
             posts: &mut self.posts,
             timers: &mut self.new_timers,
             samples: &mut self.samples,
-            nic_totals: &self.nics.totals,
+            nic_totals: &self.server_side.nics.totals,
         };
         f(self.workload.as_mut(), &mut cx);
         for (t, s) in self.new_timers.drain(..) {
@@ -45,7 +45,7 @@ impl Simulation {
         // Above saturation open-loop traffic would grow the queue without bound: its message
         // that does not fit under `nic.source_queue_limit` is refused at the source and
         // counted. (Validation refuses a message longer than the whole queue.)
-        let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
+        let waiting = self.server_side.backlog[src].packets() + self.server_side.nics.nics[src].queued as u64;
         if post.droppable && waiting + packets as u64 > self.spec.nic.source_queue_limit {
             self.stats.packets_dropped_at_source += packets as u64;
             return;
@@ -66,14 +66,14 @@ impl Simulation {
             packets as u64 * self.params.packet_phits as u64
         };
         self.stats.on_generate_packets(now, packets as u64, phits);
-        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
+        if packets == 1 && message == NIL && self.server_side.backlog[src].is_empty() && self.nic_has_room(src) {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
             self.make_packet(src, Queued::untracked(dst as u32, now as u32));
             self.wake_nic(src, now);
             return;
         }
-        self.backlog[src].push_back(dst as u32, now as u32, packets, message);
+        self.server_side.backlog[src].push_back(dst as u32, now as u32, packets, message);
         self.refill(src, now);
     }
 
@@ -82,7 +82,7 @@ impl Simulation {
     /// Tested inline, the refill out of line: after most NIC steps there is nothing to make.
     #[inline(always)]
     pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
-        if !self.backlog[src].is_empty() && self.nic_has_room(src) {
+        if !self.server_side.backlog[src].is_empty() && self.nic_has_room(src) {
             self.refill_from_backlog(src, wake_at);
         }
     }
@@ -90,15 +90,15 @@ impl Simulation {
     /// Whether the NIC of `src` holds fewer than `READY_PACKETS` packets made ahead.
     #[inline(always)]
     fn nic_has_room(&self, src: usize) -> bool {
-        self.nics.nics[src].queued < READY_PACKETS
+        self.server_side.nics.nics[src].queued < READY_PACKETS
     }
 
     /// What `refill` does when the NIC has room and the backlog a message.
     fn refill_from_backlog(&mut self, src: usize, wake_at: u64) {
         while self.nic_has_room(src) {
-            let Some(q) = self.backlog[src].front() else { break };
+            let Some(q) = self.server_side.backlog[src].front() else { break };
             let tie_dirs = self.make_packet(src, q);
-            self.backlog[src].advance_front(tie_dirs);
+            self.server_side.backlog[src].advance_front(tie_dirs);
         }
         self.wake_nic(src, wake_at);
     }
@@ -117,7 +117,7 @@ impl Simulation {
         };
         let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
         let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
-        self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        self.routing.on_inject(&mut state, &mut self.server_side.nic_rng[src]);
         // Ties (half-way round a ring) are broken once per message, so a routing with one
         // path per pair, like DOR, keeps a message's packets in order.
         state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
@@ -140,7 +140,7 @@ impl Simulation {
             extra_link_latency: 0,
             request_injected: NEVER,
         });
-        self.nics.enqueue(src, id, &mut self.packets);
+        self.server_side.nics.enqueue(src, id, &mut self.packets);
         state.tie_dirs
     }
 
@@ -149,7 +149,7 @@ impl Simulation {
     /// on the 8x8 torus, when a packet made for a NIC still sending woke it at once).
     #[inline(always)]
     pub(super) fn wake_nic(&mut self, server: usize, at: u64) {
-        self.cal.wake_nic(server, at.max(self.nics.nics[server].channel_free));
+        self.cal.wake_nic(server, at.max(self.server_side.nics.nics[server].channel_free));
     }
 
     /// Phits of packet (or request) `seq` of a message of `bytes`.
@@ -165,13 +165,13 @@ impl Simulation {
     pub(super) fn backlog_phits(&self) -> u64 {
         if !self.params.protocol.is_on() {
             let p = self.params.packet_phits as u64;
-            return self.backlog.iter().map(|b| b.packets() * p).sum();
+            return self.server_side.backlog.iter().map(|b| b.packets() * p).sum();
         }
         let left = |q: super::backlog::Queued| {
             let bytes = self.messages.get(q.message).bytes;
             (q.next_seq..q.packets).map(|s| self.request_phits(bytes, s) as u64).sum::<u64>()
         };
-        self.backlog.iter().flat_map(|b| b.iter()).map(left).sum()
+        self.server_side.backlog.iter().flat_map(|b| b.iter()).map(left).sum()
     }
 
     /// A request has reached its destination NIC, which answers it: the response is queued
@@ -185,7 +185,7 @@ impl Simulation {
         // A response goes by its request's routing mode.
         let (src_switch, dst_switch) = (self.servers.switch_of(src) as u32, self.servers.switch_of(dst) as u32);
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
-        self.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        self.routing.on_inject(&mut state, &mut self.server_side.nic_rng[src]);
         let phits = protocol.response_phits(bytes, req.seq);
         let measured = !self.params.measure_at_injection && self.stats.in_window(now);
         let id = self.packets.make(|candidates| Packet {
@@ -206,7 +206,7 @@ impl Simulation {
             request_injected: req.injected,
         });
         self.stats.on_generate(now, phits as u64);
-        self.nics.enqueue_response(src, id, &mut self.packets);
+        self.server_side.nics.enqueue_response(src, id, &mut self.packets);
         self.wake_nic(src, now);
     }
 
@@ -218,7 +218,7 @@ impl Simulation {
             PacketKind::Request => self.answer(now, &p),
             PacketKind::Response => {
                 let requester = p.dst as usize;
-                self.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
+                self.server_side.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
                 // It may have waited for this response (`nic.max_outstanding`).
                 self.wake_nic(requester, now);
             }
@@ -251,11 +251,11 @@ impl Simulation {
                     self.packet_delivered(now, pid);
                 }
             }
-            self.reorder_held[p.dst as usize] -= held;
+            self.server_side.reorder_held[p.dst as usize] -= held;
         } else {
             self.stats.packets_out_of_order += 1;
             m.pending.push((p.seq, id, now));
-            let held = &mut self.reorder_held[p.dst as usize];
+            let held = &mut self.server_side.reorder_held[p.dst as usize];
             *held += 1;
             self.stats.reorder_buffer_max = self.stats.reorder_buffer_max.max(*held as u64);
             if !in_order {
@@ -282,7 +282,7 @@ impl Simulation {
         let (src, created) = (p.src, p.created);
         self.stats.on_deliver(now, p);
         self.workload.packet_delivered(src, now - created);
-        self.nics.count(src as usize, self.stats.in_window(now), |c| {
+        self.server_side.nics.count(src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
             c.latency_sum += now - created;
         });

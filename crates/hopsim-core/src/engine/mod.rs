@@ -29,7 +29,7 @@ use crate::router::{self, Entry, Routers};
 use crate::route::Rng;
 use crate::routing::Routing;
 use crate::workload::{Post, Sample, Workload};
-use crate::spec::{FlowControl, Spec};
+use crate::spec::{FlowControl, Spec, Validated};
 use crate::stats::{RunResult, Stats};
 use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
@@ -37,6 +37,7 @@ use crate::vc::VcPolicy;
 use crate::calendar::{Calendar, Deferred, Event};
 use crate::params::{HopHook, Params};
 use crate::random::seed_for;
+use crate::unsafe_parts::SharedMut;
 use rand::SeedableRng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -63,8 +64,8 @@ struct Parts {
 }
 
 impl Parts {
-    fn build(spec: &Spec) -> SpecResult<Parts> {
-        spec.validate()?;
+    fn build(spec: &Validated) -> SpecResult<Parts> {
+        let spec: &Spec = spec;
         crate::workload::check(spec)?;
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
@@ -124,6 +125,58 @@ impl Parts {
     }
 }
 
+/// A run's parts built from its spec, its workload placed on them: everything that can be
+/// wrong with a valid spec is found here, and a run builds this once (`Simulation::check`
+/// or `Simulation::new`, never both on one `Built`).
+pub struct Built {
+    spec: Spec,
+    parts: Parts,
+    workload: Box<dyn Workload>,
+}
+
+impl Built {
+    pub fn new(spec: &Validated) -> SpecResult<Built> {
+        let parts = Parts::build(spec)?;
+        // Jobs are placed on the network here: an allocation that does not fit is bad input.
+        let workload = crate::workload::build(spec, &parts.traffic, parts.topo.as_ref(), &parts.servers)?;
+        Ok(Built { spec: Spec::clone(spec), parts, workload })
+    }
+
+    /// The bytes its run will add to the process (`memory::estimate`).
+    pub fn memory_run(&self) -> u64 {
+        memory::estimate(&self.spec, self.parts.topo.as_ref()).run()
+    }
+}
+
+/// What belongs to the servers' side of a run, the NICs and what waits at them: reached only
+/// by the run's own thread, never by a switch's step (engine/parallel.rs).
+struct ServerSide {
+    nics: Nics,
+    /// Messages queued at each NIC whose packets are not made yet.
+    backlog: Vec<backlog::Backlog>,
+    /// Packets waiting in each NIC's reorder buffer.
+    reorder_held: Vec<u32>,
+    nic_rng: Vec<Rng>,
+    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
+    nic_visit: Vec<u32>,
+    /// Events of NIC steps that ran before the switches' events reached the calendar.
+    nic_events: Vec<(u64, Event)>,
+}
+
+/// What belongs to the switches' side of a run: on several threads each switch's part of it
+/// is reached only by the thread that owns the switch (engine/parallel.rs).
+struct SwitchSide {
+    routers: Routers,
+    switch_rng: Vec<Rng>,
+    scratch: router::Scratch,
+    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
+    block_shift: u32,
+    /// The run thread's walk over the blocks when it runs a cycle alone.
+    walk: blocks::Walk,
+    /// Switches stepped in the last cycle (`worth_splitting`).
+    stepped_last: usize,
+}
+
 pub struct Simulation {
     pub spec: Spec,
     pub topo: Arc<dyn Topology>,
@@ -135,8 +188,6 @@ pub struct Simulation {
     head_routing: head_routing::HeadRouting,
     pub traffic: Traffic,
     pub params: Params,
-    pub routers: Routers,
-    pub nics: Nics,
     pub packets: Arena,
     pub cal: Calendar,
     pub stats: Stats,
@@ -147,13 +198,8 @@ pub struct Simulation {
     new_timers: Vec<(u64, u32)>,
     pub samples: Vec<Sample>,
     pub messages: Messages,
-    /// Messages queued at each NIC whose packets are not made yet.
-    backlog: Vec<backlog::Backlog>,
-    /// Packets waiting in each NIC's reorder buffer.
-    reorder_held: Vec<u32>,
-    nic_rng: Vec<Rng>,
-    switch_rng: Vec<Rng>,
-    scratch: router::Scratch,
+    server_side: ServerSide,
+    switch_side: SwitchSide,
     last_progress: u64,
     phit_hops: u64,
     deadlock: Option<(u64, String)>,
@@ -173,31 +219,25 @@ pub struct Simulation {
     /// makes packets while other threads step switches only while that many are not reached,
     /// since growing would move the packets they read.
     packet_room: usize,
-    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
-    nic_visit: Vec<u32>,
-    /// Events of NIC steps that ran before the switches' events reached the calendar.
-    nic_events: Vec<(u64, Event)>,
-    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
-    block_shift: u32,
-    /// The run thread's walk over the blocks when it runs a cycle alone.
-    walk: blocks::Walk,
-    /// Switches stepped in the last cycle (`worth_splitting`).
-    stepped_last: usize,
 }
 
 impl Simulation {
-    /// Every check `new` makes, without allocating the network.
-    /// Check a spec completely; return the bytes its run will add to the process
-    /// (`memory::estimate`), with which a sweep decides how many runs fit at once.
-    pub fn check(spec: &Spec) -> SpecResult<u64> {
-        let p = Parts::build(spec)?;
-        // Jobs are placed on the network here: an allocation that does not fit is bad input.
-        crate::workload::build(spec, &p.traffic, p.topo.as_ref(), &p.servers)?;
-        Ok(memory::estimate(spec, p.topo.as_ref()).run())
+    /// Every check `new` makes, without allocating the network: check a spec completely;
+    /// return the bytes its run will add to the process, with which a sweep decides how many
+    /// runs fit at once.
+    pub fn check(spec: &Validated) -> SpecResult<u64> {
+        Ok(Built::new(spec)?.memory_run())
     }
 
-    pub fn new(spec: &Spec) -> SpecResult<Self> {
-        let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = Parts::build(spec)?;
+    pub fn new(spec: &Validated) -> SpecResult<Self> {
+        Ok(Self::from_built(Built::new(spec)?))
+    }
+
+    /// The run of parts built already (`Built::new`).
+    pub fn from_built(built: Built) -> Self {
+        let Built { spec: owned, parts, workload } = built;
+        let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = parts;
+        let spec = &owned;
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
@@ -213,7 +253,6 @@ impl Simulation {
         let seed = spec.run.seed;
         let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
         let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
-        let workload = crate::workload::build(spec, &traffic, topo.as_ref(), &servers)?;
         let n_servers = servers.num_servers();
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.
@@ -221,7 +260,7 @@ impl Simulation {
         let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / Arena::bytes_per_packet(candidates));
         let packet_room = most_packets.min(room);
         let mut sim = Simulation {
-            spec: spec.clone(),
+            spec: owned,
             topo,
             servers,
             head_routing: head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()),
@@ -229,8 +268,6 @@ impl Simulation {
             vc_policy,
             traffic,
             params,
-            routers,
-            nics,
             packets: Arena::with_capacity(packet_room, candidates),
             cal,
             stats,
@@ -240,11 +277,15 @@ impl Simulation {
             new_timers: Vec::new(),
             samples: Vec::new(),
             messages: Messages::default(),
-            backlog: vec![backlog::Backlog::default(); n_servers],
-            reorder_held: vec![0; n_servers],
-            nic_rng,
-            switch_rng,
-            scratch: Default::default(),
+            server_side: ServerSide {
+                nics,
+                backlog: vec![backlog::Backlog::default(); n_servers],
+                reorder_held: vec![0; n_servers],
+                nic_rng,
+                nic_visit: Vec::new(),
+                nic_events: Vec::new(),
+            },
+            switch_side: SwitchSide { routers, switch_rng, scratch: Default::default(), block_shift: 0, walk: Default::default(), stepped_last: 0 },
             last_progress: 0,
             phit_hops: 0,
             deadlock: None,
@@ -255,16 +296,16 @@ impl Simulation {
             max_threads: usize::MAX,
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
             packet_room,
-            nic_visit: Vec::new(),
-            nic_events: Vec::new(),
-            block_shift: 0,
-            walk: Default::default(),
-            stepped_last: 0,
         };
-        let far = sim.routers.prefetch == router::Prefetch::Deep;
-        sim.block_shift = blocks::block_shift(sim.routers.bytes() / sim.topo.num_switches().max(1), far);
+        let far = sim.switch_side.routers.prefetch == router::Prefetch::Deep;
+        sim.switch_side.block_shift = blocks::block_shift(sim.switch_side.routers.bytes() / sim.topo.num_switches().max(1), far);
         sim.with_workload(0, |w, cx| w.start(cx));
-        Ok(sim)
+        sim
+    }
+
+    /// The switches' state (tests: how it is allocated).
+    pub fn routers(&self) -> &Routers {
+        &self.switch_side.routers
     }
 
     /// Publish the number of cycles simulated in `cycles` while running (every few thousand
@@ -288,7 +329,7 @@ impl Simulation {
     /// Deliver and step block by block of `1 << shift` switches however small the network is
     /// (tests: the networks they afford are otherwise one block, blocks.rs).
     pub fn walk_in_blocks(&mut self, shift: u32) {
-        self.block_shift = shift;
+        self.switch_side.block_shift = shift;
     }
 
     /// Split every cycle among the threads however few switches and events it has
@@ -312,7 +353,7 @@ impl Simulation {
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.routers.ports.len(), self.max_threads);
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.switch_side.routers.ports.len(), self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }
@@ -345,7 +386,7 @@ impl Simulation {
         loop {
             if self.now >= window_end {
                 // Measured at injection: the packets measured are those sent in the window.
-                let measured = if self.params.measure_at_injection { self.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
+                let measured = if self.params.measure_at_injection { self.server_side.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
                 let undelivered = self.stats.measured_packet_phits < measured;
                 if self.now >= drain_end || !undelivered {
                     break;
@@ -384,7 +425,7 @@ impl Simulation {
             };
             self.cal.return_events(events);
 
-            let in_network = self.nics.injected - self.stats.packets_delivered;
+            let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
             if finished {
                 self.now = now + 1;
                 self.finished_early = true;
@@ -430,7 +471,7 @@ impl Simulation {
     /// memory instead of adding to the run's peak (15 MB, 470 bytes a switch, on the
     /// 32x32x32 torus).
     fn release_network(&mut self) {
-        self.routers.release_buffers();
+        self.switch_side.routers.release_buffers();
         self.packets = Arena::with_capacity(0, 0);
         self.cal = Calendar::new(0, 0, 0);
     }
@@ -440,8 +481,8 @@ impl Simulation {
     /// stepped (some of a cycle's are stepped for arrivals and credits delivered in it).
     fn worth_splitting(&self, now: u64, events: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
-        let due = self.cal.routers_due(now).max(self.stepped_last);
-        let ports_due = due * self.routers.ports.len() / self.topo.num_switches();
+        let due = self.cal.routers_due(now).max(self.switch_side.stepped_last);
+        let ports_due = due * self.switch_side.routers.ports.len() / self.topo.num_switches();
         events >= min_events || ports_due >= ports
     }
 
@@ -454,40 +495,38 @@ impl Simulation {
     /// on a network far larger than the cache, blocks.rs), then deliver to the servers and
     /// step the NICs.
     fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>) {
-        if !deliver_apart || self.block_shift == blocks::ONE_BLOCK {
+        if !deliver_apart || self.switch_side.block_shift == blocks::ONE_BLOCK {
             self.deliver_first(now, events);
             self.cal.take_routers(now, visit);
             self.step_switches(now, measuring, visit);
-            self.stepped_last = visit.len();
+            self.switch_side.stepped_last = visit.len();
             self.step_nics(now, measuring, false);
             return;
         }
         self.cal.take_routers(now, visit);
-        let mut walk = std::mem::take(&mut self.walk);
-        let sim: *mut Simulation = self;
-        // SAFETY: one thread; the calendar, scratch and counters lent to the walk are fields
-        // the deliveries and steps reach only through it.
-        unsafe {
-            let me = &mut *sim;
-            let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-            self.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
-        }
-        self.walk = walk;
+        let mut walk = std::mem::take(&mut self.switch_side.walk);
+        let sim = SharedMut::new(self);
+        // One thread; the calendar, scratch and counters lent to the walk are fields the
+        // deliveries and steps reach only through it.
+        let me = sim.get();
+        let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.switch_side.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
+        self.switch_side.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
+        self.switch_side.walk = walk;
         self.servers_and_nics(now, measuring, events, false);
     }
 
     /// Step the switches of `visit` (ascending), every event of the cycle delivered.
     fn step_switches(&mut self, now: u64, measuring: bool, visit: &[u32]) {
         let mut cx = router::StepCtx {
-            routers: &mut self.routers,
+            routers: &mut self.switch_side.routers,
             packets: &mut self.packets,
             cal: &mut self.cal,
             params: &self.params,
-            scratch: &mut self.scratch,
+            scratch: &mut self.switch_side.scratch,
             measuring,
             last_progress: &mut self.last_progress,
             phit_hops: &mut self.phit_hops,
-            switch_rng: &mut self.switch_rng,
+            switch_rng: &mut self.switch_side.switch_rng,
         };
         router::step_each(visit, now, &mut cx);
     }
@@ -498,7 +537,7 @@ impl Simulation {
     fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
-                self.routers.prefetch_event(ahead, &self.packets);
+                self.switch_side.routers.prefetch_event(ahead, &self.packets);
             }
             self.deliver(now, *ev);
         }
@@ -519,15 +558,15 @@ impl Simulation {
         // server) only if the arena holds them without moving.
         let overlap = self.packets.live() + events.len() + 3 * self.servers.num_servers() <= self.packet_room;
         let (mut finished, mut ahead) = (false, false);
-        let sim: *mut Simulation = self;
+        let sim = SharedMut::new(self);
         team.cycle(sim, now, measuring, to_deliver, |job| {
-            // SAFETY: the other threads reach only their switches, the switches' random
-            // streams and the packets their switches hold, and, after this thread's own
-            // steps, the calendar's events' and switches' wheels (engine/parallel.rs); what
-            // follows reaches the calendar (those wheels only before `step_own`), NICs,
-            // servers, statistics and workload, and packets no switch holds (the arena does
-            // not grow: `overlap`).
-            let me = unsafe { &mut *sim };
+            // The other threads reach only their switches, the switches' random streams and
+            // the packets their switches hold, and, after this thread's own steps, the
+            // calendar's events' and switches' wheels (engine/parallel.rs); what follows
+            // reaches the calendar (those wheels only before `step_own`), NICs, servers,
+            // statistics and workload, and packets no switch holds (the arena does not grow:
+            // `overlap`).
+            let me = sim.get();
             me.cal.take_routers(now, visit);
             team.publish(job, visit);
             team.step_own(job, visit);
@@ -542,7 +581,7 @@ impl Simulation {
         });
         team.add_counters(self);
         if overlap {
-            for (at, ev) in std::mem::take(&mut self.nic_events) {
+            for (at, ev) in std::mem::take(&mut self.server_side.nic_events) {
                 self.cal.schedule(at, now, ev);
             }
         } else {
@@ -569,26 +608,26 @@ impl Simulation {
     /// Step the NICs due now and refill their queues; with `defer` their events wait in
     /// `nic_events`.
     fn step_nics(&mut self, now: u64, measuring: bool, defer: bool) {
-        let mut due = std::mem::take(&mut self.nic_visit);
+        let mut due = std::mem::take(&mut self.server_side.nic_visit);
         self.cal.take_nics(now, &mut due);
         for &s in &due {
             let s = s as usize;
-            let (nics, params, packets, vc_policy, rng) = (&mut self.nics, &self.params, &mut self.packets, self.vc_policy.as_ref(), &mut self.nic_rng[s]);
+            let (nics, params, packets, vc_policy, rng) = (&mut self.server_side.nics, &self.params, &mut self.packets, self.vc_policy.as_ref(), &mut self.server_side.nic_rng[s]);
             if defer {
-                nics.step(s, now, params, packets, &mut Deferred { cal: &mut self.cal, events: &mut self.nic_events }, vc_policy, rng, measuring);
+                nics.step(s, now, params, packets, &mut Deferred { cal: &mut self.cal, events: &mut self.server_side.nic_events }, vc_policy, rng, measuring);
             } else {
                 nics.step(s, now, params, packets, &mut self.cal, vc_policy, rng, measuring);
             }
             self.refill(s, now + 1);
         }
-        self.nic_visit = due;
+        self.server_side.nic_visit = due;
     }
 
     /// Whether the loop is sure to go on to cycle `now + 1` (so its timers may fire now):
     /// they are due then, and neither the end, the watchdog nor the deadlock check (whose
     /// progress the switches' steps can only move later) stops it.
     fn may_generate_ahead(&self, now: u64, limits: Limits) -> bool {
-        let in_network = self.nics.injected - self.stats.packets_delivered;
+        let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
         let checks = in_network > 0 && (now - self.last_progress >= limits.watchdog || now >= limits.detector_at);
         now + 1 < limits.end && !checks && self.timers.due_at(now + 1)
     }
@@ -617,8 +656,7 @@ impl Simulation {
     /// share nothing, so a switch's event never enters the servers' part.
     fn deliver(&mut self, now: u64, ev: Event) {
         if ev.switch().is_some() {
-            // SAFETY: `self` is borrowed uniquely for the call.
-            match unsafe { to_switch(self, now, ev) } {
+            match to_switch(self, now, ev) {
                 SwitchWake::Now(s) => self.cal.wake_router(s, now),
                 SwitchWake::WhenReady(s) => self.cal.wake_router(s, self.params.ready_from(now)),
                 SwitchWake::None => {}
@@ -637,10 +675,10 @@ impl Simulation {
         match ev {
             Event::FlitArrive { .. } | Event::Credit { .. } => {}
             Event::NicCredit { server, vc, phits } => {
-                self.nics.credit(server as usize, vc as usize, phits as u32);
+                self.server_side.nics.credit(server as usize, vc as usize, phits as u32);
                 // Most credits come back to a NIC that has sent all it had (below
                 // saturation): waking it would only have it find nothing to send.
-                if self.nics.next_to_send(server as usize, &self.params).is_some() {
+                if self.server_side.nics.next_to_send(server as usize, &self.params).is_some() {
                     self.wake_nic(server as usize, now);
                 }
             }
@@ -665,8 +703,8 @@ impl Simulation {
         let mut blocked = Vec::new();
         let mut count = 0;
         for s in 0..self.topo.num_switches() {
-            let base = self.routers.first_port(s);
-            let held: u32 = self.routers.ports_of(s).map(|gp| self.routers.ports[gp].in_flits).sum();
+            let base = self.switch_side.routers.first_port(s);
+            let held: u32 = self.switch_side.routers.ports_of(s).map(|gp| self.switch_side.routers.ports[gp].in_flits).sum();
             if held == 0 {
                 continue;
             }
@@ -674,9 +712,9 @@ impl Simulation {
             if blocked.len() < 4 {
                 let coords = self.topo.coordinates(s);
                 let mut vcs_full = Vec::new();
-                for gp in self.routers.ports_of(s) {
+                for gp in self.switch_side.routers.ports_of(s) {
                     for v in 0..vcs {
-                        let q = &self.routers.vc[gp * vcs + v];
+                        let q = &self.switch_side.routers.vc[gp * vcs + v];
                         if !q.input.is_empty() {
                             vcs_full.push(format!("port {} vc {v}: {} flit(s)", gp - base, q.input.len()));
                         }
@@ -688,7 +726,7 @@ impl Simulation {
         if count == 0 {
             // Nothing is scheduled and no switch holds a flit: the packets sit where no
             // switch can move them (a NIC), which is not a deadlock of the network.
-            let in_network = self.nics.injected - self.stats.packets_delivered;
+            let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
             return format!("{in_network} packet(s) injected but not delivered, none in a switch and nothing on its way (flits held outside the switches)");
         }
         format!("{count} switch(es) hold flits that cannot move, e.g. {}", blocked.join("; "))
@@ -713,15 +751,15 @@ pub(super) enum SwitchWake {
 /// this is inlined; an arrival, which routes, in a call of its own (`arrive`), so that
 /// credits do not pay for the registers an arrival saves.
 ///
-/// # Safety
-/// `sim` is valid, and no other thread touches this switch's state, its random stream or the
-/// arriving packet during the call (engine/parallel.rs: each switch has one owning thread).
+/// On several threads, `sim` is lent to each (`SharedMut`), and no other thread touches this
+/// switch's state, its random stream or the arriving packet during the call
+/// (engine/parallel.rs: each switch has one owning thread).
 #[inline(always)]
-unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
+fn to_switch(sim: &mut Simulation, now: u64, ev: Event) -> SwitchWake {
     match ev {
         Event::FlitArrive { switch, port, vc, packet, flit, tail } => arrive(sim, now, switch as usize, port, vc, packet, flit, tail),
         Event::Credit { switch, port, vc, phits } => {
-            let routers = &mut (*sim).routers;
+            let routers = &mut sim.switch_side.routers;
             let gp = routers.global_port(switch as usize, port as usize);
             let q = &mut routers.vc[gp * routers.vcs + vc as usize];
             let before = q.credits;
@@ -739,17 +777,14 @@ unsafe fn to_switch(sim: *mut Simulation, now: u64, ev: Event) -> SwitchWake {
 }
 
 /// A flit reaches input `port`, VC `vc`, of switch `sw` (`to_switch`).
-///
-/// # Safety
-/// As `to_switch`.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn arrive(sim: *mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
-    let (routers, params) = (&mut (*sim).routers, &(*sim).params);
+fn arrive(sim: &mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
+    let (routers, params) = (&mut sim.switch_side.routers, &sim.params);
     let phits = if flit.is_head() {
-        let phits = (*sim).packets.get(packet).phits;
-        let at = head_routing::Heading { routers, routing: (*sim).routing.as_ref(), vc_policy: (*sim).vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &(*sim).servers, switch: sw };
-        (*sim).head_routing.route(&at, &mut (&mut (*sim).switch_rng)[sw], (*sim).packets.routed(packet));
+        let phits = sim.packets.get(packet).phits;
+        let at = head_routing::Heading { routers, routing: sim.routing.as_ref(), vc_policy: sim.vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &sim.servers, switch: sw };
+        sim.head_routing.route(&at, &mut sim.switch_side.switch_rng[sw], sim.packets.routed(packet));
         params.flit_phits(phits)
     } else {
         1 // only wormhole packets have more than one flit

@@ -23,7 +23,7 @@ use super::blocks::{self, Walk};
 use super::Simulation;
 use crate::calendar::{Event, Schedule};
 use crate::router::Scratch;
-use std::cell::UnsafeCell;
+use crate::unsafe_parts::{Shared, SharedMut, TurnCell};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -211,10 +211,10 @@ pub struct Job {
     now: u64,
     measuring: bool,
     part: Partition,
-    sim: *mut Simulation,
+    sim: SharedMut<Simulation>,
     /// The arrivals and credits of the cycle to deliver (empty: the run's thread delivered
     /// them before the cycle started).
-    events: *const [Event],
+    events: Shared<[Event]>,
 }
 
 /// A barrier that spins for a while (a phase of a large network takes microseconds) and then
@@ -302,11 +302,16 @@ pub struct Team {
     /// Where thread 0's switches end this cycle (`Partition::with_first_end`).
     first_end: AtomicUsize,
     gate: Alone<Gate>,
-    job: UnsafeCell<Job>,
-    lanes: Vec<UnsafeCell<Lane>>,
+    /// The cells' turns: `job` is written only by the run's thread while the others wait at
+    /// the gate, and `visit` only by the run's thread before it publishes it (`published`,
+    /// release) and after the gate that ends the cycle; lane `t` is touched only by thread
+    /// `t` during a cycle and by the run's thread between cycles; the gate's atomics order
+    /// those accesses (unsafe_parts.rs, invariant 2).
+    job: TurnCell<Job>,
+    lanes: Vec<TurnCell<Lane>>,
     /// The switches to step this cycle, ascending, and the `Job::seq` of the cycle they
     /// belong to once they are there.
-    visit: UnsafeCell<*const [u32]>,
+    visit: TurnCell<Shared<[u32]>>,
     published: Alone<AtomicU64>,
     /// Switch steps finished: each thread adds one per cycle once its switches are stepped,
     /// so cycle `seq` has all of them when this reaches `seq * threads`.
@@ -318,25 +323,19 @@ pub struct Team {
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
-// SAFETY: `job` is written only by the run's thread while the others wait at the gate, and
-// `visit` only by the run's thread before it publishes it (`published`, release) and after
-// the gate that ends the cycle; lane `t` is touched only by thread `t` during a cycle and by
-// the run's thread between cycles; the gate's atomics order those accesses.
-unsafe impl Sync for Team {}
-
 impl Team {
     /// A team of `part.threads()` threads, at least two (one thread needs no team).
     pub fn new(part: Partition) -> Self {
         assert!(part.threads() >= 2, "a team has at least two threads");
-        let no_events: *const [Event] = &[];
-        let no_visit: *const [u32] = &[];
+        let no_events: Shared<[Event]> = Shared::new(&[]);
+        let no_visit: Shared<[u32]> = Shared::new(&[]);
         Team {
             part,
             first_end: AtomicUsize::new(part.first_end),
             gate: Alone(Gate::new(part.threads())),
-            job: UnsafeCell::new(Job { phase: Phase::Stop, seq: 0, now: 0, measuring: false, part, sim: std::ptr::null_mut(), events: no_events }),
-            lanes: (0..part.threads()).map(|_| UnsafeCell::new(Lane::default())).collect(),
-            visit: UnsafeCell::new(no_visit),
+            job: TurnCell::new(Job { phase: Phase::Stop, seq: 0, now: 0, measuring: false, part, sim: SharedMut::none(), events: no_events }),
+            lanes: (0..part.threads()).map(|_| TurnCell::new(Lane::default())).collect(),
+            visit: TurnCell::new(no_visit),
             published: Alone(AtomicU64::new(0)),
             stepped: Alone(AtomicU64::new(0)),
             run_thread_stepped_last: AtomicBool::new(false),
@@ -355,15 +354,15 @@ impl Team {
     pub fn serve(&self, t: usize) {
         loop {
             self.gate.wait();
-            // SAFETY: the run's thread wrote the job before the gate and waits for the next one.
-            let job = unsafe { *self.job.get() };
+            // The run's thread wrote the job before the gate and waits for the next one.
+            let job = *self.job.get();
             if job.phase == Phase::Stop {
                 return;
             }
             self.guarded(|| {
                 let visit = self.wait_for_visit(job.seq);
-                // SAFETY: during a cycle lane `t` belongs to thread `t` alone.
-                self.step_part(t, &job, unsafe { &mut *self.lanes[t].get() }, visit);
+                // During a cycle lane `t` belongs to thread `t` alone.
+                self.step_part(t, &job, self.lanes[t].get_mut(), visit);
             });
             self.stepped.fetch_add(1, Ordering::Release);
             if t == Self::MERGER {
@@ -378,8 +377,8 @@ impl Team {
         if self.stopped.swap(true, Ordering::Relaxed) {
             return;
         }
-        // SAFETY: the other threads wait at the gate.
-        unsafe { (*self.job.get()).phase = Phase::Stop };
+        // The other threads wait at the gate.
+        self.job.get_mut().phase = Phase::Stop;
         self.gate.wait();
     }
 
@@ -408,12 +407,12 @@ impl Team {
     /// anything the other threads do not touch (engine/mod.rs says what). When it returns,
     /// what the switches sent is in the calendar (`merge_steps`) and the threads' counters
     /// wait for `add_counters`.
-    pub fn cycle(&self, sim: *mut Simulation, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) {
-        // SAFETY: the other threads wait at the gate until it opens.
-        let job = unsafe {
-            let j = &mut *self.job.get();
+    pub fn cycle(&self, sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], run_thread: impl FnOnce(&Job)) {
+        // The other threads wait at the gate until it opens.
+        let job = {
+            let j = self.job.get_mut();
             let part = self.part.with_first_end(self.first_end.load(Ordering::Relaxed));
-            *j = Job { phase: Phase::Cycle, seq: j.seq + 1, now, measuring, part, sim, events };
+            *j = Job { phase: Phase::Cycle, seq: j.seq + 1, now, measuring, part, sim, events: Shared::new(events) };
             *j
         };
         self.gate.wait();
@@ -454,8 +453,8 @@ impl Team {
     /// thread must not touch the events' or the switches' wheel of the calendar: `MERGER`
     /// fills them meanwhile.
     pub fn step_own(&self, job: &Job, visit: &[u32]) {
-        // SAFETY: during a cycle lane 0 belongs to the run's thread alone.
-        self.step_part(0, job, unsafe { &mut *self.lanes[0].get() }, visit);
+        // During a cycle lane 0 belongs to the run's thread alone.
+        self.step_part(0, job, self.lanes[0].get_mut(), visit);
         let before = self.stepped.fetch_add(1, Ordering::Release);
         self.run_thread_stepped_last.store(before + 1 == job.seq * self.threads() as u64, Ordering::Relaxed);
     }
@@ -463,8 +462,8 @@ impl Team {
     /// Hand the cycle's switches to step, ascending, to the other threads (from
     /// `run_thread`). `visit` must stay untouched until `cycle` returns.
     pub fn publish(&self, job: &Job, visit: &[u32]) {
-        // SAFETY: the others read `visit` only after they see `published` at this cycle.
-        unsafe { *self.visit.get() = visit };
+        // The others read `visit` only after they see `published` at this cycle.
+        *self.visit.get_mut() = Shared::new(visit);
         self.published.store(job.seq, Ordering::Release);
     }
 
@@ -480,8 +479,8 @@ impl Team {
                 std::thread::yield_now();
             }
         }
-        // SAFETY: published at this cycle, and unchanged until the cycle's end.
-        unsafe { &**self.visit.get() }
+        // Published at this cycle, and unchanged until the cycle's end.
+        self.visit.get().get()
     }
 
     /// Deliver the cycle's events to the switches thread `t` owns and step them (those of
@@ -492,23 +491,21 @@ impl Team {
         let range = job.part.range(t);
         let mine = &visit[visit.partition_point(|&s| (s as usize) < range.start)..visit.partition_point(|&s| (s as usize) < range.end)];
         let Lane { scratch, out, last_progress, phit_hops, stepped, walk } = lane;
-        // SAFETY: each thread reaches only the state of the switches it owns (their ports,
-        // VCs, buffers, random streams) and the packets those switches hold or receive; what
-        // it reaches of the rest is read-only during the cycle. The run's thread touches
-        // nothing of that (engine/mod.rs, `cycle_on_team`).
-        *stepped = unsafe {
-            if t == 0 {
-                // Thread 0's switches come first in the one-thread order, so its steps write
-                // straight into the calendar, which no other thread touches until `MERGER`
-                // appends the others' outboxes after these steps (`merge_steps`). Copying
-                // thread 0's outbox as well would add its events, a large share of the
-                // cycle's, to the copy `MERGER` makes (docs/benchmark-log.md has the timings).
-                let out = blocks::Out { cal: &mut (*job.sim).cal, scratch, last_progress, phit_hops };
-                blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out)
-            } else {
-                let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
-                blocks::deliver_and_step(job.sim, job.now, job.measuring, &*job.events, range, mine, walk, out)
-            }
+        // Each thread reaches only the state of the switches it owns (their ports, VCs,
+        // buffers, random streams) and the packets those switches hold or receive; what it
+        // reaches of the rest is read-only during the cycle. The run's thread touches nothing
+        // of that (engine/mod.rs, `cycle_on_team`).
+        *stepped = if t == 0 {
+            // Thread 0's switches come first in the one-thread order, so its steps write
+            // straight into the calendar, which no other thread touches until `MERGER`
+            // appends the others' outboxes after these steps (`merge_steps`). Copying thread
+            // 0's outbox as well would add its events, a large share of the cycle's, to the
+            // copy `MERGER` makes (docs/benchmark-log.md has the timings).
+            let out = blocks::Out { cal: &mut job.sim.get().cal, scratch, last_progress, phit_hops };
+            blocks::deliver_and_step(job.sim, job.now, job.measuring, job.events.get(), range, mine, walk, out)
+        } else {
+            let out = blocks::Out { cal: out, scratch, last_progress, phit_hops };
+            blocks::deliver_and_step(job.sim, job.now, job.measuring, job.events.get(), range, mine, walk, out)
         };
     }
 
@@ -535,14 +532,13 @@ impl Team {
                 std::thread::yield_now();
             }
         }
-        // SAFETY: every thread has stepped its switches and leaves its outbox until the
-        // cycle ends; the calendar's events' and switches' wheels are this thread's until then
+        // Every thread has stepped its switches and leaves its outbox until the cycle ends;
+        // the calendar's events' and switches' wheels are this thread's until then
         // (`step_own`).
-        let cal = unsafe { &mut (*job.sim).cal };
+        let cal = &mut job.sim.get().cal;
         let now = job.now;
         for lane in &self.lanes[1..] {
-            // SAFETY: as above.
-            let out = unsafe { &(*lane.get()).out };
+            let out = &lane.get().out;
             for (ahead, events) in out.events.iter().enumerate() {
                 if !events.is_empty() {
                     cal.schedule_all(now + ahead as u64, now, events);
@@ -560,12 +556,12 @@ impl Team {
 
     /// After `cycle`: add up the threads' counters.
     pub fn add_counters(&self, sim: &mut Simulation) {
-        sim.stepped_last = 0;
+        sim.switch_side.stepped_last = 0;
         for lane in &self.lanes {
-            // SAFETY: the cycle is over; the other threads wait at the gate.
-            let lane = unsafe { &mut *lane.get() };
+            // The cycle is over; the other threads wait at the gate.
+            let lane = lane.get_mut();
             sim.phit_hops += std::mem::take(&mut lane.phit_hops);
-            sim.stepped_last += lane.stepped;
+            sim.switch_side.stepped_last += lane.stepped;
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
     }

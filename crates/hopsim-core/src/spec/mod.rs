@@ -20,7 +20,7 @@ pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{EjectionVcs, InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};
 pub use parse::{from_json_str, from_toml_str, parse_json, parses};
-pub use validate::{seal, validations, Validated, Vouch, MIN_MESSAGE_RATE};
+pub use validate::{seal, validations, Validated, MIN_MESSAGE_RATE};
 pub use workload::{MessageSpec, WorkloadSpec};
 
 use serde::{Deserialize, Serialize};

@@ -1,13 +1,11 @@
 //! Text → `Spec`, with errors that name the dotted key.
 
-use super::Spec;
+use super::{Spec, Validated};
 use crate::error::{SpecError, SpecResult};
 
 /// Parse and validate a spec given as JSON.
-pub fn from_json_str(text: &str) -> SpecResult<Spec> {
-    let spec = parse_json(text)?;
-    spec.validate()?;
-    Ok(spec)
+pub fn from_json_str(text: &str) -> SpecResult<Validated> {
+    Validated::new(parse_json(text)?)
 }
 
 /// Specs parsed so far in this process (tests check that a run is parsed once per process).
@@ -18,7 +16,7 @@ pub fn parses() -> u64 {
 }
 
 /// Parse a spec given as JSON (what the Python layer sends) without validating it: for
-/// callers that hand it to `Simulation::check` or `Simulation::new`, which validate it.
+/// callers that make it a `Validated` themselves (or check its text's seal first).
 pub fn parse_json(text: &str) -> SpecResult<Spec> {
     PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut de = serde_json::Deserializer::from_str(text);
@@ -35,7 +33,7 @@ pub fn parse_json(text: &str) -> SpecResult<Spec> {
 }
 
 /// Parse and validate a spec given as TOML (for users of the Rust crate).
-pub fn from_toml_str(text: &str) -> SpecResult<Spec> {
+pub fn from_toml_str(text: &str) -> SpecResult<Validated> {
     let value: toml::Value = toml::from_str(text).map_err(|e| {
         let message = format!("malformed TOML: {}", e.message().replace('\n', " "));
         match e.span().and_then(|span| key_at(text, span.start)) {

@@ -4,7 +4,6 @@
 use super::Spec;
 use crate::error::{SpecError, SpecResult};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// Simulated cycles (warmup + measured) are stored in 32 bits (flit timestamps, creation
 /// cycles of queued messages), with headroom for the cycles a flit is scheduled ahead.
@@ -34,12 +33,13 @@ pub fn validations() -> u64 {
     VALIDATIONS.load(Ordering::Relaxed)
 }
 
-/// The addresses of the specs that a `Validated` vouches for now (`Validated::vouch`).
-static VOUCHED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-
-/// A spec found valid, held so that it cannot change: a run made from it is not validated
-/// again. Made only by validating a spec, or from the engine's own seal of the text of one
-/// it validated (`seal`), which a spec sent to another process carries.
+/// A spec found valid, held so that it cannot change: what the engine builds a run from
+/// (`Simulation::new`, `Simulation::check`), so a run cannot be built from a spec no one
+/// checked, and one that was checked is not checked again. Made only by validating a spec,
+/// or from the engine's own seal of the text of one it validated (`sealed`), which a spec
+/// sent to another process carries.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(transparent)]
 pub struct Validated {
     spec: Spec,
 }
@@ -58,12 +58,8 @@ impl Validated {
         Self::new(spec)
     }
 
-    /// While the guard lives, `Spec::validate` of this very spec (the engine building the
-    /// run) finds it valid without checking it again: the guard borrows the spec, so it
-    /// cannot change meanwhile.
-    pub fn vouch(&self) -> Vouch<'_> {
-        VOUCHED.lock().unwrap_or_else(|e| e.into_inner()).push(&self.spec as *const Spec as usize);
-        Vouch { spec: &self.spec }
+    pub fn into_spec(self) -> Spec {
+        self.spec
     }
 }
 
@@ -71,19 +67,6 @@ impl std::ops::Deref for Validated {
     type Target = Spec;
     fn deref(&self) -> &Spec {
         &self.spec
-    }
-}
-
-pub struct Vouch<'a> {
-    spec: &'a Spec,
-}
-
-impl Drop for Vouch<'_> {
-    fn drop(&mut self) {
-        let mut vouched = VOUCHED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = vouched.iter().position(|&a| a == self.spec as *const Spec as usize) {
-            vouched.swap_remove(i);
-        }
     }
 }
 
@@ -103,13 +86,8 @@ pub fn seal(text: &str) -> String {
 }
 
 impl Spec {
-    /// Check ranges and combinations that need no network; errors name the key. A spec a
-    /// `Validated` vouches for is not checked again.
+    /// Check ranges and combinations that need no network; errors name the key.
     pub fn validate(&self) -> SpecResult<()> {
-        let me = self as *const Spec as usize;
-        if VOUCHED.lock().unwrap_or_else(|e| e.into_inner()).contains(&me) {
-            return Ok(());
-        }
         VALIDATIONS.fetch_add(1, Ordering::Relaxed);
         self.check_without_network()
     }

@@ -17,7 +17,7 @@ fn aries(size: Size) -> String {
     format!("kind = \"aries\"\nchassis = {c}\nblades = {b}\ncolumn_links = {m}\nglobal_links_per_switch = {h}\nservers_per_switch = {p}\ngroups = {g}")
 }
 
-fn spec_of(topo: &str, extra: &str) -> spec::Spec {
+fn spec_of(topo: &str, extra: &str) -> spec::Validated {
     spec::from_toml_str(&format!("[topology]\n{topo}\n{extra}\n[traffic]\nload = 0.1\n")).unwrap_or_else(|e| panic!("{e}"))
 }
 

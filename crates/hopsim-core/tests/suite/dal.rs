@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 const HX3: &str = "[topology]\nkind = \"hyperx\"\ndims = [3, 3, 3]\nservers_per_switch = 3\n";
 
-fn dal(topo: &str) -> (spec::Spec, Arc<dyn Topology>, Arc<dyn Routing>) {
+fn dal(topo: &str) -> (spec::Validated, Arc<dyn Topology>, Arc<dyn Routing>) {
     let s = spec::from_toml_str(&format!("{topo}[router]\nvcs = 6\n[routing]\nalgorithm = \"dal\"\n[traffic]\nload = 0.1\n")).unwrap_or_else(|e| panic!("{e}"));
     let t = topology::build(&s).unwrap();
     let r = routing::build(&s, &t).unwrap_or_else(|e| panic!("{e}"));

@@ -143,7 +143,7 @@ fn outcome(json: &str) -> Result<bool, TestCaseError> {
             return Ok(false);
         }
     };
-    let mut short = spec.clone();
+    let mut short = spec.clone().into_spec();
     short.run.warmup = spec.run.warmup.min(200);
     short.run.cycles = spec.run.cycles.min(400);
     short.run.temporal_bin = spec.run.temporal_bin.max(10);
@@ -152,7 +152,7 @@ fn outcome(json: &str) -> Result<bool, TestCaseError> {
         prop_assert!(!e.key.is_empty());
         return Ok(false);
     }
-    match hopsim_core::simulate(&short) {
+    match hopsim_core::spec::Validated::new(short).and_then(|s| hopsim_core::simulate(&s)) {
         Ok(r) => {
             prop_assert!(r.metrics.phits_conserved, "phits not conserved: {json}");
             prop_assert!(r.metrics.credits_conserved, "credits not conserved: {json}");

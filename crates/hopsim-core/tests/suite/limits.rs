@@ -8,7 +8,7 @@ use hopsim_core::spec::{from_json_str, from_toml_str};
 const TORUS: &str = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n";
 
 /// The one-line error of a spec (parsing, validation and building), which must name `key`.
-fn error_of(spec: Result<hopsim_core::Spec, hopsim_core::SpecError>) -> hopsim_core::SpecError {
+fn error_of(spec: Result<hopsim_core::spec::Validated, hopsim_core::SpecError>) -> hopsim_core::SpecError {
     match spec.and_then(|s| hopsim_core::engine::Simulation::check(&s).map(|_| s)) {
         Ok(s) => panic!("accepted: {s:?}"),
         Err(e) => {
@@ -162,7 +162,7 @@ fn port_records_are_allocated_at_their_final_size() {
         "[topology]\nkind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 2\nservers_per_switch = 2\n[routing]\nalgorithm = \"minimal\"\n[traffic]\nload = 0.1\n",
     ] {
         let sim = hopsim_core::engine::Simulation::new(&from_toml_str(toml).unwrap()).unwrap();
-        let ports = &sim.routers.ports;
+        let ports = &sim.routers().ports;
         assert_eq!(ports.capacity(), ports.len(), "{toml}");
     }
 }

@@ -13,7 +13,7 @@ const HX2: &str = "kind = \"hyperx\"\ndims = [4, 4]\nservers_per_switch = 4";
 const DF: &str = "kind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2";
 const DFP: &str = "kind = \"dragonfly_plus\"\nleaves_per_group = 2\nspines_per_group = 2\nservers_per_switch = 2";
 
-fn spec_of(topo: &str, extra: &str) -> spec::Spec {
+fn spec_of(topo: &str, extra: &str) -> spec::Validated {
     spec::from_toml_str(&format!("[topology]\n{topo}\n{extra}\n[traffic]\nload = 0.1\n")).unwrap_or_else(|e| panic!("{e}"))
 }
 

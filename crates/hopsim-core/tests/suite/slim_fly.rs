@@ -8,7 +8,7 @@ use hopsim_core::topology::{self, Topology};
 use hopsim_core::{spec, topology_json};
 use rand::SeedableRng;
 
-fn spec_of(topo: &str, extra: &str) -> spec::Spec {
+fn spec_of(topo: &str, extra: &str) -> spec::Validated {
     spec::from_toml_str(&format!("[topology]\nkind = \"slim_fly\"\n{topo}\n{extra}\n[traffic]\nload = 0.1\n")).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -103,9 +103,9 @@ fn link_class_tables_are_checked() {
 
 #[test]
 fn a_spec_changed_after_it_was_validated_is_validated_again() {
-    // The engine remembers the specs it found valid (a run is validated once); a valid spec
-    // changed into an invalid one must still be refused.
-    let mut spec = hopsim_core::spec::from_toml_str("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.25\n").unwrap();
+    // A run is built only from a `Validated`, which cannot change; a spec taken out of one
+    // and changed into an invalid one must be refused when checked again.
+    let mut spec = hopsim_core::spec::from_toml_str("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\nload = 0.25\n").unwrap().into_spec();
     spec.validate().unwrap();
     spec.traffic.load = Some(1.5);
     let e = spec.validate().unwrap_err();
