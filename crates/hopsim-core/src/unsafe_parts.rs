@@ -10,8 +10,8 @@
 //!    reads is left unchanged until the cycle's barrier. The run's thread reaches what no
 //!    switch owns (NICs, servers, statistics, the workload, packets no switch holds, and the
 //!    calendar's events' and switches' wheels only until its own switches are stepped), and
-//!    `MERGER` those two wheels after that. The arena of packets does not grow while others
-//!    read it (`Simulation::packet_room`). So the `&mut` each thread makes from the handle
+//!    the thread `MERGER` (engine/parallel.rs) merges those two wheels after that. The
+//!    arena of packets does not grow while others read it (`Simulation::packet_room`). So the `&mut` each thread makes from the handle
 //!    reaches memory no other thread writes meanwhile. One thread alone (the block walk,
 //!    engine/blocks.rs) uses a handle only to lend the calendar, scratch and counters apart
 //!    from the rest, which its deliveries and steps reach only through that loan. A handle
