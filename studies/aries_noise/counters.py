@@ -1,0 +1,122 @@
+"""Why the NIC counters s and L were small, measured (docs/aries-machines.md, "The NIC counters
+s and L"): a 1 MiB ping-pong on examples/aries-noise.toml's network, inside a group and
+between groups, Adaptive and High Bias, idle and beside open-loop traffic, with the network's
+timing as it was (the NIC at one link's rate, a one-cycle router) and as the full-size
+examples now have it (the NIC at two processor tiles' rate, 0.2 us per hop); and how s grows
+with the load of the machine.
+
+    python -m studies.aries_noise.counters          # runs what is not kept yet, then the figure
+
+Every run is kept in data/counters.csv as it finishes, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import hopsim
+from hopsim import jobs as hjobs
+from hopsim.spec import load_file
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+DATA = HERE / "data" / "counters.csv"
+IMG = REPO / "docs" / "studies" / "img" / "aries-counters.png"
+
+PAIRS = {"intra-group": [0, 100], "inter-groups": [0, 3 * 192 + 100]}
+MODES = {"adaptive": "Adaptive", "adaptive_high_bias": "High Bias"}
+#: (ranks, load) of the open-loop background nodes, placed at random, 16 KiB messages.
+BACKGROUNDS = {"none": None, "96 nodes": (96, 0.2)}
+#: The load sweep of s: a 256 KiB ping-pong inside a group.
+LOAD_SWEEP = [(1000, 0.3), (1000, 0.6)]
+
+
+def network(timing: str) -> dict:
+    """examples/aries-noise.toml's network with its timing as it was ("before") or as the
+    full-size examples have it ("now"): the NIC at two links' rate, so the cycle is the NIC's
+    (link latencies doubled in cycles, the same in ns), and a 100-cycle router pipeline."""
+    spec = load_file(REPO / "examples" / "aries-noise.toml")
+    spec.pop("sweep", None)
+    spec["jobs"] = []
+    if timing == "now":
+        spec["link"]["injection"] = {"gbytes_per_s": 10.5}
+        for table in (spec["link"], spec["link"]["column"], spec["link"]["global"]):
+            table["latency"] *= 2
+        spec["router"]["pipeline_delay"] = 100
+    return spec
+
+
+def run(timing: str, case: str, background: tuple[int, float] | None, mode: str, size: int) -> dict:
+    spec = network(timing)
+    spec["jobs"].append({"name": "pp", "ranks": 2, "allocation": {"policy": "explicit", "servers": PAIRS[case]},
+                         "routing_mode": mode, "workload": {"motif": "ping_pong", "bytes": size, "iterations": 4}})
+    if background:
+        ranks, load = background
+        spec["jobs"].append({"name": "noise", "ranks": ranks, "background": True, "allocation": {"policy": "random"},
+                             "workload": {"motif": "bernoulli", "load": load, "bytes": 16384}})
+    t = time.process_time()
+    r = hopsim.simulate(spec)
+    cpu = time.process_time() - t
+    job = r["jobs"][0]
+    row = hjobs.job_table(r["jobs"]).iloc[0]
+    return {"timing": timing, "case": case, "background": f"{background[0]} x {background[1]}" if background else "none",
+            "mode": mode, "bytes": size, "cycle_ns": r["metrics"]["cycle_ns"],
+            "message_cycles": float(pd.Series(job["message_latency"]).median()), "s": row["stalls_per_flit"],
+            "L": row["request_latency_mean"], "estimate_cycles": row["model_cycles_per_message"], "cpu_seconds": cpu}
+
+
+def planned() -> list[tuple]:
+    plan = [(t, c, bg, m, 1 << 20) for t in ("before", "now") for bg in BACKGROUNDS.values() for c in PAIRS for m in MODES]
+    plan += [("now", "intra-group", bg, m, 1 << 18) for bg in LOAD_SWEEP for m in MODES]
+    return plan
+
+
+def key(timing, case, background, mode, size) -> tuple:
+    return (timing, case, f"{background[0]} x {background[1]}" if background else "none", mode, size)
+
+
+def main() -> None:
+    rows = pd.read_csv(DATA).to_dict("records") if DATA.is_file() else []
+    done = {(r["timing"], r["case"], r["background"], r["mode"], r["bytes"]) for r in rows}
+    for p in planned():
+        if key(*p) in done:
+            continue
+        rows.append(run(*p))
+        print(rows[-1], flush=True)
+        DATA.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(rows).to_csv(DATA, index=False)
+    figure(pd.DataFrame(rows))
+
+
+def figure(df: pd.DataFrame) -> None:
+    """The paper's Figure 7 panels (message time, s, L, the model's estimate) per case and
+    mode, before and now, beside 96 nodes of traffic; times in us."""
+    d = df[(df["bytes"] == 1 << 20) & (df["background"] != "none")].copy()
+    for col in ("message_cycles", "L", "estimate_cycles"):
+        d[col + "_us"] = d[col] * d["cycle_ns"] / 1000
+    panels = [("message_cycles_us", "message (us)"), ("s", "stalls per flit s"), ("L_us", "request latency L (us)"),
+              ("estimate_cycles_us", "model estimate (us)")]
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
+    labels = [f"{c.split('-')[0]}\n{t}" for t in ("before", "now") for c in PAIRS]
+    for ax, (col, title) in zip(axes, panels):
+        for j, (mode, name) in enumerate(MODES.items()):
+            vals = [d[(d["timing"] == t) & (d["case"] == c) & (d["mode"] == mode)][col].iloc[0] for t in ("before", "now") for c in PAIRS]
+            ax.bar([i + 0.4 * j for i in range(len(vals))], vals, width=0.4, label=name)
+        ax.set_xticks([i + 0.2 for i in range(len(labels))], labels, fontsize=8)
+        ax.set_ylabel(title)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    IMG.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(IMG, dpi=130)
+
+
+if __name__ == "__main__":
+    main()
