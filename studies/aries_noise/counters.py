@@ -32,7 +32,7 @@ DATA = HERE / "data" / "counters.csv"
 IMG = REPO / "docs" / "studies" / "img" / "aries-counters.png"
 
 PAIRS = {"intra-group": [0, 100], "inter-groups": [0, 3 * 192 + 100]}
-MODES = {"adaptive": "Adaptive", "adaptive_high_bias": "High Bias"}
+MODES = {"adaptive": "Adaptive", "adaptive_high_bias": "High Bias", "app_aware": "App-Aware"}
 #: (ranks, load) of the open-loop background nodes, placed at random, 16 KiB messages.
 BACKGROUNDS = {"none": None, "96 nodes": (96, 0.2)}
 #: The load sweep of s: a 256 KiB ping-pong inside a group.
@@ -70,12 +70,16 @@ def run(timing: str, case: str, background: tuple[int, float] | None, mode: str,
     return {"timing": timing, "case": case, "background": f"{background[0]} x {background[1]}" if background else "none",
             "mode": mode, "bytes": size, "cycle_ns": r["metrics"]["cycle_ns"],
             "message_cycles": float(pd.Series(job["message_latency"]).median()), "s": row["stalls_per_flit"],
-            "L": row["request_latency_mean"], "estimate_cycles": row["model_cycles_per_message"], "cpu_seconds": cpu}
+            "L": row["request_latency_mean"], "estimate_cycles": row["model_cycles_per_message"],
+            "share_adaptive": row.get("share_adaptive"), "cpu_seconds": cpu}
 
 
 def planned() -> list[tuple]:
-    plan = [(t, c, bg, m, 1 << 20) for t in ("before", "now") for bg in BACKGROUNDS.values() for c in PAIRS for m in MODES]
-    plan += [("now", "intra-group", bg, m, 1 << 18) for bg in LOAD_SWEEP for m in MODES]
+    static = [m for m in MODES if m != "app_aware"]
+    plan = [(t, c, bg, m, 1 << 20) for t in ("before", "now") for bg in BACKGROUNDS.values() for c in PAIRS for m in static]
+    plan += [("now", "intra-group", bg, m, 1 << 18) for bg in LOAD_SWEEP for m in static]
+    # App-Aware beside the traffic: which mode it chose, from the counters, before and now.
+    plan += [(t, c, BACKGROUNDS["96 nodes"], "app_aware", 1 << 20) for t in ("before", "now") for c in PAIRS]
     return plan
 
 
@@ -104,13 +108,14 @@ def figure(df: pd.DataFrame) -> None:
         d[col + "_us"] = d[col] * d["cycle_ns"] / 1000
     panels = [("message_cycles_us", "message (us)"), ("s", "stalls per flit s"), ("L_us", "request latency L (us)"),
               ("estimate_cycles_us", "model estimate (us)")]
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4))
+    width = 0.8 / len(MODES)
     labels = [f"{c.split('-')[0]}\n{t}" for t in ("before", "now") for c in PAIRS]
     for ax, (col, title) in zip(axes, panels):
         for j, (mode, name) in enumerate(MODES.items()):
             vals = [d[(d["timing"] == t) & (d["case"] == c) & (d["mode"] == mode)][col].iloc[0] for t in ("before", "now") for c in PAIRS]
-            ax.bar([i + 0.4 * j for i in range(len(vals))], vals, width=0.4, label=name)
-        ax.set_xticks([i + 0.2 for i in range(len(labels))], labels, fontsize=8)
+            ax.bar([i + width * j for i in range(len(vals))], vals, width=width, label=name)
+        ax.set_xticks([i + width * (len(MODES) - 1) / 2 for i in range(len(labels))], labels, fontsize=8)
         ax.set_ylabel(title)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
