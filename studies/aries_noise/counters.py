@@ -67,7 +67,7 @@ def run(timing: str, case: str, background: tuple[int, float] | None, mode: str,
     cpu = time.process_time() - t
     job = r["jobs"][0]
     row = hjobs.job_table(r["jobs"]).iloc[0]
-    return {"timing": timing, "case": case, "background": f"{background[0]} x {background[1]}" if background else "none",
+    return {"timing": timing, "case": case, "background": background_label(background),
             "mode": mode, "bytes": size, "cycle_ns": r["metrics"]["cycle_ns"],
             "message_cycles": float(pd.Series(job["message_latency"]).median()), "s": row["stalls_per_flit"],
             "L": row["request_latency_mean"], "estimate_cycles": row["model_cycles_per_message"],
@@ -83,8 +83,13 @@ def planned() -> list[tuple]:
     return plan
 
 
+def background_label(background: tuple[int, float] | None) -> str:
+    """How data/counters.csv names a background: "96 x 0.2" (nodes x load) or "none"."""
+    return f"{background[0]} x {background[1]}" if background else "none"
+
+
 def key(timing, case, background, mode, size) -> tuple:
-    return (timing, case, f"{background[0]} x {background[1]}" if background else "none", mode, size)
+    return (timing, case, background_label(background), mode, size)
 
 
 def main() -> None:
