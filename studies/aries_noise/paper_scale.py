@@ -1,0 +1,273 @@
+"""The network-noise study at the paper's scale (docs/studies/aries-noise.md): the paper's
+microbenchmarks (its Figures 8 and 9) on the full-size machines, the studied job placed as
+the paper placed it, under Default (Cray MPI's default per operation), High Bias and
+App-Aware, on an otherwise idle machine and beside the file's production background.
+
+    python -m studies.aries_noise.paper_scale run [--budget CPU_HOURS] [--worker K/N]
+    python -m studies.aries_noise.paper_scale cost     # every planned run: kept or estimated
+    python -m studies.aries_noise.paper_scale table    # the page's table from the kept runs
+
+Machines: examples/aries-piz-daint.toml (1,024 ranks on 257 routers over 6 groups, the
+paper's Figure 8) and examples/aries-cori.toml (64 ranks on 33 routers over 5 groups, its
+Figure 9), each with its file's placement, timing and production background; an idle run
+keeps the studied job alone. The modes are separate runs of the same seed.
+
+A run is kept in data/paper/ as soon as it ends, so the study resumes where it stopped;
+N workers (``--worker 0/2`` and ``--worker 1/2`` on two cores) share the plan, each keeping
+its runs in files of its own. Runs go cheapest first: what a run will cost is estimated from
+the kept runs (a size from the next smaller size of the same benchmark, a run beside the
+background from the same case idle plus what the background costs per simulated cycle),
+and a run estimated above ``MAX_RUN_CPU_HOURS`` is not started: ``cost`` lists it with its
+estimate and the kept run it is estimated from.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pandas as pd
+
+import hopsim
+from hopsim import jobs as hjobs
+from hopsim.spec import load_file
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+DATA = HERE / "data" / "paper"
+
+MODES = ["default", "adaptive_high_bias", "app_aware"]
+#: setting: (example file, ranks of the studied job)
+SETTINGS = {"daint": ("aries-piz-daint.toml", 1024), "cori": ("aries-cori.toml", 64)}
+
+#: (label, workload, size, exponent): bytes per iteration grow as size ** exponent. The
+#: paper's figures give their sizes only on their axes; its text names the largest: ping-pong
+#: up to 16 MiB (its section 3), alltoalls of 1 KiB and of 16 KiB and more, broadcasts of
+#: large messages, halo3d and sweep3d of 1024^3. Between them sizes go in powers of 16
+#: or 4. The one-element allreduce uses recursive doubling and arrays the ring, as MPICH
+#: switches algorithm at 2 KiB; broadcasts end with a barrier, as benchmark loops do (else
+#: the root runs iterations ahead and broadcasts overlap).
+CASES = [
+    ("ping_pong 8B", {"motif": "ping_pong", "bytes": 8}, 8, 1),
+    ("ping_pong 64KiB", {"motif": "ping_pong", "bytes": 1 << 16}, 1 << 16, 1),
+    ("ping_pong 1MiB", {"motif": "ping_pong", "bytes": 1 << 20}, 1 << 20, 1),
+    ("ping_pong 16MiB", {"motif": "ping_pong", "bytes": 1 << 24}, 1 << 24, 1),
+    ("allreduce 1", {"motif": "allreduce", "elements": 1, "algorithm": "recursive_doubling"}, 1, 1),
+    ("allreduce 16Ki", {"motif": "allreduce", "elements": 1 << 14}, 1 << 14, 1),
+    ("allreduce 1Mi", {"motif": "allreduce", "elements": 1 << 20}, 1 << 20, 1),
+    ("alltoall 8B", {"motif": "alltoall", "bytes": 8}, 8, 1),
+    ("alltoall 1KiB", {"motif": "alltoall", "bytes": 1 << 10}, 1 << 10, 1),
+    ("alltoall 16KiB", {"motif": "alltoall", "bytes": 1 << 14}, 1 << 14, 1),
+    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 1 << 16}, 1 << 16, 1),
+    ("barrier", {"motif": "barrier"}, 1, 1),
+    ("bcast 8B", {"motif": "bcast", "bytes": 8, "barrier": True}, 8, 1),
+    ("bcast 256KiB", {"motif": "bcast", "bytes": 1 << 18, "barrier": True}, 1 << 18, 1),
+    ("bcast 4MiB", {"motif": "bcast", "bytes": 1 << 22, "barrier": True}, 1 << 22, 1),
+    ("halo3d 64^3", {"motif": "halo3d", "domain": [64, 64, 64]}, 64, 2),
+    ("halo3d 256^3", {"motif": "halo3d", "domain": [256, 256, 256]}, 256, 2),
+    ("halo3d 1024^3", {"motif": "halo3d", "domain": [1024, 1024, 1024]}, 1024, 2),
+    ("sweep3d 64^3", {"motif": "sweep3d", "domain": [64, 64, 64], "block": 8}, 64, 2),
+    ("sweep3d 256^3", {"motif": "sweep3d", "domain": [256, 256, 256], "block": 8}, 256, 2),
+    ("sweep3d 1024^3", {"motif": "sweep3d", "domain": [1024, 1024, 1024], "block": 8}, 1024, 2),
+]
+#: Latency-bound cases: their iteration times beside the background spread widely, so they
+#: run more iterations there to tell the modes apart.
+LATENCY_BOUND = {"ping_pong 8B", "allreduce 1", "barrier", "bcast 8B"}
+#: Iterations of a run: idle, beside the background, and latency-bound beside it.
+ITERATIONS = {"idle": 10, "background": 20, "latency_bound_background": 50}
+#: A run estimated to cost more than this is not started (``cost`` lists it).
+MAX_RUN_CPU_HOURS = 3.0
+NOISES = ["idle", "background"]
+KEY = ["setting", "case", "noise", "mode"]
+
+
+def iterations(case: str, noise: str) -> int:
+    if noise == "idle":
+        return ITERATIONS["idle"]
+    return ITERATIONS["latency_bound_background" if case in LATENCY_BOUND else "background"]
+
+
+def planned() -> list[dict]:
+    """Every run of the study, each a dict of ``KEY`` and its iterations."""
+    return [{"setting": s, "case": c[0], "noise": n, "mode": m, "iterations": iterations(c[0], n)}
+            for s in SETTINGS for c in CASES for n in NOISES for m in MODES]
+
+
+def case_info(label: str) -> tuple[dict, int, int]:
+    workload, size, exponent = next((w, s, e) for name, w, s, e in CASES if name == label)
+    return workload, size, exponent
+
+
+def experiment(run: dict) -> dict:
+    """The experiment of one run: the setting's file, its studied job running the case in
+    the run's mode, beside its background jobs or alone."""
+    file, ranks = SETTINGS[run["setting"]]
+    spec = load_file(REPO / "examples" / file)
+    spec.pop("sweep", None)
+    app = dict(spec["jobs"][0])
+    assert app["name"] == "app" and app["ranks"] == ranks, f"{file}: the studied job comes first"
+    workload, _, _ = case_info(run["case"])
+    app["workload"] = dict(workload, iterations=run["iterations"])
+    app["routing_mode"] = run["mode"]
+    background = [j for j in spec["jobs"][1:] if j.get("background")]
+    spec["jobs"] = [app] + (background if run["noise"] == "background" else [])
+    spec.setdefault("run", {})["threads"] = 1
+    return spec
+
+
+def key(run: dict) -> tuple:
+    return tuple(run[k] for k in KEY)
+
+
+def kept() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every worker's kept runs and their iterations."""
+    runs = [pd.read_csv(f) for f in sorted(DATA.glob("runs-*.csv"))]
+    its = [pd.read_csv(f) for f in sorted(DATA.glob("iterations-*.csv"))]
+    return (pd.concat(runs, ignore_index=True) if runs else pd.DataFrame(columns=KEY + ["iterations", "cpu_seconds"]),
+            pd.concat(its, ignore_index=True) if its else pd.DataFrame(columns=KEY + ["iteration", "cycles"]))
+
+
+def background_cpu_per_cycle(runs: pd.DataFrame) -> list[tuple[str, float]]:
+    """What the background costs per simulated cycle, as (setting, CPU-s per cycle) for each
+    kept case run both idle and beside it (`estimate` takes the largest, to err on the dear
+    side)."""
+    rates = []
+    for (setting, case, mode), g in runs.groupby(["setting", "case", "mode"]):
+        g = g.set_index("noise")
+        if {"idle", "background"} <= set(g.index):
+            bg = g.loc["background"]
+            rates.append((setting, (bg["cpu_seconds"] - g.loc["idle", "cpu_seconds"] * bg["iterations"] / g.loc["idle", "iterations"]) / bg["simulated_cycles"]))
+    return rates
+
+
+def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
+    """A run's CPU seconds estimated from the kept runs, and the basis; (0, ...) for the first
+    size of a benchmark idle (nothing to estimate it from: it is the cheapest of its kind);
+    (inf, ...) when what it would be estimated from is not kept yet."""
+    same = runs[(runs.setting == run["setting"]) & (runs["mode"] == run["mode"])]
+    if run["noise"] == "background":
+        idle = same[(same["case"] == run["case"]) & (same.noise == "idle")]
+        rates = [r for s, r in background_cpu_per_cycle(runs) if s == run["setting"]]
+        if idle.empty:
+            idle_cost, basis = estimate(dict(run, noise="idle"), runs)
+            if not math.isfinite(idle_cost):
+                return math.inf, basis
+            cycles = None
+        else:
+            i = idle.iloc[0]
+            idle_cost = i["cpu_seconds"] * run["iterations"] / i["iterations"]
+            cycles = i["simulated_cycles"] * run["iterations"] / i["iterations"]
+            basis = f"idle {run['case']} ({i['cpu_seconds']:.0f} CPU-s for {i['iterations']})"
+        if not rates or cycles is None:
+            return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + "; no background rate yet"
+        return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
+    workload, size, exponent = case_info(run["case"])
+    motif = workload["motif"]
+    smaller = [(s, name) for name, w, s, _ in CASES if w["motif"] == motif and s < size]
+    if not smaller:
+        return 0.0, "first size of its benchmark"
+    base = same[(same.noise == "idle") & same["case"].isin([n for _, n in smaller])]
+    if base.empty:
+        return math.inf, "its smaller sizes are not kept yet"
+    b = base.assign(size=base["case"].map(lambda c: case_info(c)[1])).sort_values("size").iloc[-1]
+    per_iteration = b["cpu_seconds"] / b["iterations"] * (size / b["size"]) ** exponent
+    return per_iteration * run["iterations"], f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) x (size ratio)^{exponent}"
+
+
+def mine(run: dict, worker: tuple[int, int]) -> bool:
+    k, n = worker
+    return zlib.crc32(repr(key(run)).encode()) % n == k
+
+
+def run_one(run: dict) -> tuple[dict, list[dict]]:
+    t = time.process_time()
+    result = hopsim.simulate(experiment(run))
+    cpu = time.process_time() - t
+    app = result["jobs"][0]
+    row = hjobs.job_table([app]).iloc[0].to_dict()
+    row.update(run, cpu_seconds=cpu, simulated_cycles=int(sum(app["iteration_cycles"])), engine=hopsim.__version__)
+    its = [dict(run, iteration=i, cycles=c) for i, c in enumerate(app["iteration_cycles"])]
+    return row, its
+
+
+def study(budget_hours: float, worker: tuple[int, int]) -> None:
+    DATA.mkdir(parents=True, exist_ok=True)
+    own_runs, own_its = DATA / f"runs-{worker[0]}.csv", DATA / f"iterations-{worker[0]}.csv"
+    rows = pd.read_csv(own_runs).to_dict("records") if own_runs.is_file() else []
+    its = pd.read_csv(own_its).to_dict("records") if own_its.is_file() else []
+    spent = 0.0
+    while spent < budget_hours * 3600:
+        runs, _ = kept()
+        done = {key(r) for r in runs.to_dict("records")}
+        todo = [p for p in planned() if key(p) not in done and mine(p, worker)]
+        costs = sorted(((estimate(p, runs)[0], i, p) for i, p in enumerate(todo)), key=lambda c: c[:2])
+        if not costs or costs[0][0] > MAX_RUN_CPU_HOURS * 3600:
+            print(f"left: {len(todo)} runs, each estimated above {MAX_RUN_CPU_HOURS} CPU-hours or not estimable")
+            return
+        cost, _, run = costs[0]
+        print(f"{run['setting']} {run['case']:16s} {run['noise']:10s} {run['mode']:20s} est {cost:7.0f} s", end=" ", flush=True)
+        row, run_its = run_one(run)
+        rows.append(row)
+        its += run_its
+        # Kept after every run, so an interrupted study resumes where it stopped.
+        pd.DataFrame(rows).to_csv(own_runs, index=False)
+        pd.DataFrame(its).to_csv(own_its, index=False)
+        spent += row["cpu_seconds"]
+        print(f"cpu {row['cpu_seconds']:7.1f} s  median {row['iteration_median']:10.0f} cycles", flush=True)
+
+
+def cost() -> None:
+    """Every planned run, kept (its CPU time) or estimated (and from what)."""
+    runs, _ = kept()
+    done = {key(r): r for r in runs.to_dict("records")}
+    total_kept, total_left, out = 0.0, 0.0, []
+    for p in planned():
+        r = done.get(key(p))
+        if r is not None:
+            total_kept += r["cpu_seconds"]
+            continue
+        c, basis = estimate(p, runs)
+        total_left += c if math.isfinite(c) else 0
+        out.append((c, p, basis))
+    for c, p, basis in sorted(out, key=lambda o: o[0]):
+        print(f"{p['setting']:5s} {p['case']:16s} {p['noise']:10s} {p['mode']:20s} {c / 3600:9.2f} CPU-h  {basis}")
+    print(f"kept: {len(done)} runs, {total_kept / 3600:.2f} CPU-h; left: {len(out)} runs, "
+          f"{total_left / 3600:.1f} CPU-h estimated (without those not estimable yet)")
+
+
+def table() -> None:
+    """Per case and setting: each mode's median iteration time against Default's, and the
+    share of bytes App-Aware sent with Default's modes."""
+    runs, _ = kept()
+    order = {c[0]: i for i, c in enumerate(CASES)}
+    print("| setting | case | machine | Default median (cycles) | High Bias / Default | App-Aware / Default | App-Aware bytes with Default's modes | CPU-s |")
+    print("|---|---|---|---|---|---|---|---|")
+    groups = runs.groupby(["setting", "case", "noise"])
+    for (setting, case, noise), g in sorted(groups, key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2])):
+        g = g.set_index("mode")
+        if not set(MODES) <= set(g.index):
+            continue
+        med = g["iteration_median"]
+        shares = g.loc["app_aware"].filter(like="share_").fillna(0)
+        default = sum(v for k, v in shares.items() if k in ("share_adaptive", "share_increasingly_minimal"))
+        print(f"| {setting} | {case} | {noise} | {med['default']:.0f} | {med['adaptive_high_bias'] / med['default']:.3f} | "
+              f"{med['app_aware'] / med['default']:.3f} | {100 * default:.0f}% | {g['cpu_seconds'].sum():.0f} |")
+
+
+def main(argv: list[str]) -> None:
+    what = argv[0] if argv else "cost"
+    if what == "run":
+        budget = float(argv[argv.index("--budget") + 1]) if "--budget" in argv else math.inf
+        k, n = map(int, argv[argv.index("--worker") + 1].split("/")) if "--worker" in argv else (0, 1)
+        study(budget, (k, n))
+    elif what == "table":
+        table()
+    else:
+        cost()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
