@@ -40,8 +40,16 @@ REPO = HERE.parent.parent
 DATA = HERE / "data" / "paper"
 
 MODES = ["default", "adaptive_high_bias", "app_aware"]
-#: setting: (example file, ranks of the studied job)
-SETTINGS = {"daint": ("aries-piz-daint.toml", 1024), "cori": ("aries-cori.toml", 64)}
+#: setting: (example file, ranks of the studied job, its allocation (None: the file's),
+#: the cases it runs: "micro" for CASES, "apps" for APPS, "fft" for APPS' FFT alone).
+#: Figure 10's jobs (256 nodes, FFT on 64) were placed as the paper does not say: on whole
+#: routers over as few groups as hold them, as a scheduler that packs jobs would.
+SETTINGS = {
+    "daint": ("aries-piz-daint.toml", 1024, None, "micro"),
+    "cori": ("aries-cori.toml", 64, None, "micro"),
+    "daint-apps": ("aries-piz-daint.toml", 256, {"policy": "routers", "routers": 64, "groups": 1}, "apps"),
+    "daint-fft64": ("aries-piz-daint.toml", 64, {"policy": "routers", "routers": 16, "groups": 1}, "fft"),
+}
 
 #: (label, workload, size, exponent): bytes per iteration grow as size ** exponent. The
 #: paper's figures give their sizes only on their axes; its text names the largest: ping-pong
@@ -73,42 +81,62 @@ CASES = [
     ("sweep3d 256^3", {"motif": "sweep3d", "domain": [256, 256, 256], "block": 8}, 256, 2),
     ("sweep3d 1024^3", {"motif": "sweep3d", "domain": [1024, 1024, 1024], "block": 8}, 1024, 2),
 ]
+#: Figure 10: the application skeletons (docs/skeletons.md) with the computation of the
+#: file's background jobs of the same class (a quarter of the time communicating), as
+#: (label, workload, size, exponent) like CASES.
+APPS = [
+    ("fft", {"motif": "fft3d", "points": 256, "compute": 390000}, 1, 1),
+    ("wrf", {"motif": "halo", "dims": 2, "domain": [128, 128], "ghost": 3, "element_bytes": 320, "compute": 200000}, 1, 1),
+    ("milc", {"motif": "halo", "dims": 4, "domain": [8, 8, 8, 8], "element_bytes": 48, "compute": 90000}, 1, 1),
+    ("md", {"motif": "md", "compute": 680000}, 1, 1),
+    ("hpcg", {"motif": "cg", "domain": [104, 104, 104], "compute": 390000}, 1, 1),
+    ("bfs", {"motif": "graph500", "compute": 1100000}, 1, 1),
+]
+CASE_LISTS = {"micro": CASES, "apps": APPS, "fft": APPS[:1]}
+
 #: Latency-bound cases: their iteration times beside the background spread widely, so they
 #: run more iterations there to tell the modes apart.
 LATENCY_BOUND = {"ping_pong 8B", "allreduce 1", "barrier", "bcast 8B"}
-#: Iterations of a run: idle, beside the background, and latency-bound beside it.
-ITERATIONS = {"idle": 10, "background": 20, "latency_bound_background": 50}
+#: Bandwidth-bound cases: an iteration moves GiBs, and beside the background every simulated
+#: millisecond costs minutes of CPU; their iteration times spread least (the paper: Default's
+#: variability falls as the input grows), so they run fewest.
+BANDWIDTH_BOUND = {"ping_pong 1MiB", "ping_pong 16MiB", "allreduce 1Mi", "alltoall 1KiB", "alltoall 16KiB",
+                   "alltoall 64KiB", "bcast 4MiB", "halo3d 256^3", "halo3d 1024^3", "sweep3d 256^3", "sweep3d 1024^3"}
+#: Iterations of a run, idle and beside the background, per kind of case.
+ITERATIONS = {"latency": (10, 50), "medium": (10, 20), "bandwidth": (3, 5), "app": (3, 5)}
 #: A run estimated to cost more than this is not started (``cost`` lists it).
-MAX_RUN_CPU_HOURS = 3.0
+MAX_RUN_CPU_HOURS = 2.0
 NOISES = ["idle", "background"]
 KEY = ["setting", "case", "noise", "mode"]
 
 
 def iterations(case: str, noise: str) -> int:
-    if noise == "idle":
-        return ITERATIONS["idle"]
-    return ITERATIONS["latency_bound_background" if case in LATENCY_BOUND else "background"]
+    tier = ("app" if case in {a[0] for a in APPS} else "latency" if case in LATENCY_BOUND
+            else "bandwidth" if case in BANDWIDTH_BOUND else "medium")
+    return ITERATIONS[tier][noise == "background"]
 
 
 def planned() -> list[dict]:
     """Every run of the study, each a dict of ``KEY`` and its iterations."""
     return [{"setting": s, "case": c[0], "noise": n, "mode": m, "iterations": iterations(c[0], n)}
-            for s in SETTINGS for c in CASES for n in NOISES for m in MODES]
+            for s in SETTINGS for c in CASE_LISTS[SETTINGS[s][3]] for n in NOISES for m in MODES]
 
 
 def case_info(label: str) -> tuple[dict, int, int]:
-    workload, size, exponent = next((w, s, e) for name, w, s, e in CASES if name == label)
+    workload, size, exponent = next((w, s, e) for name, w, s, e in CASES + APPS if name == label)
     return workload, size, exponent
 
 
 def experiment(run: dict) -> dict:
     """The experiment of one run: the setting's file, its studied job running the case in
     the run's mode, beside its background jobs or alone."""
-    file, ranks = SETTINGS[run["setting"]]
+    file, ranks, allocation, _ = SETTINGS[run["setting"]]
     spec = load_file(REPO / "examples" / file)
     spec.pop("sweep", None)
     app = dict(spec["jobs"][0])
-    assert app["name"] == "app" and app["ranks"] == ranks, f"{file}: the studied job comes first"
+    assert app["name"] == "app", f"{file}: the studied job comes first"
+    app["ranks"] = ranks
+    app["allocation"] = allocation or app["allocation"]
     workload, _, _ = case_info(run["case"])
     app["workload"] = dict(workload, iterations=run["iterations"])
     app["routing_mode"] = run["mode"]
@@ -166,7 +194,7 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
         return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
     workload, size, exponent = case_info(run["case"])
     motif = workload["motif"]
-    smaller = [(s, name) for name, w, s, _ in CASES if w["motif"] == motif and s < size]
+    smaller = [(s, name) for name, w, s, _ in CASES if w["motif"] == motif and s < size and name != run["case"]]
     if not smaller:
         return 0.0, "first size of its benchmark"
     base = same[(same.noise == "idle") & same["case"].isin([n for _, n in smaller])]
@@ -242,7 +270,7 @@ def table() -> None:
     """Per case and setting: each mode's median iteration time against Default's, and the
     share of bytes App-Aware sent with Default's modes."""
     runs, _ = kept()
-    order = {c[0]: i for i, c in enumerate(CASES)}
+    order = {c[0]: i for i, c in enumerate(CASES + APPS)}
     print("| setting | case | machine | Default median (cycles) | High Bias / Default | App-Aware / Default | App-Aware bytes with Default's modes | CPU-s |")
     print("|---|---|---|---|---|---|---|---|")
     groups = runs.groupby(["setting", "case", "noise"])
