@@ -58,6 +58,39 @@ fn pairwise_alltoall_takes_n_minus_1_steps() {
 }
 
 #[test]
+fn bruck_alltoall_takes_ceil_log2_n_rounds_of_the_blocks_with_the_round_s_bit() {
+    // n = 8: 3 rounds, each sending 4 blocks of 16 bytes (one packet).
+    check(8, "motif = \"alltoall\", algorithm = \"bruck\", iterations = 2, bytes = 16", 2 * 8 * 3, 2 * 8 * 3 * 64, 3 * T);
+    // n = 12: rounds of distance 1, 2, 4, 8 send 6, 6, 4 and 4 blocks (indices below 12 with
+    // that bit set): two messages of two packets, then two of one.
+    check(12, "motif = \"alltoall\", algorithm = \"bruck\", iterations = 1, bytes = 16", 12 * 4, 12 * (6 + 6 + 4 + 4) * 16, 2 * (T + P) + 2 * T);
+}
+
+#[test]
+fn scattered_alltoall_sends_to_everyone_at_once() {
+    // Every rank's 7 packets leave back to back; rank r waits for r + 1's first, which r + 1
+    // sends first: the last arrives 6 packet times after the first.
+    check(8, "motif = \"alltoall\", algorithm = \"scattered\", iterations = 1, bytes = 64", 8 * 7, 8 * 7 * 64, 6 * P + T);
+}
+
+#[test]
+fn mpich_alltoall_chooses_by_size_as_mpich() {
+    // Bruck up to 256 bytes a pair (3 rounds of 4 blocks), scattered sends up to 32 KiB and
+    // pairwise exchange above: both n - 1 messages a rank, told apart by their timing.
+    let bruck = run_job(8, "motif = \"alltoall\", algorithm = \"mpich\", iterations = 1, bytes = 256");
+    assert_eq!((bruck.messages, bruck.bytes), (8 * 3, 8 * 3 * 4 * 256));
+    let many = |bytes: u64| run_job(8, &format!("motif = \"alltoall\", algorithm = \"mpich\", iterations = 1, bytes = {bytes}"));
+    let pairwise = |bytes: u64| run_job(8, &format!("motif = \"alltoall\", iterations = 1, bytes = {bytes}"));
+    let scattered = |bytes: u64| run_job(8, &format!("motif = \"alltoall\", algorithm = \"scattered\", iterations = 1, bytes = {bytes}"));
+    for (bytes, same_as) in [(257, scattered(257)), (32768, scattered(32768)), (32769, pairwise(32769))] {
+        let j = many(bytes);
+        assert_eq!((j.messages, j.bytes), (8 * 7, 8 * 7 * bytes));
+        assert_eq!(j.iteration_cycles, same_as.iteration_cycles, "{bytes} bytes a pair");
+    }
+    assert_ne!(scattered(32769).iteration_cycles, pairwise(32769).iteration_cycles);
+}
+
+#[test]
 fn dissemination_barrier_takes_ceil_log2_n_rounds() {
     check(8, "motif = \"barrier\", iterations = 2", 2 * 8 * 3, 2 * 8 * 3 * 8, 3 * T);
     check(5, "motif = \"barrier\", iterations = 1", 5 * 3, 5 * 3 * 8, 3 * T);

@@ -6,8 +6,8 @@
 //! They are the textbook ones MPI libraries use for short and medium messages: dissemination
 //! barrier, binomial-tree broadcast and reduce, recursive doubling (with MPICH's folding of
 //! the members beyond a power of two) and the ring for allreduce, ring allgather and
-//! reduce-scatter, pairwise-exchange all-to-all, linear gather and scatter, and a linear
-//! chain for scan.
+//! reduce-scatter, all-to-all by pairwise exchange, by Bruck's algorithm and by batches of
+//! scattered sends (`Alltoall`), linear gather and scatter, and a linear chain for scan.
 
 use super::Op;
 use serde::{Deserialize, Serialize};
@@ -284,6 +284,83 @@ mod tests {
                     assert_eq!(total, expected, "{c:?} n={n}: messages");
                 }
             }
+        }
+    }
+}
+
+/// MPICH's all-to-all algorithms, and its choice among them by message size.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Alltoall {
+    /// `pairwise`.
+    Pairwise,
+    /// `bruck`.
+    Bruck,
+    /// `scattered`.
+    Scattered,
+    /// MPICH's choice: Bruck for at most `BRUCK_MAX_BYTES` a pair on 8 members or more,
+    /// scattered sends up to `SCATTERED_MAX_BYTES`, pairwise exchange above (MPICH's
+    /// `MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE` and `MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE` defaults).
+    Mpich,
+}
+
+/// MPICH's default bounds of its short and medium all-to-all messages, bytes per pair.
+pub const BRUCK_MAX_BYTES: u64 = 256;
+pub const SCATTERED_MAX_BYTES: u64 = 32768;
+/// Sends and receives a member has outstanding at once in `scattered`
+/// (`MPIR_CVAR_ALLTOALL_THROTTLE`'s default).
+pub const SCATTERED_BATCH: usize = 32;
+
+impl Alltoall {
+    /// The algorithm that runs for `n` members and `bytes` a pair.
+    pub fn resolve(self, n: usize, bytes: u64) -> Alltoall {
+        match self {
+            Alltoall::Mpich if bytes <= BRUCK_MAX_BYTES && n >= 8 => Alltoall::Bruck,
+            Alltoall::Mpich if bytes <= SCATTERED_MAX_BYTES => Alltoall::Scattered,
+            Alltoall::Mpich => Alltoall::Pairwise,
+            other => other,
+        }
+    }
+
+    /// Member `me`'s operations among `n`, `bytes` a pair.
+    pub fn ops(self, n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: u64, ops: &mut Vec<Op>) {
+        match self.resolve(n, bytes) {
+            Alltoall::Bruck => bruck(n, me, member, bytes, ops),
+            Alltoall::Scattered => scattered(n, me, member, bytes, ops),
+            _ => pairwise(n, me, member, |_| bytes, ops),
+        }
+    }
+}
+
+/// Blocks a member of `n` sends in the Bruck round of distance `k` (a power of two): those
+/// whose index has bit `k` set.
+pub fn bruck_blocks(n: usize, k: usize) -> u64 {
+    ((n / (2 * k)) * k + (n % (2 * k)).saturating_sub(k)) as u64
+}
+
+/// Bruck's all-to-all: ceil(log2 n) rounds; in the round of distance k each member sends the
+/// blocks whose (rotated) index has bit k set to member me + k, in one message, and waits
+/// for member me - k's. The local rotations before and after cost no network.
+pub fn bruck(n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: u64, ops: &mut Vec<Op>) {
+    let mut k = 1;
+    while k < n {
+        ops.push(Op::AlltoallSend { to: member((me + k) % n), bytes: bruck_blocks(n, k) * bytes });
+        ops.push(Op::Recv { from: member((me + n - k) % n) });
+        k <<= 1;
+    }
+}
+
+/// All-to-all by scattered sends, as MPICH does for medium messages: in batches of
+/// `SCATTERED_BATCH` peers, post the batch's sends (to me - i) and receives (from me + i),
+/// then wait for all of them.
+pub fn scattered(n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: u64, ops: &mut Vec<Op>) {
+    for first in (0..n).step_by(SCATTERED_BATCH) {
+        let batch = first..(first + SCATTERED_BATCH).min(n);
+        for i in batch.clone().filter(|&i| i % n != 0) {
+            ops.push(Op::AlltoallSend { to: member((me + n - i) % n), bytes });
+        }
+        for i in batch.filter(|&i| i % n != 0) {
+            ops.push(Op::Recv { from: member((me + i) % n) });
         }
     }
 }
