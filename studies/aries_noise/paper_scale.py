@@ -23,6 +23,7 @@ estimate and the kept run it is estimated from.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -55,9 +56,10 @@ SETTINGS = {
 #: paper's figures give their sizes only on their axes; its text names the largest: ping-pong
 #: up to 16 MiB (its section 3), alltoalls of 1 KiB and of 16 KiB and more, broadcasts of
 #: large messages, halo3d and sweep3d of 1024^3. Between them sizes go in powers of 16
-#: or 4. The one-element allreduce uses recursive doubling and arrays the ring, as MPICH
-#: switches algorithm at 2 KiB; broadcasts end with a barrier, as benchmark loops do (else
-#: the root runs iterations ahead and broadcasts overlap).
+#: or 4. Cray's MPI is MPICH's: alltoalls choose their algorithm by size as MPICH does
+#: (Bruck, scattered sends, pairwise exchange), the one-element allreduce uses recursive
+#: doubling and arrays the ring, as MPICH switches algorithm at 2 KiB; broadcasts end with a
+#: barrier, as benchmark loops do (else the root runs iterations ahead and broadcasts overlap).
 CASES = [
     ("ping_pong 8B", {"motif": "ping_pong", "bytes": 8}, 8, 1),
     ("ping_pong 64KiB", {"motif": "ping_pong", "bytes": 1 << 16}, 1 << 16, 1),
@@ -66,10 +68,10 @@ CASES = [
     ("allreduce 1", {"motif": "allreduce", "elements": 1, "algorithm": "recursive_doubling"}, 1, 1),
     ("allreduce 16Ki", {"motif": "allreduce", "elements": 1 << 14}, 1 << 14, 1),
     ("allreduce 1Mi", {"motif": "allreduce", "elements": 1 << 20}, 1 << 20, 1),
-    ("alltoall 8B", {"motif": "alltoall", "bytes": 8}, 8, 1),
-    ("alltoall 1KiB", {"motif": "alltoall", "bytes": 1 << 10}, 1 << 10, 1),
-    ("alltoall 16KiB", {"motif": "alltoall", "bytes": 1 << 14}, 1 << 14, 1),
-    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 1 << 16}, 1 << 16, 1),
+    ("alltoall 8B", {"motif": "alltoall", "bytes": 8, "algorithm": "mpich"}, 8, 1),
+    ("alltoall 1KiB", {"motif": "alltoall", "bytes": 1 << 10, "algorithm": "mpich"}, 1 << 10, 1),
+    ("alltoall 16KiB", {"motif": "alltoall", "bytes": 1 << 14, "algorithm": "mpich"}, 1 << 14, 1),
+    ("alltoall 64KiB", {"motif": "alltoall", "bytes": 1 << 16, "algorithm": "mpich"}, 1 << 16, 1),
     ("barrier", {"motif": "barrier"}, 1, 1),
     ("bcast 8B", {"motif": "bcast", "bytes": 8, "barrier": True}, 8, 1),
     ("bcast 256KiB", {"motif": "bcast", "bytes": 1 << 18, "barrier": True}, 1 << 18, 1),
@@ -150,12 +152,27 @@ def key(run: dict) -> tuple:
     return tuple(run[k] for k in KEY)
 
 
+def workload_of(run: dict) -> str:
+    """The studied job's workload of a run, as kept beside it: a kept run counts only while the
+    plan still gives its case that workload."""
+    return json.dumps(case_info(run["case"])[0], sort_keys=True)
+
+
+def current(runs: pd.DataFrame) -> pd.DataFrame:
+    """The kept runs whose workload is the one the plan gives their case now."""
+    if runs.empty:
+        return runs
+    return runs[[w == workload_of(r) for w, r in zip(runs["workload"], runs.to_dict("records"))]]
+
+
 def kept() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every worker's kept runs and their iterations."""
     runs = [pd.read_csv(f) for f in sorted(DATA.glob("runs-*.csv"))]
     its = [pd.read_csv(f) for f in sorted(DATA.glob("iterations-*.csv"))]
-    return (pd.concat(runs, ignore_index=True) if runs else pd.DataFrame(columns=KEY + ["iterations", "cpu_seconds"]),
-            pd.concat(its, ignore_index=True) if its else pd.DataFrame(columns=KEY + ["iteration", "cycles"]))
+    runs = current(pd.concat(runs, ignore_index=True)) if runs else pd.DataFrame(columns=KEY + ["iterations", "cpu_seconds", "workload"])
+    its = pd.concat(its, ignore_index=True) if its else pd.DataFrame(columns=KEY + ["iteration", "cycles"])
+    keys = set(map(tuple, runs[KEY].values.tolist()))
+    return runs, its[[tuple(k) in keys for k in its[KEY].values.tolist()]]
 
 
 def background_cpu_per_cycle(runs: pd.DataFrame) -> list[tuple[str, float]]:
@@ -216,7 +233,7 @@ def run_one(run: dict) -> tuple[dict, list[dict]]:
     cpu = time.process_time() - t
     app = result["jobs"][0]
     row = hjobs.job_table([app]).iloc[0].to_dict()
-    row.update(run, cpu_seconds=cpu, simulated_cycles=int(sum(app["iteration_cycles"])), engine=hopsim.__version__)
+    row.update(run, workload=workload_of(run), cpu_seconds=cpu, simulated_cycles=int(sum(app["iteration_cycles"])))
     its = [dict(run, iteration=i, cycles=c) for i, c in enumerate(app["iteration_cycles"])]
     return row, its
 
@@ -224,8 +241,10 @@ def run_one(run: dict) -> tuple[dict, list[dict]]:
 def study(budget_hours: float, worker: tuple[int, int]) -> None:
     DATA.mkdir(parents=True, exist_ok=True)
     own_runs, own_its = DATA / f"runs-{worker[0]}.csv", DATA / f"iterations-{worker[0]}.csv"
-    rows = pd.read_csv(own_runs).to_dict("records") if own_runs.is_file() else []
-    its = pd.read_csv(own_its).to_dict("records") if own_its.is_file() else []
+    # Runs of a workload the plan no longer gives are left out of the files from now on.
+    rows = current(pd.read_csv(own_runs)).to_dict("records") if own_runs.is_file() else []
+    keys = {key(r) for r in rows}
+    its = [i for i in pd.read_csv(own_its).to_dict("records") if key(i) in keys] if own_its.is_file() else []
     spent = 0.0
     while spent < budget_hours * 3600:
         runs, _ = kept()
