@@ -283,3 +283,57 @@ def test_aries_noise_kept_byte_shares_match_each_run_s_mode():
             if own is not None:
                 bad = own.index[(own.fillna(0) - 1).abs() > 1e-9]
                 assert not len(bad), f"{f}: rows {list(bad)} under {mode} send bytes with another mode"
+        # Default is Cray MPI's per operation: alltoalls increasingly minimal, the rest adaptive.
+        for i, row in df[df["mode"] == "default"].iterrows():
+            own = "share_increasingly_minimal" if row["motif"] == "alltoall" else "share_adaptive"
+            assert abs(row.get(own, 0) - 1) < 1e-9, f"{f}: row {i} ({row['case']}) under default sends bytes other than {own}"
+
+
+def test_aries_noise_paper_scale_plan_places_the_job_as_the_paper():
+    """Every run of the paper-scale study once; the studied job on 257 routers over 6 groups
+    (1,024 ranks) or 33 over 5 (64), beside the file's background jobs or alone."""
+    from studies.aries_noise import paper_scale as ps
+
+    plan = ps.planned()
+    assert len({ps.key(p) for p in plan}) == len(plan)
+    run = next(p for p in plan if p["setting"] == "daint" and p["noise"] == "background")
+    spec = ps.experiment(run)
+    app, others = spec["jobs"][0], spec["jobs"][1:]
+    assert (app["ranks"], app["allocation"]) == (1024, {"policy": "routers", "routers": 257, "groups": 6})
+    assert app["routing_mode"] == run["mode"] and len(others) == 16 and all(j["background"] for j in others)
+    cori = ps.experiment(next(p for p in plan if p["setting"] == "cori" and p["noise"] == "idle"))
+    assert cori["jobs"][0]["allocation"] == {"policy": "routers", "routers": 33, "groups": 5} and len(cori["jobs"]) == 1
+    assert {p["mode"] for p in plan} == {"default", "adaptive_high_bias", "app_aware"}
+
+
+def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_path, monkeypatch):
+    """A size is estimated from the next smaller one kept, scaled by its bytes; a run beside the
+    background from the same case idle plus the background's cost per cycle; a kept run of a
+    workload the plan no longer gives does not count."""
+    from studies.aries_noise import paper_scale as ps
+
+    monkeypatch.setattr(ps, "DATA", tmp_path)
+
+    def row(case, noise, cpu, cycles, iterations, workload=None):
+        r = {"setting": "cori", "case": case, "noise": noise, "mode": "default", "iterations": iterations,
+             "cpu_seconds": cpu, "simulated_cycles": cycles, "motif": "halo3d", "iteration_median": cycles / iterations}
+        r["workload"] = workload or ps.workload_of(r)
+        return r
+
+    rows = [row("halo3d 64^3", "idle", 100.0, 10_000, 10), row("halo3d 64^3", "background", 300.0, 20_000, 20),
+            row("ping_pong 8B", "idle", 1.0, 100, 10, workload='{"motif": "ping_pong", "bytes": 9}')]
+    pd.DataFrame(rows).to_csv(tmp_path / "runs-0.csv", index=False)
+    pd.DataFrame([{"setting": "cori", "case": "halo3d 64^3", "noise": "idle", "mode": "default", "iteration": 0, "cycles": 1000}]).to_csv(tmp_path / "iterations-0.csv", index=False)
+    runs, its = ps.kept()
+    assert sorted(runs["case"]) == ["halo3d 64^3", "halo3d 64^3"] and len(its) == 1
+    # 256^3 has 16 times the bytes of 64^3: 10 CPU-s an iteration idle becomes 160.
+    big = {"setting": "cori", "case": "halo3d 256^3", "noise": "idle", "mode": "default", "iterations": 3}
+    assert ps.estimate(big, runs)[0] == pytest.approx(3 * 160.0)
+    # Beside the background: the idle run's cost for 20 iterations (200) plus 100 CPU-s of
+    # background over 20,000 cycles, 0.005 a cycle, for the 20,000 cycles of 20 iterations.
+    rate = dict(ps.background_cpu_per_cycle(runs))["cori"]
+    assert rate == pytest.approx(100.0 / 20_000)
+    bg = dict(big, case="halo3d 64^3", noise="background", iterations=20)
+    assert ps.estimate(bg, runs)[0] == pytest.approx(200.0 + rate * 20_000)
+    # A size whose smaller sizes are not kept is not started before them.
+    assert ps.estimate(dict(big, case="sweep3d 256^3"), runs)[0] == float("inf")
