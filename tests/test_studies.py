@@ -307,7 +307,7 @@ def test_aries_noise_paper_scale_plan_places_the_job_as_the_paper():
 
 
 def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_path, monkeypatch):
-    """A size is estimated from the next smaller one kept, scaled by its bytes; a run beside the
+    """A size is estimated from the next smaller one kept plus its extra bytes; a run beside the
     background from the same case idle plus the background's cost per cycle; a kept run of a
     workload the plan no longer gives does not count."""
     from studies.aries_noise import paper_scale as ps
@@ -316,7 +316,8 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
 
     def row(case, noise, cpu, cycles, iterations, workload=None):
         r = {"setting": "cori", "case": case, "noise": noise, "mode": "default", "iterations": iterations,
-             "cpu_seconds": cpu, "simulated_cycles": cycles, "motif": "halo3d", "iteration_median": cycles / iterations}
+             "cpu_seconds": cpu, "simulated_cycles": cycles, "motif": "halo3d", "iteration_median": cycles / iterations,
+             "bytes": 1e9 * iterations / 10}
         r["workload"] = workload or ps.workload_of(r)
         return r
 
@@ -326,7 +327,8 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
     pd.DataFrame([{"setting": "cori", "case": "halo3d 64^3", "noise": "idle", "mode": "default", "iteration": 0, "cycles": 1000}]).to_csv(tmp_path / "iterations-0.csv", index=False)
     runs, its = ps.kept()
     assert sorted(runs["case"]) == ["halo3d 64^3", "halo3d 64^3"] and len(its) == 1
-    # 256^3 has 16 times the bytes of 64^3: 10 CPU-s an iteration idle becomes 160.
+    # 256^3 has 16 times the bytes of 64^3: an iteration idle costs 64^3's 10 CPU-s plus the
+    # 15 x 10^8 bytes more at the cheapest CPU time per byte kept (10^-7 s, 64^3's own).
     big = {"setting": "cori", "case": "halo3d 256^3", "noise": "idle", "mode": "default", "iterations": 3}
     assert ps.estimate(big, runs)[0] == pytest.approx(3 * 160.0)
     # Beside the background: the idle run's cost for 20 iterations (200) plus 100 CPU-s of
@@ -337,3 +339,12 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
     assert ps.estimate(bg, runs)[0] == pytest.approx(200.0 + rate * 20_000)
     # A size whose smaller sizes are not kept is not started before them.
     assert ps.estimate(dict(big, case="sweep3d 256^3"), runs)[0] == float("inf")
+
+
+def test_aries_noise_paper_scale_page_is_recomputed_from_the_kept_runs():
+    """The page's cost and table of the paper-scale study are what the kept runs give now
+    (`python -m studies.aries_noise.paper_scale page` rewrites them)."""
+    from studies.aries_noise import paper_scale as ps
+
+    text = ps.PAGE.read_text()
+    assert ps.page_with_blocks(text) == text, "run `python -m studies.aries_noise.paper_scale page`"

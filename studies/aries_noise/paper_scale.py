@@ -6,6 +6,7 @@ App-Aware, on an otherwise idle machine and beside the file's production backgro
     python -m studies.aries_noise.paper_scale run [--budget CPU_HOURS] [--worker K/N]
     python -m studies.aries_noise.paper_scale cost     # every planned run: kept or estimated
     python -m studies.aries_noise.paper_scale table    # the page's table from the kept runs
+    python -m studies.aries_noise.paper_scale page     # the page's cost and table, rewritten
 
 Machines: examples/aries-piz-daint.toml (1,024 ranks on 257 routers over 6 groups, the
 paper's Figure 8) and examples/aries-cori.toml (64 ranks on 33 routers over 5 groups, its
@@ -214,12 +215,19 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
     smaller = [(s, name) for name, w, s, _ in CASES if w["motif"] == motif and s < size and name != run["case"]]
     if not smaller:
         return 0.0, "first size of its benchmark"
-    base = same[(same.noise == "idle") & same["case"].isin([n for _, n in smaller])]
+    idle = same[same.noise == "idle"]
+    base = idle[idle["case"].isin([n for _, n in smaller])]
     if base.empty:
         return math.inf, "its smaller sizes are not kept yet"
     b = base.assign(size=base["case"].map(lambda c: case_info(c)[1])).sort_values("size").iloc[-1]
-    per_iteration = b["cpu_seconds"] / b["iterations"] * (size / b["size"]) ** exponent
-    return per_iteration * run["iterations"], f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) x (size ratio)^{exponent}"
+    # What the smaller size cost an iteration, plus the bytes it lacks at the cheapest CPU
+    # time per byte any kept idle run of the setting took: a small size's time is mostly
+    # latency, which does not grow with the bytes.
+    per_byte = (idle["cpu_seconds"] / idle["bytes"]).min()
+    extra = b["bytes"] / b["iterations"] * ((size / b["size"]) ** exponent - 1)
+    per_iteration = b["cpu_seconds"] / b["iterations"] + extra * per_byte
+    return per_iteration * run["iterations"], (f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) "
+                                               f"+ its bytes x (size ratio)^{exponent} at {per_byte * 1e9:.0f} CPU-ns a byte")
 
 
 def mine(run: dict, worker: tuple[int, int]) -> bool:
@@ -266,42 +274,80 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
         print(f"cpu {row['cpu_seconds']:7.1f} s  median {row['iteration_median']:10.0f} cycles", flush=True)
 
 
-def cost() -> None:
-    """Every planned run, kept (its CPU time) or estimated (and from what)."""
+def cost_lines() -> list[str]:
+    """Per setting and machine state: runs kept and their CPU time, runs left and their
+    estimate, and the cases whose runs are estimated above ``MAX_RUN_CPU_HOURS``."""
     runs, _ = kept()
     done = {key(r): r for r in runs.to_dict("records")}
-    total_kept, total_left, out = 0.0, 0.0, []
-    for p in planned():
-        r = done.get(key(p))
-        if r is not None:
-            total_kept += r["cpu_seconds"]
-            continue
-        c, basis = estimate(p, runs)
-        total_left += c if math.isfinite(c) else 0
-        out.append((c, p, basis))
-    for c, p, basis in sorted(out, key=lambda o: o[0]):
-        print(f"{p['setting']:5s} {p['case']:16s} {p['noise']:10s} {p['mode']:20s} {c / 3600:9.2f} CPU-h  {basis}")
-    print(f"kept: {len(done)} runs, {total_kept / 3600:.2f} CPU-h; left: {len(out)} runs, "
-          f"{total_left / 3600:.1f} CPU-h estimated (without those not estimable yet)")
+    cap = MAX_RUN_CPU_HOURS * 3600
+    lines = ["| setting | machine | runs kept | CPU-h kept | runs left | CPU-h left (estimated) | not estimable yet | above the cap (estimate, CPU-h) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for setting in SETTINGS:
+        for noise in NOISES:
+            plan = [p for p in planned() if p["setting"] == setting and p["noise"] == noise]
+            mine = [done[key(p)] for p in plan if key(p) in done]
+            left = [(p, estimate(p, runs)[0]) for p in plan if key(p) not in done]
+            finite = [c for _, c in left if math.isfinite(c)]
+            above = {}
+            for p, c in left:
+                if math.isfinite(c) and c > cap:
+                    above[p["case"]] = max(above.get(p["case"], 0), c)
+            lines.append(f"| {setting} | {noise} | {len(mine)} of {len(plan)} | {sum(r['cpu_seconds'] for r in mine) / 3600:.2f} | "
+                         f"{len(left)} | {sum(finite) / 3600:.1f} | {len(left) - len(finite)} | "
+                         + (", ".join(f"{c} ({v / 3600:.1f})" for c, v in above.items()) or "none") + " |")
+    total = runs["cpu_seconds"].sum() / 3600 if len(runs) else 0.0
+    lines.append("")
+    lines.append(f"Kept: {len(runs)} of {len(planned())} runs, {total:.2f} CPU-hours.")
+    return lines
 
 
-def table() -> None:
-    """Per case and setting: each mode's median iteration time against Default's, and the
-    share of bytes App-Aware sent with Default's modes."""
+def cost() -> None:
+    """Every planned run, kept (its CPU time) or estimated (and from what), then the summary."""
+    runs, _ = kept()
+    done = {key(r) for r in runs.to_dict("records")}
+    out = [(estimate(p, runs), p) for p in planned() if key(p) not in done]
+    for (c, basis), p in sorted(out, key=lambda o: o[0][0]):
+        print(f"{p['setting']:11s} {p['case']:16s} {p['noise']:10s} {p['mode']:20s} {c / 3600:9.2f} CPU-h  {basis}")
+    print("\n".join(cost_lines()))
+
+
+def table_lines() -> list[str]:
+    """Per case, setting and machine state with all three modes kept: Default's median
+    iteration, High Bias's and App-Aware's against it, and the share of bytes App-Aware sent
+    with Default's modes."""
     runs, _ = kept()
     order = {c[0]: i for i, c in enumerate(CASES + APPS)}
-    print("| setting | case | machine | Default median (cycles) | High Bias / Default | App-Aware / Default | App-Aware bytes with Default's modes | CPU-s |")
-    print("|---|---|---|---|---|---|---|---|")
+    lines = ["| setting | case | machine | iterations | Default median (cycles) | High Bias / Default | App-Aware / Default | App-Aware bytes with Default's modes |",
+             "|---|---|---|---|---|---|---|---|"]
     groups = runs.groupby(["setting", "case", "noise"])
-    for (setting, case, noise), g in sorted(groups, key=lambda kv: (kv[0][0], order[kv[0][1]], kv[0][2])):
+    settings = list(SETTINGS)
+    for (setting, case, noise), g in sorted(groups, key=lambda kv: (settings.index(kv[0][0]), order[kv[0][1]], NOISES.index(kv[0][2]))):
         g = g.set_index("mode")
         if not set(MODES) <= set(g.index):
             continue
         med = g["iteration_median"]
         shares = g.loc["app_aware"].filter(like="share_").fillna(0)
         default = sum(v for k, v in shares.items() if k in ("share_adaptive", "share_increasingly_minimal"))
-        print(f"| {setting} | {case} | {noise} | {med['default']:.0f} | {med['adaptive_high_bias'] / med['default']:.3f} | "
-              f"{med['app_aware'] / med['default']:.3f} | {100 * default:.0f}% | {g['cpu_seconds'].sum():.0f} |")
+        lines.append(f"| {setting} | {case} | {noise} | {int(g.loc['default', 'iterations'])} | {med['default']:.0f} | "
+                     f"{med['adaptive_high_bias'] / med['default']:.3f} | {med['app_aware'] / med['default']:.3f} | {100 * default:.0f}% |")
+    return lines
+
+
+def table() -> None:
+    print("\n".join(table_lines()))
+
+
+PAGE = REPO / "docs" / "studies" / "aries-noise.md"
+BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines}
+
+
+def page_with_blocks(text: str) -> str:
+    """The page with its generated blocks recomputed from the kept runs."""
+    for name, lines in BLOCKS.items():
+        start, end = f"<!-- {name} -->\n", f"<!-- end {name} -->"
+        a, b = text.index(start) + len(start), text.index(end)
+        text = text[:a] + "\n".join(lines()) + "\n" + text[b:]
+    return text
 
 
 def main(argv: list[str]) -> None:
@@ -312,6 +358,8 @@ def main(argv: list[str]) -> None:
         study(budget, (k, n))
     elif what == "table":
         table()
+    elif what == "page":
+        PAGE.write_text(page_with_blocks(PAGE.read_text()))
     else:
         cost()
 
