@@ -212,15 +212,6 @@ pub struct PortSets {
     /// that is only finishing a flit with nothing queued behind it, which below saturation
     /// would be most of its visits (docs/benchmark-log.md has the counts).
     pub busy_outputs: u64,
-    /// In a switch's first word only: no head that needs an output VC may ask for one
-    /// before this cycle, so VC allocation need not look (0: it must). Set by the VC
-    /// allocation that found every such head still in its pipeline delay, to the first of
-    /// their ready cycles. An arrival cannot undo it: its head is ready no sooner than the
-    /// heads before it (`Params::ready_from` grows with the cycle), which a delay of
-    /// hundreds of cycles (an Aries hop) would otherwise have every visit of a busy switch
-    /// walk again. A tail leaving or a waiting head woken may bring forward a head that is
-    /// ready at once: they clear it (`mark_va_now`).
-    pub va_not_before: u32,
 }
 
 /// How much prefetching pays on a network, from the bytes of its port and VC records.
@@ -443,14 +434,6 @@ impl Routers {
         self.port_sets[w].va |= bit;
     }
 
-    /// `mark_va` for a head that may be ready at once (a tail left before it, or it was
-    /// woken): VC allocation must look again (`PortSets::va_not_before`).
-    #[inline]
-    pub fn mark_va_now(&mut self, switch: usize, port: usize) {
-        self.mark_va(switch, port);
-        self.port_sets[switch * self.port_words].va_not_before = 0;
-    }
-
     /// Record that the head of input VC `in_vc` of port `in_port` of `switch` waits for
     /// output VC `gov`.
     #[inline]
@@ -479,7 +462,7 @@ impl Routers {
                 bits &= bits - 1;
                 let port = bit / self.vcs;
                 self.ports[base + port].va_waiting &= !(1 << (bit % self.vcs));
-                self.mark_va_now(switch, port);
+                self.mark_va(switch, port);
             }
         }
     }

@@ -415,27 +415,17 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     let slots = at.nports * vcs;
     let sc = &mut *cx.scratch;
     sc.heads.clear();
-    let not_before = r.port_sets[at.first_word].va_not_before as u64;
-    if now < not_before {
-        note(wake, not_before);
-        return;
-    }
-    let mut first_ready = NEVER;
     for k in 0..at.words {
         let w = at.first_word + k;
         let mut marked = r.port_sets[w].va;
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
-            ready_heads::<V>(base, ip, w, now, r, cx.packets, sc, &mut first_ready);
+            ready_heads::<V>(base, ip, w, now, r, cx.packets, sc, wake);
         }
     }
-    note(wake, first_ready);
     // Most steps have no head to allocate: they stop here.
     if sc.heads.is_empty() {
-        if first_ready != NEVER {
-            r.port_sets[at.first_word].va_not_before = first_ready as u32;
-        }
         return;
     }
     if let crate::allocation::VcAllocator::Islip { iterations } = cx.params.vc_allocator {
@@ -614,14 +604,13 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
 }
 
 /// Collects the heads of input port `ip` that need an output VC and may ask for one now
-/// (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port has none;
-/// `first_ready`: the first cycle one of the others may), and
+/// (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port has none), and
 /// starts loading their packets: at saturation a switch holds dozens of such heads whose
 /// packets are not in cache, and asking for all the lines before reading any overlaps the
 /// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, first_ready: &mut u64) {
+fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
     let vcs = vcs::<V>(r);
     let gp = base + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
@@ -640,7 +629,7 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
         let Some(e) = q.input.front() else { continue };
         let ready = e.ready.max(q.stage_from) as u64;
         if ready > now {
-            note(first_ready, ready);
+            note(wake, ready);
             continue;
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
@@ -1060,7 +1049,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             // next cycle (a link sending ahead spares the step that came then anyway). An
             // empty VC needs no mark: an arrival marks its port, and the port's other heads
             // keep theirs until VC allocation finds none.
-            r.mark_va_now(switch, rq.in_port as usize);
+            r.mark_va(switch, rq.in_port as usize);
             note(wake, now + 1);
         }
         r.vc[gvo].set_flag(Vc::OUT_OWNED, false);
