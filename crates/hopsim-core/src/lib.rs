@@ -7,41 +7,9 @@
 // Every `unsafe` lives in `unsafe_parts`, beside the invariants it relies on.
 #![deny(unsafe_code)]
 
-/// One list per component family. `registry! { enum Algorithm; const ALGORITHMS: [AlgorithmKind] = { Dor => dor::KIND, ... } }`
-/// makes the closed enum (the names the deadlock-freedom table and the engine match on) and
-/// the registry slice from the same lines, in the same order, so a component is one line.
-/// The entries need a `name` field (the name the experiment file writes).
-macro_rules! registry {
-    ($(#[$m:meta])* enum $Enum:ident; $(#[$cm:meta])* const $REG:ident: [$Kind:ty] = { $($v:ident => $entry:expr),* $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $Enum {
-            $($v),*
-        }
-
-        impl $Enum {
-            /// Every variant, in the registry's order.
-            pub const ALL: &'static [$Enum] = &[$($Enum::$v),*];
-
-            /// Its registry entry.
-            pub fn kind(self) -> &'static $Kind {
-                &$REG[self as usize]
-            }
-
-            pub fn name(self) -> &'static str {
-                self.kind().name
-            }
-
-            pub fn from_name(name: &str) -> Option<Self> {
-                $REG.iter().position(|k| k.name == name).map(|i| Self::ALL[i])
-            }
-        }
-
-        $(#[$cm])*
-        pub const $REG: &[$Kind] = &[$($entry),*];
-    };
-}
-
+// The registration and key-declaration macros, before the modules that use them.
+#[macro_use]
+pub mod component;
 pub mod calendar;
 pub mod deadlock_freedom;
 pub mod engine;

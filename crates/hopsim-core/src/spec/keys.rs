@@ -14,7 +14,12 @@ pub struct Key {
 
 impl Key {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({"name": self.name, "default": self.default, "meaning": self.meaning})
+        serde_json::json!({"name": self.name, "default": self.default, "meaning": self.meaning()})
+    }
+
+    /// `meaning` without the space a doc comment starts with (`keys!` takes it from one).
+    pub fn meaning(&self) -> &'static str {
+        self.meaning.trim()
     }
 }
 
@@ -45,12 +50,24 @@ pub fn read_own_keys<T: serde::de::DeserializeOwned>(
     for (key, value) in given.iter().filter(|(_, v)| !v.is_null()) {
         if own.iter().any(|k| k.name == key) {
             mine.insert(key.clone(), value.clone());
-        } else if !others.contains(&key.as_str()) {
+        } else if !others.contains(&key.as_str()) && !former_field_unset(key, value) {
             let names: Vec<&str> = family.iter().chain(own).map(|k| k.name).collect();
             return Err(unknown_key(table, key, shown(value), chosen, &names));
         }
     }
     deserialize_own(table, chosen, serde_json::Value::Object(mine))
+}
+
+/// Keys that were typed fields of the spec, at the value older builds wrote for them into
+/// every run folder's `spec.json` whichever component ran (`dims = []` beside a dragonfly,
+/// `offset = 0` beside an explicit allocation):
+/// a component that does not read such a key takes that value as not given.
+fn former_field_unset(key: &str, value: &serde_json::Value) -> bool {
+    match key {
+        "dims" => value.as_array().is_some_and(Vec::is_empty),
+        "ladder_vcs_per_step" | "offset" => value.as_u64() == Some(0),
+        _ => false,
+    }
 }
 
 /// `own`'s keys of a table that lists every component's keys (the normalised spec), read

@@ -14,7 +14,7 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{job_routing_modes, AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE, APP_AWARE_KEYS, CRAY_DEFAULT, JOB_WORKLOAD_KEYS};
+pub use jobs::{job_routing_modes, AllocationSpec, ALLOCATION_TABLE_KEYS, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE, APP_AWARE_KEYS, CRAY_DEFAULT, JOB_WORKLOAD_KEYS};
 pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
@@ -212,8 +212,9 @@ impl Default for PacketSpec {
 }
 
 /// `[routing]`: the keys every algorithm reads, and the algorithms' own keys as written.
-/// Each algorithm reads and checks its own with its key type (`routing::own_keys`); unknown
-/// keys are refused there, since serde cannot tell them from an algorithm's here.
+/// Each algorithm and VC policy reads and checks its own with its key type
+/// (`routing::own_keys`, `vc::own_keys`); unknown keys are refused there, since serde cannot
+/// tell them from a component's here.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RoutingSpec {
     #[serde(default = "dor")]
@@ -233,20 +234,25 @@ pub struct RoutingSpec {
     /// routings that read queues: "next_input" or "own_output" (`QueueReach`).
     #[serde(default = "next_input")]
     pub queue_reach: String,
-    /// VCs per step of `ladder` and `ladder_reuse`, the steps' VCs lowest first and the rest
-    /// unused (the paper's Table III ladders have one VC per step); 0 spreads all of
-    /// `router.vcs` over the steps. Other policies ignore it, so one sweep can compare a
-    /// ladder with 2Phases on more VCs.
-    #[serde(default)]
-    pub ladder_vcs_per_step: usize,
-    /// The algorithms' own keys (`ugal_threshold`, `mode`, ...), as written.
+    /// The algorithms' and VC policies' own keys (`ugal_threshold`, `mode`,
+    /// `ladder_vcs_per_step`, ...), as written.
     #[serde(flatten, default)]
     pub algorithm_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
+/// The `[routing]` keys of every algorithm and VC policy (the others are declared by the
+/// components that read them).
+pub const ROUTING_TABLE_KEYS: &[Key] = &[
+    Key { name: "algorithm", default: "\"dor\"", meaning: "the routing algorithm" },
+    Key { name: "vc_policy", default: "\"auto\"", meaning: "the VC policy (auto: the sound one for the algorithm)" },
+    Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any, any_first, any_round_robin or any_random" },
+    Key { name: "queue_reach", default: "\"next_input\"", meaning: "how far a switch's view of the queue behind its ports reaches, for routings that read queues: next_input (its output buffer plus the next input buffer as credits say) or own_output (its output buffer only, as SST Merlin's routers)" },
+    Key { name: "ejection_vcs", default: "\"any\"", meaning: "VCs of a server's port a packet may take at its destination switch: any or policy (the VCs of the packet's class under the VC policy)" },
+];
+
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), queue_reach: next_input(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), queue_reach: next_input(), algorithm_keys: Default::default() }
     }
 }
 

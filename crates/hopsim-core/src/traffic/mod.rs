@@ -63,21 +63,13 @@ pub const TABLE_KEYS: &[Key] = &[
     Key { name: "burst", default: "none", meaning: "another pattern at another load during [start, start + cycles)" },
 ];
 
-/// The key both ADV patterns read, and its type.
-const ADV_KEYS: &[Key] = &[Key { name: "adv_offset", default: "h (global links per switch)", meaning: "the group offset i of ADV+i / ADVr+i" }];
-
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct AdvKeys {
-    /// Group offset i of ADV+i (default: global links per switch, h).
-    #[serde(default)]
-    adv_offset: Option<usize>,
+keys! {
+    /// The key both ADV patterns read.
+    pub(crate) struct AdvKeys {
+        /// the group offset i of ADV+i / ADVr+i
+        adv_offset: Option<usize> = "h (global links per switch)" => None,
+    }
 }
-
-/// The key type of a pattern that reads no `[traffic]` keys of its own.
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoKeys {}
 
 /// The chosen pattern's own `[traffic]` keys, read into its key type `T`.
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {

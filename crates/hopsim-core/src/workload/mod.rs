@@ -241,6 +241,7 @@ fn refuse_workload_beside_jobs(spec: &Spec) -> SpecResult<()> {
 pub fn with_defaults(spec: &Spec) -> Spec {
     let mut out = spec.clone();
     motifs::with_defaults(&mut out);
+    alloc::with_defaults(&mut out);
     let own = kind(&out).map_or(serde_json::Value::Null, |k| (k.defaults)());
     crate::spec::list_keys(&mut out.workload.kind_keys, own, WORKLOADS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
     out

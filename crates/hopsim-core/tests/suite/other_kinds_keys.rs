@@ -56,7 +56,7 @@ fn families() -> Vec<Family> {
     // A job's routing mode: an Aries mode, which reads no `app_aware` key, or app_aware.
     let app_aware = (String::from("app_aware"), APP_AWARE_KEYS.iter().map(|k| k.to_string()).collect());
     let routing_modes = AriesMode::ALL.iter().map(|m| (m.name().to_string(), vec![])).chain([app_aware]).collect();
-    let allocation = hopsim_core::workload::alloc::POLICIES.iter().map(|p| (p.name.to_string(), p.keys.iter().map(|k| k.to_string()).collect())).collect();
+    let allocation = hopsim_core::workload::alloc::POLICIES.iter().map(|p| (p.name.to_string(), p.keys.iter().map(|k| k.name.to_string()).collect())).collect();
     vec![
         Family {
             selector: "topology.kind",

@@ -2,14 +2,14 @@
 //! for rank - k's message (mod n).
 
 use super::collectives::pairwise;
-use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
+use super::{BytesKeys, Motif, MotifInfo, Op};
 use crate::routing::AriesMode;
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "alltoall",
     about: "pairwise exchange, bytes per pair",
-    keys: &[BYTES],
-    defaults: crate::spec::defaults_of::<BytesKeys>,
+    keys: BytesKeys::KEYS,
+    defaults: BytesKeys::defaults,
     typed: super::typed::<BytesKeys>,
     check: |cx| cx.own_message_bytes().map(drop),
     build: |cx| {
