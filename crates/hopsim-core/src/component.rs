@@ -104,7 +104,8 @@ macro_rules! registry {
 ///   other keys, `null` then in `defaults`), then its value.
 ///
 /// The type reads a table of its keys alone (unknown ones are refused; a null is a key not
-/// given) and implements `KeyType`.
+/// given) and implements `KeyType`. Exported, so that a test may declare a fixture kind's.
+#[macro_export]
 macro_rules! keys {
     (
         $(#[$meta:meta])*
@@ -140,7 +141,7 @@ macro_rules! keys {
                     $(
                         $field: match given.$field {
                             Some(v) => v,
-                            None => match keys!(@value $ty; $d $(=> $value)?) {
+                            None => match $crate::keys!(@value $ty; $d $(=> $value)?) {
                                 Some(v) => v,
                                 None => return Err(<D::Error as serde::de::Error>::missing_field(stringify!($field))),
                             },
@@ -162,14 +163,14 @@ macro_rules! keys {
         impl $crate::component::KeyType for $Name {
             const KEYS: &'static [$crate::spec::Key] = &[
                 $(
-                    $crate::spec::Key { name: stringify!($field), default: keys!(@text $d $(=> $value)?), meaning: concat!($($doc),*) },
+                    $crate::spec::Key { name: stringify!($field), default: $crate::keys!(@text $d $(=> $value)?), meaning: concat!($($doc),*) },
                 )*
             ];
             fn defaults() -> serde_json::Value {
                 #[allow(unused_mut)]
                 let mut out = serde_json::Map::new();
                 $(
-                    let v: Option<$ty> = keys!(@value $ty; $d $(=> $value)?);
+                    let v: Option<$ty> = $crate::keys!(@value $ty; $d $(=> $value)?);
                     out.insert(stringify!($field).to_string(), v.map_or(serde_json::Value::Null, |v| serde_json::to_value(v).expect("keys serialise")));
                 )*
                 serde_json::Value::Object(out)

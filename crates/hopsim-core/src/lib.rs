@@ -168,7 +168,7 @@ fn checked(spec_json: &str, seal: Option<&str>) -> Result<spec::Validated, SpecE
 /// The spec with the defaults of every key the engine lists filled in: what `validate_json`
 /// returns and what a run folder's `spec.json` keeps.
 fn normalised(spec: &Spec) -> Spec {
-    vc::with_own_keys(routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec))))
+    topology::with_listed_keys(vc::with_own_keys(routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec)))))
 }
 
 /// A spec as this engine normalises it, without checking it: a run folder's `spec.json`
@@ -188,7 +188,7 @@ pub fn normalise_json(spec_json: &str) -> Result<String, SpecError> {
 pub fn components_json() -> String {
     use spec::keys_json;
     let entry = |name: &str, about: &str, keys: &[spec::Key]| serde_json::json!({"name": name, "about": about, "keys": keys_json(keys)});
-    let topologies: Vec<_> = topology::KINDS.iter().map(|k| entry(k.name, k.about, k.keys)).collect();
+    let topologies: Vec<_> = topology::KINDS.iter().map(|k| serde_json::json!({"name": k.name, "about": k.about, "keys": topology::listed_keys(k)})).collect();
     let routings: Vec<_> = routing::Algorithm::ALL
         .iter()
         .map(|&a| {

@@ -66,7 +66,7 @@ pub struct AlgorithmKind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     /// What of the network's queues routing a head reads when it arrives.

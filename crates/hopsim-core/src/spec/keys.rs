@@ -29,8 +29,7 @@ pub fn keys_json(keys: &[Key]) -> Vec<serde_json::Value> {
 }
 
 /// A component's own keys: those of its family's table that `own` declares, read by serde
-/// into its per-kind type `T` (`#[serde(deny_unknown_fields)]`, whose fields are exactly the
-/// declared keys: `tests/suite/docs_keys.rs` checks them with `defaults_of`). `table` is the
+/// into its key type `T` (declared with `keys!`, whose fields are exactly the declared keys). `table` is the
 /// dotted prefix (`workload`, `jobs[0].workload`), `chosen` names the choice that picked
 /// the component (`workload.kind = "bandwidth"`), `family` are the keys every component of
 /// the family reads and `given` is what the table holds beyond them. `others` are the keys
@@ -108,7 +107,7 @@ pub fn unknown_key(table: &str, key: &str, value: impl std::fmt::Display, chosen
 }
 
 /// A value as an experiment file writes it (`[1, 0]`, not JSON's `[1,0]`).
-fn shown(value: &serde_json::Value) -> String {
+pub(crate) fn shown(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Array(items) => format!("[{}]", items.iter().map(shown).collect::<Vec<_>>().join(", ")),
         other => other.to_string(),
@@ -127,13 +126,4 @@ fn deserialize_own<T: serde::de::DeserializeOwned>(table: &str, chosen: &str, mi
         let value = mine.get(&key).map(|v| v.to_string()).unwrap_or_default();
         SpecError::new(format!("{table}.{key}"), value, msg)
     })
-}
-
-/// A per-kind key type's values when nothing is given, as JSON (`null` for keys without a
-/// value of their own: required ones, or those whose default depends on other keys): what
-/// `tests/suite/docs_keys.rs` compares with the declared `Key`s.
-pub fn defaults_of<T: serde::de::DeserializeOwned + serde::Serialize>() -> serde_json::Value {
-    let empty = serde_json::Value::Object(Default::default());
-    let t: T = T::deserialize(&empty).expect("a per-kind key type reads an empty table");
-    serde_json::to_value(t).expect("per-kind keys serialise")
 }

@@ -15,7 +15,7 @@ pub mod workload;
 
 pub use aries_mode::AriesMode;
 pub use jobs::{job_routing_modes, AllocationSpec, ALLOCATION_TABLE_KEYS, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE, APP_AWARE_KEYS, CRAY_DEFAULT, JOB_WORKLOAD_KEYS};
-pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
+pub use keys::{keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{EjectionVcs, InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};
@@ -64,46 +64,28 @@ fn default_name() -> String {
     "experiment".into()
 }
 
-/// Unknown keys are not refused by serde here: they land in `kind_keys`, which the topology
-/// kind reads and checks (`topology::own_keys`, `topology::Kind::keys`).
+/// `[topology]`: the keys every kind reads, and the kinds' own keys as written. Each kind
+/// reads and checks its own with its key type (`topology::own_keys`); unknown keys are
+/// refused there, since serde cannot tell them from a kind's here (a kind may name a key
+/// `groups` or `k`: nothing here takes it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TopologySpec {
     pub kind: String,
-    /// torus, mesh, hyperx: switches per dimension.
-    #[serde(default)]
-    pub dims: Vec<usize>,
-    /// Servers per switch: 1 unless the topology says otherwise (4 on Aries, as on a Cray XC
+    /// Servers per switch: the kind's default unless given (4 on Aries, as on a Cray XC
     /// blade); read it with `servers_per_switch_or`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers_per_switch: Option<usize>,
-    // Keys of the low-diameter topologies; each topology says which ones it uses.
-    #[serde(default)]
-    pub groups: Option<usize>,
-    #[serde(default)]
-    pub switches_per_group: Option<usize>,
-    #[serde(default)]
-    pub global_links_per_switch: Option<usize>,
-    #[serde(default)]
-    pub global_arrangement: Option<String>,
-    #[serde(default)]
-    pub leaves_per_group: Option<usize>,
-    #[serde(default)]
-    pub spines_per_group: Option<usize>,
-    /// fat_tree: k-ary n-tree.
-    #[serde(default)]
-    pub k: Option<usize>,
-    #[serde(default)]
-    pub levels: Option<usize>,
-    /// aries: chassis per group, routers (blades) per chassis, parallel links per column pair.
-    #[serde(default)]
-    pub chassis: Option<usize>,
-    #[serde(default)]
-    pub blades: Option<usize>,
-    #[serde(default)]
-    pub column_links: Option<usize>,
-    /// The keys of kinds that read their own (`topology::own_keys`), as written.
+    /// The kinds' own keys (`dims`, `groups`, `q`, ...), as written.
     #[serde(flatten, default)]
     pub kind_keys: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl TopologySpec {
+    /// A kind's key as the experiment file gives it (`[4, 4]`), for messages that echo it;
+    /// the kind itself reads its keys with its key type (`topology::own_keys`).
+    pub fn given(&self, key: &str) -> Option<String> {
+        self.kind_keys.get(key).filter(|v| !v.is_null()).map(keys::shown)
+    }
 }
 
 /// Unknown keys are not refused by serde here: they land in `classes`, which `validate`

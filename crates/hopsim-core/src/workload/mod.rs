@@ -144,7 +144,7 @@ pub struct WorkloadKind {
     pub about: &'static str,
     pub closed_loop: bool,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     /// Its keys in range, and what it needs of the rest of the spec.

@@ -4,6 +4,7 @@
 //! keys against the routing algorithms, VC policies, traffic patterns and workloads, which
 //! declare theirs the same way, and for the names of every registered component.
 
+use hopsim_core::component::Component;
 use hopsim_core::spec::Key;
 use hopsim_core::topology::KINDS;
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,7 +37,8 @@ fn topology_keys(cell: &str) -> Vec<String> {
 fn every_topology_kind_and_key_has_its_row_and_every_row_a_key() {
     let cells = key_cells();
     let documented: BTreeSet<String> = cells.iter().flat_map(|(first, _)| topology_keys(first)).collect();
-    let declared: BTreeSet<String> = KINDS.iter().flat_map(|k| k.keys.iter().map(|key| key.name.to_string())).collect();
+    let every = hopsim_core::topology::TABLE_KEYS.iter();
+    let declared: BTreeSet<String> = KINDS.iter().flat_map(|k| k.keys.iter()).chain(every).map(|key| key.name.to_string()).collect();
     let missing: Vec<&String> = declared.difference(&documented).filter(|k| *k != "kind").collect();
     assert!(missing.is_empty(), "keys without a row in docs/experiment-file.md: {missing:?}");
     let stale: Vec<&String> = documented.difference(&declared).filter(|k| *k != "kind").collect();
@@ -168,19 +170,30 @@ fn keys_match_their_type(component: &str, keys: &[Key], defaults: serde_json::Va
     }
 }
 
+/// Every registered component of every family, through the one contract they share.
+fn components() -> Vec<(&'static str, &'static dyn Component)> {
+    use hopsim_core::{routing, topology, traffic, vc, workload};
+    fn all<C: Component>(family: &'static str, list: &'static [C]) -> impl Iterator<Item = (&'static str, &'static dyn Component)> {
+        list.iter().map(move |c| (family, c as &dyn Component))
+    }
+    all("topology", topology::KINDS)
+        .chain(all("routing", routing::ALGORITHMS))
+        .chain(all("vc_policy", vc::POLICIES))
+        .chain(all("traffic", traffic::PATTERNS))
+        .chain(all("workload", workload::WORKLOADS))
+        .chain(all("motif", workload::motifs::MOTIFS))
+        .chain(all("allocation", workload::alloc::POLICIES))
+        .collect()
+}
+
 #[test]
 fn each_components_declared_keys_are_its_key_types_fields() {
-    for p in hopsim_core::traffic::PATTERNS {
-        keys_match_their_type(&format!("traffic {}", p.name), p.keys, (p.defaults)());
+    let found = components();
+    for family in ["topology", "routing", "vc_policy", "traffic", "workload", "motif", "allocation"] {
+        assert!(found.iter().any(|(f, _)| *f == family), "no {family} component found");
     }
-    for a in hopsim_core::routing::ALGORITHMS {
-        keys_match_their_type(&format!("routing {}", a.name), a.keys, (a.defaults)());
-    }
-    for w in hopsim_core::workload::WORKLOADS {
-        keys_match_their_type(&format!("workload {}", w.name), w.keys, (w.defaults)());
-    }
-    for m in hopsim_core::workload::motifs::MOTIFS {
-        keys_match_their_type(&format!("motif {}", m.name), m.keys, (m.defaults)());
+    for (family, c) in found {
+        keys_match_their_type(&format!("{family} {}", c.name()), c.keys(), c.defaults());
     }
     // The keys every motif reads, against the fields of `jobs[].workload` (`motif` is
     // required: given here, and declared as such).

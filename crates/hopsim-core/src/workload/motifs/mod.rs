@@ -68,7 +68,7 @@ pub struct MotifInfo {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     /// Its key type as read from job `cx.i`'s table by the motif given (`typed::<T>`): the
