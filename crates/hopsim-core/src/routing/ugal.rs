@@ -184,7 +184,9 @@ impl UgalParams {
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
         let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights, ugal_free_ratio, ugal_queue_offset } = if super::algorithm(spec)? == super::Algorithm::UgalG {
             let UgalGKeys { ugal_threshold, ugal_intermediate } = super::own_keys(spec)?;
-            UgalKeys { ugal_threshold, ugal_intermediate, ..serde_json::from_value(serde_json::json!({})).expect("ugal_l's keys have defaults") }
+            // The keys ugal_g does not read at ugal_l's defaults, as declared with them.
+            let defaults = serde_json::from_value(serde_json::json!({})).expect("ugal_l's keys have defaults");
+            UgalKeys { ugal_threshold, ugal_intermediate, ..defaults }
         } else {
             super::own_keys(spec)?
         };

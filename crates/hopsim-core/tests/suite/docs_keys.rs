@@ -135,6 +135,26 @@ fn routing_traffic_and_workload_rows_match_their_registries() {
 }
 
 #[test]
+fn rows_that_differ_from_a_key_type_fail_the_check() {
+    // The traffic keys as the key types declare them pass; a key type with a key more, one
+    // fewer, or another default than docs/experiment-file.md gives must each be caught.
+    use hopsim_core::traffic;
+    let patterns: Vec<&[Key]> = traffic::PATTERNS.iter().map(|p| p.keys).collect();
+    let keys = declared(&[&[traffic::TABLE_KEYS], &patterns[..]].concat());
+    check_table("traffic", &keys);
+    let mut more = keys.clone();
+    more.insert("hotspot_radius".into(), BTreeSet::from(["1".to_string()]));
+    let mut fewer = keys.clone();
+    fewer.remove("shift");
+    let mut other = keys.clone();
+    other.insert("shift".into(), BTreeSet::from(["[1, 1]".to_string()]));
+    for (what, keys) in [("a key more", more), ("a key fewer", fewer), ("another default", other)] {
+        let caught = std::panic::catch_unwind(|| check_table("traffic", &keys));
+        assert!(caught.is_err(), "a traffic key type with {what} than the docs passed the check");
+    }
+}
+
+#[test]
 fn the_pattern_and_motif_tables_match_their_registries() {
     use hopsim_core::{traffic, workload::motifs::MOTIFS};
     // "| `name` | ..." rows of the Traffic patterns table, which follows its heading.
