@@ -95,8 +95,16 @@ pub fn list_keys<'a>(given: &mut std::collections::BTreeMap<String, serde_json::
     for key in every.filter(|k| !own.contains_key(*k)) {
         given.insert(key.to_string(), serde_json::Value::Null);
     }
-    for (key, value) in own.into_iter().filter(|(_, v)| !v.is_null()) {
-        given.entry(key).or_insert(value);
+    // A null given is a key not given: its default, or no entry when it has none (as an
+    // older build's `spec.json` lists a kind's keys, `groups = null`).
+    for (key, value) in own {
+        if given.get(&key).is_none_or(serde_json::Value::is_null) {
+            if value.is_null() {
+                given.remove(&key);
+            } else {
+                given.insert(key, value);
+            }
+        }
     }
 }
 
