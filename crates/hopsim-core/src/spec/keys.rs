@@ -1,6 +1,8 @@
 //! What a registered component (topology kind, routing algorithm, VC policy, traffic pattern,
-//! workload, motif) declares about the keys it reads, next to its code: `hopsim list` prints
-//! it and docs/experiment-file.md is checked against it (`tests/suite/docs_keys.rs`).
+//! workload, motif, allocation policy) declares about the keys it reads, with `keys!` on its
+//! key type (`crate::component`), and the one way every family reads them: `hopsim list`
+//! prints the declarations and docs/experiment-file.md is checked against them
+//! (`tests/suite/docs_keys.rs`).
 
 /// A key of an experiment-file table that a component reads.
 #[derive(Debug)]
