@@ -7,41 +7,9 @@
 // Every `unsafe` lives in `unsafe_parts`, beside the invariants it relies on.
 #![deny(unsafe_code)]
 
-/// One list per component family. `registry! { enum Algorithm; const ALGORITHMS: [AlgorithmKind] = { Dor => dor::KIND, ... } }`
-/// makes the closed enum (the names the deadlock-freedom table and the engine match on) and
-/// the registry slice from the same lines, in the same order, so a component is one line.
-/// The entries need a `name` field (the name the experiment file writes).
-macro_rules! registry {
-    ($(#[$m:meta])* enum $Enum:ident; $(#[$cm:meta])* const $REG:ident: [$Kind:ty] = { $($v:ident => $entry:expr),* $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $Enum {
-            $($v),*
-        }
-
-        impl $Enum {
-            /// Every variant, in the registry's order.
-            pub const ALL: &'static [$Enum] = &[$($Enum::$v),*];
-
-            /// Its registry entry.
-            pub fn kind(self) -> &'static $Kind {
-                &$REG[self as usize]
-            }
-
-            pub fn name(self) -> &'static str {
-                self.kind().name
-            }
-
-            pub fn from_name(name: &str) -> Option<Self> {
-                $REG.iter().position(|k| k.name == name).map(|i| Self::ALL[i])
-            }
-        }
-
-        $(#[$cm])*
-        pub const $REG: &[$Kind] = &[$($entry),*];
-    };
-}
-
+// The registration and key-declaration macros, before the modules that use them.
+#[macro_use]
+pub mod component;
 pub mod calendar;
 pub mod deadlock_freedom;
 pub mod engine;
@@ -200,7 +168,7 @@ fn checked(spec_json: &str, seal: Option<&str>) -> Result<spec::Validated, SpecE
 /// The spec with the defaults of every key the engine lists filled in: what `validate_json`
 /// returns and what a run folder's `spec.json` keeps.
 fn normalised(spec: &Spec) -> Spec {
-    vc::with_own_keys(routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec))))
+    topology::with_listed_keys(vc::with_own_keys(routing::with_defaults(traffic::with_listed_keys(workload::with_defaults(spec)))))
 }
 
 /// A spec as this engine normalises it, without checking it: a run folder's `spec.json`
@@ -220,7 +188,7 @@ pub fn normalise_json(spec_json: &str) -> Result<String, SpecError> {
 pub fn components_json() -> String {
     use spec::keys_json;
     let entry = |name: &str, about: &str, keys: &[spec::Key]| serde_json::json!({"name": name, "about": about, "keys": keys_json(keys)});
-    let topologies: Vec<_> = topology::KINDS.iter().map(|k| entry(k.name, k.about, k.keys)).collect();
+    let topologies: Vec<_> = topology::KINDS.iter().map(|k| serde_json::json!({"name": k.name, "about": k.about, "keys": topology::listed_keys(k)})).collect();
     let routings: Vec<_> = routing::Algorithm::ALL
         .iter()
         .map(|&a| {

@@ -50,23 +50,16 @@ pub struct AriesParams {
     pub bias_high: u64,
 }
 
-/// `aries`'s `[routing]` keys.
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AriesKeys {
-    /// The routing mode of messages that do not choose one (`AriesMode`).
-    #[serde(default = "adaptive")]
-    mode: String,
-    /// The bias added to non-minimal paths by the low- and high-bias modes, in phits of
-    /// queue per minimal hop (defaults: an eighth and a half of one VC's buffers).
-    #[serde(default)]
-    bias_low: Option<u64>,
-    #[serde(default)]
-    bias_high: Option<u64>,
-}
-
-fn adaptive() -> String {
-    Mode::Adaptive.name().into()
+keys! {
+    /// `aries`'s `[routing]` keys.
+    struct AriesKeys {
+        /// the routing mode of messages that do not choose their own
+        mode: String = "adaptive",
+        /// bias of adaptive_low_bias on non-minimal paths, phits of queue per minimal hop
+        bias_low: Option<u64> = "an eighth of one VC's buffers" => None,
+        /// bias of adaptive_high_bias on non-minimal paths, phits of queue per minimal hop
+        bias_high: Option<u64> = "half of one VC's buffers" => None,
+    }
 }
 
 impl AriesParams {
@@ -275,12 +268,8 @@ impl Routing for AriesRouting {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "aries",
     about: "the Cray Aries routing modes (adaptive with biases, hashed, in order), per message",
-    keys: &[
-        crate::spec::Key { name: "mode", default: "\"adaptive\"", meaning: "the routing mode of messages that do not choose their own" },
-        crate::spec::Key { name: "bias_low", default: "an eighth of one VC's buffers", meaning: "bias of adaptive_low_bias on non-minimal paths, phits of queue per minimal hop" },
-        crate::spec::Key { name: "bias_high", default: "half of one VC's buffers", meaning: "bias of adaptive_high_bias on non-minimal paths, phits of queue per minimal hop" },
-    ],
-    defaults: crate::spec::defaults_of::<AriesKeys>,
+    keys: AriesKeys::KEYS,
+    defaults: AriesKeys::defaults,
     candidates: super::few_candidates,
     queues: super::QueueView::OwnSwitch,
     build: |cx| Ok(Arc::new(AriesRouting::new(cx.topo.as_ref(), cx.step(), AriesParams::from_spec(cx.spec)?))),

@@ -85,8 +85,8 @@ impl Routing for Dal {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "dal",
     about: "DAL on a HyperX: any unaligned dimension, minimally or by one deroute per dimension, the least weighted queue taken",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     // At most one per network port: a switch's hops in every dimension.
     candidates: |_, topo| super::every_port(topo),
     queues: super::QueueView::Blind,

@@ -9,7 +9,6 @@ use super::{dor_hop, Candidates, RouteCtx, RouteState, Routing, Rng};
 use crate::error::SpecResult;
 use crate::spec::Spec;
 use crate::topology::{Cartesian, Topology};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -38,16 +37,12 @@ impl RingTies {
     }
 }
 
-/// `dor`'s `[routing]` keys.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DorKeys {
-    #[serde(default = "random")]
-    ring_ties: String,
-}
-
-fn random() -> String {
-    RingTies::Random.name().into()
+keys! {
+    /// `dor`'s `[routing]` keys.
+    struct DorKeys {
+        /// tori: the way a packet exactly half-way round a ring goes, drawn per packet (random) or always the positive way (positive, SST Merlin's)
+        ring_ties: String = "random",
+    }
 }
 
 impl Dor {
@@ -94,8 +89,8 @@ impl Routing for Dor {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "dor",
     about: "dimension-order routing: lowest dimension first, minimal in each ring",
-    keys: &[crate::spec::Key { name: "ring_ties", default: "\"random\"", meaning: "tori: the way a packet exactly half-way round a ring goes, drawn per packet (random) or always the positive way (positive, SST Merlin's)" }],
-    defaults: crate::spec::defaults_of::<DorKeys>,
+    keys: DorKeys::KEYS,
+    defaults: DorKeys::defaults,
     candidates: super::few_candidates,
     queues: super::QueueView::Blind,
     build: |cx| {

@@ -49,8 +49,8 @@ impl Routing for MinAdaptive {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "min_adaptive",
     about: "minimal adaptive on tori and meshes: any productive port, DOR escape VCs",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     // One adaptive candidate per dimension, and the escape hop.
     candidates: |_, topo| topo.cartesian().map_or(0, |g| g.n()) + 1,
     queues: super::QueueView::Blind,

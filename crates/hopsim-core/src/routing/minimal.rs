@@ -12,15 +12,11 @@ use super::{Candidates, MinimalStep, RouteCtx, RouteState, Routing, Rng, Valiant
 use crate::spec::Spec;
 use std::sync::Arc;
 
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default = "topology")]
-    minimal_paths: String,
-}
-
-fn topology() -> String {
-    ValiantPaths::Topology.name().into()
+keys! {
+    struct Keys {
+        /// the topology's minimal path (topology) or every shortest next hop of the wiring, the one with most room taken (all_shortest; only with the hop ladders)
+        minimal_paths: String = "topology",
+    }
 }
 
 /// `routing.minimal_paths` of `minimal` (the topology's paths for every other algorithm).
@@ -74,12 +70,8 @@ impl Routing for Minimal {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "minimal",
     about: "the topology's minimal path (local-global-local, up/down, one hop per HyperX dimension)",
-    keys: &[crate::spec::Key {
-        name: "minimal_paths",
-        default: "\"topology\"",
-        meaning: "the topology's minimal path (topology) or every shortest next hop of the wiring, the one with most room taken (all_shortest; only with the hop ladders)",
-    }],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     candidates: |spec, topo| super::candidates_on(paths(spec).unwrap_or(ValiantPaths::Topology), topo),
     queues: super::QueueView::Blind,
     build: build_minimal,

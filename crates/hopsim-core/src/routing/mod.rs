@@ -66,7 +66,7 @@ pub struct AlgorithmKind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     /// What of the network's queues routing a head reads when it arrives.
@@ -149,20 +149,7 @@ registry! {
     }
 }
 
-/// The key type of an algorithm that reads no `[routing]` keys of its own.
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoKeys {}
-
-/// The `[routing]` keys of every algorithm and VC policy (the others are declared by the
-/// components that read them).
-pub const TABLE_KEYS: &[Key] = &[
-    Key { name: "algorithm", default: "\"dor\"", meaning: "the routing algorithm" },
-    Key { name: "vc_policy", default: "\"auto\"", meaning: "the VC policy (auto: the sound one for the algorithm)" },
-    Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any, any_first, any_round_robin or any_random" },
-    Key { name: "queue_reach", default: "\"next_input\"", meaning: "how far a switch's view of the queue behind its ports reaches, for routings that read queues: next_input (its output buffer plus the next input buffer as credits say) or own_output (its output buffer only, as SST Merlin's routers)" },
-    Key { name: "ejection_vcs", default: "\"any\"", meaning: "VCs of a server's port a packet may take at its destination switch: any or policy (the VCs of the packet's class under the VC policy)" },
-];
+pub use crate::spec::ROUTING_TABLE_KEYS as TABLE_KEYS;
 
 /// What an algorithm is built from.
 pub struct BuildCtx<'a> {
@@ -288,12 +275,15 @@ pub fn algorithm(spec: &Spec) -> SpecResult<Algorithm> {
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
     let algo = algorithm(spec)?;
     let chosen = format!("routing.algorithm = {:?}", algo.name());
-    let others = spec.keys_left_to_others("routing.algorithm", ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));
+    let mut others = spec.keys_left_to_others("routing.algorithm", ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));
+    // The VC policies read theirs from the same table (`vc::own_keys`).
+    others.extend(crate::vc::POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
     crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, TABLE_KEYS, algo.kind().keys, &others)
 }
 
 /// `spec` with its `[routing]` table as the normalised spec writes it (`spec::list_keys`):
-/// the chosen algorithm's keys with their defaults, the other algorithms' keys null.
+/// the chosen algorithm's keys with their defaults, the other algorithms' keys null (the VC
+/// policies' keys: `vc::with_own_keys`).
 pub fn with_defaults(mut spec: Spec) -> Spec {
     let own = algorithm(&spec).map_or(serde_json::Value::Null, |a| (a.kind().defaults)());
     crate::spec::list_keys(&mut spec.routing.algorithm_keys, own, ALGORITHMS.iter().flat_map(|a| a.keys.iter()).map(|k| k.name));

@@ -67,8 +67,8 @@ impl Routing for Par {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "par",
     about: "progressive adaptive routing: UGAL-L's choice, made again at the next switch of the source group",
-    keys: super::ugal::PAR_KEYS,
-    defaults: crate::spec::defaults_of::<super::ugal::UgalKeys>,
+    keys: super::ugal::UgalKeys::KEYS,
+    defaults: super::ugal::UgalKeys::defaults,
     candidates: super::few_candidates,
     queues: super::QueueView::OwnSwitch,
     build: |cx| Ok(Arc::new(Par::new(cx.topo.clone(), cx.step(), UgalParams::from_spec(cx.spec)?)?)),

@@ -63,8 +63,8 @@ impl Routing for Rdr {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "rdr",
     about: "randomized dimension routing: a random dimension still to correct at each hop, DOR escape VCs",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     candidates: super::few_candidates,
     queues: super::QueueView::Blind,
     build: |cx| Ok(Arc::new(Rdr::new(cx.topo.clone()).expect("cartesian"))),

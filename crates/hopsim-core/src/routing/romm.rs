@@ -55,8 +55,8 @@ impl Routing for Romm {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "romm",
     about: "two DOR phases through a random switch of the minimal quadrant",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     candidates: super::few_candidates,
     queues: super::QueueView::Blind,
     build: |cx| Ok(Arc::new(Romm::new(cx.topo.clone()).expect("cartesian"))),

@@ -23,7 +23,6 @@ use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The queue behind a first hop that UGAL-L's choice reads (`routing.ugal_queue`), the
@@ -152,49 +151,32 @@ pub struct UgalParams {
     pub queue_offset: u64,
 }
 
-/// The `[routing]` keys of `ugal_l` and `par`.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct UgalKeys {
-    /// Phits by which a non-minimal path's estimate must beat the minimal one's (default:
-    /// one packet, `packet.phits`).
-    #[serde(default)]
-    ugal_threshold: Option<u64>,
-    /// The queue behind a first hop that the choice reads (`QueueView`).
-    #[serde(default = "port")]
-    ugal_queue: String,
-    /// On a dragonfly, where the non-minimal path goes (`IntermediateKind`).
-    #[serde(default = "group")]
-    ugal_intermediate: String,
-    /// What each path's queue is weighed by (`PathWeights`).
-    #[serde(default = "hops")]
-    ugal_weights: String,
-    /// The ratio of `ugal_weights = "free_ratio"`.
-    #[serde(default)]
-    ugal_free_ratio: Option<f64>,
-    /// Phits added to each queue before weighing.
-    #[serde(default)]
-    ugal_queue_offset: u64,
+keys! {
+    /// The `[routing]` keys of `ugal_l` and `par`.
+    pub(super) struct UgalKeys {
+        /// phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)
+        ugal_threshold: Option<u64> = "packet.phits" => None,
+        /// the queue behind a first hop the choice reads: port, vc or vc_hybrid
+        ugal_queue: String = "port",
+        /// dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's); HyperX: differing_dims, a switch drawn only in the dimensions the source and destination differ in (BookSim2's flatfly), else any switch
+        ugal_intermediate: String = "group",
+        /// each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two); or non-minimal when the room behind its first hop exceeds ugal_free_ratio times the minimal one's, SST Merlin's adaptive-local (free_ratio)
+        ugal_weights: String = "hops",
+        /// with ugal_weights = "free_ratio": how many times the minimal first hop's room the non-minimal one's must exceed
+        ugal_free_ratio: Option<f64> = "2 (with free_ratio)" => None,
+        /// phits added to each queue before it is weighed, so that hop counts decide at low load (CAMINOS's LowestSinghWeight extra_congestion)
+        ugal_queue_offset: u64 = 0,
+    }
 }
 
-/// The `[routing]` keys of `ugal_g`, which reads whole paths, not one queue.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct UgalGKeys {
-    #[serde(default)]
-    ugal_threshold: Option<u64>,
-    #[serde(default = "group")]
-    ugal_intermediate: String,
-}
-
-fn port() -> String {
-    QueueView::Port.name().into()
-}
-fn group() -> String {
-    IntermediateKind::Group.name().into()
-}
-fn hops() -> String {
-    PathWeights::Hops.name().into()
+keys! {
+    /// The `[routing]` keys of `ugal_g`, which reads whole paths, not one queue.
+    pub(super) struct UgalGKeys {
+        /// phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)
+        ugal_threshold: Option<u64> = "packet.phits" => None,
+        /// dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's); HyperX: differing_dims, a switch drawn only in the dimensions the source and destination differ in (BookSim2's flatfly), else any switch
+        ugal_intermediate: String = "group",
+    }
 }
 
 impl UgalParams {
@@ -202,7 +184,9 @@ impl UgalParams {
     pub fn from_spec(spec: &Spec) -> SpecResult<Self> {
         let UgalKeys { ugal_threshold, ugal_queue, ugal_intermediate, ugal_weights, ugal_free_ratio, ugal_queue_offset } = if super::algorithm(spec)? == super::Algorithm::UgalG {
             let UgalGKeys { ugal_threshold, ugal_intermediate } = super::own_keys(spec)?;
-            UgalKeys { ugal_threshold, ugal_queue: port(), ugal_intermediate, ugal_weights: hops(), ugal_free_ratio: None, ugal_queue_offset: 0 }
+            // The keys ugal_g does not read at ugal_l's defaults, as declared with them.
+            let defaults = serde_json::from_value(serde_json::json!({})).expect("ugal_l's keys have defaults");
+            UgalKeys { ugal_threshold, ugal_intermediate, ..defaults }
         } else {
             super::own_keys(spec)?
         };
@@ -446,12 +430,6 @@ impl Routing for Ugal {
     }
 }
 
-const THRESHOLD: crate::spec::Key = crate::spec::Key { name: "ugal_threshold", default: "packet.phits", meaning: "phits by which the non-minimal estimate must beat the minimal one (0 = plain UGAL)" };
-const QUEUE: crate::spec::Key = crate::spec::Key { name: "ugal_queue", default: "\"port\"", meaning: "the queue behind a first hop the choice reads: port, vc or vc_hybrid" };
-const INTERMEDIATE: crate::spec::Key = crate::spec::Key { name: "ugal_intermediate", default: "\"group\"", meaning: "dragonfly: the detour's intermediate, a group (left from its gateway), any switch of it, or any switch of the network, minimal if in the source group (network, BookSim2's); HyperX: differing_dims, a switch drawn only in the dimensions the source and destination differ in (BookSim2's flatfly), else any switch" };
-const WEIGHTS: crate::spec::Key = crate::spec::Key { name: "ugal_weights", default: "\"hops\"", meaning: "each path's queue times its hop count (hops) or times 1 (minimal) and 2 (non-minimal), BookSim2's (one_to_two); or non-minimal when the room behind its first hop exceeds ugal_free_ratio times the minimal one's, SST Merlin's adaptive-local (free_ratio)" };
-const QUEUE_OFFSET: crate::spec::Key = crate::spec::Key { name: "ugal_queue_offset", default: "0", meaning: "phits added to each queue before it is weighed, so that hop counts decide at low load (CAMINOS's LowestSinghWeight extra_congestion)" };
-const FREE_RATIO: crate::spec::Key = crate::spec::Key { name: "ugal_free_ratio", default: "2 (with free_ratio)", meaning: "with ugal_weights = \"free_ratio\": how many times the minimal first hop's room the non-minimal one's must exceed" };
 
 fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
     Ok(Arc::new(Ugal::new(cx.topo.clone(), cx.step(), cx.algorithm == super::Algorithm::UgalG, UgalParams::from_spec(cx.spec)?)?))
@@ -460,8 +438,8 @@ fn build(cx: &super::BuildCtx) -> SpecResult<Arc<dyn Routing>> {
 pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_l",
     about: "UGAL with local information: minimal or Valiant at the source switch, by its own queues",
-    keys: &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO, QUEUE_OFFSET],
-    defaults: crate::spec::defaults_of::<UgalKeys>,
+    keys: UgalKeys::KEYS,
+    defaults: UgalKeys::defaults,
     candidates: super::few_candidates,
     queues: super::QueueView::OwnSwitch,
     build,
@@ -470,15 +448,14 @@ pub const UGAL_L: super::AlgorithmKind = super::AlgorithmKind {
 pub const UGAL_G: super::AlgorithmKind = super::AlgorithmKind {
     name: "ugal_g",
     about: "UGAL with global information: minimal or Valiant by the queues along both paths",
-    keys: &[THRESHOLD, INTERMEDIATE],
-    defaults: crate::spec::defaults_of::<UgalGKeys>,
+    keys: UgalGKeys::KEYS,
+    defaults: UgalGKeys::defaults,
     candidates: super::few_candidates,
     // A global observer's view: such runs deliver arrivals on one thread, in order.
     queues: super::QueueView::Global,
     build,
 };
 
-pub(super) const PAR_KEYS: &[crate::spec::Key] = &[THRESHOLD, QUEUE, INTERMEDIATE, WEIGHTS, FREE_RATIO, QUEUE_OFFSET];
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,6 @@ use crate::error::SpecResult;
 use crate::spec::Spec;
 use crate::topology::Topology;
 use rand::Rng as _;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 pub struct Valiant {
@@ -46,11 +45,8 @@ impl Routing for Valiant {
 pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     name: "valiant",
     about: "two minimal phases through a random intermediate switch",
-    keys: &[
-        crate::spec::Key { name: "valiant_paths", default: "\"topology\"", meaning: "low-diameter networks: each phase's paths, topology (its minimal path) or all_shortest (every shortest next hop)" },
-        crate::spec::Key { name: "valiant_redraw", default: "false", meaning: "low-diameter networks: draw the intermediate again when it is the source or destination switch" },
-    ],
-    defaults: crate::spec::defaults_of::<ValiantKeys>,
+    keys: ValiantKeys::KEYS,
+    defaults: ValiantKeys::defaults,
     candidates: |spec, topo| super::candidates_on(super::ValiantPaths::from_spec(spec), topo),
     queues: super::QueueView::Blind,
     build: |cx| {
@@ -62,21 +58,14 @@ pub const KIND: super::AlgorithmKind = super::AlgorithmKind {
     },
 };
 
-/// `valiant`'s `[routing]` keys, which only its low-diameter form reads.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ValiantKeys {
-    /// The paths of each phase (`ValiantPaths`).
-    #[serde(default = "topology")]
-    valiant_paths: String,
-    /// Draw the intermediate again when it is the source or destination switch, instead of
-    /// routing that packet minimally.
-    #[serde(default)]
-    valiant_redraw: bool,
-}
-
-fn topology() -> String {
-    ValiantPaths::Topology.name().into()
+keys! {
+    /// `valiant`'s `[routing]` keys, which only its low-diameter form reads.
+    pub(super) struct ValiantKeys {
+        /// low-diameter networks: each phase's paths, topology (its minimal path) or all_shortest (every shortest next hop)
+        valiant_paths: String = "topology",
+        /// low-diameter networks: draw the intermediate again when it is the source or destination switch
+        valiant_redraw: bool = false,
+    }
 }
 
 impl ValiantKeys {

@@ -36,31 +36,26 @@ pub struct JobSpec {
     pub timeline: bool,
 }
 
+/// `jobs[].allocation`: the policy, and its keys as written; the policies read and check
+/// theirs (`workload::alloc::own_keys`), since serde cannot tell one policy's from another's.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct AllocationSpec {
     /// `linear`, `random`, `spread`, `per_group`, `routers`, `explicit`.
     #[serde(default = "linear")]
     pub policy: String,
-    /// `linear`: the first server; `spread`, `per_group`, `routers`: the first group.
-    #[serde(default)]
-    pub offset: usize,
-    /// `spread`, `routers`: over how many groups (default: all).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub groups: Option<usize>,
-    /// `routers`: how many routers the job occupies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub routers: Option<usize>,
-    /// `explicit`: the server of each rank.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub servers: Option<Vec<usize>>,
+    /// The policies' own keys (`offset`, `groups`, ...), as written.
+    #[serde(flatten, default)]
+    pub policy_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for AllocationSpec {
     fn default() -> Self {
-        AllocationSpec { policy: linear(), offset: 0, groups: None, routers: None, servers: None }
+        AllocationSpec { policy: linear(), policy_keys: Default::default() }
     }
 }
+
+/// The allocation table's keys every policy reads.
+pub const ALLOCATION_TABLE_KEYS: &[Key] = &[Key { name: "policy", default: "\"linear\"", meaning: "how the job's ranks are placed" }];
 
 /// `jobs[].workload`: the keys every motif reads, and the motifs' own keys as written. The
 /// motifs and their keys are the workload layer's (`workload::motifs::MOTIFS`, each motif's

@@ -1,6 +1,8 @@
 //! What a registered component (topology kind, routing algorithm, VC policy, traffic pattern,
-//! workload, motif) declares about the keys it reads, next to its code: `hopsim list` prints
-//! it and docs/experiment-file.md is checked against it (`tests/suite/docs_keys.rs`).
+//! workload, motif, allocation policy) declares about the keys it reads, with `keys!` on its
+//! key type (`crate::component`), and the one way every family reads them: `hopsim list`
+//! prints the declarations and docs/experiment-file.md is checked against them
+//! (`tests/suite/docs_keys.rs`).
 
 /// A key of an experiment-file table that a component reads.
 #[derive(Debug)]
@@ -14,7 +16,12 @@ pub struct Key {
 
 impl Key {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({"name": self.name, "default": self.default, "meaning": self.meaning})
+        serde_json::json!({"name": self.name, "default": self.default, "meaning": self.meaning()})
+    }
+
+    /// `meaning` without the space a doc comment starts with (`keys!` takes it from one).
+    pub fn meaning(&self) -> &'static str {
+        self.meaning.trim()
     }
 }
 
@@ -24,8 +31,7 @@ pub fn keys_json(keys: &[Key]) -> Vec<serde_json::Value> {
 }
 
 /// A component's own keys: those of its family's table that `own` declares, read by serde
-/// into its per-kind type `T` (`#[serde(deny_unknown_fields)]`, whose fields are exactly the
-/// declared keys: `tests/suite/docs_keys.rs` checks them with `defaults_of`). `table` is the
+/// into its key type `T` (declared with `keys!`, whose fields are exactly the declared keys). `table` is the
 /// dotted prefix (`workload`, `jobs[0].workload`), `chosen` names the choice that picked
 /// the component (`workload.kind = "bandwidth"`), `family` are the keys every component of
 /// the family reads and `given` is what the table holds beyond them. `others` are the keys
@@ -45,12 +51,24 @@ pub fn read_own_keys<T: serde::de::DeserializeOwned>(
     for (key, value) in given.iter().filter(|(_, v)| !v.is_null()) {
         if own.iter().any(|k| k.name == key) {
             mine.insert(key.clone(), value.clone());
-        } else if !others.contains(&key.as_str()) {
+        } else if !others.contains(&key.as_str()) && !former_field_unset(key, value) {
             let names: Vec<&str> = family.iter().chain(own).map(|k| k.name).collect();
             return Err(unknown_key(table, key, shown(value), chosen, &names));
         }
     }
     deserialize_own(table, chosen, serde_json::Value::Object(mine))
+}
+
+/// Keys that were typed fields of the spec, at the value older builds wrote for them into
+/// every run folder's `spec.json` whichever component ran (`dims = []` beside a dragonfly,
+/// `offset = 0` beside an explicit allocation):
+/// a component that does not read such a key takes that value as not given.
+fn former_field_unset(key: &str, value: &serde_json::Value) -> bool {
+    match key {
+        "dims" => value.as_array().is_some_and(Vec::is_empty),
+        "ladder_vcs_per_step" | "offset" => value.as_u64() == Some(0),
+        _ => false,
+    }
 }
 
 /// `own`'s keys of a table that lists every component's keys (the normalised spec), read
@@ -79,8 +97,16 @@ pub fn list_keys<'a>(given: &mut std::collections::BTreeMap<String, serde_json::
     for key in every.filter(|k| !own.contains_key(*k)) {
         given.insert(key.to_string(), serde_json::Value::Null);
     }
-    for (key, value) in own.into_iter().filter(|(_, v)| !v.is_null()) {
-        given.entry(key).or_insert(value);
+    // A null given is a key not given: its default, or no entry when it has none (as an
+    // older build's `spec.json` lists a kind's keys, `groups = null`).
+    for (key, value) in own {
+        if given.get(&key).is_none_or(serde_json::Value::is_null) {
+            if value.is_null() {
+                given.remove(&key);
+            } else {
+                given.insert(key, value);
+            }
+        }
     }
 }
 
@@ -91,7 +117,7 @@ pub fn unknown_key(table: &str, key: &str, value: impl std::fmt::Display, chosen
 }
 
 /// A value as an experiment file writes it (`[1, 0]`, not JSON's `[1,0]`).
-fn shown(value: &serde_json::Value) -> String {
+pub(crate) fn shown(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Array(items) => format!("[{}]", items.iter().map(shown).collect::<Vec<_>>().join(", ")),
         other => other.to_string(),
@@ -110,13 +136,4 @@ fn deserialize_own<T: serde::de::DeserializeOwned>(table: &str, chosen: &str, mi
         let value = mine.get(&key).map(|v| v.to_string()).unwrap_or_default();
         SpecError::new(format!("{table}.{key}"), value, msg)
     })
-}
-
-/// A per-kind key type's values when nothing is given, as JSON (`null` for keys without a
-/// value of their own: required ones, or those whose default depends on other keys): what
-/// `tests/suite/docs_keys.rs` compares with the declared `Key`s.
-pub fn defaults_of<T: serde::de::DeserializeOwned + serde::Serialize>() -> serde_json::Value {
-    let empty = serde_json::Value::Object(Default::default());
-    let t: T = T::deserialize(&empty).expect("a per-kind key type reads an empty table");
-    serde_json::to_value(t).expect("per-kind keys serialise")
 }

@@ -14,8 +14,8 @@ mod validate;
 pub mod workload;
 
 pub use aries_mode::AriesMode;
-pub use jobs::{job_routing_modes, AllocationSpec, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE, APP_AWARE_KEYS, CRAY_DEFAULT, JOB_WORKLOAD_KEYS};
-pub use keys::{defaults_of, keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
+pub use jobs::{job_routing_modes, AllocationSpec, ALLOCATION_TABLE_KEYS, AppAwareSpec, JobSpec, JobWorkloadSpec, APP_AWARE, APP_AWARE_KEYS, CRAY_DEFAULT, JOB_WORKLOAD_KEYS};
+pub use keys::{keys_json, list_keys, read_listed_keys, read_own_keys, unknown_key, Key};
 pub use link::{check_bandwidth as link_check_bandwidth, LinkClassSpec};
 pub use link_class::{LinkClass, LINK_CLASS_NAMES};
 pub use nic::{EjectionVcs, InjectionRule, NicSpec, ProtocolKind, PROTOCOL_KEYS};
@@ -64,46 +64,28 @@ fn default_name() -> String {
     "experiment".into()
 }
 
-/// Unknown keys are not refused by serde here: they land in `kind_keys`, which the topology
-/// kind reads and checks (`topology::own_keys`, `topology::Kind::keys`).
+/// `[topology]`: the keys every kind reads, and the kinds' own keys as written. Each kind
+/// reads and checks its own with its key type (`topology::own_keys`); unknown keys are
+/// refused there, since serde cannot tell them from a kind's here (a kind may name a key
+/// `groups` or `k`: nothing here takes it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TopologySpec {
     pub kind: String,
-    /// torus, mesh, hyperx: switches per dimension.
-    #[serde(default)]
-    pub dims: Vec<usize>,
-    /// Servers per switch: 1 unless the topology says otherwise (4 on Aries, as on a Cray XC
+    /// Servers per switch: the kind's default unless given (4 on Aries, as on a Cray XC
     /// blade); read it with `servers_per_switch_or`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers_per_switch: Option<usize>,
-    // Keys of the low-diameter topologies; each topology says which ones it uses.
-    #[serde(default)]
-    pub groups: Option<usize>,
-    #[serde(default)]
-    pub switches_per_group: Option<usize>,
-    #[serde(default)]
-    pub global_links_per_switch: Option<usize>,
-    #[serde(default)]
-    pub global_arrangement: Option<String>,
-    #[serde(default)]
-    pub leaves_per_group: Option<usize>,
-    #[serde(default)]
-    pub spines_per_group: Option<usize>,
-    /// fat_tree: k-ary n-tree.
-    #[serde(default)]
-    pub k: Option<usize>,
-    #[serde(default)]
-    pub levels: Option<usize>,
-    /// aries: chassis per group, routers (blades) per chassis, parallel links per column pair.
-    #[serde(default)]
-    pub chassis: Option<usize>,
-    #[serde(default)]
-    pub blades: Option<usize>,
-    #[serde(default)]
-    pub column_links: Option<usize>,
-    /// The keys of kinds that read their own (`topology::own_keys`), as written.
+    /// The kinds' own keys (`dims`, `groups`, `q`, ...), as written.
     #[serde(flatten, default)]
     pub kind_keys: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl TopologySpec {
+    /// A kind's key as the experiment file gives it (`[4, 4]`), for messages that echo it;
+    /// the kind itself reads its keys with its key type (`topology::own_keys`).
+    pub fn given(&self, key: &str) -> Option<String> {
+        self.kind_keys.get(key).filter(|v| !v.is_null()).map(keys::shown)
+    }
 }
 
 /// Unknown keys are not refused by serde here: they land in `classes`, which `validate`
@@ -212,8 +194,9 @@ impl Default for PacketSpec {
 }
 
 /// `[routing]`: the keys every algorithm reads, and the algorithms' own keys as written.
-/// Each algorithm reads and checks its own with its key type (`routing::own_keys`); unknown
-/// keys are refused there, since serde cannot tell them from an algorithm's here.
+/// Each algorithm and VC policy reads and checks its own with its key type
+/// (`routing::own_keys`, `vc::own_keys`); unknown keys are refused there, since serde cannot
+/// tell them from a component's here.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RoutingSpec {
     #[serde(default = "dor")]
@@ -233,20 +216,25 @@ pub struct RoutingSpec {
     /// routings that read queues: "next_input" or "own_output" (`QueueReach`).
     #[serde(default = "next_input")]
     pub queue_reach: String,
-    /// VCs per step of `ladder` and `ladder_reuse`, the steps' VCs lowest first and the rest
-    /// unused (the paper's Table III ladders have one VC per step); 0 spreads all of
-    /// `router.vcs` over the steps. Other policies ignore it, so one sweep can compare a
-    /// ladder with 2Phases on more VCs.
-    #[serde(default)]
-    pub ladder_vcs_per_step: usize,
-    /// The algorithms' own keys (`ugal_threshold`, `mode`, ...), as written.
+    /// The algorithms' and VC policies' own keys (`ugal_threshold`, `mode`,
+    /// `ladder_vcs_per_step`, ...), as written.
     #[serde(flatten, default)]
     pub algorithm_keys: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
+/// The `[routing]` keys of every algorithm and VC policy (the others are declared by the
+/// components that read them).
+pub const ROUTING_TABLE_KEYS: &[Key] = &[
+    Key { name: "algorithm", default: "\"dor\"", meaning: "the routing algorithm" },
+    Key { name: "vc_policy", default: "\"auto\"", meaning: "the VC policy (auto: the sound one for the algorithm)" },
+    Key { name: "injection_vcs", default: "\"policy\"", meaning: "VCs a server injects into: policy, any, any_first, any_round_robin or any_random" },
+    Key { name: "queue_reach", default: "\"next_input\"", meaning: "how far a switch's view of the queue behind its ports reaches, for routings that read queues: next_input (its output buffer plus the next input buffer as credits say) or own_output (its output buffer only, as SST Merlin's routers)" },
+    Key { name: "ejection_vcs", default: "\"any\"", meaning: "VCs of a server's port a packet may take at its destination switch: any or policy (the VCs of the packet's class under the VC policy)" },
+];
+
 impl Default for RoutingSpec {
     fn default() -> Self {
-        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), queue_reach: next_input(), ladder_vcs_per_step: 0, algorithm_keys: Default::default() }
+        RoutingSpec { algorithm: "dor".into(), vc_policy: "auto".into(), injection_vcs: policy(), ejection_vcs: any(), queue_reach: next_input(), algorithm_keys: Default::default() }
     }
 }
 

@@ -45,23 +45,31 @@ pub const MAX_GLOBAL_LINKS: usize = 10;
 pub const KIND: super::Kind = super::Kind {
     name: "aries",
     about: "Cray XC: groups of chassis x blades routers (row and column links) joined by global links",
-    keys: &[
-        super::Key { name: "chassis", default: "6", meaning: "chassis per group, 1 to 256" },
-        super::Key { name: "blades", default: "16", meaning: "routers (blades) per chassis, 1 to 256" },
-        super::Key { name: "column_links", default: "3", meaning: "parallel column links between each pair of chassis at one blade position, 1 to 16" },
-        super::Key { name: "global_links_per_switch", default: "10", meaning: "global links per router, 1 to 10" },
-        super::Key { name: "groups", default: "required", meaning: "2 to chassis*blades*global_links_per_switch+1" },
-        super::servers_per_switch_key!("4"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "4",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
+keys! {
+    /// The keys of an Aries network, read from `[topology]`.
+    struct Keys {
+        /// chassis per group, 1 to 256
+        chassis: usize = 6,
+        /// routers (blades) per chassis, 1 to 256
+        blades: usize = 16,
+        /// parallel column links between each pair of chassis at one blade position, 1 to 16
+        column_links: usize = 3,
+        /// global links per router, 1 to 10
+        global_links_per_switch: usize = 10,
+        /// 2 to chassis*blades*global_links_per_switch+1
+        groups: Option<usize> = "required" => None,
+    }
+}
+
 pub fn build(spec: &Spec) -> SpecResult<Aries> {
     let t = &spec.topology;
-    let chassis = t.chassis.unwrap_or(6);
-    let blades = t.blades.unwrap_or(16);
-    let column_links = t.column_links.unwrap_or(3);
-    let h = t.global_links_per_switch.unwrap_or(MAX_GLOBAL_LINKS);
+    let Keys { chassis, blades, column_links, global_links_per_switch: h, groups } = super::own_keys(spec)?;
     if !(1..=256).contains(&chassis) {
         return Err(SpecError::new("topology.chassis", chassis, "must be between 1 and 256 chassis per group"));
     }
@@ -76,7 +84,7 @@ pub fn build(spec: &Spec) -> SpecResult<Aries> {
     }
     let a = chassis * blades;
     let max = a * h + 1;
-    let g = t.groups.ok_or_else(|| SpecError::new("topology.groups", "", format!("missing; an aries network needs a number of groups, 2 to chassis * blades * global_links_per_switch + 1 = {max}")))?;
+    let g = groups.ok_or_else(|| SpecError::new("topology.groups", "", format!("missing; an aries network needs a number of groups, 2 to chassis * blades * global_links_per_switch + 1 = {max}")))?;
     if g < 2 || g > max {
         return Err(SpecError::new("topology.groups", g, format!("must be between 2 and chassis * blades * global_links_per_switch + 1 = {max}")));
     }

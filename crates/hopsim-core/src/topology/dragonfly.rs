@@ -23,28 +23,39 @@ pub struct Dragonfly {
 pub const KIND: super::Kind = super::Kind {
     name: "dragonfly",
     about: "groups of a switches, a complete graph each, joined by global links (Kim et al.)",
-    keys: &[
-        super::Key { name: "switches_per_group", default: "required", meaning: "a: switches per group (a complete graph)" },
-        super::Key { name: "global_links_per_switch", default: "required", meaning: "h: global links per switch" },
-        super::Key { name: "groups", default: "a*h+1", meaning: "number of groups, 2 to a*h+1 (one global link per pair of groups)" },
-        super::Key { name: "global_arrangement", default: r#""palmtree""#, meaning: "palmtree or consecutive wiring of the global links" },
-        super::servers_per_switch_key!("1"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "1",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
+keys! {
+    /// The keys of a dragonfly, read from `[topology]`.
+    struct Keys {
+        /// a: switches per group (a complete graph)
+        switches_per_group: Option<usize> = "required" => None,
+        /// h: global links per switch
+        global_links_per_switch: Option<usize> = "required" => None,
+        /// number of groups, 2 to a*h+1 (one global link per pair of groups)
+        groups: Option<usize> = "a*h+1" => None,
+        /// palmtree or consecutive wiring of the global links
+        global_arrangement: String = "palmtree",
+    }
+}
+
 pub fn build(spec: &Spec) -> SpecResult<Dragonfly> {
     let t = &spec.topology;
-    let a = t.switches_per_group.ok_or_else(|| SpecError::new("topology.switches_per_group", "", "missing; a dragonfly needs switches per group, e.g. 12"))?;
-    let h = t.global_links_per_switch.ok_or_else(|| SpecError::new("topology.global_links_per_switch", "", "missing; a dragonfly needs global links per switch, e.g. 6"))?;
+    let keys: Keys = super::own_keys(spec)?;
+    let a = keys.switches_per_group.ok_or_else(|| SpecError::new("topology.switches_per_group", "", "missing; a dragonfly needs switches per group, e.g. 12"))?;
+    let h = keys.global_links_per_switch.ok_or_else(|| SpecError::new("topology.global_links_per_switch", "", "missing; a dragonfly needs global links per switch, e.g. 6"))?;
     if a == 0 || a > 4096 {
         return Err(SpecError::new("topology.switches_per_group", a, "must be between 1 and 4096"));
     }
     if h == 0 || h > 4096 {
         return Err(SpecError::new("topology.global_links_per_switch", h, "must be between 1 and 4096"));
     }
-    let g = group_count(t.groups, a * h + 1, "switches_per_group * global_links_per_switch")?;
-    let arrangement = Arrangement::from_spec(&t.global_arrangement)?;
+    let g = group_count(keys.groups, a * h + 1, "switches_per_group * global_links_per_switch")?;
+    let arrangement = Arrangement::from_spec(&keys.global_arrangement)?;
     let p = t.servers_per_switch_or(1);
     let switches = (g * a) as u128;
     check_size("topology.groups", g.to_string(), switches, switches * p as u128, (a - 1 + h + p) as u128)?;

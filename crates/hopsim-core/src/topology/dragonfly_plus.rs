@@ -25,33 +25,45 @@ pub struct DragonflyPlus {
 pub const KIND: super::Kind = super::Kind {
     name: "dragonfly_plus",
     about: "groups of leaves and spines (complete bipartite) joined by the spines' global links",
-    keys: &[
-        super::Key { name: "leaves_per_group", default: "required", meaning: "leaf switches per group; servers on leaves only" },
-        super::Key { name: "spines_per_group", default: "required", meaning: "spine switches per group" },
-        super::Key { name: "global_links_per_switch", default: "leaves_per_group", meaning: "h: global links per spine" },
-        super::Key { name: "groups", default: "spines*h+1", meaning: "number of groups, 2 to spines*h+1" },
-        super::Key { name: "global_arrangement", default: r#""palmtree""#, meaning: "palmtree or consecutive wiring of the global links" },
-        super::servers_per_switch_key!("1"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "1",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
+keys! {
+    /// The keys of a dragonfly+, read from `[topology]`.
+    struct Keys {
+        /// leaf switches per group; servers on leaves only
+        leaves_per_group: Option<usize> = "required" => None,
+        /// spine switches per group
+        spines_per_group: Option<usize> = "required" => None,
+        /// h: global links per spine
+        global_links_per_switch: Option<usize> = "leaves_per_group" => None,
+        /// number of groups, 2 to spines*h+1
+        groups: Option<usize> = "spines*h+1" => None,
+        /// palmtree or consecutive wiring of the global links
+        global_arrangement: String = "palmtree",
+    }
+}
+
 pub fn build(spec: &Spec) -> SpecResult<DragonflyPlus> {
     let t = &spec.topology;
-    let leaves = t.leaves_per_group.ok_or_else(|| SpecError::new("topology.leaves_per_group", "", "missing; a dragonfly_plus needs leaves per group, e.g. 8"))?;
-    let spines = t.spines_per_group.ok_or_else(|| SpecError::new("topology.spines_per_group", "", "missing; a dragonfly_plus needs spines per group, e.g. 8"))?;
+    let keys: Keys = super::own_keys(spec)?;
+    let leaves = keys.leaves_per_group.ok_or_else(|| SpecError::new("topology.leaves_per_group", "", "missing; a dragonfly_plus needs leaves per group, e.g. 8"))?;
+    let spines = keys.spines_per_group.ok_or_else(|| SpecError::new("topology.spines_per_group", "", "missing; a dragonfly_plus needs spines per group, e.g. 8"))?;
     if leaves == 0 || leaves > 4096 {
         return Err(SpecError::new("topology.leaves_per_group", leaves, "must be between 1 and 4096"));
     }
     if spines == 0 || spines > 4096 {
         return Err(SpecError::new("topology.spines_per_group", spines, "must be between 1 and 4096"));
     }
-    let h = t.global_links_per_switch.unwrap_or(leaves);
+    let h = keys.global_links_per_switch.unwrap_or(leaves);
     if h == 0 || h > 4096 {
         return Err(SpecError::new("topology.global_links_per_switch", h, "must be between 1 and 4096 global links per spine"));
     }
-    let g = group_count(t.groups, spines * h + 1, "spines_per_group * global_links_per_switch")?;
-    let arrangement = Arrangement::from_spec(&t.global_arrangement)?;
+    let g = group_count(keys.groups, spines * h + 1, "spines_per_group * global_links_per_switch")?;
+    let arrangement = Arrangement::from_spec(&keys.global_arrangement)?;
     let p = t.servers_per_switch_or(1);
     let switches = (g * (leaves + spines)) as u128;
     let radix = (spines + p).max(leaves + h) as u128;

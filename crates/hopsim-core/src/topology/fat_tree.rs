@@ -24,18 +24,27 @@ pub struct FatTree {
 pub const KIND: super::Kind = super::Kind {
     name: "fat_tree",
     about: "k-ary n-tree: servers on the leaves, up/down links between levels",
-    keys: &[
-        super::Key { name: "k", default: "required", meaning: "k of the k-ary n-tree" },
-        super::Key { name: "levels", default: "required", meaning: "n of the k-ary n-tree: levels of switches" },
-        super::servers_per_switch_key!("1"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "1",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
+keys! {
+    /// The keys of a fat tree, read from `[topology]`.
+    struct Keys {
+        /// k of the k-ary n-tree
+        k: Option<usize> = "required" => None,
+        /// n of the k-ary n-tree: levels of switches
+        levels: Option<usize> = "required" => None,
+    }
+}
+
 pub fn build(spec: &Spec) -> SpecResult<FatTree> {
     let t = &spec.topology;
-    let k = t.k.ok_or_else(|| SpecError::new("topology.k", "", "missing; a fat_tree (k-ary n-tree) needs k, e.g. 4"))?;
-    let levels = t.levels.ok_or_else(|| SpecError::new("topology.levels", "", "missing; a fat_tree (k-ary n-tree) needs levels, e.g. 3"))?;
+    let keys: Keys = super::own_keys(spec)?;
+    let k = keys.k.ok_or_else(|| SpecError::new("topology.k", "", "missing; a fat_tree (k-ary n-tree) needs k, e.g. 4"))?;
+    let levels = keys.levels.ok_or_else(|| SpecError::new("topology.levels", "", "missing; a fat_tree (k-ary n-tree) needs levels, e.g. 3"))?;
     if !(2..=1024).contains(&k) {
         return Err(SpecError::new("topology.k", k, "must be between 2 and 1024"));
     }

@@ -15,11 +15,11 @@ pub enum Arrangement {
 }
 
 impl Arrangement {
-    pub fn from_spec(value: &Option<String>) -> SpecResult<Self> {
-        match value.as_deref() {
-            None | Some("palmtree") => Ok(Arrangement::Palmtree),
-            Some("consecutive") => Ok(Arrangement::Consecutive),
-            Some(other) => Err(SpecError::new("topology.global_arrangement", format!("{other:?}"), "allowed: \"palmtree\", \"consecutive\"")),
+    pub fn from_spec(value: &str) -> SpecResult<Self> {
+        match value {
+            "palmtree" => Ok(Arrangement::Palmtree),
+            "consecutive" => Ok(Arrangement::Consecutive),
+            other => Err(SpecError::new("topology.global_arrangement", format!("{other:?}"), "allowed: \"palmtree\", \"consecutive\"")),
         }
     }
     pub fn name(self) -> &'static str {

@@ -19,22 +19,23 @@
 use super::{check_size, LinkClass, PortPeer, Topology, MAX_WIRING_ROUTED_SWITCHES};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
-use serde::Deserialize;
 use std::collections::HashMap;
 
 pub const KIND: super::Kind = super::Kind {
     name: "graph",
     about: "a network read from a file: an edge list or networkx's node-link JSON, links of any class",
-    keys: &[
-        super::Key { name: "file", default: "required", meaning: "the graph: an edge list (u v [class] per line) or networkx node-link JSON (.json), relative to the experiment file" },
-        super::servers_per_switch_key!("the node's servers, else 1"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "the node's servers, else 1",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
-#[derive(Deserialize)]
-struct Keys {
-    file: String,
+keys! {
+    /// The keys of a network from a file, read from `[topology]`.
+    struct Keys {
+        /// the graph: an edge list (u v [class] per line) or networkx node-link JSON (.json), relative to the experiment file
+        file: String = required,
+    }
 }
 
 const KEY: &str = "topology.file";

@@ -21,15 +21,22 @@ pub struct HyperX {
 pub const KIND: super::Kind = super::Kind {
     name: "hyperx",
     about: "switches on a grid, each linked to every switch that differs in one coordinate",
-    keys: &[
-        super::Key { name: "dims", default: "required", meaning: "switches per dimension (S), e.g. [16, 16]; 1 to 16 dimensions of at least 2" },
-        super::servers_per_switch_key!("1"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "1",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
+keys! {
+    /// The keys of a HyperX, read from `[topology]`.
+    struct Keys {
+        /// switches per dimension (S), e.g. [16, 16]; 1 to 16 dimensions of at least 2
+        dims: Option<Vec<usize>> = "required" => None,
+    }
+}
+
 pub fn build(spec: &Spec) -> SpecResult<HyperX> {
-    let dims = spec.topology.dims.clone();
+    let dims = super::own_keys::<Keys>(spec)?.dims.unwrap_or_default();
     if dims.is_empty() || dims.len() > 16 {
         return Err(SpecError::new("topology.dims", format!("{dims:?}"), "a hyperx needs 1 to 16 dimensions, e.g. [16, 16]"));
     }

@@ -111,29 +111,55 @@ pub fn concrete<T: Topology>(topo: &dyn Topology) -> Option<&T> {
     (topo as &dyn std::any::Any).downcast_ref()
 }
 
-/// A topology kind: its `topology.kind` name, its keys (besides `kind`) and how it is built.
-/// One `KINDS` line per kind.
+/// A topology kind as the registry knows it, declared in its file: its `topology.kind`
+/// name, one line on it, the `[topology]` keys it reads besides `kind` and
+/// `servers_per_switch` (its key type's, read with `own_keys`) and how it is built.
 pub struct Kind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
+    /// Its key type's values when nothing is given (`KeyType::defaults`).
+    pub defaults: fn() -> serde_json::Value,
+    /// `servers_per_switch` when not given, as docs/experiment-file.md writes it.
+    pub servers_per_switch: &'static str,
     pub build: fn(&Spec) -> SpecResult<Arc<dyn Topology>>,
 }
 
-/// `servers_per_switch`, a key of every kind, with the default `default`.
-macro_rules! servers_per_switch_key {
-    ($default:literal) => {
-        $crate::topology::Key { name: "servers_per_switch", default: $default, meaning: "servers (NICs) attached to each switch that has servers" }
-    };
+registry! {
+    /// The topology kinds, as `topology.kind` names them: one line each, its variant and its
+    /// entry, declared in its file.
+    enum KindName;
+    /// Every topology kind, in the order `hopsim list` and error messages give them.
+    const KINDS: [Kind] = {
+        Torus => torus::KIND,
+        Mesh => mesh::KIND,
+        HyperX => hyperx::KIND,
+        Dragonfly => dragonfly::KIND,
+        DragonflyPlus => dragonfly_plus::KIND,
+        FatTree => fat_tree::KIND,
+        Aries => aries::KIND,
+        SlimFly => slim_fly::KIND,
+        Graph => graph::KIND,
+    }
 }
-pub(crate) use servers_per_switch_key;
 
-/// Every topology kind, in the order `hopsim list` and error messages give them.
-pub const KINDS: &[Kind] = &[torus::KIND, mesh::KIND, hyperx::KIND, dragonfly::KIND, dragonfly_plus::KIND, fat_tree::KIND, aries::KIND, slim_fly::KIND, graph::KIND];
+/// The `[topology]` keys every kind reads (the others are declared by the kinds that read
+/// them); each kind gives `servers_per_switch` its own default (`Kind::servers_per_switch`).
+pub const TABLE_KEYS: &[Key] = &[
+    Key { name: "kind", default: "required", meaning: "the topology" },
+    Key { name: "servers_per_switch", default: "by kind", meaning: "servers (NICs) attached to each switch that has servers" },
+];
+
+/// A kind's keys as `hopsim list` shows them: its own, then `servers_per_switch` with the
+/// kind's default.
+pub fn listed_keys(kind: &Kind) -> Vec<serde_json::Value> {
+    let servers = Key { default: kind.servers_per_switch, ..TABLE_KEYS[1] };
+    kind.keys.iter().chain([&servers]).map(Key::json).collect()
+}
 
 /// The kind `topology.kind` names.
 pub fn kind(name: &str) -> Option<&'static Kind> {
-    KINDS.iter().find(|k| k.name == name)
+    KindName::from_name(name).map(KindName::kind)
 }
 
 /// Every kind's name, comma-separated.
@@ -141,66 +167,28 @@ pub fn kind_names() -> String {
     KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 
-/// Refuse the `[topology]` keys that `kind` does not declare (those of another kind too,
-/// unless the experiment sweeps `topology.kind`).
-fn reject_unused(spec: &Spec, kind: &Kind) -> SpecResult<()> {
+/// The kind `topology.kind` names, or an error naming it and what is allowed.
+fn chosen(spec: &Spec) -> SpecResult<&'static Kind> {
     let t = &spec.topology;
-    let typed: [(&str, Option<String>); 12] = [
-        ("dims", (!t.dims.is_empty()).then(|| format!("{:?}", t.dims))),
-        ("groups", t.groups.map(|v| v.to_string())),
-        ("switches_per_group", t.switches_per_group.map(|v| v.to_string())),
-        ("global_links_per_switch", t.global_links_per_switch.map(|v| v.to_string())),
-        ("global_arrangement", t.global_arrangement.as_ref().map(|v| format!("{v:?}"))),
-        ("leaves_per_group", t.leaves_per_group.map(|v| v.to_string())),
-        ("spines_per_group", t.spines_per_group.map(|v| v.to_string())),
-        ("k", t.k.map(|v| v.to_string())),
-        ("levels", t.levels.map(|v| v.to_string())),
-        ("chassis", t.chassis.map(|v| v.to_string())),
-        ("blades", t.blades.map(|v| v.to_string())),
-        ("column_links", t.column_links.map(|v| v.to_string())),
-    ];
-    let left = spec.keys_left_to_others("topology.kind", KINDS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
-    let set = typed.into_iter().filter_map(|(key, v)| v.map(|v| (key, v))).chain(t.kind_keys.iter().map(|(k, v)| (k.as_str(), v.to_string())));
-    for (key, value) in set {
-        if kind.keys.iter().any(|k| k.name == key) || left.contains(&key) {
-            continue;
-        }
-        let chosen = format!("topology.kind = {:?}", t.kind);
-        let names: Vec<&str> = std::iter::once("kind").chain(kind.keys.iter().map(|k| k.name)).collect();
-        return Err(crate::spec::unknown_key("topology", key, value, &chosen, &names));
-    }
-    Ok(())
+    kind(&t.kind).ok_or_else(|| SpecError::new("topology.kind", format!("{:?}", t.kind), format!("unknown topology; allowed: {}", kind_names())))
 }
 
-/// A kind's own keys, read by serde from `[topology]` (those the engine has no field for):
-/// the per-kind spec type of a kind added without touching the spec. Errors name the key.
+/// The chosen kind's own `[topology]` keys, read into its key type `T` (`spec::read_own_keys`):
+/// a key of another kind is refused, unless the experiment sweeps `topology.kind`; a key
+/// named like one of another kind (`groups`) is the chosen kind's all the same.
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
-    let keys = &spec.topology.kind_keys;
-    let mut table: serde_json::Map<String, serde_json::Value> = keys.clone().into_iter().collect();
-    // Keys the spec still reads into typed fields (`groups`, `dims`, `k`, ...) are a kind's
-    // own as well when it declares them: a new kind may name a key `groups`.
-    if let Ok(serde_json::Value::Object(typed)) = serde_json::to_value(&spec.topology) {
-        for (k, v) in typed {
-            let unset = v.is_null() || v.as_array().is_some_and(Vec::is_empty);
-            if k != "kind" && !unset && !table.contains_key(&k) {
-                table.insert(k, v);
-            }
-        }
-    }
-    let table = serde_json::Value::Object(table);
-    T::deserialize(&table).map_err(|e| {
-        let msg = e.to_string();
-        if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
-            return SpecError::new(format!("topology.{missing}"), "", format!("missing; topology.kind = {:?} needs it", spec.topology.kind));
-        }
-        // A wrong value: serde names the type it wanted; the key is the one whose value it saw.
-        let key = keys.iter().find(|(_, v)| msg.contains(&v.to_string())).map(|(k, _)| k.clone());
-        let msg = msg.replace("invalid type: ", "wrong type: ").replace('`', "");
-        match key {
-            Some(k) => SpecError::new(format!("topology.{k}"), keys[&k].to_string(), msg),
-            None => SpecError::new("topology", format!("{:?}", spec.topology.kind), msg),
-        }
-    })
+    let k = chosen(spec)?;
+    let chosen = format!("topology.kind = {:?}", k.name);
+    let others = spec.keys_left_to_others("topology.kind", KINDS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
+    crate::spec::read_own_keys("topology", &chosen, &spec.topology.kind_keys, TABLE_KEYS, k.keys, &others)
+}
+
+/// `spec` with its `[topology]` table as the normalised spec writes it (`spec::list_keys`):
+/// the chosen kind's keys with their defaults, the other kinds' keys null.
+pub fn with_listed_keys(mut spec: Spec) -> Spec {
+    let own = kind(&spec.topology.kind).map_or(serde_json::Value::Null, |k| (k.defaults)());
+    crate::spec::list_keys(&mut spec.topology.kind_keys, own, KINDS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
+    spec
 }
 
 /// Hops between every pair of the `n` switches, `[a * n + b]`, by one breadth-first search
@@ -293,9 +281,9 @@ impl ServerMap {
 }
 
 pub fn build(spec: &Spec) -> SpecResult<Arc<dyn Topology>> {
-    let t = &spec.topology;
-    let k = kind(&t.kind).ok_or_else(|| SpecError::new("topology.kind", format!("{:?}", t.kind), format!("unknown topology; allowed: {}", kind_names())))?;
-    reject_unused(spec, k)?;
+    let k = chosen(spec)?;
+    // Unknown keys and wrong types, for every kind (those without keys read none).
+    own_keys::<serde_json::Value>(spec)?;
     (k.build)(spec)
 }
 

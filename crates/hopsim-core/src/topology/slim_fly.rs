@@ -19,22 +19,22 @@
 use super::{check_size, LinkClass, PortPeer, Topology};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
-use serde::Deserialize;
 
 pub const KIND: super::Kind = super::Kind {
     name: "slim_fly",
     about: "Slim Fly: the diameter-2 MMS graph of a prime q, (3q - δ)/2 network ports per switch (q = 4w + δ)",
-    keys: &[
-        super::Key { name: "q", default: "required", meaning: "a prime of at least 3: 2q^2 switches, up to q = 43 (the minimal routing's table)" },
-        super::servers_per_switch_key!("ceil(ports / 2)"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "ceil(ports / 2)",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
-/// The keys only a Slim Fly has, read from `[topology]`.
-#[derive(Deserialize)]
-struct Keys {
-    q: u64,
+keys! {
+    /// The keys of a Slim Fly, read from `[topology]`.
+    struct Keys {
+        /// a prime of at least 3: 2q^2 switches, up to q = 43 (the minimal routing's table)
+        q: u64 = required,
+    }
 }
 
 pub fn build(spec: &Spec) -> SpecResult<SlimFly> {

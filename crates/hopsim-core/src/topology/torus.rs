@@ -13,21 +13,29 @@ pub struct Grid {
 pub const KIND: super::Kind = super::Kind {
     name: "torus",
     about: "k-ary n-cube: a ring of switches in every dimension",
-    keys: &[
-        super::Key { name: "dims", default: "required", meaning: "switches per dimension, e.g. [10, 10, 10]; 1 to 16 dimensions of at least 2" },
-        super::servers_per_switch_key!("1"),
-    ],
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    servers_per_switch: "1",
     build: |spec| Ok(std::sync::Arc::new(build(spec)?)),
 };
 
+keys! {
+    /// The keys of a torus, read from `[topology]`.
+    struct Keys {
+        /// switches per dimension, e.g. [10, 10, 10]; 1 to 16 dimensions of at least 2
+        dims: Option<Vec<usize>> = "required" => None,
+    }
+}
+
 pub fn build(spec: &Spec) -> SpecResult<Grid> {
-    Grid::from_spec(spec, true)
+    let Keys { dims } = super::own_keys(spec)?;
+    Grid::from_spec(spec, dims.unwrap_or_default(), true)
 }
 
 impl Grid {
-    pub(super) fn from_spec(spec: &Spec, wrap: bool) -> SpecResult<Grid> {
+    /// The grid of `dims` (a kind's `topology.dims`, empty when not given).
+    pub(super) fn from_spec(spec: &Spec, dims: Vec<usize>, wrap: bool) -> SpecResult<Grid> {
         let t = &spec.topology;
-        let dims = &t.dims;
         let kind = if wrap { "torus" } else { "mesh" };
         if dims.is_empty() || dims.len() > 16 {
             return Err(SpecError::new("topology.dims", format!("{dims:?}"), format!("a {kind} needs 1 to 16 dimensions, e.g. [8, 8]")));
@@ -54,7 +62,7 @@ impl Grid {
                 format!("{servers} servers ({switches} switches) is more than the 2^28 supported: at most {} per switch", (1u128 << 28) / switches),
             ));
         }
-        Ok(Grid { grid: Cartesian::new(dims.clone(), wrap), servers_per_switch, kind })
+        Ok(Grid { grid: Cartesian::new(dims, wrap), servers_per_switch, kind })
     }
 }
 

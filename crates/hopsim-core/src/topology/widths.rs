@@ -26,7 +26,7 @@ impl Spec {
         if topo.diameter() * 2 > u16::MAX as usize {
             return Err(SpecError::new(
                 "topology.dims",
-                format!("{:?}", self.topology.dims),
+                format!("{:?}", topo.dims()),
                 format!("diameter {} is too long: paths of up to twice the diameter are counted in 16 bits (at most 32767)", topo.diameter()),
             ));
         }

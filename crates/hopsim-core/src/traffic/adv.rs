@@ -30,7 +30,7 @@ impl TrafficPattern for Adv {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "adv",
     about: "ADV+i: the server at the same position in group G+i (dragonflies)",
-    keys: super::ADV_KEYS,
-    defaults: crate::spec::defaults_of::<super::AdvKeys>,
+    keys: super::AdvKeys::KEYS,
+    defaults: super::AdvKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Adv::new(cx)?)),
 };

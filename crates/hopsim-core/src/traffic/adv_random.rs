@@ -30,7 +30,7 @@ impl TrafficPattern for AdvRandom {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "adv_random",
     about: "ADVr+i: a random server of group G+i (dragonflies)",
-    keys: super::ADV_KEYS,
-    defaults: crate::spec::defaults_of::<super::AdvKeys>,
+    keys: super::AdvKeys::KEYS,
+    defaults: super::AdvKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(AdvRandom::new(cx)?)),
 };

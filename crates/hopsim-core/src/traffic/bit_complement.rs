@@ -11,7 +11,7 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "bit_complement",
     about: "switch (k0-1-c0, k1-1-c1, ...)",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

@@ -6,20 +6,13 @@ use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
 use rand::Rng as _;
 
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default = "server_0")]
-    hotspots: Vec<usize>,
-    #[serde(default = "one_tenth")]
-    hotspot_fraction: f64,
-}
-
-fn server_0() -> Vec<usize> {
-    vec![0]
-}
-fn one_tenth() -> f64 {
-    0.1
+keys! {
+    struct Keys {
+        /// the hot servers
+        hotspots: Vec<usize> = "[0]" => vec![0],
+        /// the share of packets the hot servers receive
+        hotspot_fraction: f64 = 0.1,
+    }
 }
 
 pub struct Hotspot {
@@ -67,10 +60,7 @@ impl TrafficPattern for Hotspot {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "hotspot",
     about: "a hot server with probability hotspot_fraction, else uniform",
-    keys: &[
-        crate::spec::Key { name: "hotspots", default: "[0]", meaning: "the hot servers" },
-        crate::spec::Key { name: "hotspot_fraction", default: "0.1", meaning: "the share of packets the hot servers receive" },
-    ],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Hotspot::new(cx)?)),
 };

@@ -11,12 +11,11 @@ use crate::routing::Rng;
 use rand_distr::{Distribution, WeightedAliasIndex};
 use std::path::Path;
 
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    /// The file (`.csv` or `.npy`); required.
-    #[serde(default)]
-    matrix: Option<String>,
+keys! {
+    struct Keys {
+        /// the file of destination weights per source: .csv or .npy, servers x servers, diagonal 0
+        matrix: Option<String> = "required" => None,
+    }
 }
 
 const KEY: &str = "traffic.matrix";
@@ -164,8 +163,8 @@ fn read_npy(reader: std::fs::File, at: &dyn Fn(String) -> SpecError, add: &mut A
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "matrix",
     about: "destinations drawn from a file of weights per source (CSV or .npy, one row and one column per server)",
-    keys: &[crate::spec::Key { name: "matrix", default: "required", meaning: "the file of destination weights per source: .csv or .npy, servers x servers, diagonal 0" }],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Matrix::new(cx)?)),
 };
 

@@ -33,26 +33,31 @@ pub struct PatternKind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     pub build: fn(&mut PatternCtx) -> SpecResult<Arc<dyn TrafficPattern>>,
 }
 
-/// Every traffic pattern, in the order `hopsim list` and error messages give them.
-pub const PATTERNS: &[PatternKind] = &[
-    uniform::KIND,
-    random_pairs::KIND,
-    random_permutation::KIND,
-    shift::KIND,
-    transpose::KIND,
-    bit_complement::KIND,
-    tornado::KIND,
-    hotspot::KIND,
-    adv::KIND,
-    adv_random::KIND,
-    matrix::KIND,
-];
+registry! {
+    /// The traffic patterns, as `traffic.pattern` names them: one line each, its variant and
+    /// its entry, declared in its file.
+    enum Pattern;
+    /// Every traffic pattern, in the order `hopsim list` and error messages give them.
+    const PATTERNS: [PatternKind] = {
+        Uniform => uniform::KIND,
+        RandomPairs => random_pairs::KIND,
+        RandomPermutation => random_permutation::KIND,
+        Shift => shift::KIND,
+        Transpose => transpose::KIND,
+        BitComplement => bit_complement::KIND,
+        Tornado => tornado::KIND,
+        Hotspot => hotspot::KIND,
+        Adv => adv::KIND,
+        AdvRandom => adv_random::KIND,
+        Matrix => matrix::KIND,
+    }
+}
 
 /// The `[traffic]` keys of every pattern (the others are declared by the patterns that read them).
 pub const TABLE_KEYS: &[Key] = &[
@@ -63,21 +68,13 @@ pub const TABLE_KEYS: &[Key] = &[
     Key { name: "burst", default: "none", meaning: "another pattern at another load during [start, start + cycles)" },
 ];
 
-/// The key both ADV patterns read, and its type.
-const ADV_KEYS: &[Key] = &[Key { name: "adv_offset", default: "h (global links per switch)", meaning: "the group offset i of ADV+i / ADVr+i" }];
-
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct AdvKeys {
-    /// Group offset i of ADV+i (default: global links per switch, h).
-    #[serde(default)]
-    adv_offset: Option<usize>,
+keys! {
+    /// The key both ADV patterns read.
+    pub(crate) struct AdvKeys {
+        /// the group offset i of ADV+i / ADVr+i
+        adv_offset: Option<usize> = "h (global links per switch)" => None,
+    }
 }
-
-/// The key type of a pattern that reads no `[traffic]` keys of its own.
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoKeys {}
 
 /// The chosen pattern's own `[traffic]` keys, read into its key type `T`.
 pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec) -> SpecResult<T> {
@@ -103,7 +100,7 @@ pub fn with_listed_keys(mut spec: Spec) -> Spec {
 
 /// The pattern `traffic.pattern` names.
 pub fn pattern(name: &str) -> Option<&'static PatternKind> {
-    PATTERNS.iter().find(|p| p.name == name)
+    Pattern::from_name(name).map(Pattern::kind)
 }
 
 /// Every pattern's name, comma-separated.

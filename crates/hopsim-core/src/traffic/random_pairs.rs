@@ -46,7 +46,7 @@ impl TrafficPattern for RandomPairs {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "random_pairs",
     about: "its partner in a random perfect matching of the active servers",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(RandomPairs::new(cx)?)),
 };

@@ -45,7 +45,7 @@ impl TrafficPattern for RandomPermutation {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "random_permutation",
     about: "its image in a random permutation of the active servers (no fixed points)",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(RandomPermutation::new(cx)?)),
 };

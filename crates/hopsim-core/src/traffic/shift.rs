@@ -4,12 +4,11 @@
 use super::{PatternCtx, SwitchPermutation};
 use crate::error::{SpecError, SpecResult};
 
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    /// Offset per dimension, in switch coordinates (required).
-    #[serde(default)]
-    shift: Option<Vec<i64>>,
+keys! {
+    struct Keys {
+        /// offset per dimension in switch coordinates, e.g. [7, 7]
+        shift: Option<Vec<i64>> = "none" => None,
+    }
 }
 
 pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
@@ -30,7 +29,7 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "shift",
     about: "same local server at switch (c0+s0, c1+s1, ...) mod k (grids)",
-    keys: &[crate::spec::Key { name: "shift", default: "none", meaning: "offset per dimension in switch coordinates, e.g. [7, 7]" }],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

@@ -13,7 +13,7 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "tornado",
     about: "switch (c0+ceil(k0/2)-1, ...) mod k",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

@@ -19,7 +19,7 @@ pub fn build(ctx: &PatternCtx) -> SpecResult<SwitchPermutation> {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "transpose",
     about: "switch (cn-1, ..., c1, c0) (sides must be symmetric)",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
 };

@@ -30,7 +30,7 @@ impl TrafficPattern for Uniform {
 pub const KIND: super::PatternKind = super::PatternKind {
     name: "uniform",
     about: "a server drawn uniformly among the other active servers",
-    keys: &[],
-    defaults: crate::spec::defaults_of::<super::NoKeys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Uniform::new(cx)?)),
 };

@@ -65,13 +65,15 @@ fn build(cx: &super::PolicyCtx) -> crate::error::SpecResult<std::sync::Arc<dyn V
 pub const DATELINE: super::PolicyKind = super::PolicyKind {
     name: "dateline",
     about: "tori: the lower half of the VCs before a ring's wrap-around link, the upper half after it",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build,
 };
 
 pub const DATELINE_PARTITION: super::PolicyKind = super::PolicyKind {
     name: "dateline_partition",
     about: "tori: the upper half for a whole dimension whose path crosses the wrap-around link (BookSim2)",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build,
 };

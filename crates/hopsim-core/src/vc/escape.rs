@@ -55,7 +55,8 @@ impl VcPolicy for Escape {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "escape",
     about: "Duato's escape VCs: DOR with a dateline on the lowest VCs, the others adaptive",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| {
         let wrap = cx.wrap();
         let need = if wrap { "3 VCs (2 escape with a dateline + 1 adaptive)" } else { "2 VCs (1 escape + 1 adaptive)" };

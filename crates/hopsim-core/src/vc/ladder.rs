@@ -63,12 +63,13 @@ impl VcPolicy for Ladder {
     }
 }
 
-/// The key both ladders read.
-const VCS_PER_STEP: crate::spec::Key = crate::spec::Key {
-    name: "ladder_vcs_per_step",
-    default: "0",
-    meaning: "VCs per step, lowest first, the rest unused; 0 spreads all of router.vcs over the steps",
-};
+keys! {
+    /// The key both ladders read.
+    pub(super) struct LadderKeys {
+        /// VCs per step, lowest first, the rest unused; 0 spreads all of router.vcs over the steps
+        ladder_vcs_per_step: usize = 0,
+    }
+}
 
 /// A ladder (`reuse`: `ladder_reuse`) over the VCs `routing.ladder_vcs_per_step` gives it,
 /// with one step per hop of the routing's longest path.
@@ -76,7 +77,7 @@ pub(super) fn checked(cx: &super::PolicyCtx, reuse: bool) -> crate::error::SpecR
     use crate::error::SpecError;
     let (vcs, spec) = (cx.vcs(), cx.spec);
     let steps = cx.max_hops.max(1);
-    let per_step = spec.routing.ladder_vcs_per_step;
+    let LadderKeys { ladder_vcs_per_step: per_step } = super::own_keys(spec, Some(cx.policy))?;
     if per_step.saturating_mul(steps) > vcs {
         return Err(SpecError::new(
             "routing.ladder_vcs_per_step",
@@ -96,8 +97,7 @@ pub(super) fn checked(cx: &super::PolicyCtx, reuse: bool) -> crate::error::SpecR
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "ladder",
     about: "the i-th hop on VC class i, one class per hop of the longest path",
-    keys: &[VCS_PER_STEP],
+    keys: LadderKeys::KEYS,
+    defaults: LadderKeys::defaults,
     build: |cx| checked(cx, false),
 };
-
-pub(super) const REUSE_KEYS: &[crate::spec::Key] = &[VCS_PER_STEP];

@@ -10,6 +10,7 @@ pub fn build(vcs: usize, steps: usize) -> Option<Ladder> {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "ladder_reuse",
     about: "ladder whose i-th hop may take any class up to i",
-    keys: super::ladder::REUSE_KEYS,
+    keys: super::ladder::LadderKeys::KEYS,
+    defaults: super::ladder::LadderKeys::defaults,
     build: |cx| super::ladder::checked(cx, true),
 };

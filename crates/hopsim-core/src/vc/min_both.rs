@@ -12,6 +12,7 @@ pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "min_both",
     about: "2Phases: VCs by Valiant phase, minimally routed packets on the phase their drawn intermediate says",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| super::two_phases::checked(cx, build),
 };

@@ -10,6 +10,7 @@ pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "min_first",
     about: "2Phases: VCs by Valiant phase, minimally routed packets on the first phase's",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| super::two_phases::checked(cx, build),
 };

@@ -11,6 +11,7 @@ pub fn build(vcs: usize, dragonfly: bool) -> Option<TwoPhases> {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "min_last",
     about: "2Phases: VCs by Valiant phase, minimally routed packets on the second phase's",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| super::two_phases::checked(cx, build),
 };

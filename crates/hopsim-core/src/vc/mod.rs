@@ -83,37 +83,31 @@ impl Policy {
                 SpecError::new("routing.vc_policy", format!("{name:?}"), format!("unknown VC policy; allowed: auto, {all}"))
             })?)
         };
-        Self::refuse_others_keys(spec, policy.map_or(&[][..], |p| p.kind().keys))?;
+        own_keys::<serde_json::Value>(spec, policy)?;
         Ok(policy)
-    }
-
-    /// The policies' own `[routing]` keys (`ladder_vcs_per_step`, 0 when not given) are
-    /// refused by a policy that does not read them, unless the experiment sweeps
-    /// `routing.vc_policy` (one table then serves a ladder and 2Phases).
-    fn refuse_others_keys(spec: &Spec, own: &[Key]) -> SpecResult<()> {
-        let given = [("ladder_vcs_per_step", spec.routing.ladder_vcs_per_step)];
-        let left = spec.keys_left_to_others("routing.vc_policy", POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
-        for (key, value) in given {
-            if value != 0 && !own.iter().any(|k| k.name == key) && !left.contains(&key) {
-                let chosen = format!("routing.vc_policy = {:?}", spec.routing.vc_policy);
-                let names: Vec<&str> = crate::routing::TABLE_KEYS.iter().chain(own).map(|k| k.name).collect();
-                return Err(crate::spec::unknown_key("routing", key, value, &chosen, &names));
-            }
-        }
-        Ok(())
     }
 }
 
-/// `spec` as the normalised spec writes it: a policy's key the named policy does not read
-/// (given for the others of a sweep over `routing.vc_policy`) back at its default, so the
-/// normalised spec of each run is valid input on its own. `auto` keeps it: the policy it
-/// resolves to may read it.
+/// The `[routing]` keys of `policy` (none for `auto`), read into its key type `T`. The
+/// keys of other policies are refused, unless the experiment sweeps `routing.vc_policy` (one
+/// table then serves a ladder and 2Phases); any other key is the algorithm's to read, or
+/// refuse (`routing::own_keys`).
+pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec, policy: Option<Policy>) -> SpecResult<T> {
+    let own = policy.map_or(&[][..], |p| p.kind().keys);
+    let chosen = format!("routing.vc_policy = {:?}", spec.routing.vc_policy);
+    let policies = || POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name);
+    let mut others = spec.keys_left_to_others("routing.vc_policy", policies());
+    others.extend(spec.routing.algorithm_keys.keys().map(String::as_str).filter(|k| !policies().any(|p| p == *k)));
+    crate::spec::read_own_keys("routing", &chosen, &spec.routing.algorithm_keys, crate::spec::ROUTING_TABLE_KEYS, own, &others)
+}
+
+/// `spec` with the policies' `[routing]` keys as the normalised spec writes them
+/// (`spec::list_keys`): the named policy's with their defaults, the others' null, so the
+/// normalised spec of each run of a sweep over `routing.vc_policy` is valid input on its
+/// own. Under `auto` none is listed: a policy's key is refused there.
 pub fn with_own_keys(mut spec: Spec) -> Spec {
-    if let Some(p) = Policy::from_name(spec.routing.vc_policy.as_str()) {
-        if !p.kind().keys.iter().any(|k| k.name == "ladder_vcs_per_step") {
-            spec.routing.ladder_vcs_per_step = 0;
-        }
-    }
+    let own = Policy::from_name(spec.routing.vc_policy.as_str()).map_or(serde_json::Value::Null, |p| (p.kind().defaults)());
+    crate::spec::list_keys(&mut spec.routing.algorithm_keys, own, POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
     spec
 }
 
@@ -123,6 +117,8 @@ pub struct PolicyKind {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
+    /// Its key type's values when nothing is given (`KeyType::defaults`).
+    pub defaults: fn() -> serde_json::Value,
     pub build: fn(&PolicyCtx) -> SpecResult<Arc<dyn VcPolicy>>,
 }
 

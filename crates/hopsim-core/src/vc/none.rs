@@ -29,6 +29,7 @@ impl VcPolicy for AnyVc {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "none",
     about: "every VC everywhere: not deadlock-free, to show the deadlock a policy prevents",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(AnyVc::new(cx.vcs()))),
 };

@@ -62,7 +62,8 @@ impl VcPolicy for PhaseDateline {
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "phase_dateline",
     about: "two-phase routings on grids: VCs by (phase, dateline class)",
-    keys: &[],
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     build: |cx| {
         let wrap = cx.wrap();
         let need = if wrap { "4 VCs (2 phases x 2 dateline classes)" } else { "2 VCs (one per phase)" };

@@ -8,18 +8,14 @@
 use super::{tag, untag, BuildCtx, Ctx, Delivered, MessageSize, Sample, Workload, WorkloadKind};
 use crate::error::{SpecError, SpecResult};
 use crate::nic::Counters;
-use crate::spec::{Key, ProtocolKind, Spec};
-use serde::{Deserialize, Serialize};
-
-const ITERATIONS: Key = Key { name: "iterations", default: "10", meaning: "round trips or windows per pair" };
-const ACK_BYTES: Key = Key { name: "ack_bytes", default: "one packet", meaning: "size of an acknowledgement, in bytes" };
+use crate::spec::{ProtocolKind, Spec};
 
 pub const PING_PONG: WorkloadKind = WorkloadKind {
     name: "ping_pong",
     about: "a message, answered by an acknowledgement; one sample per round trip",
     closed_loop: true,
-    keys: &[ITERATIONS, ACK_BYTES],
-    defaults: crate::spec::defaults_of::<PingPongKeys>,
+    keys: PingPongKeys::KEYS,
+    defaults: PingPongKeys::defaults,
     check: |spec| check(spec, &ping_pong_keys(spec)?),
     build: |cx| build(cx, &ping_pong_keys(cx.spec)?),
 };
@@ -28,20 +24,20 @@ pub const BANDWIDTH: WorkloadKind = WorkloadKind {
     name: "bandwidth",
     about: "window messages, then one acknowledgement; one sample per window",
     closed_loop: true,
-    keys: &[ITERATIONS, Key { name: "window", default: "10", meaning: "messages per window" }, ACK_BYTES],
-    defaults: crate::spec::defaults_of::<BandwidthKeys>,
+    keys: BandwidthKeys::KEYS,
+    defaults: BandwidthKeys::defaults,
     check: |spec| check(spec, &super::own_keys(spec)?),
     build: |cx| build(cx, &super::own_keys(cx.spec)?),
 };
 
-/// `ping_pong`'s keys: a bandwidth test with a window of one message.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PingPongKeys {
-    #[serde(default = "ten")]
-    iterations: u32,
-    #[serde(default)]
-    ack_bytes: Option<f64>,
+keys! {
+    /// `ping_pong`'s keys: a bandwidth test with a window of one message.
+    struct PingPongKeys {
+        /// round trips or windows per pair
+        iterations: u32 = 10,
+        /// size of an acknowledgement, in bytes
+        ack_bytes: Option<f64> = "one packet" => None,
+    }
 }
 
 fn ping_pong_keys(spec: &Spec) -> SpecResult<BandwidthKeys> {
@@ -49,22 +45,15 @@ fn ping_pong_keys(spec: &Spec) -> SpecResult<BandwidthKeys> {
     Ok(BandwidthKeys { iterations, window: 1, ack_bytes })
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BandwidthKeys {
-    /// Windows (round trips) per pair.
-    #[serde(default = "ten")]
-    iterations: u32,
-    /// Messages sent before waiting for one acknowledgement.
-    #[serde(default = "ten")]
-    window: u32,
-    /// Size of an acknowledgement, in bytes (with packet.bytes) or packets; default one packet.
-    #[serde(default)]
-    ack_bytes: Option<f64>,
-}
-
-fn ten() -> u32 {
-    10
+keys! {
+    struct BandwidthKeys {
+        /// round trips or windows per pair
+        iterations: u32 = 10,
+        /// messages per window
+        window: u32 = 10,
+        /// size of an acknowledgement, in bytes
+        ack_bytes: Option<f64> = "one packet" => None,
+    }
 }
 
 impl BandwidthKeys {

@@ -16,19 +16,15 @@ pub const KIND: WorkloadKind = WorkloadKind {
     name: "bernoulli",
     about: "messages at traffic.load, at Bernoulli-drawn cycles",
     closed_loop: false,
-    keys: &[],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     check,
     build: |cx| Ok(Box::new(Bernoulli::new(cx.spec, cx.traffic, cx.message))),
 };
 
-/// It reads no `[workload]` keys of its own.
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {}
 
 fn check(spec: &Spec) -> SpecResult<()> {
-    let Keys {} = super::own_keys(spec)?;
+    let crate::component::NoKeys {} = super::own_keys(spec)?;
     check_load(spec, "bernoulli")
 }
 

@@ -144,7 +144,7 @@ pub struct WorkloadKind {
     pub about: &'static str,
     pub closed_loop: bool,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     /// Its keys in range, and what it needs of the rest of the spec.
@@ -241,6 +241,7 @@ fn refuse_workload_beside_jobs(spec: &Spec) -> SpecResult<()> {
 pub fn with_defaults(spec: &Spec) -> Spec {
     let mut out = spec.clone();
     motifs::with_defaults(&mut out);
+    alloc::with_defaults(&mut out);
     let own = kind(&out).map_or(serde_json::Value::Null, |k| (k.defaults)());
     crate::spec::list_keys(&mut out.workload.kind_keys, own, WORKLOADS.iter().flat_map(|k| k.keys.iter()).map(|k| k.name));
     out

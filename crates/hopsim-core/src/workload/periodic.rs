@@ -16,18 +16,15 @@ pub const KIND: WorkloadKind = WorkloadKind {
     name: "periodic",
     about: "messages at traffic.load, one per fixed interval, every server in step (SST Merlin's offered_load)",
     closed_loop: false,
-    keys: &[],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
     check,
     build: |cx| Ok(Box::new(Periodic::new(cx.spec, cx.traffic, cx.message))),
 };
 
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {}
 
 fn check(spec: &Spec) -> SpecResult<()> {
-    let Keys {} = super::own_keys(spec)?;
+    let crate::component::NoKeys {} = super::own_keys(spec)?;
     if spec.traffic.burst.is_some() {
         return Err(SpecError::new("traffic.burst", "given", "only the bernoulli workload has bursts"));
     }

@@ -4,6 +4,7 @@
 //! keys against the routing algorithms, VC policies, traffic patterns and workloads, which
 //! declare theirs the same way, and for the names of every registered component.
 
+use hopsim_core::component::Component;
 use hopsim_core::spec::Key;
 use hopsim_core::topology::KINDS;
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,7 +37,8 @@ fn topology_keys(cell: &str) -> Vec<String> {
 fn every_topology_kind_and_key_has_its_row_and_every_row_a_key() {
     let cells = key_cells();
     let documented: BTreeSet<String> = cells.iter().flat_map(|(first, _)| topology_keys(first)).collect();
-    let declared: BTreeSet<String> = KINDS.iter().flat_map(|k| k.keys.iter().map(|key| key.name.to_string())).collect();
+    let every = hopsim_core::topology::TABLE_KEYS.iter();
+    let declared: BTreeSet<String> = KINDS.iter().flat_map(|k| k.keys.iter()).chain(every).map(|key| key.name.to_string()).collect();
     let missing: Vec<&String> = declared.difference(&documented).filter(|k| *k != "kind").collect();
     assert!(missing.is_empty(), "keys without a row in docs/experiment-file.md: {missing:?}");
     let stale: Vec<&String> = documented.difference(&declared).filter(|k| *k != "kind").collect();
@@ -133,6 +135,26 @@ fn routing_traffic_and_workload_rows_match_their_registries() {
 }
 
 #[test]
+fn rows_that_differ_from_a_key_type_fail_the_check() {
+    // The traffic keys as the key types declare them pass; a key type with a key more, one
+    // fewer, or another default than docs/experiment-file.md gives must each be caught.
+    use hopsim_core::traffic;
+    let patterns: Vec<&[Key]> = traffic::PATTERNS.iter().map(|p| p.keys).collect();
+    let keys = declared(&[&[traffic::TABLE_KEYS], &patterns[..]].concat());
+    check_table("traffic", &keys);
+    let mut more = keys.clone();
+    more.insert("hotspot_radius".into(), BTreeSet::from(["1".to_string()]));
+    let mut fewer = keys.clone();
+    fewer.remove("shift");
+    let mut other = keys.clone();
+    other.insert("shift".into(), BTreeSet::from(["[1, 1]".to_string()]));
+    for (what, keys) in [("a key more", more), ("a key fewer", fewer), ("another default", other)] {
+        let caught = std::panic::catch_unwind(|| check_table("traffic", &keys));
+        assert!(caught.is_err(), "a traffic key type with {what} than the docs passed the check");
+    }
+}
+
+#[test]
 fn the_pattern_and_motif_tables_match_their_registries() {
     use hopsim_core::{traffic, workload::motifs::MOTIFS};
     // "| `name` | ..." rows of the Traffic patterns table, which follows its heading.
@@ -168,19 +190,30 @@ fn keys_match_their_type(component: &str, keys: &[Key], defaults: serde_json::Va
     }
 }
 
+/// Every registered component of every family, through the one contract they share.
+fn components() -> Vec<(&'static str, &'static dyn Component)> {
+    use hopsim_core::{routing, topology, traffic, vc, workload};
+    fn all<C: Component>(family: &'static str, list: &'static [C]) -> impl Iterator<Item = (&'static str, &'static dyn Component)> {
+        list.iter().map(move |c| (family, c as &dyn Component))
+    }
+    all("topology", topology::KINDS)
+        .chain(all("routing", routing::ALGORITHMS))
+        .chain(all("vc_policy", vc::POLICIES))
+        .chain(all("traffic", traffic::PATTERNS))
+        .chain(all("workload", workload::WORKLOADS))
+        .chain(all("motif", workload::motifs::MOTIFS))
+        .chain(all("allocation", workload::alloc::POLICIES))
+        .collect()
+}
+
 #[test]
 fn each_components_declared_keys_are_its_key_types_fields() {
-    for p in hopsim_core::traffic::PATTERNS {
-        keys_match_their_type(&format!("traffic {}", p.name), p.keys, (p.defaults)());
+    let found = components();
+    for family in ["topology", "routing", "vc_policy", "traffic", "workload", "motif", "allocation"] {
+        assert!(found.iter().any(|(f, _)| *f == family), "no {family} component found");
     }
-    for a in hopsim_core::routing::ALGORITHMS {
-        keys_match_their_type(&format!("routing {}", a.name), a.keys, (a.defaults)());
-    }
-    for w in hopsim_core::workload::WORKLOADS {
-        keys_match_their_type(&format!("workload {}", w.name), w.keys, (w.defaults)());
-    }
-    for m in hopsim_core::workload::motifs::MOTIFS {
-        keys_match_their_type(&format!("motif {}", m.name), m.keys, (m.defaults)());
+    for (family, c) in found {
+        keys_match_their_type(&format!("{family} {}", c.name()), c.keys(), c.defaults());
     }
     // The keys every motif reads, against the fields of `jobs[].workload` (`motif` is
     // required: given here, and declared as such).

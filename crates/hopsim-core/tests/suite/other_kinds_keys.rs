@@ -56,7 +56,7 @@ fn families() -> Vec<Family> {
     // A job's routing mode: an Aries mode, which reads no `app_aware` key, or app_aware.
     let app_aware = (String::from("app_aware"), APP_AWARE_KEYS.iter().map(|k| k.to_string()).collect());
     let routing_modes = AriesMode::ALL.iter().map(|m| (m.name().to_string(), vec![])).chain([app_aware]).collect();
-    let allocation = hopsim_core::workload::alloc::POLICIES.iter().map(|p| (p.name.to_string(), p.keys.iter().map(|k| k.to_string()).collect())).collect();
+    let allocation = hopsim_core::workload::alloc::POLICIES.iter().map(|p| (p.name.to_string(), p.keys.iter().map(|k| k.name.to_string()).collect())).collect();
     vec![
         Family {
             selector: "topology.kind",
@@ -194,18 +194,45 @@ fn a_key_of_another_motif_is_refused_by_a_whole_check_of_the_spec() {
     );
 }
 
-/// A kind reads its keys with `topology::own_keys`, and may name one like a key the spec
-/// reads into a typed field for older kinds (`groups`, `k`, `dims`): it gets what the user
-/// wrote, not "missing".
+hopsim_core::keys! {
+    /// The keys of a topology kind of this test's own, one named like a key of the
+    /// dragonflies (`groups`), one like the fat tree's (`k`).
+    struct FixtureKeys {
+        /// groups of the fixture
+        groups: usize = required,
+        /// its k
+        k: usize = 2,
+    }
+}
+
+/// The fixture kind's keys, read as a registered kind reads its own (`topology::own_keys`).
+fn fixture_keys(spec: &Spec) -> SpecResult<FixtureKeys> {
+    let given = &spec.topology.kind_keys;
+    hopsim_core::spec::read_own_keys("topology", "topology.kind = \"fixture\"", given, hopsim_core::topology::TABLE_KEYS, FixtureKeys::KEYS, &[])
+}
+
+/// A kind may name its keys like those of other kinds (`groups`, `k`): the spec keeps no
+/// key of one kind in a field of its own, so the kind reads what the user wrote, and a key
+/// it needs and is not given is named as missing.
 #[test]
 fn a_kind_may_name_its_key_groups() {
-    #[derive(serde::Deserialize)]
-    struct Keys {
-        groups: usize,
-        k: usize,
-        file: String,
-    }
-    let s = hopsim_core::spec::from_toml_str("[topology]\nkind = \"graph\"\nfile = \"g.txt\"\ngroups = 5\nk = 3\n[traffic]\nload = 0.1\n").unwrap();
-    let Keys { groups, k, file } = hopsim_core::topology::own_keys(&s).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((groups, k, file.as_str()), (5, 3, "g.txt"));
+    let spec = parse_json(r#"{"topology": {"kind": "fixture", "groups": 5, "k": 3, "servers_per_switch": 2}}"#).unwrap();
+    let FixtureKeys { groups, k } = fixture_keys(&spec).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((groups, k, spec.topology.servers_per_switch), (5, 3, Some(2)));
+
+    let spec = parse_json(r#"{"topology": {"kind": "fixture"}}"#).unwrap();
+    let e = fixture_keys(&spec).err().expect("groups is required");
+    assert_eq!(e.to_string(), "topology.groups: missing; topology.kind = \"fixture\" needs it");
+    let spec = parse_json(r#"{"topology": {"kind": "fixture", "groups": 5, "levels": 2}}"#).unwrap();
+    let e = fixture_keys(&spec).err().expect("levels is not the fixture's");
+    assert_eq!(e.to_string(), "topology.levels = 2: unknown key for topology.kind = \"fixture\"; allowed keys: kind, servers_per_switch, groups, k");
+    let spec = parse_json(r#"{"topology": {"kind": "fixture", "groups": "five"}}"#).unwrap();
+    let e = fixture_keys(&spec).err().expect("groups is a number");
+    assert!(e.to_string().starts_with("topology.groups = \"five\": wrong type"), "{e}");
+
+    // The registered kinds read theirs alike: a dragonfly's `groups`, a fat tree's `k`.
+    let df = parse_json(r#"{"topology": {"kind": "dragonfly", "switches_per_group": 2, "global_links_per_switch": 1, "groups": 2}}"#).unwrap();
+    assert_eq!(hopsim_core::topology::build(&df).unwrap().groups(), 2);
+    let ft = parse_json(r#"{"topology": {"kind": "fat_tree", "k": 3, "levels": 2}}"#).unwrap();
+    assert_eq!(hopsim_core::topology::build(&ft).unwrap().num_switches(), 6);
 }

@@ -152,3 +152,33 @@ fn the_normalised_spec_lists_the_workload_and_pattern_keys_as_one_table_did() {
     let swept = from_toml_str(&format!("{ping_pong}[sweep]\n\"workload.kind\" = [\"ping_pong\", \"bandwidth\"]\n")).unwrap();
     hopsim_core::engine::Simulation::check(&swept).unwrap();
 }
+
+#[test]
+fn a_spec_json_of_an_older_build_reads_and_normalises_as_today() {
+    // Older builds kept the topology kinds' keys, `routing.ladder_vcs_per_step` and the
+    // allocation keys in fields of the spec, and wrote them into every run folder's
+    // spec.json at their unset values, whichever kind ran: `dims = []`, nulls, 0.
+    let old = serde_json::json!({
+        "topology": {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "dims": [], "groups": null, "k": null,
+                     "levels": null, "global_arrangement": null, "leaves_per_group": null, "spines_per_group": null, "chassis": null,
+                     "blades": null, "column_links": null},
+        "router": {"vcs": 4},
+        "routing": {"algorithm": "minimal", "vc_policy": "min_first", "ladder_vcs_per_step": 0},
+        "traffic": {},
+        "jobs": [{"name": "a", "ranks": 2, "workload": {"motif": "barrier"}, "allocation": {"policy": "explicit", "offset": 0, "servers": [0, 5]}}],
+    });
+    let today = serde_json::json!({
+        "topology": {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2},
+        "router": {"vcs": 4},
+        "routing": {"algorithm": "minimal", "vc_policy": "min_first"},
+        "traffic": {},
+        "jobs": [{"name": "a", "ranks": 2, "workload": {"motif": "barrier"}, "allocation": {"policy": "explicit", "servers": [0, 5]}}],
+    });
+    let normalised = |v: &serde_json::Value| -> serde_json::Value { serde_json::from_str(&hopsim_core::normalise_json(&v.to_string()).unwrap()).unwrap() };
+    assert_eq!(normalised(&old), normalised(&today));
+    let validated: serde_json::Value = serde_json::from_str(&hopsim_core::validate_json(&old.to_string()).unwrap_or_else(|e| panic!("{e}"))).unwrap();
+    assert_eq!(validated, normalised(&today));
+    // Given today, those values are a kind's or a policy's own keys: refused where unread.
+    let e = hopsim_core::validate_json(&serde_json::json!({"topology": {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "dims": [4]}, "traffic": {"load": 0.1}}).to_string()).unwrap_err();
+    assert_eq!(e.to_string(), "topology.dims = [4]: unknown key for topology.kind = \"dragonfly\"; allowed keys: kind, servers_per_switch, switches_per_group, global_links_per_switch, groups, global_arrangement");
+}

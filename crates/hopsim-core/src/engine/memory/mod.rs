@@ -391,10 +391,8 @@ fn value_of(spec: &Spec, key: &str) -> String {
     let t = &spec.topology;
     let opt = |v: Option<usize>| v.map(|x| x.to_string()).unwrap_or_default();
     match key {
-        "topology.dims" => format!("{:?}", t.dims),
-        "topology.groups" => opt(t.groups),
-        "topology.levels" => opt(t.levels),
         "topology.servers_per_switch" => opt(t.servers_per_switch),
+        _ if key.starts_with("topology.") => t.given(&key["topology.".len()..]).unwrap_or_default(),
         "router.input_buffer" => r.input_buffer.to_string(),
         "router.output_buffer" => r.output_buffer.to_string(),
         "router.input_buffer_phits" => opt(r.input_buffer_phits),

@@ -3,6 +3,24 @@
 use super::{Allocation, Machine};
 use crate::routing::Rng;
 
+keys! {
+    struct Keys {
+        /// the server of each rank
+        servers: Option<Vec<usize>> = "required" => None,
+    }
+}
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    name: "explicit",
+    about: "the server of each rank, as listed",
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    make: |spec, i| {
+        let Keys { servers } = super::own_keys(spec, i)?;
+        Ok(Box::new(Explicit { servers: servers.unwrap_or_default() }))
+    },
+};
+
 pub struct Explicit {
     pub servers: Vec<usize>,
 }

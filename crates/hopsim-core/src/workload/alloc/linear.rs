@@ -3,6 +3,24 @@
 use super::{take, Allocation, Machine};
 use crate::routing::Rng;
 
+keys! {
+    struct Keys {
+        /// where placing starts: the first server, or the first group for a policy that places by group
+        offset: usize = 0,
+    }
+}
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    name: "linear",
+    about: "consecutive free servers from offset",
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    make: |spec, i| {
+        let Keys { offset } = super::own_keys(spec, i)?;
+        Ok(Box::new(Linear { offset }))
+    },
+};
+
 pub struct Linear {
     pub offset: usize,
 }

@@ -10,7 +10,7 @@ mod spread;
 
 use crate::routing::Rng;
 use crate::error::{SpecError, SpecResult};
-use crate::spec::{AllocationSpec, Spec};
+use crate::spec::Spec;
 
 /// The servers as an allocator sees them.
 pub struct Machine {
@@ -59,70 +59,77 @@ pub trait Allocation {
     fn place(&self, ranks: usize, machine: &Machine, rng: &mut Rng) -> Result<Vec<u32>, String>;
 }
 
-/// An allocation policy as `jobs[].allocation.policy` names it: the keys of the allocation
-/// table it reads besides `policy`, and how it is made from them.
+/// An allocation policy as `jobs[].allocation.policy` names it, declared in its file: the
+/// keys of the allocation table it reads besides `policy` (its key type's), and how it is
+/// made from them.
 pub struct PolicyKind {
     pub name: &'static str,
     pub about: &'static str,
-    pub keys: &'static [&'static str],
-    make: fn(&AllocationSpec) -> Box<dyn Allocation>,
+    pub keys: &'static [crate::spec::Key],
+    /// Its key type's values when nothing is given (`KeyType::defaults`).
+    pub defaults: fn() -> serde_json::Value,
+    /// The policy of job `i` (`spec.jobs[i]`), its keys read with `own_keys`.
+    make: fn(&Spec, usize) -> SpecResult<Box<dyn Allocation>>,
 }
 
-/// Every allocation policy, in the order error messages give them.
-pub const POLICIES: [PolicyKind; 6] = [
-    PolicyKind { name: "linear", about: "consecutive free servers from offset", keys: &["offset"], make: |a| Box::new(linear::Linear { offset: a.offset }) },
-    PolicyKind { name: "random", about: "free servers drawn at random", keys: &[], make: |_| Box::new(random::Random) },
-    PolicyKind { name: "spread", about: "round robin over groups from offset", keys: &["offset", "groups"], make: |a| Box::new(spread::Spread { first_group: a.offset, groups: a.groups }) },
-    PolicyKind { name: "per_group", about: "fill one group before the next, from group offset", keys: &["offset"], make: |a| Box::new(per_group::PerGroup { first_group: a.offset }) },
-    PolicyKind { name: "routers", about: "a fixed set of routers, as the SC'19 noise paper placed its jobs: `routers` routers over `groups` groups from group offset, ranks in blocks per router", keys: &["offset", "groups", "routers"], make: |a| Box::new(routers::Routers { routers: a.routers, groups: a.groups, first_group: a.offset }) },
-    PolicyKind { name: "explicit", about: "the server of each rank, as listed", keys: &["servers"], make: |a| Box::new(explicit::Explicit { servers: a.servers.clone().unwrap_or_default() }) },
-];
-
-/// The `jobs[].allocation` keys the policies read besides `policy`, as `hopsim list` shows them.
-pub const KEYS: &[crate::spec::Key] = &[
-    // The policies that read a key are their entries' `keys`; `hopsim list` shows each key
-    // under them, so its meaning does not name them.
-    crate::spec::Key { name: "offset", default: "0", meaning: "where placing starts: the first server, or the first group for a policy that places by group" },
-    crate::spec::Key { name: "groups", default: "all", meaning: "over how many groups, from offset on (all of them when not given)" },
-    crate::spec::Key { name: "routers", default: "required", meaning: "how many routers the job occupies, shared evenly over its groups" },
-    crate::spec::Key { name: "servers", default: "required", meaning: "the server of each rank" },
-];
+registry! {
+    /// The allocation policies, as `jobs[].allocation.policy` names them: one line each, its
+    /// variant and its entry, declared in its file.
+    enum Policy;
+    /// Every allocation policy, in the order error messages give them.
+    const POLICIES: [PolicyKind] = {
+        Linear => linear::KIND,
+        Random => random::KIND,
+        Spread => spread::KIND,
+        PerGroup => per_group::KIND,
+        Routers => routers::KIND,
+        Explicit => explicit::KIND,
+    }
+}
 
 /// Each policy with the keys it reads, for `hopsim list`.
 pub fn policies_json() -> Vec<serde_json::Value> {
     POLICIES
         .iter()
         .map(|p| {
-            let keys: Vec<_> = KEYS.iter().filter(|k| p.keys.contains(&k.name)).map(crate::spec::Key::json).collect();
+            let keys: Vec<_> = p.keys.iter().map(crate::spec::Key::json).collect();
             serde_json::json!({"name": p.name, "about": p.about, "keys": keys})
         })
         .collect()
 }
 
-/// The policy job `i`'s `allocation.policy` names, refusing the keys of its table that the
-/// policy does not read (those of another policy too, unless the experiment sweeps it).
-pub fn build(spec: &Spec, i: usize) -> SpecResult<Box<dyn Allocation>> {
+/// The policy job `i`'s `allocation.policy` names, or an error naming it and what is allowed.
+fn kind(spec: &Spec, i: usize) -> SpecResult<&'static PolicyKind> {
     let a = &spec.jobs[i].allocation;
-    let selector = format!("jobs[{i}].allocation.policy");
-    let Some(kind) = POLICIES.iter().find(|p| p.name == a.policy) else {
+    Policy::from_name(&a.policy).map(Policy::kind).ok_or_else(|| {
         let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
-        return Err(SpecError::new(selector, format!("{:?}", a.policy), format!("allowed: {}", names.join(", "))));
-    };
-    // `offset` is 0 when not given.
-    let given = [
-        ("offset", (a.offset != 0).then(|| a.offset.to_string())),
-        ("groups", a.groups.map(|g| g.to_string())),
-        ("routers", a.routers.map(|r| r.to_string())),
-        ("servers", a.servers.as_ref().map(|s| format!("{s:?}"))),
-    ];
-    let left = spec.keys_left_to_others(&selector, POLICIES.iter().flat_map(|p| p.keys.iter().copied()));
-    for (key, value) in given {
-        if let Some(value) = value.filter(|_| !kind.keys.contains(&key) && !left.contains(&key)) {
-            let names: Vec<&str> = std::iter::once("policy").chain(kind.keys.iter().copied()).collect();
-            return Err(crate::spec::unknown_key(&format!("jobs[{i}].allocation"), key, value, &format!("{selector} = {:?}", a.policy), &names));
-        }
+        SpecError::new(format!("jobs[{i}].allocation.policy"), format!("{:?}", a.policy), format!("allowed: {}", names.join(", ")))
+    })
+}
+
+/// Job `i`'s policy's own keys of its allocation table, read into its key type `T`; the
+/// keys of other policies are refused, unless the experiment sweeps the job's policy.
+pub fn own_keys<T: serde::de::DeserializeOwned>(spec: &Spec, i: usize) -> SpecResult<T> {
+    let k = kind(spec, i)?;
+    let selector = format!("jobs[{i}].allocation.policy");
+    let chosen = format!("{selector} = {:?}", k.name);
+    let others = spec.keys_left_to_others(&selector, POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
+    let given = &spec.jobs[i].allocation.policy_keys;
+    crate::spec::read_own_keys(&format!("jobs[{i}].allocation"), &chosen, given, crate::spec::ALLOCATION_TABLE_KEYS, k.keys, &others)
+}
+
+/// The policy job `i`'s `allocation.policy` names, made from its keys.
+pub fn build(spec: &Spec, i: usize) -> SpecResult<Box<dyn Allocation>> {
+    (kind(spec, i)?.make)(spec, i)
+}
+
+/// `spec` with each job's allocation table as the normalised spec writes it
+/// (`spec::list_keys`): the policy's keys with their defaults, the other policies' null.
+pub fn with_defaults(spec: &mut Spec) {
+    for i in 0..spec.jobs.len() {
+        let own = kind(spec, i).map_or(serde_json::Value::Null, |k| (k.defaults)());
+        crate::spec::list_keys(&mut spec.jobs[i].allocation.policy_keys, own, POLICIES.iter().flat_map(|p| p.keys.iter()).map(|k| k.name));
     }
-    Ok((kind.make)(a))
 }
 
 /// Take the first `ranks` of `candidates` (free servers in the policy's order).

@@ -4,6 +4,24 @@
 use super::{take, Allocation, Machine};
 use crate::routing::Rng;
 
+keys! {
+    struct Keys {
+        /// where placing starts: the first server, or the first group for a policy that places by group
+        offset: usize = 0,
+    }
+}
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    name: "per_group",
+    about: "fill one group before the next, from group offset",
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    make: |spec, i| {
+        let Keys { offset } = super::own_keys(spec, i)?;
+        Ok(Box::new(PerGroup { first_group: offset }))
+    },
+};
+
 pub struct PerGroup {
     pub first_group: usize,
 }

@@ -4,6 +4,17 @@ use super::{take, Allocation, Machine};
 use crate::routing::Rng;
 use rand::seq::SliceRandom;
 
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    name: "random",
+    about: "free servers drawn at random",
+    keys: crate::component::NoKeys::KEYS,
+    defaults: crate::component::NoKeys::defaults,
+    make: |spec, i| {
+        let crate::component::NoKeys {} = super::own_keys(spec, i)?;
+        Ok(Box::new(Random))
+    },
+};
+
 pub struct Random;
 
 impl Allocation for Random {

@@ -17,6 +17,28 @@
 use super::{Allocation, KeyError, Machine};
 use crate::routing::Rng;
 
+keys! {
+    struct Keys {
+        /// where placing starts: the first server, or the first group for a policy that places by group
+        offset: usize = 0,
+        /// over how many groups, from offset on (all of them when not given)
+        groups: Option<usize> = "all" => None,
+        /// how many routers the job occupies, shared evenly over its groups
+        routers: Option<usize> = "required" => None,
+    }
+}
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    name: "routers",
+    about: "a fixed set of routers, as the SC'19 noise paper placed its jobs: `routers` routers over `groups` groups from group offset, ranks in blocks per router",
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    make: |spec, i| {
+        let Keys { offset, groups, routers } = super::own_keys(spec, i)?;
+        Ok(Box::new(Routers { routers, groups, first_group: offset }))
+    },
+};
+
 pub struct Routers {
     pub routers: Option<usize>,
     pub groups: Option<usize>,

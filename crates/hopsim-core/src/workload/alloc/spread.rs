@@ -5,6 +5,26 @@
 use super::{Allocation, Machine};
 use crate::routing::Rng;
 
+keys! {
+    struct Keys {
+        /// where placing starts: the first server, or the first group for a policy that places by group
+        offset: usize = 0,
+        /// over how many groups, from offset on (all of them when not given)
+        groups: Option<usize> = "all" => None,
+    }
+}
+
+pub const KIND: super::PolicyKind = super::PolicyKind {
+    name: "spread",
+    about: "round robin over groups from offset",
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
+    make: |spec, i| {
+        let Keys { offset, groups } = super::own_keys(spec, i)?;
+        Ok(Box::new(Spread { first_group: offset, groups }))
+    },
+};
+
 pub struct Spread {
     pub first_group: usize,
     pub groups: Option<usize>,

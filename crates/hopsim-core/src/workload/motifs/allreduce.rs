@@ -4,20 +4,15 @@
 //! number differs in that step's bit.
 
 use super::collectives::{recursive_doubling, ring};
-use super::{Motif, MotifInfo, Op, BYTES};
+use super::{Motif, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
 use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "allreduce",
     about: "allreduce of a vector, ring or recursive doubling",
-    keys: &[
-        crate::spec::Key { name: "algorithm", default: "ring", meaning: "ring or recursive_doubling" },
-        BYTES,
-        crate::spec::Key { name: "elements", default: "none", meaning: "the vector's size in elements instead of bytes" },
-        super::ELEMENT_BYTES,
-    ],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| vector_bytes(cx, &cx.own_keys()?).map(drop),
     build: |cx| {
@@ -30,20 +25,17 @@ pub const KIND: MotifInfo = MotifInfo {
     },
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    /// Default: ring.
-    #[serde(default)]
-    algorithm: Option<Algorithm>,
-    /// The whole vector's size (default 8 bytes).
-    #[serde(default)]
-    bytes: Option<u64>,
-    /// Or the vector's size in elements of `element_bytes`.
-    #[serde(default)]
-    elements: Option<u64>,
-    #[serde(default = "super::eight")]
-    element_bytes: u64,
+keys! {
+    struct Keys {
+        /// ring or recursive_doubling
+        algorithm: Option<Algorithm> = "ring" => None,
+        /// message size in bytes (given, it needs packet.bytes or a nic.protocol)
+        bytes: Option<u64> = "8 bytes" => None,
+        /// the vector's size in elements instead of bytes
+        elements: Option<u64> = "none" => None,
+        /// bytes per element
+        element_bytes: u64 = 8,
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

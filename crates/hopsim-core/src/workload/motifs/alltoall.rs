@@ -3,31 +3,26 @@
 //! scattered sends, or as MPICH chooses among them by size (`collectives::Alltoall`).
 
 use super::collectives::{bruck_blocks, Alltoall};
-use super::{Motif, MotifInfo, Op, BYTES};
+use super::{Motif, MotifInfo, Op};
 use crate::routing::AriesMode;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "alltoall",
     about: "alltoall, bytes per pair: pairwise exchange, Bruck, scattered sends or MPICH's choice",
-    keys: &[
-        BYTES,
-        crate::spec::Key { name: "algorithm", default: "pairwise", meaning: "pairwise, bruck, scattered, or mpich (MPICH's choice by size: bruck up to 256 bytes a pair, scattered up to 32 KiB, pairwise above)" },
-    ],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| build(cx).map(drop),
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    bytes: Option<u64>,
-    /// Default: pairwise.
-    #[serde(default)]
-    algorithm: Option<Alltoall>,
+keys! {
+    struct Keys {
+        /// message size in bytes (given, it needs packet.bytes or a nic.protocol)
+        bytes: Option<u64> = "8 bytes" => None,
+        /// pairwise, bruck, scattered, or mpich (MPICH's choice by size: bruck up to 256 bytes a pair, scattered up to 32 KiB, pairwise above)
+        algorithm: Option<Alltoall> = "pairwise" => None,
+    }
 }
 
 fn build(cx: &super::MotifCtx) -> crate::error::SpecResult<Exchange> {

@@ -1,13 +1,13 @@
 //! Dissemination barrier: ceil(log2 n) rounds; in round k a rank signals rank + 2^k and
 //! waits for rank - 2^k's signal (mod n).
 
-use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
+use super::{BytesKeys, Motif, MotifInfo, Op};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "barrier",
     about: "dissemination barrier",
-    keys: &[BYTES],
-    defaults: crate::spec::defaults_of::<BytesKeys>,
+    keys: BytesKeys::KEYS,
+    defaults: BytesKeys::defaults,
     typed: super::typed::<BytesKeys>,
     check: |cx| cx.own_message_bytes().map(drop),
     build: |cx| {

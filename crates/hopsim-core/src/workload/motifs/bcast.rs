@@ -2,14 +2,13 @@
 //! the rank that differs in its lowest set bit, then sends to rank + 2^k for each 2^k below
 //! that bit, largest first.
 
-use super::{Motif, MotifInfo, Op, BYTES};
-use serde::{Deserialize, Serialize};
+use super::{Motif, MotifInfo, Op};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "bcast",
     about: "binomial broadcast from a root",
-    keys: &[BYTES, crate::spec::Key { name: "root", default: "0", meaning: "the root rank" }],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| cx.message_bytes(cx.own_keys::<Keys>()?.bytes).map(drop),
     build: |cx| {
@@ -22,13 +21,13 @@ pub const KIND: MotifInfo = MotifInfo {
     },
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    bytes: Option<u64>,
-    #[serde(default)]
-    root: usize,
+keys! {
+    struct Keys {
+        /// message size in bytes (given, it needs packet.bytes or a nic.protocol)
+        bytes: Option<u64> = "8 bytes" => None,
+        /// the root rank
+        root: usize = 0,
+    }
 }
 
 pub struct Binomial {

@@ -2,29 +2,27 @@
 //! `Motif`; `workload::jobs` draws its messages (`Work::OpenLoop`) at the rate `open_loop`
 //! gives.
 
-use super::{MotifCtx, MotifInfo, BYTES};
+use super::{MotifCtx, MotifInfo};
 use crate::error::{SpecError, SpecResult};
 use crate::spec::Spec;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "bernoulli",
     about: "open loop: messages to a random other rank of the job",
-    keys: &[crate::spec::Key { name: "load", default: "required", meaning: "phits per rank per cycle, in (0, 1]" }, BYTES],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| read(cx).map(drop),
     build: |_| Ok(None),
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    /// Required; optional here so that its absence is named as bernoulli's.
-    #[serde(default)]
-    load: Option<f64>,
-    #[serde(default)]
-    bytes: Option<u64>,
+keys! {
+    struct Keys {
+        /// phits per rank per cycle, in (0, 1]
+        load: Option<f64> = "required" => None,
+        /// message size in bytes (given, it needs packet.bytes or a nic.protocol)
+        bytes: Option<u64> = "8 bytes" => None,
+    }
 }
 
 /// Its load (phits per rank per cycle) and message size.

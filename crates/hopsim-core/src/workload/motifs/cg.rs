@@ -6,44 +6,34 @@ use super::allreduce::{allreduce, Algorithm};
 use super::halo::{Exchange, Shape, Stencil};
 use super::{Motif, MotifCtx, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
-use crate::spec::Key;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "cg",
     about: "conjugate gradient: 3D halo exchange, then allreduces of one double",
-    keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES, STENCIL, super::halo::PERIODIC, DOT_PRODUCTS, ALLREDUCE],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| build(cx).map(drop),
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-const STENCIL: Key = Key { name: "stencil", default: "corner", meaning: "neighbours: face (6), edge (18) or corner (26, HPCG's 27-point stencil)" };
-const DOT_PRODUCTS: Key = Key { name: "dot_products", default: "3", meaning: "allreduces of one double per iteration" };
-pub(super) const ALLREDUCE: Key = Key { name: "allreduce", default: "recursive_doubling", meaning: "the small allreduces' algorithm: recursive_doubling or ring" };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    grid: Option<Vec<usize>>,
-    #[serde(default)]
-    domain: Option<Vec<u64>>,
-    #[serde(default = "super::eight")]
-    element_bytes: u64,
-    #[serde(default)]
-    stencil: Option<Stencil>,
-    #[serde(default)]
-    periodic: bool,
-    #[serde(default = "three")]
-    dot_products: u32,
-    #[serde(default)]
-    allreduce: Option<Algorithm>,
-}
-
-fn three() -> u32 {
-    3
+keys! {
+    struct Keys {
+        /// ranks per dimension
+        grid: Option<Vec<usize>> = "as square (cubic) as the ranks allow" => None,
+        /// elements of each rank's subdomain per dimension (3 numbers)
+        domain: Option<Vec<u64>> = "32 x 32 x 32" => None,
+        /// bytes per element
+        element_bytes: u64 = 8,
+        /// neighbours: face (6), edge (18) or corner (26, HPCG's 27-point stencil)
+        stencil: Option<Stencil> = "corner" => None,
+        /// wrap around at the grid's edges
+        periodic: bool = false,
+        /// allreduces of one double per iteration
+        dot_products: u32 = 3,
+        /// the small allreduces' algorithm: recursive_doubling or ring
+        allreduce: Option<Algorithm> = "recursive_doubling" => None,
+    }
 }
 
 /// A CG iteration's dot products reduce a single double each.

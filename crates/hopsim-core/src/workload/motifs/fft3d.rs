@@ -13,40 +13,26 @@ use super::collectives::pairwise;
 use super::{Motif, MotifCtx, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
-use crate::spec::Key;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "fft3d",
     about: "3D FFT on pencils: alltoall within rows, then within columns",
-    keys: &[GRID, POINTS, ELEMENT_BYTES],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| build(cx).map(drop),
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-const GRID: Key = Key { name: "grid", default: "as square as the ranks allow", meaning: "rows x columns of the pencil decomposition" };
-const POINTS: Key = Key { name: "points", default: "256", meaning: "N: the transform's grid has N^3 points" };
-const ELEMENT_BYTES: Key = Key { name: "element_bytes", default: "16", meaning: "bytes per point (16: complex double)" };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    grid: Option<Vec<usize>>,
-    #[serde(default = "default_points")]
-    points: u64,
-    #[serde(default = "sixteen")]
-    element_bytes: u64,
-}
-
-fn default_points() -> u64 {
-    256
-}
-
-fn sixteen() -> u64 {
-    16
+keys! {
+    struct Keys {
+        /// rows x columns of the pencil decomposition
+        grid: Option<Vec<usize>> = "as square as the ranks allow" => None,
+        /// N: the transform's grid has N^3 points
+        points: u64 = 256,
+        /// bytes per point (16: complex double)
+        element_bytes: u64 = 16,
+    }
 }
 
 fn build(cx: &MotifCtx) -> SpecResult<Fft3d> {

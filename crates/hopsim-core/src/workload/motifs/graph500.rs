@@ -15,49 +15,31 @@ use super::collectives::pairwise;
 use super::{Motif, MotifCtx, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
-use crate::spec::Key;
 use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "graph500",
     about: "level-synchronous BFS or SSSP: alltoallv per level, allreduce to end",
-    keys: &[KERNEL, SCALE, EDGE_FACTOR, LEVELS, super::cg::ALLREDUCE],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| build(cx).map(drop),
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-const KERNEL: Key = Key { name: "kernel", default: "bfs", meaning: "bfs or sssp (delta-stepping: a light and a heavy phase per level)" };
-const SCALE: Key = Key { name: "scale", default: "20", meaning: "the graph has 2^scale vertices (1 to 42)" };
-const EDGE_FACTOR: Key = Key { name: "edge_factor", default: "16", meaning: "edges per vertex" };
-const LEVELS: Key = Key { name: "levels", default: "8", meaning: "levels of the search (1 to 64)" };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    kernel: Option<Kernel>,
-    #[serde(default = "twenty")]
-    scale: u32,
-    #[serde(default = "sixteen")]
-    edge_factor: u64,
-    #[serde(default = "eight")]
-    levels: u32,
-    #[serde(default)]
-    allreduce: Option<Algorithm>,
-}
-
-fn twenty() -> u32 {
-    20
-}
-
-fn sixteen() -> u64 {
-    16
-}
-
-fn eight() -> u32 {
-    8
+keys! {
+    struct Keys {
+        /// bfs or sssp (delta-stepping: a light and a heavy phase per level)
+        kernel: Option<Kernel> = "bfs" => None,
+        /// the graph has 2^scale vertices (1 to 42)
+        scale: u32 = 20,
+        /// edges per vertex
+        edge_factor: u64 = 16,
+        /// levels of the search (1 to 64)
+        levels: u32 = 8,
+        /// the small allreduces' algorithm: recursive_doubling or ring
+        allreduce: Option<Algorithm> = "recursive_doubling" => None,
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

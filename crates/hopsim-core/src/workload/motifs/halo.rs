@@ -12,50 +12,35 @@
 
 use super::{Motif, MotifCtx, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
-use crate::spec::Key;
 use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "halo",
     about: "stencil exchange on a 2D, 3D or 4D grid (faces, edges, corners)",
-    keys: &[DIMS, STENCIL, super::GRID, DOMAIN, super::ELEMENT_BYTES, GHOST, PERIODIC],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| build(cx).map(drop),
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-const DIMS: Key = Key { name: "dims", default: "3", meaning: "dimensions of the rank grid and subdomain: 2, 3 or 4" };
-const STENCIL: Key = Key { name: "stencil", default: "face", meaning: "neighbours: face (2 dims), edge (along at most 2 dimensions) or corner (3^dims - 1)" };
-const DOMAIN: Key = Key { name: "domain", default: "32 per dimension", meaning: "elements of each rank's subdomain per dimension (dims numbers)" };
-const GHOST: Key = Key { name: "ghost", default: "1", meaning: "ghost layers exchanged (the stencil's reach)" };
-pub(super) const PERIODIC: Key = Key { name: "periodic", default: "false", meaning: "wrap around at the grid's edges" };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default = "three")]
-    dims: u32,
-    #[serde(default)]
-    stencil: Option<Stencil>,
-    #[serde(default)]
-    grid: Option<Vec<usize>>,
-    #[serde(default)]
-    domain: Option<Vec<u64>>,
-    #[serde(default = "super::eight")]
-    element_bytes: u64,
-    #[serde(default = "one")]
-    ghost: u64,
-    #[serde(default)]
-    periodic: bool,
-}
-
-fn three() -> u32 {
-    3
-}
-
-fn one() -> u64 {
-    1
+keys! {
+    struct Keys {
+        /// dimensions of the rank grid and subdomain: 2, 3 or 4
+        dims: u32 = 3,
+        /// neighbours: face (2 dims), edge (along at most 2 dimensions) or corner (3^dims - 1)
+        stencil: Option<Stencil> = "face" => None,
+        /// ranks per dimension
+        grid: Option<Vec<usize>> = "as square (cubic) as the ranks allow" => None,
+        /// elements of each rank's subdomain per dimension (dims numbers)
+        domain: Option<Vec<u64>> = "32 per dimension" => None,
+        /// bytes per element
+        element_bytes: u64 = 8,
+        /// ghost layers exchanged (the stencil's reach)
+        ghost: u64 = 1,
+        /// wrap around at the grid's edges
+        periodic: bool = false,
+    }
 }
 
 /// Which neighbours a rank exchanges with.

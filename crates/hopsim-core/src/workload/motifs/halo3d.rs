@@ -4,13 +4,12 @@
 //! holds domain_y x domain_z elements, and so on.
 
 use super::{Motif, MotifInfo, Op};
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "halo3d",
     about: "3D halo exchange with the 6 neighbours",
-    keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| faces(cx, &cx.own_keys()?).map(drop),
     build: |cx| {
@@ -21,15 +20,15 @@ pub const KIND: MotifInfo = MotifInfo {
     },
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    grid: Option<Vec<usize>>,
-    #[serde(default)]
-    domain: Option<Vec<u64>>,
-    #[serde(default = "super::eight")]
-    element_bytes: u64,
+keys! {
+    struct Keys {
+        /// ranks per dimension
+        grid: Option<Vec<usize>> = "as square (cubic) as the ranks allow" => None,
+        /// elements of each rank's subdomain per dimension (3 numbers)
+        domain: Option<Vec<u64>> = "32 x 32 x 32" => None,
+        /// bytes per element
+        element_bytes: u64 = 8,
+    }
 }
 
 /// The bytes of the faces normal to x, y and z: products of the domain's sides and

@@ -15,73 +15,40 @@
 use super::allreduce::{allreduce, Algorithm};
 use super::{Motif, MotifCtx, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
-use crate::spec::Key;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "md",
     about: "molecular dynamics: staged 3D ghost exchange, periodic allreduce",
-    keys: &[super::GRID, DOMAIN, GHOST, ATOM_BYTES, BORDER_BYTES, NEWTON, REBUILD_EVERY, THERMO_EVERY, THERMO_VALUES, super::cg::ALLREDUCE],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| build(cx).map(drop),
     build: |cx| Ok(Some(Box::new(build(cx)?))),
 };
 
-const DOMAIN: Key = Key { name: "domain", default: "32 x 32 x 32", meaning: "atoms of each rank's box per dimension (3 numbers)" };
-const GHOST: Key = Key { name: "ghost", default: "3", meaning: "layers of atoms within the cutoff plus skin of a face" };
-const ATOM_BYTES: Key = Key { name: "atom_bytes", default: "24", meaning: "bytes per ghost atom each step (a position; forces back alike)" };
-const BORDER_BYTES: Key = Key { name: "border_bytes", default: "48", meaning: "bytes per ghost atom when the lists are rebuilt" };
-const NEWTON: Key = Key { name: "newton", default: "true", meaning: "send the ghosts' forces back after the force computation" };
-const REBUILD_EVERY: Key = Key { name: "rebuild_every", default: "20", meaning: "steps between neighbour-list rebuilds (0: never)" };
-const THERMO_EVERY: Key = Key { name: "thermo_every", default: "100", meaning: "steps between thermodynamic allreduces (0: never)" };
-const THERMO_VALUES: Key = Key { name: "thermo_values", default: "8", meaning: "doubles in that allreduce" };
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    grid: Option<Vec<usize>>,
-    #[serde(default)]
-    domain: Option<Vec<u64>>,
-    #[serde(default = "three")]
-    ghost: u64,
-    #[serde(default = "atom_bytes")]
-    atom_bytes: u64,
-    #[serde(default = "border_bytes")]
-    border_bytes: u64,
-    #[serde(default = "yes")]
-    newton: bool,
-    #[serde(default = "twenty")]
-    rebuild_every: u32,
-    #[serde(default = "hundred")]
-    thermo_every: u32,
-    #[serde(default = "eight")]
-    thermo_values: u64,
-    #[serde(default)]
-    allreduce: Option<Algorithm>,
-}
-
-fn three() -> u64 {
-    3
-}
-fn atom_bytes() -> u64 {
-    24
-}
-fn border_bytes() -> u64 {
-    48
-}
-fn yes() -> bool {
-    true
-}
-fn twenty() -> u32 {
-    20
-}
-fn hundred() -> u32 {
-    100
-}
-fn eight() -> u64 {
-    8
+keys! {
+    struct Keys {
+        /// ranks per dimension
+        grid: Option<Vec<usize>> = "as square (cubic) as the ranks allow" => None,
+        /// atoms of each rank's box per dimension (3 numbers)
+        domain: Option<Vec<u64>> = "32 x 32 x 32" => None,
+        /// layers of atoms within the cutoff plus skin of a face
+        ghost: u64 = 3,
+        /// bytes per ghost atom each step (a position; forces back alike)
+        atom_bytes: u64 = 24,
+        /// bytes per ghost atom when the lists are rebuilt
+        border_bytes: u64 = 48,
+        /// send the ghosts' forces back after the force computation
+        newton: bool = true,
+        /// steps between neighbour-list rebuilds (0: never)
+        rebuild_every: u32 = 20,
+        /// steps between thermodynamic allreduces (0: never)
+        thermo_every: u32 = 100,
+        /// doubles in that allreduce
+        thermo_values: u64 = 8,
+        /// the small allreduces' algorithm: recursive_doubling or ring
+        allreduce: Option<Algorithm> = "recursive_doubling" => None,
+    }
 }
 
 fn build(cx: &MotifCtx) -> SpecResult<Md> {

@@ -23,7 +23,7 @@ mod trace;
 use crate::error::{SpecError, SpecResult};
 use crate::routing::AriesMode;
 use crate::spec::{JobSpec, Key, Spec};
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde::{de::DeserializeOwned, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -68,7 +68,7 @@ pub struct MotifInfo {
     pub name: &'static str,
     pub about: &'static str,
     pub keys: &'static [Key],
-    /// Its key type's values when nothing is given (`spec::defaults_of`), which a test
+    /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     /// Its key type as read from job `cx.i`'s table by the motif given (`typed::<T>`): the
@@ -99,15 +99,6 @@ registry! {
         Trace => trace::KIND,
         Bernoulli => bernoulli::KIND,
     }
-}
-
-const BYTES: Key = Key { name: "bytes", default: "8 bytes", meaning: "message size in bytes (given, it needs packet.bytes or a nic.protocol)" };
-const ELEMENT_BYTES: Key = Key { name: "element_bytes", default: "8", meaning: "bytes per element" };
-const GRID: Key = Key { name: "grid", default: "as square (cubic) as the ranks allow", meaning: "ranks per dimension" };
-const DOMAIN: Key = Key { name: "domain", default: "32 x 32 x 32", meaning: "elements of each rank's subdomain per dimension (3 numbers)" };
-
-fn eight() -> u64 {
-    8
 }
 
 /// Job `i` of the spec, as its motif sees it.
@@ -312,11 +303,11 @@ mod tests {
     }
 }
 
-/// The key type of the motifs whose only key is the message size (ping_pong, alltoall,
-/// barrier): one type, so the three read and declare `bytes` alike.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BytesKeys {
-    #[serde(default)]
-    pub bytes: Option<u64>,
+keys! {
+    /// The key type of the motifs whose only key is the message size (ping_pong and
+    /// barrier): one type, so both read and declare `bytes` alike.
+    pub struct BytesKeys {
+        /// message size in bytes (given, it needs packet.bytes or a nic.protocol)
+        pub bytes: Option<u64> = "8 bytes" => None,
+    }
 }

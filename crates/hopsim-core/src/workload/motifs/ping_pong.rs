@@ -1,12 +1,12 @@
 //! Ping-pong: rank i < n/2 sends to rank i + n/2, which sends the message back.
 
-use super::{BytesKeys, Motif, MotifInfo, Op, BYTES};
+use super::{BytesKeys, Motif, MotifInfo, Op};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "ping_pong",
     about: "rank i with rank i + ranks/2",
-    keys: &[BYTES],
-    defaults: crate::spec::defaults_of::<BytesKeys>,
+    keys: BytesKeys::KEYS,
+    defaults: BytesKeys::defaults,
     typed: super::typed::<BytesKeys>,
     check: |cx| {
         cx.own_message_bytes()?;

@@ -6,13 +6,12 @@
 
 use super::{Motif, MotifInfo, Op};
 use crate::error::SpecError;
-use serde::{Deserialize, Serialize};
 
 pub const KIND: MotifInfo = MotifInfo {
     name: "sweep3d",
     about: "2D wavefront sweeps (Ember's KBA)",
-    keys: &[super::GRID, super::DOMAIN, super::ELEMENT_BYTES, crate::spec::Key { name: "block", default: "1", meaning: "z planes per wavefront step" }],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| {
         let keys: Keys = cx.own_keys()?;
@@ -26,22 +25,17 @@ pub const KIND: MotifInfo = MotifInfo {
     },
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    grid: Option<Vec<usize>>,
-    #[serde(default)]
-    domain: Option<Vec<u64>>,
-    #[serde(default = "super::eight")]
-    element_bytes: u64,
-    /// z planes per wavefront step (Ember's `kba`).
-    #[serde(default = "one")]
-    block: u64,
-}
-
-fn one() -> u64 {
-    1
+keys! {
+    struct Keys {
+        /// ranks per dimension
+        grid: Option<Vec<usize>> = "as square (cubic) as the ranks allow" => None,
+        /// elements of each rank's subdomain per dimension (3 numbers)
+        domain: Option<Vec<u64>> = "32 x 32 x 32" => None,
+        /// bytes per element
+        element_bytes: u64 = 8,
+        /// z planes per wavefront step
+        block: u64 = 1,
+    }
 }
 
 /// The bytes of a block's face to an x and to a y neighbour (products of keys, each checked

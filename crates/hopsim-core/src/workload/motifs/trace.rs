@@ -7,7 +7,6 @@
 
 use super::{Motif, MotifInfo, Op};
 use crate::error::{SpecError, SpecResult};
-use crate::spec::Key;
 use crate::workload::trace::file::{Header, TraceFile};
 use crate::workload::trace::Trace;
 use serde::{Deserialize, Serialize};
@@ -17,13 +16,8 @@ use std::path::Path;
 pub const KIND: MotifInfo = MotifInfo {
     name: "trace",
     about: "replay of an OTF2 trace's MPI communication and compute gaps",
-    keys: &[
-        Key { name: "trace", default: "required", meaning: "the trace: an OTF2 archive's anchor file (traces.otf2, read with the hopsim[traces] extra) or its converted .hopsim-trace file" },
-        Key { name: "compute_scale", default: "1.0", meaning: "factor on the trace's time between MPI calls (0: no computation)" },
-        Key { name: "unsupported", default: "skip", meaning: "events the replay cannot run (one-sided MPI, I/O, unknown collectives): skip (counted in the results) or refuse" },
-        Key { name: "iteration_region", default: "none", meaning: "the trace's region whose entries start an iteration (read when the archive is converted)" },
-    ],
-    defaults: crate::spec::defaults_of::<Keys>,
+    keys: Keys::KEYS,
+    defaults: Keys::defaults,
     typed: super::typed::<Keys>,
     check: |cx| check(cx, &cx.own_keys()?).map(drop),
     build: |cx| {
@@ -45,22 +39,17 @@ pub const KIND: MotifInfo = MotifInfo {
     },
 };
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Keys {
-    #[serde(default)]
-    trace: Option<String>,
-    #[serde(default = "one")]
-    compute_scale: f64,
-    /// Default: skip.
-    #[serde(default)]
-    unsupported: Option<Unsupported>,
-    #[serde(default)]
-    iteration_region: Option<String>,
-}
-
-fn one() -> f64 {
-    1.0
+keys! {
+    struct Keys {
+        /// the trace: an OTF2 archive's anchor file (traces.otf2, read with the hopsim[traces] extra) or its converted .hopsim-trace file
+        trace: Option<String> = "required" => None,
+        /// factor on the trace's time between MPI calls (0: no computation)
+        compute_scale: f64 = 1.0,
+        /// events the replay cannot run (one-sided MPI, I/O, unknown collectives): skip (counted in the results) or refuse
+        unsupported: Option<Unsupported> = "skip" => None,
+        /// the trace's region whose entries start an iteration (read when the archive is converted)
+        iteration_region: Option<String> = "none" => None,
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, PartialEq)]
