@@ -171,6 +171,8 @@ def kept() -> tuple[pd.DataFrame, pd.DataFrame]:
     runs = [pd.read_csv(f) for f in sorted(DATA.glob("runs-*.csv"))]
     its = [pd.read_csv(f) for f in sorted(DATA.glob("iterations-*.csv"))]
     runs = current(pd.concat(runs, ignore_index=True)) if runs else pd.DataFrame(columns=KEY + ["iterations", "cpu_seconds", "workload"])
+    # Two workers may both have kept a run (one started under another split): the first counts.
+    runs = runs.drop_duplicates(subset=KEY)
     its = pd.concat(its, ignore_index=True) if its else pd.DataFrame(columns=KEY + ["iteration", "cycles"])
     keys = set(map(tuple, runs[KEY].values.tolist()))
     return runs, its[[tuple(k) in keys for k in its[KEY].values.tolist()]]
