@@ -342,9 +342,11 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
 
 
 def test_aries_noise_paper_scale_page_is_recomputed_from_the_kept_runs():
-    """The page's cost and table of the paper-scale study are what the kept runs give now
-    (`python -m studies.aries_noise.paper_scale page` rewrites them)."""
+    """The page's cost and table of the paper-scale study, and Figure 7's findings counted over
+    seeds, are what the kept runs give now (`python -m studies.aries_noise.paper_scale page`
+    rewrites them)."""
     from studies.aries_noise import paper_scale as ps
 
     text = ps.PAGE.read_text()
     assert ps.page_with_blocks(text) == text, "run `python -m studies.aries_noise.paper_scale page`"
+

@@ -6,7 +6,7 @@ App-Aware, on an otherwise idle machine and beside the file's production backgro
     python -m studies.aries_noise.paper_scale run [--budget CPU_HOURS] [--worker K/N]
     python -m studies.aries_noise.paper_scale cost     # every planned run: kept or estimated
     python -m studies.aries_noise.paper_scale table    # the page's table from the kept runs
-    python -m studies.aries_noise.paper_scale page     # the page's cost and table, rewritten
+    python -m studies.aries_noise.paper_scale page     # the page's generated blocks, rewritten
 
 Machines: examples/aries-piz-daint.toml (1,024 ranks on 257 routers over 6 groups, the
 paper's Figure 8) and examples/aries-cori.toml (64 ranks on 33 routers over 5 groups, its
@@ -339,8 +339,15 @@ def table() -> None:
     print("\n".join(table_lines()))
 
 
+def figure7_seed_lines() -> list[str]:
+    """Figure 7's findings counted over seeds (studies/aries_noise/counters.py, `seeds`)."""
+    from studies.aries_noise import counters
+
+    return [f"- {line}" for line in counters.seed_findings(pd.read_csv(counters.SEEDS_DATA))]
+
+
 PAGE = REPO / "docs" / "studies" / "aries-noise.md"
-BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines}
+BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines, "figure7 seeds": figure7_seed_lines}
 
 
 def page_with_blocks(text: str) -> str:
