@@ -283,10 +283,16 @@ def test_aries_noise_kept_byte_shares_match_each_run_s_mode():
             if own is not None:
                 bad = own.index[(own.fillna(0) - 1).abs() > 1e-9]
                 assert not len(bad), f"{f}: rows {list(bad)} under {mode} send bytes with another mode"
-        # Default is Cray MPI's per operation: alltoalls increasingly minimal, the rest adaptive.
+        # Default is Cray MPI's per operation: alltoalls increasingly minimal, the rest adaptive
+        # (skeletons with alltoalls inside, fft3d and graph500, send with both).
         for i, row in df[df["mode"] == "default"].iterrows():
-            own = "share_increasingly_minimal" if row["motif"] == "alltoall" else "share_adaptive"
-            assert abs(row.get(own, 0) - 1) < 1e-9, f"{f}: row {i} ({row['case']}) under default sends bytes other than {own}"
+            adaptive, minimal = row.get("share_adaptive", 0), row.get("share_increasingly_minimal", 0)
+            adaptive, minimal = (0 if pd.isna(adaptive) else adaptive), (0 if pd.isna(minimal) else minimal)
+            assert abs(adaptive + minimal - 1) < 1e-9, f"{f}: row {i} ({row['case']}) under default sends with other modes"
+            if row["motif"] == "alltoall":
+                assert abs(minimal - 1) < 1e-9, f"{f}: row {i} ({row['case']}): an alltoall under default not all increasingly minimal"
+            elif row["motif"] not in ("fft3d", "graph500"):
+                assert abs(adaptive - 1) < 1e-9, f"{f}: row {i} ({row['case']}): no alltoall, yet not all adaptive under default"
 
 
 def test_aries_noise_paper_scale_plan_places_the_job_as_the_paper():
