@@ -198,7 +198,8 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
     same = runs[(runs.setting == run["setting"]) & (runs["mode"] == run["mode"])]
     if run["noise"] == "background":
         idle = same[(same["case"] == run["case"]) & (same.noise == "idle")]
-        rates = [r for s, r in background_cpu_per_cycle(runs) if s == run["setting"]]
+        # The background is the machine's: any setting on the same example file measures it.
+        rates = [r for s, r in background_cpu_per_cycle(runs) if SETTINGS[s][0] == SETTINGS[run["setting"]][0]]
         if idle.empty:
             idle_cost, basis = estimate(dict(run, noise="idle"), runs)
             if not math.isfinite(idle_cost):
