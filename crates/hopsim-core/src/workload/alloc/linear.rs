@@ -1,22 +1,15 @@
 //! `linear`: consecutive servers from `offset` on, skipping those earlier jobs hold.
 
-use super::{take, Allocation, Machine};
+use super::{take, Allocation, Machine, OffsetKeys};
 use crate::routing::Rng;
-
-keys! {
-    struct Keys {
-        /// where placing starts: the first server, or the first group for a policy that places by group
-        offset: usize = 0,
-    }
-}
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "linear",
     about: "consecutive free servers from offset",
-    keys: Keys::KEYS,
-    defaults: Keys::defaults,
+    keys: OffsetKeys::KEYS,
+    defaults: OffsetKeys::defaults,
     make: |spec, i| {
-        let Keys { offset } = super::own_keys(spec, i)?;
+        let OffsetKeys { offset } = super::own_keys(spec, i)?;
         Ok(Box::new(Linear { offset }))
     },
 };

@@ -140,3 +140,12 @@ fn take(ranks: usize, candidates: impl Iterator<Item = u32>, what: &str) -> Resu
     }
     Ok(got)
 }
+
+keys! {
+    /// The key type of the policies whose only key is where they start placing (linear,
+    /// per_group): one type, so both declare and read `offset` alike.
+    pub struct OffsetKeys {
+        /// where placing starts: the first server, or the first group for a policy that places by group
+        pub offset: usize = 0,
+    }
+}

@@ -1,23 +1,16 @@
 //! `per_group`: whole groups, one after the other from `first_group` on: every free server
 //! of a group before the next group's.
 
-use super::{take, Allocation, Machine};
+use super::{take, Allocation, Machine, OffsetKeys};
 use crate::routing::Rng;
-
-keys! {
-    struct Keys {
-        /// where placing starts: the first server, or the first group for a policy that places by group
-        offset: usize = 0,
-    }
-}
 
 pub const KIND: super::PolicyKind = super::PolicyKind {
     name: "per_group",
     about: "fill one group before the next, from group offset",
-    keys: Keys::KEYS,
-    defaults: Keys::defaults,
+    keys: OffsetKeys::KEYS,
+    defaults: OffsetKeys::defaults,
     make: |spec, i| {
-        let Keys { offset } = super::own_keys(spec, i)?;
+        let OffsetKeys { offset } = super::own_keys(spec, i)?;
         Ok(Box::new(PerGroup { first_group: offset }))
     },
 };

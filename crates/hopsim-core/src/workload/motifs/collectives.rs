@@ -356,10 +356,10 @@ pub fn bruck(n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: u64, ops
 pub fn scattered(n: usize, me: usize, member: impl Fn(usize) -> u32, bytes: u64, ops: &mut Vec<Op>) {
     for first in (0..n).step_by(SCATTERED_BATCH) {
         let batch = first..(first + SCATTERED_BATCH).min(n);
-        for i in batch.clone().filter(|&i| i % n != 0) {
+        for i in batch.clone().filter(|&i| i != 0) {
             ops.push(Op::AlltoallSend { to: member((me + n - i) % n), bytes });
         }
-        for i in batch.filter(|&i| i % n != 0) {
+        for i in batch.filter(|&i| i != 0) {
             ops.push(Op::Recv { from: member((me + i) % n) });
         }
     }
