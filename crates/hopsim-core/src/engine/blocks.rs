@@ -20,7 +20,7 @@
 
 use super::{to_switch, Simulation, SwitchWake};
 use crate::calendar::{Event, Schedule};
-use crate::router::{self, Scratch, StepCtx, PREFETCH_EVENTS_AHEAD};
+use crate::router::{Scratch, PREFETCH_EVENTS_AHEAD};
 use crate::unsafe_parts::SharedMut;
 use std::ops::Range;
 
@@ -124,8 +124,8 @@ pub struct Out<'a, C: Schedule> {
 /// random streams or the packets they hold or receive (engine/parallel.rs); `out` and `walk`
 /// are not reached through `sim`.
 #[allow(clippy::too_many_arguments)]
-pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
-    let shift = sim.get_ref().switch_side.block_shift;
+pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, mut out: Out<C>) -> usize {
+    let shift = sim.get_ref().switch_side.block_shift();
     walk.group(events, &switches, shift);
     let Walk { order, starts, extra, steps, bits, .. } = walk;
     let first = switches.start >> shift;
@@ -134,7 +134,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             // Reads addresses of this thread's switches' records and of the packets arriving
             // at them; the references end before `to_switch` writes.
             let reader = sim.get_ref();
-            reader.switch_side.routers.prefetch_event(&events[i as usize], &reader.packets)
+            reader.switch_side.prefetch_event(&events[i as usize], &reader.packets)
         }
     };
     for k in 0..PREFETCH_EVENTS_AHEAD {
@@ -178,18 +178,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             steps
         };
         let s = sim.get();
-        let mut cx = StepCtx {
-            routers: &mut s.switch_side.routers,
-            packets: &mut s.packets,
-            cal: &mut *out.cal,
-            params: &s.params,
-            scratch: &mut *out.scratch,
-            measuring,
-            last_progress: &mut *out.last_progress,
-            phit_hops: &mut *out.phit_hops,
-            switch_rng: &mut s.switch_side.switch_rng,
-        };
-        router::step_each(block, now, &mut cx);
+        s.switch_side.step_block(block, now, &mut s.packets, &s.params, measuring, &mut out);
         stepped += block.len();
     }
     stepped

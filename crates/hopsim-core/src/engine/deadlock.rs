@@ -141,7 +141,7 @@ impl Detector {
 
     /// The blocked input VCs and what each waits for.
     fn build(&mut self, sim: &Simulation, now: u64) {
-        let r = &sim.switch_side.routers;
+        let r = sim.switch_side.routers();
         let vcs = r.vcs;
         self.owners.clear();
         self.nodes.clear();
@@ -185,7 +185,7 @@ impl Detector {
     /// Whether the front of input VC `v` of global port `gp` (of `switch`) is blocked;
     /// if so its successors are pushed onto `succ`.
     fn waits(&mut self, sim: &Simulation, switch: usize, gp: usize, v: usize, now: u64) -> Wait {
-        let r = &sim.switch_side.routers;
+        let r = sim.switch_side.routers();
         let vcs = r.vcs;
         let base = r.first_port(switch);
         let q = &r.vc[gp * vcs + v];
@@ -286,7 +286,7 @@ impl Detector {
 /// The downstream input VC a full output VC `gov` waits for, or `None` if it has room for a
 /// flit (counting the flit its link is finishing) or can send one (credits, or a server).
 fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
-    let r = &sim.switch_side.routers;
+    let r = sim.switch_side.routers();
     let prm = &sim.params;
     let vcs = r.vcs;
     let (gp, ov) = (gov / vcs, gov % vcs);
@@ -306,7 +306,7 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
 
 /// The front of a blocked input VC, to tell at the next check whether it moved.
 fn front(sim: &Simulation, gv: u32) -> Front {
-    let r = &sim.switch_side.routers;
+    let r = sim.switch_side.routers();
     let q = &r.vc[gv as usize];
     let e = q.input.front().expect("a blocked input VC holds a flit");
     let p = sim.packets.get(e.packet);
@@ -324,7 +324,7 @@ fn front(sim: &Simulation, gv: u32) -> Front {
 /// `deadlock_where`: when it formed and the channels of the cycle, each `upstream switch ->
 /// switch vc v`, each waiting for the next and the last for the first.
 pub fn describe(sim: &Simulation, f: &Found) -> String {
-    let r = &sim.switch_side.routers;
+    let r = sim.switch_side.routers();
     let vcs = r.vcs;
     let name = |s: usize| {
         let c = sim.topo.coordinates(s);

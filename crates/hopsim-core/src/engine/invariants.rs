@@ -14,7 +14,7 @@ pub struct Conservation {
 }
 
 pub fn check(sim: &Simulation) -> Conservation {
-    let r = &sim.switch_side.routers;
+    let r = sim.switch_side.routers();
     let vcs = r.vcs;
     // A flit's phits, from the flit itself (buffers) or from its packet (events).
     let flit_phits = |packet: u32| sim.params.flit_phits(sim.packets.get(packet).phits) as u64;
@@ -43,13 +43,13 @@ pub fn check(sim: &Simulation) -> Conservation {
                 }
             }
             Event::NicCredit { server, vc, phits } => {
-                let nic = &sim.server_side.nics.nics[server as usize];
+                let nic = &sim.server_side.nics().nics[server as usize];
                 held[r.global_port(nic.switch as usize, nic.port as usize) * vcs + vc as usize] += phits as u64;
             }
         }
     }
-    let queued = sim.server_side.nics.queued_phits() + sim.backlog_phits();
-    let st = &sim.stats;
+    let queued = sim.server_side.nics().queued_phits() + sim.server_side.backlog_phits(&sim.params);
+    let st = sim.server_side.stats();
     let mut first_violation = None;
     let phits_conserved = st.phits_generated == st.phits_delivered + in_flight + queued;
     if !phits_conserved {
@@ -66,7 +66,7 @@ pub fn check(sim: &Simulation) -> Conservation {
             let gv = gp * vcs + v;
             let upstream_credits = match r.ports[gp].peer {
                 Peer::Switch { switch, port } => r.vc[r.global_port(switch as usize, port as usize) * vcs + v].credits as u64,
-                Peer::Server(s) => sim.server_side.nics.credits[s as usize * vcs + v] as u64,
+                Peer::Server(s) => sim.server_side.nics().credits[s as usize * vcs + v] as u64,
                 Peer::Unconnected => continue,
             };
             // Output side: reserved space = queued flits + the flit on the link.

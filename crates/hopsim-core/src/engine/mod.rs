@@ -10,31 +10,31 @@
 //! (`run.threads`) the switches' deliveries and steps are split among them and what they send
 //! is put back into the calendar in one thread's order (`parallel.rs`).
 
-mod backlog;
 mod blocks;
 mod deadlock;
-mod delivery;
 mod head_routing;
 mod invariants;
 pub mod memory;
 pub mod parallel;
 mod report;
-mod timers;
+mod server_side;
+mod switch_side;
 
 use crate::error::SpecResult;
 use crate::nic::Nics;
-use crate::message::Messages;
 use crate::packet::Arena;
-use crate::router::{self, Entry, Routers};
+use crate::router::{self, Routers};
+use server_side::{Net, ServerSide};
+use switch_side::{RouteParts, SwitchSide, SwitchWake};
 use crate::route::Rng;
 use crate::routing::Routing;
-use crate::workload::{Post, Sample, Workload};
+use crate::workload::Workload;
 use crate::spec::{FlowControl, Spec, Validated};
 use crate::stats::{RunResult, Stats};
 use crate::topology::{ServerMap, Topology};
 use crate::traffic::Traffic;
 use crate::vc::VcPolicy;
-use crate::calendar::{Calendar, Deferred, Event};
+use crate::calendar::{Calendar, Event};
 use crate::params::{HopHook, Params};
 use crate::random::seed_for;
 use crate::unsafe_parts::SharedMut;
@@ -148,63 +148,27 @@ impl Built {
     }
 }
 
-/// What belongs to the servers' side of a run, the NICs and what waits at them: reached only
-/// by the run's own thread, never by a switch's step (engine/parallel.rs).
-struct ServerSide {
-    nics: Nics,
-    /// Messages queued at each NIC whose packets are not made yet.
-    backlog: Vec<backlog::Backlog>,
-    /// Packets waiting in each NIC's reorder buffer.
-    reorder_held: Vec<u32>,
-    nic_rng: Vec<Rng>,
-    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
-    nic_visit: Vec<u32>,
-    /// Events of NIC steps that ran before the switches' events reached the calendar.
-    nic_events: Vec<(u64, Event)>,
-}
-
-/// What belongs to the switches' side of a run: on several threads each switch's part of it
-/// is reached only by the thread that owns the switch (engine/parallel.rs).
-struct SwitchSide {
-    routers: Routers,
-    switch_rng: Vec<Rng>,
-    scratch: router::Scratch,
-    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
-    block_shift: u32,
-    /// The run thread's walk over the blocks when it runs a cycle alone.
-    walk: blocks::Walk,
-    /// Switches stepped in the last cycle (`worth_splitting`).
-    stepped_last: usize,
-}
-
+/// One run: the parts built from its spec, the packets and the calendar they share, and the
+/// run's two sides, each owning its state: the switches' (`SwitchSide`) and the servers'
+/// (`ServerSide`: NICs, workload, messages, statistics). The cycle loop here decides what
+/// runs when; the sides do the work.
 pub struct Simulation {
-    pub spec: Spec,
-    pub topo: Arc<dyn Topology>,
-    pub servers: ServerMap,
-    pub routing: Arc<dyn Routing>,
-    pub vc_policy: Arc<dyn VcPolicy>,
-    /// How heads are routed: `routing` and `vc_policy` through their traits, or the
-    /// commonest pair called directly.
-    head_routing: head_routing::HeadRouting,
-    pub traffic: Traffic,
-    pub params: Params,
-    pub packets: Arena,
-    pub cal: Calendar,
-    pub stats: Stats,
-    workload: Box<dyn Workload>,
-    /// Workload timers: (cycle, server).
-    timers: timers::Timers,
-    posts: Vec<Post>,
-    new_timers: Vec<(u64, u32)>,
-    pub samples: Vec<Sample>,
-    pub messages: Messages,
+    spec: Spec,
+    topo: Arc<dyn Topology>,
+    servers: ServerMap,
+    routing: Arc<dyn Routing>,
+    vc_policy: Arc<dyn VcPolicy>,
+    traffic: Traffic,
+    params: Params,
+    packets: Arena,
+    cal: Calendar,
     server_side: ServerSide,
     switch_side: SwitchSide,
     last_progress: u64,
     phit_hops: u64,
     deadlock: Option<(u64, String)>,
     /// A closed-loop workload finished before `run.cycles`.
-    pub finished_early: bool,
+    finished_early: bool,
     now: u64,
     /// Where `run` publishes the cycles simulated so far, for a progress bar.
     progress: Option<Arc<AtomicU64>>,
@@ -259,33 +223,21 @@ impl Simulation {
         let most_packets = (in_cap / p + out_cap / p + 1) * routers.vc.len() + 2 * n_servers;
         let room = memory::available().ok().flatten().map_or(usize::MAX, |b| (b / 4) as usize / Arena::bytes_per_packet(candidates));
         let packet_room = most_packets.min(room);
+        let head_routing = head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref());
+        let server_side = ServerSide::new(nics, nic_rng, workload, stats, spec);
+        let switch_side = SwitchSide::new(routers, switch_rng, head_routing, topo.as_ref());
         let mut sim = Simulation {
             spec: owned,
             topo,
             servers,
-            head_routing: head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref()),
             routing,
             vc_policy,
             traffic,
             params,
             packets: Arena::with_capacity(packet_room, candidates),
             cal,
-            stats,
-            workload,
-            timers: timers::Timers::default(),
-            posts: Vec::new(),
-            new_timers: Vec::new(),
-            samples: Vec::new(),
-            messages: Messages::default(),
-            server_side: ServerSide {
-                nics,
-                backlog: vec![backlog::Backlog::default(); n_servers],
-                reorder_held: vec![0; n_servers],
-                nic_rng,
-                nic_visit: Vec::new(),
-                nic_events: Vec::new(),
-            },
-            switch_side: SwitchSide { routers, switch_rng, scratch: Default::default(), block_shift: 0, walk: Default::default(), stepped_last: 0 },
+            server_side,
+            switch_side,
             last_progress: 0,
             phit_hops: 0,
             deadlock: None,
@@ -297,15 +249,13 @@ impl Simulation {
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
             packet_room,
         };
-        let far = sim.switch_side.routers.prefetch == router::Prefetch::Deep;
-        sim.switch_side.block_shift = blocks::block_shift(sim.switch_side.routers.bytes() / sim.topo.num_switches().max(1), far);
         sim.with_workload(0, |w, cx| w.start(cx));
         sim
     }
 
     /// The switches' state (tests: how it is allocated).
     pub fn routers(&self) -> &Routers {
-        &self.switch_side.routers
+        self.switch_side.routers()
     }
 
     /// Publish the number of cycles simulated in `cycles` while running (every few thousand
@@ -329,7 +279,7 @@ impl Simulation {
     /// Deliver and step block by block of `1 << shift` switches however small the network is
     /// (tests: the networks they afford are otherwise one block, blocks.rs).
     pub fn walk_in_blocks(&mut self, shift: u32) {
-        self.switch_side.block_shift = shift;
+        self.switch_side.set_block_shift(shift);
     }
 
     /// Split every cycle among the threads however few switches and events it has
@@ -348,12 +298,12 @@ impl Simulation {
     /// is called directly (tests: the two ways must give the same results). Returns whether
     /// the pair was called directly.
     pub fn route_through_traits(&mut self) -> bool {
-        std::mem::replace(&mut self.head_routing, head_routing::HeadRouting::Traits).direct()
+        self.switch_side.route_through_traits()
     }
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.switch_side.routers.ports.len(), self.max_threads);
+        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.switch_side.routers().ports.len(), self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }
@@ -373,7 +323,7 @@ impl Simulation {
         // Arrivals are delivered by the threads owning their switches unless routing reads
         // other switches' queues, which credits delivered in the same cycle change.
         let deliver_apart = !crate::routing::algorithm(&self.spec).is_ok_and(|a| a.reads_remote_queues());
-        let window_end = self.stats.end;
+        let window_end = self.server_side.stats().end;
         // `run.drain`: past the window, on until every packet generated in it is delivered.
         let drain_end = window_end.saturating_add(self.spec.run.drain);
         let mut end = window_end;
@@ -386,8 +336,7 @@ impl Simulation {
         loop {
             if self.now >= window_end {
                 // Measured at injection: the packets measured are those sent in the window.
-                let measured = if self.params.measure_at_injection { self.server_side.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
-                let undelivered = self.stats.measured_packet_phits < measured;
+                let undelivered = self.server_side.measured_undelivered(&self.params);
                 if self.now >= drain_end || !undelivered {
                     break;
                 }
@@ -410,7 +359,7 @@ impl Simulation {
                 self.generate(now);
             }
             let events = self.cal.take_events(now);
-            let measuring = self.stats.in_window(now);
+            let measuring = self.server_side.stats().in_window(now);
             let finished = match team.filter(|_| self.worth_splitting(now, events.len())) {
                 Some(team) => {
                     let limits = Limits { end, watchdog, detector_at: detector.next_at };
@@ -425,7 +374,7 @@ impl Simulation {
             };
             self.cal.return_events(events);
 
-            let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
+            let in_network = self.server_side.in_network();
             if finished {
                 self.now = now + 1;
                 self.finished_early = true;
@@ -471,7 +420,7 @@ impl Simulation {
     /// memory instead of adding to the run's peak (15 MB, 470 bytes a switch, on the
     /// 32x32x32 torus).
     fn release_network(&mut self) {
-        self.switch_side.routers.release_buffers();
+        self.switch_side.release();
         self.packets = Arena::with_capacity(0, 0);
         self.cal = Calendar::new(0, 0, 0);
     }
@@ -481,54 +430,44 @@ impl Simulation {
     /// stepped (some of a cycle's are stepped for arrivals and credits delivered in it).
     fn worth_splitting(&self, now: u64, events: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
-        let due = self.cal.routers_due(now).max(self.switch_side.stepped_last);
-        let ports_due = due * self.switch_side.routers.ports.len() / self.topo.num_switches();
+        let due = self.cal.routers_due(now).max(self.switch_side.stepped_last());
+        let ports_due = due * self.switch_side.routers().ports.len() / self.topo.num_switches();
         events >= min_events || ports_due >= ports
     }
 
     /// A closed-loop workload has nothing more to send and everything it sent arrived.
     fn workload_done(&self) -> bool {
-        self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered
+        self.server_side.workload_done()
     }
 
     /// One cycle on this thread alone: deliver to the switches and step them (block by block
     /// on a network far larger than the cache, blocks.rs), then deliver to the servers and
     /// step the NICs.
     fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>) {
-        if !deliver_apart || self.switch_side.block_shift == blocks::ONE_BLOCK {
+        if !deliver_apart || self.switch_side.block_shift() == blocks::ONE_BLOCK {
             self.deliver_first(now, events);
             self.cal.take_routers(now, visit);
             self.step_switches(now, measuring, visit);
-            self.switch_side.stepped_last = visit.len();
+            self.switch_side.set_stepped_last(visit.len());
             self.step_nics(now, measuring, false);
             return;
         }
         self.cal.take_routers(now, visit);
-        let mut walk = std::mem::take(&mut self.switch_side.walk);
         let sim = SharedMut::new(self);
         // One thread; the calendar, scratch and counters lent to the walk are fields the
         // deliveries and steps reach only through it.
         let me = sim.get();
-        let out = blocks::Out { cal: &mut me.cal, scratch: &mut me.switch_side.scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-        self.switch_side.stepped_last = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
-        self.switch_side.walk = walk;
+        let (mut walk, scratch) = me.switch_side.lend_walk();
+        let out = blocks::Out { cal: &mut me.cal, scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
+        let stepped = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
+        self.switch_side.put_walk(walk);
+        self.switch_side.set_stepped_last(stepped);
         self.servers_and_nics(now, measuring, events, false);
     }
 
     /// Step the switches of `visit` (ascending), every event of the cycle delivered.
     fn step_switches(&mut self, now: u64, measuring: bool, visit: &[u32]) {
-        let mut cx = router::StepCtx {
-            routers: &mut self.switch_side.routers,
-            packets: &mut self.packets,
-            cal: &mut self.cal,
-            params: &self.params,
-            scratch: &mut self.switch_side.scratch,
-            measuring,
-            last_progress: &mut self.last_progress,
-            phit_hops: &mut self.phit_hops,
-            switch_rng: &mut self.switch_side.switch_rng,
-        };
-        router::step_each(visit, now, &mut cx);
+        self.switch_side.step_all(visit, now, &mut self.packets, &mut self.cal, &self.params, measuring, &mut self.last_progress, &mut self.phit_hops);
     }
 
     /// Deliver every event of the cycle, in calendar order, before any switch steps (routing
@@ -537,7 +476,7 @@ impl Simulation {
     fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
-                self.switch_side.routers.prefetch_event(ahead, &self.packets);
+                self.switch_side.prefetch_event(ahead, &self.packets);
             }
             self.deliver(now, *ev);
         }
@@ -581,9 +520,7 @@ impl Simulation {
         });
         team.add_counters(self);
         if overlap {
-            for (at, ev) in std::mem::take(&mut self.server_side.nic_events) {
-                self.cal.schedule(at, now, ev);
-            }
+            self.server_side.schedule_deferred(&mut self.cal, now);
         } else {
             self.servers_and_nics(now, measuring, to_deliver, false);
             finished = self.workload_done();
@@ -591,45 +528,45 @@ impl Simulation {
         (finished, ahead)
     }
 
-    /// The part of a cycle after the switches' steps that concerns servers: the cycle's
-    /// events for them (`events`: those the switches' part left), then the NIC steps.
-    fn servers_and_nics(&mut self, now: u64, measuring: bool, events: &[Event], defer: bool) {
-        for ev in events {
-            // Tested here, not in the call: the cycle's events are mostly the switches'
-            // (two a packet-hop against two a packet), so a call per event only to return
-            // would add its instructions to every hop (docs/benchmark-log.md has the count).
-            if ev.switch().is_none() {
-                self.deliver_to_server(now, *ev);
-            }
-        }
-        self.step_nics(now, measuring, defer);
+    /// The servers' side and what it reaches of the rest of the run.
+    fn server_side(&mut self) -> (&mut ServerSide, Net<'_>) {
+        let net = Net {
+            packets: &mut self.packets,
+            cal: &mut self.cal,
+            params: &self.params,
+            routing: self.routing.as_ref(),
+            vc_policy: self.vc_policy.as_ref(),
+            servers: &self.servers,
+            last_progress: &mut self.last_progress,
+        };
+        (&mut self.server_side, net)
     }
 
-    /// Step the NICs due now and refill their queues; with `defer` their events wait in
-    /// `nic_events`.
+    /// The part of a cycle after the switches' steps that concerns servers
+    /// (`ServerSide::servers_and_nics`).
+    fn servers_and_nics(&mut self, now: u64, measuring: bool, events: &[Event], defer: bool) {
+        let (side, mut net) = self.server_side();
+        side.servers_and_nics(&mut net, now, measuring, events, defer);
+    }
+
     fn step_nics(&mut self, now: u64, measuring: bool, defer: bool) {
-        let mut due = std::mem::take(&mut self.server_side.nic_visit);
-        self.cal.take_nics(now, &mut due);
-        for &s in &due {
-            let s = s as usize;
-            let (nics, params, packets, vc_policy, rng) = (&mut self.server_side.nics, &self.params, &mut self.packets, self.vc_policy.as_ref(), &mut self.server_side.nic_rng[s]);
-            if defer {
-                nics.step(s, now, params, packets, &mut Deferred { cal: &mut self.cal, events: &mut self.server_side.nic_events }, vc_policy, rng, measuring);
-            } else {
-                nics.step(s, now, params, packets, &mut self.cal, vc_policy, rng, measuring);
-            }
-            self.refill(s, now + 1);
-        }
-        self.server_side.nic_visit = due;
+        let (side, mut net) = self.server_side();
+        side.step_nics(&mut net, now, measuring, defer);
+    }
+
+    /// Call the workload, then send what it posted (`ServerSide::with_workload`).
+    fn with_workload(&mut self, now: u64, f: impl FnOnce(&mut dyn Workload, &mut crate::workload::Ctx)) {
+        let (side, mut net) = self.server_side();
+        side.with_workload(&mut net, now, f);
     }
 
     /// Whether the loop is sure to go on to cycle `now + 1` (so its timers may fire now):
     /// they are due then, and neither the end, the watchdog nor the deadlock check (whose
     /// progress the switches' steps can only move later) stops it.
     fn may_generate_ahead(&self, now: u64, limits: Limits) -> bool {
-        let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
+        let in_network = self.server_side.in_network();
         let checks = in_network > 0 && (now - self.last_progress >= limits.watchdog || now >= limits.detector_at);
-        now + 1 < limits.end && !checks && self.timers.due_at(now + 1)
+        now + 1 < limits.end && !checks && self.server_side.timers().due_at(now + 1)
     }
 
     /// The next cycle with anything to do: skip idle stretches at low load.
@@ -637,7 +574,7 @@ impl Simulation {
         if !self.cal.is_idle() || self.cal.visits_everything() {
             return now + 1;
         }
-        let mut next = self.timers.next_at().map_or(end, |t| t.min(end));
+        let mut next = self.server_side.timers().next_at().map_or(end, |t| t.min(end));
         if in_network > 0 {
             next = next.min(self.last_progress.saturating_add(watchdog));
         }
@@ -646,10 +583,8 @@ impl Simulation {
 
     /// Fire the workload timers due now and send what they post.
     fn generate(&mut self, now: u64) {
-        self.timers.start(now);
-        while let Some(s) = self.timers.next() {
-            self.with_workload(now, |w, cx| w.timer(s as usize, cx));
-        }
+        let (side, mut net) = self.server_side();
+        side.generate(&mut net, now);
     }
 
     /// An event for a switch (`to_switch`, then its wake-up) or for a server: the two kinds
@@ -669,42 +604,20 @@ impl Simulation {
         }
     }
 
-    /// Credits back at a NIC, and flits ejected into one: everything but the switches and
-    /// their wheel, so it commutes with the deliveries to the switches.
     fn deliver_to_server(&mut self, now: u64, ev: Event) {
-        match ev {
-            Event::FlitArrive { .. } | Event::Credit { .. } => {}
-            Event::NicCredit { server, vc, phits } => {
-                self.server_side.nics.credit(server as usize, vc as usize, phits as u32);
-                // Most credits come back to a NIC that has sent all it had (below
-                // saturation): waking it would only have it find nothing to send.
-                if self.server_side.nics.next_to_send(server as usize, &self.params).is_some() {
-                    self.wake_nic(server as usize, now);
-                }
-            }
-            Event::Eject { server, packet, flit: _ } => {
-                self.last_progress = now;
-                let p = self.packets.get_mut(packet);
-                let (flit_phits, flits) = (self.params.flit_phits(p.phits), self.params.flits(p.phits));
-                p.flits_ejected += 1;
-                let complete = p.flits_ejected == flits;
-                self.stats.on_eject_phits(now, flit_phits as u64);
-                if complete {
-                    debug_assert_eq!(self.packets.get(packet).dst, server);
-                    self.packet_arrived(now, packet);
-                }
-            }
-        }
+        let (side, mut net) = self.server_side();
+        side.deliver_to_server(&mut net, now, ev);
     }
 
     /// Where a deadlock sits: switches whose input buffers hold flits that cannot move.
     fn describe_blocked(&self) -> String {
         let vcs = self.params.vcs;
+        let routers = self.switch_side.routers();
         let mut blocked = Vec::new();
         let mut count = 0;
         for s in 0..self.topo.num_switches() {
-            let base = self.switch_side.routers.first_port(s);
-            let held: u32 = self.switch_side.routers.ports_of(s).map(|gp| self.switch_side.routers.ports[gp].in_flits).sum();
+            let base = routers.first_port(s);
+            let held: u32 = routers.ports_of(s).map(|gp| routers.ports[gp].in_flits).sum();
             if held == 0 {
                 continue;
             }
@@ -712,9 +625,9 @@ impl Simulation {
             if blocked.len() < 4 {
                 let coords = self.topo.coordinates(s);
                 let mut vcs_full = Vec::new();
-                for gp in self.switch_side.routers.ports_of(s) {
+                for gp in routers.ports_of(s) {
                     for v in 0..vcs {
-                        let q = &self.switch_side.routers.vc[gp * vcs + v];
+                        let q = &routers.vc[gp * vcs + v];
                         if !q.input.is_empty() {
                             vcs_full.push(format!("port {} vc {v}: {} flit(s)", gp - base, q.input.len()));
                         }
@@ -726,23 +639,11 @@ impl Simulation {
         if count == 0 {
             // Nothing is scheduled and no switch holds a flit: the packets sit where no
             // switch can move them (a NIC), which is not a deadlock of the network.
-            let in_network = self.server_side.nics.injected - self.stats.packets_delivered;
+            let in_network = self.server_side.in_network();
             return format!("{in_network} packet(s) injected but not delivered, none in a switch and nothing on its way (flits held outside the switches)");
         }
         format!("{count} switch(es) hold flits that cannot move, e.g. {}", blocked.join("; "))
     }
-}
-
-/// When the switch an event was delivered to must be stepped for it.
-pub(super) enum SwitchWake {
-    None,
-    /// Now: credits came back that a flit waits for.
-    Now(usize),
-    /// Once the flit that arrived may be allocated (`Params::ready_from`): it is at the
-    /// front of its VC. A flit behind another is reached by that one's grant, which steps
-    /// the switch again while its input holds flits (router/step.rs); stepping for its
-    /// arrival as well would only add steps with nothing to do.
-    WhenReady(usize),
 }
 
 /// The part of delivering an arrival or a credit that touches only its switch: the arriving
@@ -757,42 +658,11 @@ pub(super) enum SwitchWake {
 #[inline(always)]
 fn to_switch(sim: &mut Simulation, now: u64, ev: Event) -> SwitchWake {
     match ev {
-        Event::FlitArrive { switch, port, vc, packet, flit, tail } => arrive(sim, now, switch as usize, port, vc, packet, flit, tail),
-        Event::Credit { switch, port, vc, phits } => {
-            let routers = &mut sim.switch_side.routers;
-            let gp = routers.global_port(switch as usize, port as usize);
-            let q = &mut routers.vc[gp * routers.vcs + vc as usize];
-            let before = q.credits;
-            q.credits += phits;
-            // Only a flit that waited for these credits needs the switch stepped: every
-            // other reason to step a switch has its own wake-up (router/step.rs), and a step
-            // with nothing to do changes nothing.
-            if q.output.front().is_some_and(|e| before < e.phits && e.phits <= q.credits) {
-                return SwitchWake::Now(switch as usize);
-            }
-            SwitchWake::None
+        Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
+            let parts = RouteParts { routing: sim.routing.as_ref(), vc_policy: sim.vc_policy.as_ref(), servers: &sim.servers, params: &sim.params };
+            sim.switch_side.arrive(&parts, &mut sim.packets, now, switch as usize, port, vc, packet, flit, tail)
         }
+        Event::Credit { switch, port, vc, phits } => sim.switch_side.credit(switch as usize, port, vc, phits),
         _ => SwitchWake::None,
     }
 }
-
-/// A flit reaches input `port`, VC `vc`, of switch `sw` (`to_switch`).
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn arrive(sim: &mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
-    let (routers, params) = (&mut sim.switch_side.routers, &sim.params);
-    let phits = if flit.is_head() {
-        let phits = sim.packets.get(packet).phits;
-        let at = head_routing::Heading { routers, routing: sim.routing.as_ref(), vc_policy: sim.vc_policy.as_ref(), policy_vcs: params.policy_vcs, ejection: params.ejection, queue_reach: params.queue_reach, servers: &sim.servers, switch: sw };
-        sim.head_routing.route(&at, &mut sim.switch_side.switch_rng[sw], sim.packets.routed(packet));
-        params.flit_phits(phits)
-    } else {
-        1 // only wormhole packets have more than one flit
-    };
-    let ready = params.ready_from(now);
-    if routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail }) {
-        return SwitchWake::WhenReady(sw);
-    }
-    SwitchWake::None
-}
-

@@ -556,14 +556,15 @@ impl Team {
 
     /// After `cycle`: add up the threads' counters.
     pub fn add_counters(&self, sim: &mut Simulation) {
-        sim.switch_side.stepped_last = 0;
+        let mut stepped = 0;
         for lane in &self.lanes {
             // The cycle is over; the other threads wait at the gate.
             let lane = lane.get_mut();
             sim.phit_hops += std::mem::take(&mut lane.phit_hops);
-            sim.switch_side.stepped_last += lane.stepped;
+            stepped += lane.stepped;
             sim.last_progress = sim.last_progress.max(lane.last_progress);
         }
+        sim.switch_side.set_stepped_last(stepped);
     }
 }
 

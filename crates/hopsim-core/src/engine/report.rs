@@ -9,7 +9,7 @@ use crate::stats::{LinkTable, RunResult, Temporal};
 
 /// `cons`: the conservation check, made before the network's buffers were freed.
 pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
-    let st = &sim.stats;
+    let st = sim.server_side.stats();
     let spec = &sim.spec;
     let prm = &sim.params;
     let active = sim.traffic.active.len() as f64;
@@ -31,7 +31,7 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let samples = sample_table(sim);
     let mut sample_cycles: Vec<u64> = samples.cycles.clone();
     sample_cycles.sort_unstable();
-    let jobs = sim.workload.job_results(&sim.server_side.nics.totals);
+    let jobs = sim.server_side.workload().job_results(&sim.server_side.nics().totals);
     let pick = |q: f64| if sample_cycles.is_empty() { f64::NAN } else { sample_cycles[((q * sample_cycles.len() as f64).ceil() as usize).clamp(1, sample_cycles.len()) - 1] as f64 };
     let mut m = Metrics {
         // With a burst the servers offer two loads over the window: what they generated.
@@ -51,11 +51,11 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
         // Links of other latency than link.latency ([link.<class>]) add their difference.
         zero_load_latency: (hops_mean + 2.0) * l + st.extra_link_latency_sum as f64 / n + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
-        packets_injected: sim.server_side.nics.injected,
+        packets_injected: sim.server_side.nics().injected,
         packets_delivered: st.packets_delivered,
         packets_measured_delivered: st.delivered_measured,
-        packets_in_flight_end: sim.server_side.nics.injected - st.packets_delivered,
-        packets_queued_end: st.packets_generated - sim.server_side.nics.injected,
+        packets_in_flight_end: sim.server_side.nics().injected - st.packets_delivered,
+        packets_queued_end: st.packets_generated - sim.server_side.nics().injected,
         packets_dropped_at_source: st.packets_dropped_at_source,
         phits_generated: st.phits_generated,
         phits_delivered: st.phits_delivered,
@@ -173,7 +173,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
     // Sums over the servers, in 64 bits (a NIC's counts take 32).
     let (mut flits, mut stalled, mut responses, mut latency) = (0u64, 0u64, 0u64, 0u64);
     for &s in &sim.traffic.active {
-        let c = &sim.server_side.nics.counters[s as usize];
+        let c = &sim.server_side.nics().counters[s as usize];
         t.server.push(s);
         t.request_flits.push(c.request_flits.into());
         t.stalled_cycles.push(c.stalled_cycles.into());
@@ -185,7 +185,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
         t.cumulative_packet_latency.push(c.latency_sum);
         t.stalls_per_flit.push(c.stalls_per_flit());
         t.request_latency_mean.push(c.request_latency_mean());
-        t.outstanding_max.push(sim.server_side.nics.nics[s as usize].outstanding_max);
+        t.outstanding_max.push(sim.server_side.nics().nics[s as usize].outstanding_max);
         flits += u64::from(c.request_flits);
         stalled += u64::from(c.stalled_cycles);
         responses += u64::from(c.responses_received);
@@ -193,11 +193,11 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
     }
     m.nic_stalls_per_flit = crate::nic::stalls_per_flit(stalled, flits);
     m.nic_request_latency_mean = crate::nic::request_latency_mean(latency, responses);
-    let totals = &sim.server_side.nics.totals;
+    let totals = &sim.server_side.nics().totals;
     m.requests_sent = totals.iter().map(|c| u64::from(c.request_packets)).sum();
     m.responses_sent = totals.iter().map(|c| u64::from(c.responses_sent)).sum();
     m.responses_received = totals.iter().map(|c| u64::from(c.responses_received)).sum();
-    m.outstanding_max = sim.server_side.nics.nics.iter().map(|n| n.outstanding_max as u64).max().unwrap_or(0);
+    m.outstanding_max = sim.server_side.nics().nics.iter().map(|n| n.outstanding_max as u64).max().unwrap_or(0);
     t
 }
 
@@ -207,7 +207,7 @@ fn sample_table(sim: &Simulation) -> SampleTable {
     let bytes_per_phit = spec.bytes_per_phit();
     let cycle_ns = spec.cycle_ns(sim.params.fastest_gbytes_per_s);
     let mut t = SampleTable::default();
-    for s in &sim.samples {
+    for s in sim.server_side.samples() {
         t.src.push(s.src);
         t.dst.push(s.dst);
         t.iteration.push(s.iteration);
@@ -232,7 +232,7 @@ fn sample_table(sim: &Simulation) -> SampleTable {
 }
 
 fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
-    let r = &sim.switch_side.routers;
+    let r = sim.switch_side.routers();
     let topo = sim.topo.as_ref();
     let mut t = LinkTable::default();
     for s in 0..topo.num_switches() {

@@ -4,126 +4,104 @@
 
 use crate::calendar::NEVER;
 use super::backlog::Queued;
-use super::Simulation;
+use super::{Net, ServerSide};
 use crate::message::Message;
 use crate::packet::{Packet, PacketKind, NIL};
 use crate::routing::RouteState;
-use crate::workload::{Ctx, Delivered, Workload};
+use crate::workload::Delivered;
 
 /// Packets made ahead in a NIC's queue; the rest of a source's messages wait in its backlog
 /// as small records until the NIC is about to send them.
 const READY_PACKETS: u32 = 2;
 
-impl Simulation {
-    /// Call the workload, then send the messages it posted and arm the timers it set.
-    pub(super) fn with_workload(&mut self, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
-        let mut cx = Ctx {
-            now,
-            rng: &mut self.server_side.nic_rng,
-            posts: &mut self.posts,
-            timers: &mut self.new_timers,
-            samples: &mut self.samples,
-            nic_totals: &self.server_side.nics.totals,
-        };
-        f(self.workload.as_mut(), &mut cx);
-        for (t, s) in self.new_timers.drain(..) {
-            self.timers.push(t, s);
-        }
-        let posts = std::mem::take(&mut self.posts);
-        for post in &posts {
-            self.send_message(now, post);
-        }
-        self.posts = posts;
-        self.posts.clear();
-    }
-
+impl ServerSide {
     /// Queue a message at its source. Its packets are made only when the NIC is about to
     /// send them (`refill`), so a source queue that grows without bound at saturation costs
     /// a small record per message, not a packet per packet.
-    fn send_message(&mut self, now: u64, post: &crate::workload::Post) {
+    pub(super) fn send_message(&mut self, net: &mut Net, now: u64, post: &crate::workload::Post) {
         let (src, dst, packets, bytes, tag) = (post.src as usize, post.dst as usize, post.packets, post.bytes, post.tag);
         // Above saturation open-loop traffic would grow the queue without bound: its message
         // that does not fit under `nic.source_queue_limit` is refused at the source and
         // counted. (Validation refuses a message longer than the whole queue.)
-        let waiting = self.server_side.backlog[src].packets() + self.server_side.nics.nics[src].queued as u64;
-        if post.droppable && waiting + packets as u64 > self.spec.nic.source_queue_limit {
+        let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
+        if post.droppable && waiting + packets as u64 > self.source_queue_limit {
             self.stats.packets_dropped_at_source += packets as u64;
             return;
         }
         let measured = self.stats.in_window(now);
         // Under a protocol the message's requests need its size, and its answers it.
         let mode = post.mode.map_or(0, |m| m.code());
-        let tracked = packets > 1 || self.workload.wants_delivery() || self.params.protocol.is_on() || mode != 0;
+        let tracked = packets > 1 || self.workload.wants_delivery() || net.params.protocol.is_on() || mode != 0;
         let message = if tracked {
             self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, mode, ..Default::default() })
         } else {
             NIL
         };
         // In one step: a message may have billions of packets.
-        let phits = if self.params.protocol.is_on() {
-            self.params.protocol.requests_phits(bytes)
+        let phits = if net.params.protocol.is_on() {
+            net.params.protocol.requests_phits(bytes)
         } else {
-            packets as u64 * self.params.packet_phits as u64
+            packets as u64 * net.params.packet_phits as u64
         };
         self.stats.on_generate_packets(now, packets as u64, phits);
-        if packets == 1 && message == NIL && self.server_side.backlog[src].is_empty() && self.nic_has_room(src) {
+        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
-            self.make_packet(src, Queued::untracked(dst as u32, now as u32));
-            self.wake_nic(src, now);
+            self.make_packet(net, src, Queued::untracked(dst as u32, now as u32));
+            self.wake_nic(net, src, now);
             return;
         }
-        self.server_side.backlog[src].push_back(dst as u32, now as u32, packets, message);
-        self.refill(src, now);
+        self.backlog[src].push_back(dst as u32, now as u32, packets, message);
+        self.refill(net, src, now);
     }
 
     /// Keep `READY_PACKETS` packets ready in the NIC's queue, made from the oldest queued
     /// message, and have the NIC step from `wake_at` if it made any (`wake_nic`).
     /// Tested inline, the refill out of line: after most NIC steps there is nothing to make.
     #[inline(always)]
-    pub(super) fn refill(&mut self, src: usize, wake_at: u64) {
-        if !self.server_side.backlog[src].is_empty() && self.nic_has_room(src) {
-            self.refill_from_backlog(src, wake_at);
+    pub(super) fn refill(&mut self, net: &mut Net, src: usize, wake_at: u64) {
+        if !self.backlog[src].is_empty() && self.nic_has_room(src) {
+            self.refill_from_backlog(net, src, wake_at);
         }
     }
 
     /// Whether the NIC of `src` holds fewer than `READY_PACKETS` packets made ahead.
     #[inline(always)]
     fn nic_has_room(&self, src: usize) -> bool {
-        self.server_side.nics.nics[src].queued < READY_PACKETS
+        self.nics.nics[src].queued < READY_PACKETS
     }
 
     /// What `refill` does when the NIC has room and the backlog a message.
-    fn refill_from_backlog(&mut self, src: usize, wake_at: u64) {
+    fn refill_from_backlog(&mut self, net: &mut Net, src: usize, wake_at: u64) {
         while self.nic_has_room(src) {
-            let Some(q) = self.server_side.backlog[src].front() else { break };
-            let tie_dirs = self.make_packet(src, q);
-            self.server_side.backlog[src].advance_front(tie_dirs);
+            let Some(q) = self.backlog[src].front() else { break };
+            let tie_dirs = self.make_packet(net, src, q);
+            self.backlog[src].advance_front(tie_dirs);
         }
-        self.wake_nic(src, wake_at);
+        self.wake_nic(net, src, wake_at);
     }
 
     /// Make the next packet of message `q` and queue it at its NIC. Returns the tie
     /// directions its packets take. Forced inline into its two callers: it runs once a packet,
     /// and its call and frame were a third of its instructions (docs/benchmark-log.md).
     #[inline(always)]
-    fn make_packet(&mut self, src: usize, q: Queued) -> u32 {
-        let src_switch = self.servers.switch_of(src) as u32;
+    fn make_packet(&mut self, net: &mut Net, src: usize, q: Queued) -> u32 {
+        let src_switch = net.servers.switch_of(src) as u32;
         let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
-        let (phits, kind) = if self.params.protocol.is_on() {
-            (self.request_phits(self.messages.get(message).bytes, seq), PacketKind::Request)
+        let (phits, kind) = if net.params.protocol.is_on() {
+            (Self::request_phits(net.params, self.messages.get(message).bytes, seq), PacketKind::Request)
         } else {
-            (self.params.packet_phits, PacketKind::Data)
+            (net.params.packet_phits, PacketKind::Data)
         };
         let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
-        let mut state = RouteState { src_switch, dst_switch: self.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
-        self.routing.on_inject(&mut state, &mut self.server_side.nic_rng[src]);
+        let mut state = RouteState { src_switch, dst_switch: net.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
+        net.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         // Ties (half-way round a ring) are broken once per message, so a routing with one
         // path per pair, like DOR, keeps a message's packets in order.
         state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
         // Measured at injection: marked when its head leaves the NIC (nic/mod.rs, `step`).
-        let measured = !self.params.measure_at_injection && self.stats.in_window(created);
-        let id = self.packets.make(|candidates| Packet {
+        let measured = !net.params.measure_at_injection && self.stats.in_window(created);
+        let id = net.packets.make(|candidates| Packet {
             src: src as u32,
             dst: dst as u32,
             created,
@@ -140,7 +118,7 @@ impl Simulation {
             extra_link_latency: 0,
             request_injected: NEVER,
         });
-        self.server_side.nics.enqueue(src, id, &mut self.packets);
+        self.nics.enqueue(src, id, net.packets);
         state.tie_dirs
     }
 
@@ -148,47 +126,47 @@ impl Simulation {
     /// before then would only find the channel busy and ask again (a third of the NICs' steps
     /// on the 8x8 torus, when a packet made for a NIC still sending woke it at once).
     #[inline(always)]
-    pub(super) fn wake_nic(&mut self, server: usize, at: u64) {
-        self.cal.wake_nic(server, at.max(self.server_side.nics.nics[server].channel_free));
+    pub(super) fn wake_nic(&self, net: &mut Net, server: usize, at: u64) {
+        net.cal.wake_nic(server, at.max(self.nics.nics[server].channel_free));
     }
 
     /// Phits of packet (or request) `seq` of a message of `bytes`.
-    fn request_phits(&self, bytes: u64, seq: u32) -> u16 {
-        if self.params.protocol.is_on() {
-            self.params.protocol.request_phits(bytes, seq)
+    fn request_phits(params: &crate::params::Params, bytes: u64, seq: u32) -> u16 {
+        if params.protocol.is_on() {
+            params.protocol.request_phits(bytes, seq)
         } else {
-            self.params.packet_phits
+            params.packet_phits
         }
     }
 
     /// Phits of messages waiting in source queues that have no packet made yet.
-    pub(super) fn backlog_phits(&self) -> u64 {
-        if !self.params.protocol.is_on() {
-            let p = self.params.packet_phits as u64;
-            return self.server_side.backlog.iter().map(|b| b.packets() * p).sum();
+    pub fn backlog_phits(&self, params: &crate::params::Params) -> u64 {
+        if !params.protocol.is_on() {
+            let p = params.packet_phits as u64;
+            return self.backlog.iter().map(|b| b.packets() * p).sum();
         }
-        let left = |q: super::backlog::Queued| {
+        let left = |q: Queued| {
             let bytes = self.messages.get(q.message).bytes;
-            (q.next_seq..q.packets).map(|s| self.request_phits(bytes, s) as u64).sum::<u64>()
+            (q.next_seq..q.packets).map(|s| Self::request_phits(params, bytes, s) as u64).sum::<u64>()
         };
-        self.server_side.backlog.iter().flat_map(|b| b.iter()).map(left).sum()
+        self.backlog.iter().flat_map(|b| b.iter()).map(left).sum()
     }
 
     /// A request has reached its destination NIC, which answers it: the response is queued
     /// at that NIC's response queue, sent ahead of its own requests.
-    fn answer(&mut self, now: u64, req: &Packet) {
-        let protocol = self.params.protocol;
+    fn answer(&mut self, net: &mut Net, now: u64, req: &Packet) {
+        let protocol = net.params.protocol;
         let (src, dst) = (req.dst as usize, req.src as usize);
         let get = protocol.kind == crate::nic::protocol::ProtocolKind::Get;
         // Only GET responses need the message (their length; they complete it).
         let (bytes, message) = if get { (self.messages.get(req.message).bytes, req.message) } else { (0, NIL) };
         // A response goes by its request's routing mode.
-        let (src_switch, dst_switch) = (self.servers.switch_of(src) as u32, self.servers.switch_of(dst) as u32);
+        let (src_switch, dst_switch) = (net.servers.switch_of(src) as u32, net.servers.switch_of(dst) as u32);
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
-        self.routing.on_inject(&mut state, &mut self.server_side.nic_rng[src]);
+        net.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         let phits = protocol.response_phits(bytes, req.seq);
-        let measured = !self.params.measure_at_injection && self.stats.in_window(now);
-        let id = self.packets.make(|candidates| Packet {
+        let measured = !net.params.measure_at_injection && self.stats.in_window(now);
+        let id = net.packets.make(|candidates| Packet {
             src: src as u32,
             dst: dst as u32,
             created: now,
@@ -206,33 +184,33 @@ impl Simulation {
             request_injected: req.injected,
         });
         self.stats.on_generate(now, phits as u64);
-        self.server_side.nics.enqueue_response(src, id, &mut self.packets);
-        self.wake_nic(src, now);
+        self.nics.enqueue_response(src, id, net.packets);
+        self.wake_nic(net, src, now);
     }
 
     /// The last phit of a packet has reached its destination NIC.
-    pub(super) fn packet_arrived(&mut self, now: u64, id: u32) {
-        let p = *self.packets.get(id);
+    pub(super) fn packet_arrived(&mut self, net: &mut Net, now: u64, id: u32) {
+        let p = *net.packets.get(id);
         match p.kind {
             PacketKind::Data => {}
-            PacketKind::Request => self.answer(now, &p),
+            PacketKind::Request => self.answer(net, now, &p),
             PacketKind::Response => {
                 let requester = p.dst as usize;
-                self.server_side.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
+                self.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
                 // It may have waited for this response (`nic.max_outstanding`).
-                self.wake_nic(requester, now);
+                self.wake_nic(net, requester, now);
             }
         }
-        if !self.params.protocol.carries_data(p.kind) {
-            self.packet_delivered(now, id);
+        if !net.params.protocol.carries_data(p.kind) {
+            self.packet_delivered(net, now, id);
             return;
         }
         if p.message == NIL {
-            self.packet_delivered(now, id);
+            self.packet_delivered(net, now, id);
             self.stats.on_message(now, p.created, p.measured, false);
             return;
         }
-        let in_order = self.spec.message.in_order;
+        let in_order = self.in_order;
         let m = self.messages.get_mut(p.message);
         m.arrived += 1;
         if p.seq == m.next_seq {
@@ -244,22 +222,22 @@ impl Simulation {
                 m.next_seq += 1;
             }
             let held = released.len() as u32;
-            self.packet_delivered(now, id);
+            self.packet_delivered(net, now, id);
             for (_, pid, arrival) in released {
                 self.stats.on_reorder_release(now - arrival);
                 if in_order {
-                    self.packet_delivered(now, pid);
+                    self.packet_delivered(net, now, pid);
                 }
             }
-            self.server_side.reorder_held[p.dst as usize] -= held;
+            self.reorder_held[p.dst as usize] -= held;
         } else {
             self.stats.packets_out_of_order += 1;
             m.pending.push((p.seq, id, now));
-            let held = &mut self.server_side.reorder_held[p.dst as usize];
+            let held = &mut self.reorder_held[p.dst as usize];
             *held += 1;
             self.stats.reorder_buffer_max = self.stats.reorder_buffer_max.max(*held as u64);
             if !in_order {
-                self.packet_delivered(now, id);
+                self.packet_delivered(net, now, id);
             }
         }
         let m = self.messages.get(p.message);
@@ -270,22 +248,22 @@ impl Simulation {
             let ack = self.workload.is_acknowledgement(done.tag);
             self.stats.on_message(now, done.created, measured, ack);
             if self.workload.wants_delivery() {
-                self.with_workload(now, |w, cx| w.delivered(&done, cx));
+                self.with_workload(net, now, |w, cx| w.delivered(&done, cx));
             }
         }
     }
 
     /// The packet reaches the application (on arrival, or when in-order delivery lets it).
     #[inline]
-    fn packet_delivered(&mut self, now: u64, id: u32) {
-        let p = self.packets.get(id);
+    fn packet_delivered(&mut self, net: &mut Net, now: u64, id: u32) {
+        let p = net.packets.get(id);
         let (src, created) = (p.src, p.created);
         self.stats.on_deliver(now, p);
         self.workload.packet_delivered(src, now - created);
-        self.server_side.nics.count(src as usize, self.stats.in_window(now), |c| {
+        self.nics.count(src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;
             c.latency_sum += now - created;
         });
-        self.packets.release(id);
+        net.packets.release(id);
     }
 }

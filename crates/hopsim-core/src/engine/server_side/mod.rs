@@ -1,0 +1,215 @@
+//! The servers' side of a run: the NICs and what waits at them, the workload and its timers,
+//! the messages in flight and the statistics. The rest of the engine reaches the servers
+//! through this type: it fires the workload's timers, delivers the events for servers (credits
+//! back at a NIC, flits ejected into one) and steps the NICs. No switch's step touches it, so
+//! on several threads the run's thread does this work while the others step their switches
+//! (engine/parallel.rs).
+//!
+//! What it reads and writes beyond its own state, the packets, the calendar and the run's
+//! parts, comes in a `Net` for each call.
+
+mod backlog;
+mod delivery;
+pub(super) mod timers;
+
+use backlog::Backlog;
+use timers::Timers;
+use crate::calendar::{Calendar, Deferred, Event};
+use crate::message::Messages;
+use crate::nic::Nics;
+use crate::packet::Arena;
+use crate::params::Params;
+use crate::route::Rng;
+use crate::routing::Routing;
+use crate::stats::Stats;
+use crate::topology::ServerMap;
+use crate::vc::VcPolicy;
+use crate::workload::{Ctx, Post, Sample, Workload};
+
+pub(super) struct ServerSide {
+    nics: Nics,
+    /// Messages queued at each NIC whose packets are not made yet.
+    backlog: Vec<Backlog>,
+    /// Packets waiting in each NIC's reorder buffer.
+    reorder_held: Vec<u32>,
+    nic_rng: Vec<Rng>,
+    /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
+    nic_visit: Vec<u32>,
+    /// Events of NIC steps that ran before the switches' events reached the calendar.
+    nic_events: Vec<(u64, Event)>,
+    workload: Box<dyn Workload>,
+    /// Workload timers: (cycle, server).
+    timers: Timers,
+    posts: Vec<Post>,
+    new_timers: Vec<(u64, u32)>,
+    samples: Vec<Sample>,
+    messages: Messages,
+    stats: Stats,
+    /// `nic.source_queue_limit`: packets a source queue holds before refusing a message.
+    source_queue_limit: u64,
+    /// `message.in_order`: packets reach the application in their message's order.
+    in_order: bool,
+}
+
+/// What the servers' side reads and writes beyond its own state during a call.
+pub(super) struct Net<'a> {
+    pub packets: &'a mut Arena,
+    pub cal: &'a mut Calendar,
+    pub params: &'a Params,
+    pub routing: &'a dyn Routing,
+    pub vc_policy: &'a dyn VcPolicy,
+    pub servers: &'a ServerMap,
+    /// The last cycle anything moved (the watchdog's).
+    pub last_progress: &'a mut u64,
+}
+
+impl ServerSide {
+    pub fn new(nics: Nics, nic_rng: Vec<Rng>, workload: Box<dyn Workload>, stats: Stats, spec: &crate::spec::Spec) -> Self {
+        let n = nic_rng.len();
+        ServerSide {
+            nics,
+            backlog: vec![Backlog::default(); n],
+            reorder_held: vec![0; n],
+            nic_rng,
+            nic_visit: Vec::new(),
+            nic_events: Vec::new(),
+            workload,
+            timers: Timers::default(),
+            posts: Vec::new(),
+            new_timers: Vec::new(),
+            samples: Vec::new(),
+            messages: Messages::default(),
+            stats,
+            source_queue_limit: spec.nic.source_queue_limit,
+            in_order: spec.message.in_order,
+        }
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    pub fn nics(&self) -> &Nics {
+        &self.nics
+    }
+
+    pub fn workload(&self) -> &dyn Workload {
+        self.workload.as_ref()
+    }
+
+    /// What the workload recorded for its samples (ping-pong round trips).
+    pub fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
+    pub fn timers(&self) -> &Timers {
+        &self.timers
+    }
+
+    /// Packets injected and not delivered yet.
+    pub fn in_network(&self) -> u64 {
+        self.nics.injected - self.stats.packets_delivered
+    }
+
+    /// A closed-loop workload has nothing more to send and everything it sent arrived.
+    pub fn workload_done(&self) -> bool {
+        self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered
+    }
+
+    /// Phits of the packets measured (those sent in the window when measured at injection,
+    /// else those generated in it) not all delivered yet.
+    pub fn measured_undelivered(&self, params: &Params) -> bool {
+        let measured = if params.measure_at_injection { self.nics.injected_measured_phits } else { self.stats.generated_measured_phits };
+        self.stats.measured_packet_phits < measured
+    }
+
+    /// Call the workload, then send the messages it posted and arm the timers it set.
+    pub fn with_workload(&mut self, net: &mut Net, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
+        let mut cx = Ctx { now, rng: &mut self.nic_rng, posts: &mut self.posts, timers: &mut self.new_timers, samples: &mut self.samples, nic_totals: &self.nics.totals };
+        f(self.workload.as_mut(), &mut cx);
+        for (t, s) in self.new_timers.drain(..) {
+            self.timers.push(t, s);
+        }
+        let posts = std::mem::take(&mut self.posts);
+        for post in &posts {
+            self.send_message(net, now, post);
+        }
+        self.posts = posts;
+        self.posts.clear();
+    }
+
+    /// Fire the workload timers due now and send what they post.
+    pub fn generate(&mut self, net: &mut Net, now: u64) {
+        self.timers.start(now);
+        while let Some(s) = self.timers.next() {
+            self.with_workload(net, now, |w, cx| w.timer(s as usize, cx));
+        }
+    }
+
+    /// The part of a cycle after the switches' steps that concerns servers: the cycle's
+    /// events for them (`events`: those the switches' part left), then the NIC steps.
+    pub fn servers_and_nics(&mut self, net: &mut Net, now: u64, measuring: bool, events: &[Event], defer: bool) {
+        for ev in events {
+            // Tested here, not in the call: the cycle's events are mostly the switches'
+            // (two a packet-hop against two a packet), so a call per event only to return
+            // would add its instructions to every hop (docs/benchmark-log.md has the count).
+            if ev.switch().is_none() {
+                self.deliver_to_server(net, now, *ev);
+            }
+        }
+        self.step_nics(net, now, measuring, defer);
+    }
+
+    /// Step the NICs due now and refill their queues; with `defer` their events wait in
+    /// `nic_events` (`schedule_deferred`).
+    pub fn step_nics(&mut self, net: &mut Net, now: u64, measuring: bool, defer: bool) {
+        let mut due = std::mem::take(&mut self.nic_visit);
+        net.cal.take_nics(now, &mut due);
+        for &s in &due {
+            let s = s as usize;
+            let (nics, rng) = (&mut self.nics, &mut self.nic_rng[s]);
+            if defer {
+                nics.step(s, now, net.params, net.packets, &mut Deferred { cal: net.cal, events: &mut self.nic_events }, net.vc_policy, rng, measuring);
+            } else {
+                nics.step(s, now, net.params, net.packets, net.cal, net.vc_policy, rng, measuring);
+            }
+            self.refill(net, s, now + 1);
+        }
+        self.nic_visit = due;
+    }
+
+    /// Put the events the NIC steps held back (`step_nics` with `defer`) into the calendar.
+    pub fn schedule_deferred(&mut self, cal: &mut Calendar, now: u64) {
+        for (at, ev) in self.nic_events.drain(..) {
+            cal.schedule(at, now, ev);
+        }
+    }
+
+    /// Credits back at a NIC, and flits ejected into one: everything but the switches and
+    /// their wheel, so it commutes with the deliveries to the switches.
+    pub fn deliver_to_server(&mut self, net: &mut Net, now: u64, ev: Event) {
+        match ev {
+            Event::FlitArrive { .. } | Event::Credit { .. } => {}
+            Event::NicCredit { server, vc, phits } => {
+                self.nics.credit(server as usize, vc as usize, phits as u32);
+                // Most credits come back to a NIC that has sent all it had (below
+                // saturation): waking it would only have it find nothing to send.
+                if self.nics.next_to_send(server as usize, net.params).is_some() {
+                    self.wake_nic(net, server as usize, now);
+                }
+            }
+            Event::Eject { server, packet, flit: _ } => {
+                *net.last_progress = now;
+                let p = net.packets.get_mut(packet);
+                let (flit_phits, flits) = (net.params.flit_phits(p.phits), net.params.flits(p.phits));
+                p.flits_ejected += 1;
+                let complete = p.flits_ejected == flits;
+                self.stats.on_eject_phits(now, flit_phits as u64);
+                if complete {
+                    debug_assert_eq!(net.packets.get(packet).dst, server);
+                    self.packet_arrived(net, now, packet);
+                }
+            }
+        }
+    }
+}

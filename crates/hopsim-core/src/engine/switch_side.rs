@@ -1,0 +1,183 @@
+//! The switches' side of a run: their state (`Routers`), their random streams, how their
+//! heads are routed, and the scratch and walk their steps reuse. The rest of the engine
+//! reaches the switches through this type: it delivers arrivals and credits to them, steps
+//! them, and reads them (the deadlock detector, the conservation check, the report).
+//!
+//! On several threads each switch's part of this state is reached only by the thread that
+//! owns the switch (engine/parallel.rs); the methods a thread calls during a cycle touch
+//! only the switch they are given, its random stream and the packets it holds.
+
+use super::blocks::{self, Out, Walk};
+use super::head_routing::{HeadRouting, Heading};
+use crate::calendar::{Event, Schedule};
+use crate::packet::{Arena, Flit};
+use crate::params::Params;
+use crate::route::Rng;
+use crate::router::{self, Entry, Routers, Scratch, StepCtx};
+use crate::routing::Routing;
+use crate::topology::{ServerMap, Topology};
+use crate::vc::VcPolicy;
+
+pub(super) struct SwitchSide {
+    routers: Routers,
+    switch_rng: Vec<Rng>,
+    /// How heads are routed: the run's routing and VC policy through their traits, or the
+    /// commonest pair called directly.
+    head_routing: HeadRouting,
+    /// The run thread's scratch for the switches' steps when it runs a cycle alone.
+    scratch: Scratch,
+    /// log2 of the switches per block of a cycle's deliveries and steps (blocks.rs).
+    block_shift: u32,
+    /// The run thread's walk over the blocks when it runs a cycle alone.
+    walk: Walk,
+    /// Switches stepped in the last cycle (`Simulation::worth_splitting`).
+    stepped_last: usize,
+}
+
+/// When the switch an event was delivered to must be stepped for it.
+pub(super) enum SwitchWake {
+    None,
+    /// Now: credits came back that a flit waits for.
+    Now(usize),
+    /// Once the flit that arrived may be allocated (`Params::ready_from`): it is at the
+    /// front of its VC. A flit behind another is reached by that one's grant, which steps
+    /// the switch again while its input holds flits (router/step.rs); stepping for its
+    /// arrival as well would only add steps with nothing to do.
+    WhenReady(usize),
+}
+
+/// What routing a head at a switch reads beyond the switches: the run's parts.
+pub(super) struct RouteParts<'a> {
+    pub routing: &'a dyn Routing,
+    pub vc_policy: &'a dyn VcPolicy,
+    pub servers: &'a ServerMap,
+    pub params: &'a Params,
+}
+
+impl SwitchSide {
+    pub fn new(routers: Routers, switch_rng: Vec<Rng>, head_routing: HeadRouting, topo: &dyn Topology) -> Self {
+        let far = routers.prefetch == router::Prefetch::Deep;
+        let block_shift = blocks::block_shift(routers.bytes() / topo.num_switches().max(1), far);
+        SwitchSide { routers, switch_rng, head_routing, scratch: Scratch::default(), block_shift, walk: Walk::default(), stepped_last: 0 }
+    }
+
+    /// The switches' state, to read.
+    pub fn routers(&self) -> &Routers {
+        &self.routers
+    }
+
+    pub fn block_shift(&self) -> u32 {
+        self.block_shift
+    }
+
+    /// Deliver and step block by block of `1 << shift` switches (tests).
+    pub fn set_block_shift(&mut self, shift: u32) {
+        self.block_shift = shift;
+    }
+
+    pub fn stepped_last(&self) -> usize {
+        self.stepped_last
+    }
+
+    pub fn set_stepped_last(&mut self, n: usize) {
+        self.stepped_last = n;
+    }
+
+    /// Route every head through the `Routing` and `VcPolicy` traits (tests). Returns whether
+    /// the pair was called directly.
+    pub fn route_through_traits(&mut self) -> bool {
+        std::mem::replace(&mut self.head_routing, HeadRouting::Traits).direct()
+    }
+
+    /// Free the buffers and VC records once nothing reads them.
+    pub fn release(&mut self) {
+        self.routers.release_buffers();
+    }
+
+    /// Start loading what delivering `ev` will touch (`Routers::prefetch_event`).
+    #[inline(always)]
+    pub fn prefetch_event(&self, ev: &Event, packets: &Arena) {
+        self.routers.prefetch_event(ev, packets);
+    }
+
+    /// Step the switches of `visit` (ascending) with the run thread's scratch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step_all<C: Schedule>(&mut self, visit: &[u32], now: u64, packets: &mut Arena, cal: &mut C, params: &Params, measuring: bool, last_progress: &mut u64, phit_hops: &mut u64) {
+        let mut cx = StepCtx { routers: &mut self.routers, packets, cal, params, scratch: &mut self.scratch, measuring, last_progress, phit_hops, switch_rng: &mut self.switch_rng };
+        router::step_each(visit, now, &mut cx);
+    }
+
+    /// Step the switches of `block` (ascending) for a thread whose scratch, calendar and
+    /// counters are `out`.
+    pub fn step_block<C: Schedule>(&mut self, block: &[u32], now: u64, packets: &mut Arena, params: &Params, measuring: bool, out: &mut Out<C>) {
+        let mut cx = StepCtx {
+            routers: &mut self.routers,
+            packets,
+            cal: &mut *out.cal,
+            params,
+            scratch: &mut *out.scratch,
+            measuring,
+            last_progress: &mut *out.last_progress,
+            phit_hops: &mut *out.phit_hops,
+            switch_rng: &mut self.switch_rng,
+        };
+        router::step_each(block, now, &mut cx);
+    }
+
+    /// The run thread's walk and scratch, lent to a cycle it runs alone block by block; the
+    /// walk is taken and must be given back (`put_walk`).
+    pub fn lend_walk(&mut self) -> (Walk, &mut Scratch) {
+        (std::mem::take(&mut self.walk), &mut self.scratch)
+    }
+
+    pub fn put_walk(&mut self, walk: Walk) {
+        self.walk = walk;
+    }
+
+    /// Credits for output `port`, VC `vc`, of `switch` are back.
+    #[inline(always)]
+    pub fn credit(&mut self, switch: usize, port: u16, vc: u8, phits: u16) -> SwitchWake {
+        let routers = &mut self.routers;
+        let gp = routers.global_port(switch, port as usize);
+        let q = &mut routers.vc[gp * routers.vcs + vc as usize];
+        let before = q.credits;
+        q.credits += phits;
+        // Only a flit that waited for these credits needs the switch stepped: every
+        // other reason to step a switch has its own wake-up (router/step.rs), and a step
+        // with nothing to do changes nothing.
+        if q.output.front().is_some_and(|e| before < e.phits && e.phits <= q.credits) {
+            return SwitchWake::Now(switch);
+        }
+        SwitchWake::None
+    }
+
+    /// A flit reaches input `port`, VC `vc`, of switch `sw`: a head is routed, and the flit
+    /// is queued at its input VC.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub fn arrive(&mut self, parts: &RouteParts, packets: &mut Arena, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: Flit, tail: u16) -> SwitchWake {
+        let params = parts.params;
+        let phits = if flit.is_head() {
+            let phits = packets.get(packet).phits;
+            let at = Heading {
+                routers: &self.routers,
+                routing: parts.routing,
+                vc_policy: parts.vc_policy,
+                policy_vcs: params.policy_vcs,
+                ejection: params.ejection,
+                queue_reach: params.queue_reach,
+                servers: parts.servers,
+                switch: sw,
+            };
+            self.head_routing.route(&at, &mut self.switch_rng[sw], packets.routed(packet));
+            params.flit_phits(phits)
+        } else {
+            1 // only wormhole packets have more than one flit
+        };
+        let ready = params.ready_from(now);
+        if self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail }) {
+            return SwitchWake::WhenReady(sw);
+        }
+        SwitchWake::None
+    }
+}
