@@ -24,6 +24,7 @@ estimate and the kept run it is estimated from.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -360,15 +361,28 @@ def page_with_blocks(text: str) -> str:
     return text
 
 
+def worker(text: str) -> tuple[int, int]:
+    """``K/N``: this worker's number and the number of workers."""
+    try:
+        k, n = map(int, text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected K/N, e.g. 0/2") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K must be in 0..N-1")
+    return k, n
+
+
 def main(argv: list[str]) -> None:
-    what = argv[0] if argv else "cost"
-    if what == "run":
-        budget = float(argv[argv.index("--budget") + 1]) if "--budget" in argv else math.inf
-        k, n = map(int, argv[argv.index("--worker") + 1].split("/")) if "--worker" in argv else (0, 1)
-        study(budget, (k, n))
-    elif what == "table":
+    parser = argparse.ArgumentParser(prog="python -m studies.aries_noise.paper_scale", description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", nargs="?", default="cost", choices=["run", "cost", "table", "page"])
+    parser.add_argument("--budget", type=float, default=math.inf, metavar="CPU_HOURS", help="stop starting runs after this many CPU-hours (run)")
+    parser.add_argument("--worker", type=worker, default=(0, 1), metavar="K/N", help="this worker's share of the plan (run)")
+    args = parser.parse_args(argv)
+    if args.what == "run":
+        study(args.budget, args.worker)
+    elif args.what == "table":
         table()
-    elif what == "page":
+    elif args.what == "page":
         PAGE.write_text(page_with_blocks(PAGE.read_text()))
     else:
         cost()
