@@ -140,7 +140,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
     for k in 0..PREFETCH_EVENTS_AHEAD {
         prefetch(order, k);
     }
-    let ready = sim.get_ref().params.ready_from(now);
+    let ready = sim.get_ref().parts.params.ready_from(now);
     let (mut v, mut stepped) = (0, 0);
     for b in 0..starts.len() - 1 {
         let block_end = ((first + b + 1) << shift).min(switches.end);
@@ -178,7 +178,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             steps
         };
         let s = sim.get();
-        s.switch_side.step_block(block, now, &mut s.packets, &s.params, measuring, &mut out);
+        s.switch_side.step_block(block, now, &mut s.packets, &s.parts.params, measuring, &mut out);
         stepped += block.len();
     }
     stepped

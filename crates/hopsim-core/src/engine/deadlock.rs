@@ -147,7 +147,7 @@ impl Detector {
         self.nodes.clear();
         self.succ_start.clear();
         self.succ.clear();
-        for s in 0..sim.topo.num_switches() {
+        for s in 0..sim.parts.topo.num_switches() {
             let base = r.first_port(s);
             for gp in r.ports_of(s) {
                 let mut routed = r.ports[gp].flits_with_vc();
@@ -161,7 +161,7 @@ impl Detector {
             }
         }
         self.owners.sort_unstable();
-        for s in 0..sim.topo.num_switches() {
+        for s in 0..sim.parts.topo.num_switches() {
             for gp in r.ports_of(s) {
                 let mut nonempty = r.ports[gp].in_vcs_nonempty;
                 while nonempty != 0 {
@@ -287,7 +287,7 @@ impl Detector {
 /// flit (counting the flit its link is finishing) or can send one (credits, or a server).
 fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
     let r = sim.switch_side.routers();
-    let prm = &sim.params;
+    let prm = &sim.parts.params;
     let vcs = r.vcs;
     let (gp, ov) = (gov / vcs, gov % vcs);
     let port = &r.ports[gp];
@@ -327,7 +327,7 @@ pub fn describe(sim: &Simulation, f: &Found) -> String {
     let r = sim.switch_side.routers();
     let vcs = r.vcs;
     let name = |s: usize| {
-        let c = sim.topo.coordinates(s);
+        let c = sim.parts.topo.coordinates(s);
         if c.is_empty() {
             format!("switch {s}")
         } else {

@@ -17,7 +17,7 @@ pub fn check(sim: &Simulation) -> Conservation {
     let r = sim.switch_side.routers();
     let vcs = r.vcs;
     // A flit's phits, from the flit itself (buffers) or from its packet (events).
-    let flit_phits = |packet: u32| sim.params.flit_phits(sim.packets.get(packet).phits) as u64;
+    let flit_phits = |packet: u32| sim.parts.params.flit_phits(sim.packets.get(packet).phits) as u64;
     // Phits held for each input VC: in its buffer, on the link towards it, or as credits on
     // their way back upstream; and phits reserved in each output VC's buffer.
     let mut held = vec![0u64; r.vc.len()];
@@ -48,7 +48,7 @@ pub fn check(sim: &Simulation) -> Conservation {
             }
         }
     }
-    let queued = sim.server_side.nics().queued_phits() + sim.server_side.backlog_phits(&sim.params);
+    let queued = sim.server_side.nics().queued_phits() + sim.server_side.backlog_phits(&sim.parts.params);
     let st = sim.server_side.stats();
     let mut first_violation = None;
     let phits_conserved = st.phits_generated == st.phits_delivered + in_flight + queued;
@@ -59,7 +59,7 @@ pub fn check(sim: &Simulation) -> Conservation {
         ));
     }
 
-    let cap = sim.params.in_cap as u64;
+    let cap = sim.parts.params.in_cap as u64;
     let mut credits_conserved = true;
     for gp in 0..r.ports.len() {
         for v in 0..vcs {

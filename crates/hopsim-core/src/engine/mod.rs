@@ -25,7 +25,7 @@ use crate::nic::Nics;
 use crate::packet::Arena;
 use crate::router::{self, Routers};
 use server_side::{Net, ServerSide};
-use switch_side::{RouteParts, SwitchSide, SwitchWake};
+use switch_side::{SwitchSide, SwitchWake};
 use crate::route::Rng;
 use crate::routing::Routing;
 use crate::workload::Workload;
@@ -50,7 +50,8 @@ struct Limits {
     detector_at: u64,
 }
 
-/// The pluggable parts of a run, built and cross-checked from the spec.
+/// The pluggable parts of a run, built and cross-checked from the spec; once running, read
+/// by both of its sides.
 struct Parts {
     topo: Arc<dyn Topology>,
     routing: Arc<dyn Routing>,
@@ -154,12 +155,8 @@ impl Built {
 /// runs when; the sides do the work.
 pub struct Simulation {
     spec: Spec,
-    topo: Arc<dyn Topology>,
-    servers: ServerMap,
-    routing: Arc<dyn Routing>,
-    vc_policy: Arc<dyn VcPolicy>,
-    traffic: Traffic,
-    params: Params,
+    /// The parts built from the spec, read by both sides.
+    parts: Parts,
     packets: Arena,
     cal: Calendar,
     server_side: ServerSide,
@@ -200,14 +197,15 @@ impl Simulation {
     /// The run of parts built already (`Built::new`).
     pub fn from_built(built: Built) -> Self {
         let Built { spec: owned, parts, workload } = built;
-        let Parts { topo, routing, vc_policy, servers, traffic, params, timings, candidates } = parts;
         let spec = &owned;
+        let Parts { topo, routing, vc_policy, servers, params, timings, candidates, .. } = &parts;
+        let candidates = *candidates;
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
-        let mut routers = Routers::new(topo.as_ref(), &servers, &timings, params.vcs, in_slots, out_slots, in_cap as u32, out_cap as u32);
+        let mut routers = Routers::new(topo.as_ref(), servers, timings, params.vcs, in_slots, out_slots, in_cap as u32, out_cap as u32);
         routers.use_allocators(params.vc_allocator, params.switch_allocator);
-        let nics = Nics::new(&servers, &routers, params.injection_link, params.vcs, in_cap as u32);
+        let nics = Nics::new(servers, &routers, params.injection_link, params.vcs, in_cap as u32);
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
         // flit at the far end of the longest link.
         let horizon = timings.max_latency() as u64 + timings.max_cycles(p as u64) + params.pipeline_delay as u64 + 4;
@@ -228,14 +226,9 @@ impl Simulation {
         let switch_side = SwitchSide::new(routers, switch_rng, head_routing, topo.as_ref());
         let mut sim = Simulation {
             spec: owned,
-            topo,
-            servers,
-            routing,
-            vc_policy,
-            traffic,
-            params,
             packets: Arena::with_capacity(packet_room, candidates),
             cal,
+            parts,
             server_side,
             switch_side,
             last_progress: 0,
@@ -303,11 +296,11 @@ impl Simulation {
 
     /// Run to the end (or to a detected deadlock) and summarise, on `run.threads` threads.
     pub fn run(self) -> RunResult {
-        let threads = parallel::threads_for(self.spec.run.threads, self.topo.num_switches(), self.switch_side.routers().ports.len(), self.max_threads);
+        let threads = parallel::threads_for(self.spec.run.threads, self.parts.topo.num_switches(), self.switch_side.routers().ports.len(), self.max_threads);
         if threads <= 1 {
             return self.run_on(None);
         }
-        let team = parallel::Team::new(parallel::Partition::new(threads, self.topo.num_switches()));
+        let team = parallel::Team::new(parallel::Partition::new(threads, self.parts.topo.num_switches()));
         std::thread::scope(|scope| {
             for t in 1..team.threads() {
                 let team = &team;
@@ -336,7 +329,7 @@ impl Simulation {
         loop {
             if self.now >= window_end {
                 // Measured at injection: the packets measured are those sent in the window.
-                let undelivered = self.server_side.measured_undelivered(&self.params);
+                let undelivered = self.server_side.measured_undelivered(&self.parts.params);
                 if self.now >= drain_end || !undelivered {
                     break;
                 }
@@ -431,7 +424,7 @@ impl Simulation {
     fn worth_splitting(&self, now: u64, events: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
         let due = self.cal.routers_due(now).max(self.switch_side.stepped_last());
-        let ports_due = due * self.switch_side.routers().ports.len() / self.topo.num_switches();
+        let ports_due = due * self.switch_side.routers().ports.len() / self.parts.topo.num_switches();
         events >= min_events || ports_due >= ports
     }
 
@@ -459,7 +452,7 @@ impl Simulation {
         let me = sim.get();
         let (mut walk, scratch) = me.switch_side.lend_walk();
         let out = blocks::Out { cal: &mut me.cal, scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
-        let stepped = blocks::deliver_and_step(sim, now, measuring, events, 0..self.topo.num_switches(), visit, &mut walk, out);
+        let stepped = blocks::deliver_and_step(sim, now, measuring, events, 0..self.parts.topo.num_switches(), visit, &mut walk, out);
         self.switch_side.put_walk(walk);
         self.switch_side.set_stepped_last(stepped);
         self.servers_and_nics(now, measuring, events, false);
@@ -467,7 +460,7 @@ impl Simulation {
 
     /// Step the switches of `visit` (ascending), every event of the cycle delivered.
     fn step_switches(&mut self, now: u64, measuring: bool, visit: &[u32]) {
-        self.switch_side.step_all(visit, now, &mut self.packets, &mut self.cal, &self.params, measuring, &mut self.last_progress, &mut self.phit_hops);
+        self.switch_side.step_all(visit, now, &mut self.packets, &mut self.cal, &self.parts.params, measuring, &mut self.last_progress, &mut self.phit_hops);
     }
 
     /// Deliver every event of the cycle, in calendar order, before any switch steps (routing
@@ -495,7 +488,7 @@ impl Simulation {
         let to_deliver = if deliver_apart { events } else { self.deliver_first(now, events) };
         // Packets are made meanwhile (answers, refills: fewer than an event or three per
         // server) only if the arena holds them without moving.
-        let overlap = self.packets.live() + events.len() + 3 * self.servers.num_servers() <= self.packet_room;
+        let overlap = self.packets.live() + events.len() + 3 * self.parts.servers.num_servers() <= self.packet_room;
         let (mut finished, mut ahead) = (false, false);
         let sim = SharedMut::new(self);
         team.cycle(sim, now, measuring, to_deliver, |job| {
@@ -530,15 +523,7 @@ impl Simulation {
 
     /// The servers' side and what it reaches of the rest of the run.
     fn server_side(&mut self) -> (&mut ServerSide, Net<'_>) {
-        let net = Net {
-            packets: &mut self.packets,
-            cal: &mut self.cal,
-            params: &self.params,
-            routing: self.routing.as_ref(),
-            vc_policy: self.vc_policy.as_ref(),
-            servers: &self.servers,
-            last_progress: &mut self.last_progress,
-        };
+        let net = Net { packets: &mut self.packets, cal: &mut self.cal, parts: &self.parts, last_progress: &mut self.last_progress };
         (&mut self.server_side, net)
     }
 
@@ -593,7 +578,7 @@ impl Simulation {
         if ev.switch().is_some() {
             match to_switch(self, now, ev) {
                 SwitchWake::Now(s) => self.cal.wake_router(s, now),
-                SwitchWake::WhenReady(s) => self.cal.wake_router(s, self.params.ready_from(now)),
+                SwitchWake::WhenReady(s) => self.cal.wake_router(s, self.parts.params.ready_from(now)),
                 SwitchWake::None => {}
             }
             if let Event::FlitArrive { .. } = ev {
@@ -611,11 +596,11 @@ impl Simulation {
 
     /// Where a deadlock sits: switches whose input buffers hold flits that cannot move.
     fn describe_blocked(&self) -> String {
-        let vcs = self.params.vcs;
+        let vcs = self.parts.params.vcs;
         let routers = self.switch_side.routers();
         let mut blocked = Vec::new();
         let mut count = 0;
-        for s in 0..self.topo.num_switches() {
+        for s in 0..self.parts.topo.num_switches() {
             let base = routers.first_port(s);
             let held: u32 = routers.ports_of(s).map(|gp| routers.ports[gp].in_flits).sum();
             if held == 0 {
@@ -623,7 +608,7 @@ impl Simulation {
             }
             count += 1;
             if blocked.len() < 4 {
-                let coords = self.topo.coordinates(s);
+                let coords = self.parts.topo.coordinates(s);
                 let mut vcs_full = Vec::new();
                 for gp in routers.ports_of(s) {
                     for v in 0..vcs {
@@ -658,11 +643,15 @@ impl Simulation {
 #[inline(always)]
 fn to_switch(sim: &mut Simulation, now: u64, ev: Event) -> SwitchWake {
     match ev {
-        Event::FlitArrive { switch, port, vc, packet, flit, tail } => {
-            let parts = RouteParts { routing: sim.routing.as_ref(), vc_policy: sim.vc_policy.as_ref(), servers: &sim.servers, params: &sim.params };
-            sim.switch_side.arrive(&parts, &mut sim.packets, now, switch as usize, port, vc, packet, flit, tail)
-        }
+        Event::FlitArrive { switch, port, vc, packet, flit, tail } => arrive(sim, now, switch as usize, port, vc, packet, flit, tail),
         Event::Credit { switch, port, vc, phits } => sim.switch_side.credit(switch as usize, port, vc, phits),
         _ => SwitchWake::None,
     }
+}
+
+/// A flit reaches input `port`, VC `vc`, of switch `sw` (`to_switch`, `SwitchSide::arrive`).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn arrive(sim: &mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: crate::packet::Flit, tail: u16) -> SwitchWake {
+    sim.switch_side.arrive(&sim.parts, &mut sim.packets, now, sw, port, vc, packet, flit, tail)
 }

@@ -11,8 +11,8 @@ use crate::stats::{LinkTable, RunResult, Temporal};
 pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let st = sim.server_side.stats();
     let spec = &sim.spec;
-    let prm = &sim.params;
-    let active = sim.traffic.active.len() as f64;
+    let prm = &sim.parts.params;
+    let active = sim.parts.traffic.active.len() as f64;
     // A run cut short by the watchdog is measured over the part that ran.
     let simulated_end = sim.now.min(st.end);
     let measured_cycles = simulated_end.saturating_sub(st.warmup).max(1) as f64;
@@ -69,11 +69,11 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
         deadlock_where: sim.deadlock.as_ref().map(|d| d.1.clone()).unwrap_or_default(),
         cycles: simulated_end,
         warmup: st.warmup,
-        switches: sim.topo.num_switches() as u64,
-        servers: sim.servers.num_servers() as u64,
+        switches: sim.parts.topo.num_switches() as u64,
+        servers: sim.parts.servers.num_servers() as u64,
         active_servers: active as u64,
         wall_seconds: wall,
-        router_cycles_per_second: sim.topo.num_switches() as f64 * simulated_end as f64 / wall.max(1e-9),
+        router_cycles_per_second: sim.parts.topo.num_switches() as f64 * simulated_end as f64 / wall.max(1e-9),
         phits_moved_per_second: sim.phit_hops as f64 / wall.max(1e-9),
         link_load_max: lmax,
         link_load_mean: lmean,
@@ -147,7 +147,7 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     m.stability_drop = drop;
     m.stability_dips = dips;
 
-    let topo = sim.topo.as_ref();
+    let topo = sim.parts.topo.as_ref();
     let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
     let counters = counter_table(sim, &mut m);
     let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
@@ -172,7 +172,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
     let mut t = CounterTable::default();
     // Sums over the servers, in 64 bits (a NIC's counts take 32).
     let (mut flits, mut stalled, mut responses, mut latency) = (0u64, 0u64, 0u64, 0u64);
-    for &s in &sim.traffic.active {
+    for &s in &sim.parts.traffic.active {
         let c = &sim.server_side.nics().counters[s as usize];
         t.server.push(s);
         t.request_flits.push(c.request_flits.into());
@@ -205,7 +205,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
 fn sample_table(sim: &Simulation) -> SampleTable {
     let spec = &sim.spec;
     let bytes_per_phit = spec.bytes_per_phit();
-    let cycle_ns = spec.cycle_ns(sim.params.fastest_gbytes_per_s);
+    let cycle_ns = spec.cycle_ns(sim.parts.params.fastest_gbytes_per_s);
     let mut t = SampleTable::default();
     for s in sim.server_side.samples() {
         t.src.push(s.src);
@@ -233,7 +233,7 @@ fn sample_table(sim: &Simulation) -> SampleTable {
 
 fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
     let r = sim.switch_side.routers();
-    let topo = sim.topo.as_ref();
+    let topo = sim.parts.topo.as_ref();
     let mut t = LinkTable::default();
     for s in 0..topo.num_switches() {
         let base = r.first_port(s);

@@ -9,14 +9,13 @@
 
 use super::blocks::{self, Out, Walk};
 use super::head_routing::{HeadRouting, Heading};
+use super::Parts;
 use crate::calendar::{Event, Schedule};
 use crate::packet::{Arena, Flit};
 use crate::params::Params;
 use crate::route::Rng;
 use crate::router::{self, Entry, Routers, Scratch, StepCtx};
-use crate::routing::Routing;
-use crate::topology::{ServerMap, Topology};
-use crate::vc::VcPolicy;
+use crate::topology::Topology;
 
 pub(super) struct SwitchSide {
     routers: Routers,
@@ -44,14 +43,6 @@ pub(super) enum SwitchWake {
     /// the switch again while its input holds flits (router/step.rs); stepping for its
     /// arrival as well would only add steps with nothing to do.
     WhenReady(usize),
-}
-
-/// What routing a head at a switch reads beyond the switches: the run's parts.
-pub(super) struct RouteParts<'a> {
-    pub routing: &'a dyn Routing,
-    pub vc_policy: &'a dyn VcPolicy,
-    pub servers: &'a ServerMap,
-    pub params: &'a Params,
 }
 
 impl SwitchSide {
@@ -154,19 +145,19 @@ impl SwitchSide {
     /// A flit reaches input `port`, VC `vc`, of switch `sw`: a head is routed, and the flit
     /// is queued at its input VC.
     #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    pub fn arrive(&mut self, parts: &RouteParts, packets: &mut Arena, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: Flit, tail: u16) -> SwitchWake {
-        let params = parts.params;
+    #[inline(always)]
+    pub fn arrive(&mut self, parts: &Parts, packets: &mut Arena, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: Flit, tail: u16) -> SwitchWake {
+        let params = &parts.params;
         let phits = if flit.is_head() {
             let phits = packets.get(packet).phits;
             let at = Heading {
                 routers: &self.routers,
-                routing: parts.routing,
-                vc_policy: parts.vc_policy,
+                routing: parts.routing.as_ref(),
+                vc_policy: parts.vc_policy.as_ref(),
                 policy_vcs: params.policy_vcs,
                 ejection: params.ejection,
                 queue_reach: params.queue_reach,
-                servers: parts.servers,
+                servers: &parts.servers,
                 switch: sw,
             };
             self.head_routing.route(&at, &mut self.switch_rng[sw], packets.routed(packet));

@@ -71,8 +71,9 @@ impl Routing for Dor {
     }
 
     // Called directly for every head under a dateline policy (engine/head_routing.rs), and
-    // inlined there only if marked.
-    #[inline]
+    // inlined there only if forced: the arrival it is called from is large enough that the
+    // compiler's own choice depends on how the crate happens to be split into units.
+    #[inline(always)]
     fn route(&self, cx: &mut RouteCtx, state: &mut RouteState, out: &mut Candidates) {
         if let Some(hop) = dor_hop(&self.grid, cx.switch, state.dst_switch as usize, state.tie_dirs) {
             out.push(hop, 0);

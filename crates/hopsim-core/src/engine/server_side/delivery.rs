@@ -31,17 +31,17 @@ impl ServerSide {
         let measured = self.stats.in_window(now);
         // Under a protocol the message's requests need its size, and its answers it.
         let mode = post.mode.map_or(0, |m| m.code());
-        let tracked = packets > 1 || self.workload.wants_delivery() || net.params.protocol.is_on() || mode != 0;
+        let tracked = packets > 1 || self.workload.wants_delivery() || net.parts.params.protocol.is_on() || mode != 0;
         let message = if tracked {
             self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, mode, ..Default::default() })
         } else {
             NIL
         };
         // In one step: a message may have billions of packets.
-        let phits = if net.params.protocol.is_on() {
-            net.params.protocol.requests_phits(bytes)
+        let phits = if net.parts.params.protocol.is_on() {
+            net.parts.params.protocol.requests_phits(bytes)
         } else {
-            packets as u64 * net.params.packet_phits as u64
+            packets as u64 * net.parts.params.packet_phits as u64
         };
         self.stats.on_generate_packets(now, packets as u64, phits);
         if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
@@ -86,21 +86,21 @@ impl ServerSide {
     /// and its call and frame were a third of its instructions (docs/benchmark-log.md).
     #[inline(always)]
     fn make_packet(&mut self, net: &mut Net, src: usize, q: Queued) -> u32 {
-        let src_switch = net.servers.switch_of(src) as u32;
+        let src_switch = net.parts.servers.switch_of(src) as u32;
         let (dst, seq, created, message) = (q.dst as usize, q.next_seq, q.created as u64, q.message);
-        let (phits, kind) = if net.params.protocol.is_on() {
-            (Self::request_phits(net.params, self.messages.get(message).bytes, seq), PacketKind::Request)
+        let (phits, kind) = if net.parts.params.protocol.is_on() {
+            (Self::request_phits(&net.parts.params, self.messages.get(message).bytes, seq), PacketKind::Request)
         } else {
-            (net.params.packet_phits, PacketKind::Data)
+            (net.parts.params.packet_phits, PacketKind::Data)
         };
         let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
-        let mut state = RouteState { src_switch, dst_switch: net.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
-        net.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        let mut state = RouteState { src_switch, dst_switch: net.parts.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
+        net.parts.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         // Ties (half-way round a ring) are broken once per message, so a routing with one
         // path per pair, like DOR, keeps a message's packets in order.
         state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
         // Measured at injection: marked when its head leaves the NIC (nic/mod.rs, `step`).
-        let measured = !net.params.measure_at_injection && self.stats.in_window(created);
+        let measured = !net.parts.params.measure_at_injection && self.stats.in_window(created);
         let id = net.packets.make(|candidates| Packet {
             src: src as u32,
             dst: dst as u32,
@@ -155,17 +155,17 @@ impl ServerSide {
     /// A request has reached its destination NIC, which answers it: the response is queued
     /// at that NIC's response queue, sent ahead of its own requests.
     fn answer(&mut self, net: &mut Net, now: u64, req: &Packet) {
-        let protocol = net.params.protocol;
+        let protocol = net.parts.params.protocol;
         let (src, dst) = (req.dst as usize, req.src as usize);
         let get = protocol.kind == crate::nic::protocol::ProtocolKind::Get;
         // Only GET responses need the message (their length; they complete it).
         let (bytes, message) = if get { (self.messages.get(req.message).bytes, req.message) } else { (0, NIL) };
         // A response goes by its request's routing mode.
-        let (src_switch, dst_switch) = (net.servers.switch_of(src) as u32, net.servers.switch_of(dst) as u32);
+        let (src_switch, dst_switch) = (net.parts.servers.switch_of(src) as u32, net.parts.servers.switch_of(dst) as u32);
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
-        net.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        net.parts.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         let phits = protocol.response_phits(bytes, req.seq);
-        let measured = !net.params.measure_at_injection && self.stats.in_window(now);
+        let measured = !net.parts.params.measure_at_injection && self.stats.in_window(now);
         let id = net.packets.make(|candidates| Packet {
             src: src as u32,
             dst: dst as u32,
@@ -201,7 +201,7 @@ impl ServerSide {
                 self.wake_nic(net, requester, now);
             }
         }
-        if !net.params.protocol.carries_data(p.kind) {
+        if !net.parts.params.protocol.carries_data(p.kind) {
             self.packet_delivered(net, now, id);
             return;
         }

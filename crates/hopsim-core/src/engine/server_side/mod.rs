@@ -14,16 +14,14 @@ pub(super) mod timers;
 
 use backlog::Backlog;
 use timers::Timers;
+use super::Parts;
 use crate::calendar::{Calendar, Deferred, Event};
 use crate::message::Messages;
 use crate::nic::Nics;
 use crate::packet::Arena;
 use crate::params::Params;
 use crate::route::Rng;
-use crate::routing::Routing;
 use crate::stats::Stats;
-use crate::topology::ServerMap;
-use crate::vc::VcPolicy;
 use crate::workload::{Ctx, Post, Sample, Workload};
 
 pub(super) struct ServerSide {
@@ -55,10 +53,7 @@ pub(super) struct ServerSide {
 pub(super) struct Net<'a> {
     pub packets: &'a mut Arena,
     pub cal: &'a mut Calendar,
-    pub params: &'a Params,
-    pub routing: &'a dyn Routing,
-    pub vc_policy: &'a dyn VcPolicy,
-    pub servers: &'a ServerMap,
+    pub parts: &'a Parts,
     /// The last cycle anything moved (the watchdog's).
     pub last_progress: &'a mut u64,
 }
@@ -169,9 +164,9 @@ impl ServerSide {
             let s = s as usize;
             let (nics, rng) = (&mut self.nics, &mut self.nic_rng[s]);
             if defer {
-                nics.step(s, now, net.params, net.packets, &mut Deferred { cal: net.cal, events: &mut self.nic_events }, net.vc_policy, rng, measuring);
+                nics.step(s, now, &net.parts.params, net.packets, &mut Deferred { cal: net.cal, events: &mut self.nic_events }, net.parts.vc_policy.as_ref(), rng, measuring);
             } else {
-                nics.step(s, now, net.params, net.packets, net.cal, net.vc_policy, rng, measuring);
+                nics.step(s, now, &net.parts.params, net.packets, net.cal, net.parts.vc_policy.as_ref(), rng, measuring);
             }
             self.refill(net, s, now + 1);
         }
@@ -194,14 +189,14 @@ impl ServerSide {
                 self.nics.credit(server as usize, vc as usize, phits as u32);
                 // Most credits come back to a NIC that has sent all it had (below
                 // saturation): waking it would only have it find nothing to send.
-                if self.nics.next_to_send(server as usize, net.params).is_some() {
+                if self.nics.next_to_send(server as usize, &net.parts.params).is_some() {
                     self.wake_nic(net, server as usize, now);
                 }
             }
             Event::Eject { server, packet, flit: _ } => {
                 *net.last_progress = now;
                 let p = net.packets.get_mut(packet);
-                let (flit_phits, flits) = (net.params.flit_phits(p.phits), net.params.flits(p.phits));
+                let (flit_phits, flits) = (net.parts.params.flit_phits(p.phits), net.parts.params.flits(p.phits));
                 p.flits_ejected += 1;
                 let complete = p.flits_ejected == flits;
                 self.stats.on_eject_phits(now, flit_phits as u64);
