@@ -44,3 +44,18 @@ def test_merlins_own_output_view_is_what_brings_ugal_latency_to_merlins_under_ad
                              traffic=cfg.traffic)
     ours = sst.run_hopsim(reach, [0.2], warmup=3000, cycles=12000)[0]["latency"]
     assert ours < 0.5 * merlin
+
+
+def test_merlins_vc_per_global_hop_is_what_keeps_adaptive_local_at_merlins_throughput_past_saturation():
+    # Merlin's dragonfly keeps a packet on one VC until its next global hop, so the VC of a
+    # global port that `adaptive-local` reads at the source holds the whole group's traffic
+    # for that link; on the ladder it holds the packets starting at that switch only, and
+    # past saturation hopsim routed fewer packets around (docs/validation/sst.md).
+    cfg = next(c for c in sst.CONFIGS if c.name == "sst-dragonfly-72-adaptive-local-adv")
+    merlin = {p["offered"]: p["accepted"] for p in sst.reference_points(cfg)}
+    classes = sst.MerlinConfig(cfg.name, cfg.merlin_network, cfg.topology, 3, {**cfg.routing, "vc_policy": "global_hops"},
+                               traffic=cfg.traffic)
+    for p in sst.run_hopsim(classes, [0.8, 1.0]):
+        assert abs(p["accepted"] / merlin[p["offered"]] - 1) < 0.05, p
+    ladder = sst.run_hopsim(cfg, [1.0])[0]["accepted"]
+    assert ladder < 0.9 * merlin[1.0]

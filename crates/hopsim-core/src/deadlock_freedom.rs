@@ -1,7 +1,8 @@
 //! Which VC policies make which routing algorithm deadlock-free on which topologies, and which
 //! one `routing.vc_policy = "auto"` picks: the one table that says so. A pair not in it is
 //! refused with an error naming `routing.vc_policy`, except `none`, which is deliberately
-//! unsafe and always accepted (it exists to show the deadlock a policy prevents).
+//! unsafe and always accepted (it exists to show the deadlock a policy prevents), and the
+//! peers' rules kept as policies (`UNCHECKED`).
 //!
 //! The arguments behind each row are in the files of the policies (`vc/`) and routings
 //! (`routing/`); `docs/model.md` gathers them.
@@ -64,6 +65,11 @@ use When as W;
 /// VC classes per Valiant phase or per hop: each phase's (or hop's) dependencies are
 /// acyclic and classes are entered in increasing order.
 const PHASES_OR_HOPS: &[Policy] = &[P::Ladder, P::LadderReuse, P::MinFirst, P::MinLast, P::MinBoth];
+/// Accepted with any routing, unchecked: `none`, deliberately unsafe, and peers' rules kept
+/// so that a peer's result can be reproduced (`global_hops`, SST Merlin's dragonfly VCs;
+/// `optical_dateline`, BookSim2's dragonfly UGAL), which are not deadlock-free on every path
+/// hopsim's routings take. The watchdog reports a deadlock.
+const UNCHECKED: &[Policy] = &[P::None, P::GlobalHops, P::OpticalDateline];
 /// Minimal routings whose channel dependencies are acyclic on one VC: any assignment works.
 const ACYCLIC: &[Policy] = &[P::Ladder, P::LadderReuse, P::MinFirst, P::MinLast, P::MinBoth, P::Dateline];
 
@@ -200,7 +206,7 @@ pub fn policy(spec: &Spec, algorithm: Algorithm, kind: &str) -> SpecResult<Polic
     let sound = r.sound;
     let asked = Policy::from_spec(spec)?;
     let Some(p) = asked else { return Ok(r.auto) };
-    if p == P::None || sound.contains(&p) {
+    if UNCHECKED.contains(&p) || sound.contains(&p) {
         return Ok(p);
     }
     Err(SpecError::new(

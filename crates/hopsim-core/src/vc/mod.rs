@@ -5,12 +5,14 @@
 
 mod dateline;
 mod escape;
+mod global_hops;
 mod ladder;
 mod ladder_reuse;
 mod min_both;
 mod min_first;
 mod min_last;
 mod none;
+mod optical_dateline;
 mod phase_dateline;
 mod two_phases;
 
@@ -132,12 +134,14 @@ registry! {
         Dateline => dateline::DATELINE,
         DatelinePartition => dateline::DATELINE_PARTITION,
         Escape => escape::KIND,
+        GlobalHops => global_hops::KIND,
         Ladder => ladder::KIND,
         LadderReuse => ladder_reuse::KIND,
         MinBoth => min_both::KIND,
         MinFirst => min_first::KIND,
         MinLast => min_last::KIND,
         None => none::KIND,
+        OpticalDateline => optical_dateline::KIND,
         PhaseDateline => phase_dateline::KIND,
     }
 }

@@ -405,3 +405,93 @@ fn all_shortest_valiant_is_deadlock_free_on_the_ladders_only_and_loads_global_li
     let e = refused("algorithm = \"valiant\"\nvaliant_paths = \"shortest\"");
     assert!(e.contains("routing.valiant_paths") && e.contains("all_shortest"), "{e}");
 }
+
+/// Walk a packet as `walk` does and give, for each hop, the lowest VC its policy allows and
+/// whether the hop is global, with the ejection class at the destination.
+fn walk_classes(topo: &dyn Topology, r: &dyn Routing, v: &dyn vc::VcPolicy, src: usize, dst: usize, rng: &mut Rng) -> (Vec<(u32, bool, u8, bool)>, u32) {
+    let mut st = RouteState { src_switch: src as u32, dst_switch: dst as u32, ..Default::default() };
+    r.on_inject(&mut st, rng);
+    let (mut cur, mut out, mut hops) = (src, CandidateBuf::default(), Vec::new());
+    while cur != dst {
+        r.route(&mut RouteCtx { switch: cur, rng, congestion: &IdleNetwork }, &mut st, &mut out.out());
+        let c = out.as_slice()[rng.gen_range(0..out.len())];
+        let mask = v.allowed(&st, &c.hop) & v.all();
+        assert_eq!(mask.count_ones(), 1, "{}: one VC per class on 3 VCs", v.name());
+        hops.push((mask.trailing_zeros(), c.hop.class == 1, st.phase, st.valiant));
+        r.on_hop(&mut st, cur, &c.hop);
+        cur = topo.neighbour(cur, c.hop.port as usize).expect("connected port").switch as usize;
+    }
+    let ejection = v.ejection(&st) & v.all();
+    assert_eq!(ejection.count_ones(), 1);
+    (hops, ejection.trailing_zeros())
+}
+
+/// SST Merlin's dragonfly VCs (`global_hops`): every hop is on the VC that counts the global
+/// hops taken before it, the global hop itself included in the class it leaves, on minimal
+/// and Valiant paths alike.
+#[test]
+fn global_hops_puts_each_hop_on_the_count_of_global_hops_before_it() {
+    let mut rng = Rng::seed_from_u64(11);
+    for algo in ["minimal", "valiant"] {
+        let (topo, r, v) = parts(DF, algo, "global_hops", 3);
+        let h = hosts(topo.as_ref());
+        let mut seen = [false; 3];
+        for _ in 0..3000 {
+            let (a, b) = (h[rng.gen_range(0..h.len())], h[rng.gen_range(0..h.len())]);
+            let (hops, ejection) = walk_classes(topo.as_ref(), r.as_ref(), v.as_ref(), a, b, &mut rng);
+            let mut global = 0;
+            for &(vc, is_global, _, _) in &hops {
+                assert_eq!(vc, global, "{algo}: hops {hops:?}");
+                seen[vc as usize] = true;
+                global += u32::from(is_global);
+            }
+            assert_eq!(ejection, global.min(2), "{algo}: ejection after {hops:?}");
+        }
+        assert_eq!(seen, [true, true, algo == "valiant"], "{algo}");
+    }
+}
+
+/// BookSim2's dragonfly UGAL VCs (`optical_dateline`, `dragonfly.cpp`: `out_vc = f->ph`):
+/// VC 0 on every hop to the intermediate, local or global; VC 1 after it up to the global
+/// hop; VC 2 on that global hop and after it, and from the first hop for a minimal packet
+/// that stays in its group.
+#[test]
+fn optical_dateline_gives_booksim2s_phase_vcs() {
+    let mut rng = Rng::seed_from_u64(12);
+    let mut shared = 0;
+    for algo in ["minimal", "valiant"] {
+        let (topo, r, v) = parts(DF, algo, "optical_dateline", 3);
+        let h = hosts(topo.as_ref());
+        for _ in 0..3000 {
+            let (a, b) = (h[rng.gen_range(0..h.len())], h[rng.gen_range(0..h.len())]);
+            let (hops, ejection) = walk_classes(topo.as_ref(), r.as_ref(), v.as_ref(), a, b, &mut rng);
+            let same_group = topo.group_of(a) == topo.group_of(b);
+            let mut global_in_phase = false;
+            let mut last_phase = 0;
+            for &(vc, is_global, phase, valiant) in &hops {
+                if phase != last_phase {
+                    global_in_phase = false;
+                    last_phase = phase;
+                }
+                let want = if valiant && phase == 0 {
+                    0
+                } else if is_global || global_in_phase || (!valiant && same_group) {
+                    2
+                } else {
+                    1
+                };
+                assert_eq!(vc, want, "{algo} {a} -> {b}: hops {hops:?}");
+                global_in_phase |= is_global;
+            }
+            // A detour's local hop in its intermediate group shares VC 0 with its source group's.
+            let phase0: Vec<_> = hops.iter().filter(|h| h.3 && h.2 == 0).collect();
+            if phase0.len() == 3 && phase0[1].1 {
+                assert!(phase0.iter().all(|h| h.0 == 0));
+                shared += 1;
+            }
+            let want_ejection = hops.last().map_or(2, |&(vc, ..)| vc);
+            assert_eq!(ejection, want_ejection, "{algo}: ejection after {hops:?}");
+        }
+    }
+    assert!(shared > 100, "{shared} detours with local-global-local to the intermediate");
+}
