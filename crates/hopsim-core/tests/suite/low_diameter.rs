@@ -495,3 +495,14 @@ fn optical_dateline_gives_booksim2s_phase_vcs() {
     }
     assert!(shared > 100, "{shared} detours with local-global-local to the intermediate");
 }
+
+/// The peers' dragonfly VC classes follow its global hops: on another network they are
+/// refused, naming the key, rather than leaving every packet in one class.
+#[test]
+fn the_peers_dragonfly_vc_classes_need_a_dragonfly() {
+    for policy in ["global_hops", "optical_dateline"] {
+        let toml = format!("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[router]\nvcs = 3\n[routing]\nalgorithm = \"dor\"\nvc_policy = \"{policy}\"\n[traffic]\nload = 0.1\n");
+        let e = hopsim_core::engine::Simulation::check(&spec::from_toml_str(&toml).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("routing.vc_policy") && e.contains("needs a dragonfly"), "{policy}: {e}");
+    }
+}
