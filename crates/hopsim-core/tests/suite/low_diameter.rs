@@ -266,6 +266,10 @@ fn wrong_keys_name_the_key() {
     assert!(err("kind = \"hyperx\"\ndims = [4, 4]\nk = 3", "").contains("topology.k"));
     assert!(err(DF, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"").contains("router.vcs"));
     assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_first\"").contains("router.vcs"));
+    // The peers' dragonfly classes: three of them, and BookSim2's only on a dragonfly.
+    assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"global_hops\"").contains("router.vcs"));
+    assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"optical_dateline\"").contains("router.vcs"));
+    assert!(err(HX2, "[router]\nvcs = 3\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"optical_dateline\"").contains("needs a dragonfly"));
     assert!(err(HX2, "[routing]\nalgorithm = \"rdr\"").contains("routing.algorithm"));
     assert!(err("kind = \"torus\"\ndims = [4, 4]", "[routing]\nalgorithm = \"dor\"\nvaliant_redraw = true").contains("routing.valiant_redraw"));
     assert!(err(HX2, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"dateline\"").contains("routing.vc_policy"));
