@@ -266,10 +266,11 @@ fn wrong_keys_name_the_key() {
     assert!(err("kind = \"hyperx\"\ndims = [4, 4]\nk = 3", "").contains("topology.k"));
     assert!(err(DF, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"").contains("router.vcs"));
     assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"min_first\"").contains("router.vcs"));
-    // The peers' dragonfly classes: three of them, and BookSim2's only on a dragonfly.
+    // The peers' dragonfly classes: three of them, and only on a dragonfly.
     assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"global_hops\"").contains("router.vcs"));
     assert!(err(DF, "[router]\nvcs = 2\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"optical_dateline\"").contains("router.vcs"));
     assert!(err(HX2, "[router]\nvcs = 3\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"optical_dateline\"").contains("needs a dragonfly"));
+    assert!(err(HX2, "[router]\nvcs = 3\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"global_hops\"").contains("needs a dragonfly"));
     assert!(err(HX2, "[routing]\nalgorithm = \"rdr\"").contains("routing.algorithm"));
     assert!(err("kind = \"torus\"\ndims = [4, 4]", "[routing]\nalgorithm = \"dor\"\nvaliant_redraw = true").contains("routing.valiant_redraw"));
     assert!(err(HX2, "[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"dateline\"").contains("routing.vc_policy"));
@@ -500,13 +501,3 @@ fn optical_dateline_gives_booksim2s_phase_vcs() {
     assert!(shared > 100, "{shared} detours with local-global-local to the intermediate");
 }
 
-/// The peers' dragonfly VC classes follow its global hops: on another network they are
-/// refused, naming the key, rather than leaving every packet in one class.
-#[test]
-fn the_peers_dragonfly_vc_classes_need_a_dragonfly() {
-    for policy in ["global_hops", "optical_dateline"] {
-        let toml = format!("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[router]\nvcs = 3\n[routing]\nalgorithm = \"dor\"\nvc_policy = \"{policy}\"\n[traffic]\nload = 0.1\n");
-        let e = hopsim_core::engine::Simulation::check(&spec::from_toml_str(&toml).unwrap()).unwrap_err().to_string();
-        assert!(e.contains("routing.vc_policy") && e.contains("needs a dragonfly"), "{policy}: {e}");
-    }
-}
