@@ -28,6 +28,11 @@ pub enum SwitchAllocator {
     /// granting every request whose input and output are both still free (BookSim2's
     /// `wavefront`).
     Wavefront,
+    /// Least recently used over the switch's input VCs: one priority list of them, walked
+    /// from its head each cycle, granting each VC whose input and output ports are both still
+    /// free; the winners go to the list's end (SST Merlin's `hr_router` default,
+    /// `xbar_arb_lru`). Every VC with a flit that may cross asks, not only one per output.
+    Lru,
 }
 
 /// `router.vc_allocator`. Either way a head asks only for output VCs that its routing and VC
@@ -62,7 +67,7 @@ impl VcAllocator {
 pub const MAX_ISLIP_ITERATIONS: u32 = 64;
 
 impl SwitchAllocator {
-    pub const ALLOWED: &'static str = "allowed: \"input_first\" (separable, inputs choose first; the default), \"output_first\" (separable, outputs grant first), \"islip\" (iSLIP, `router.islip_iterations` rounds), \"wavefront\"";
+    pub const ALLOWED: &'static str = "allowed: \"input_first\" (separable, inputs choose first; the default), \"output_first\" (separable, outputs grant first), \"islip\" (iSLIP, `router.islip_iterations` rounds), \"wavefront\", \"lru\" (least recently used input VC first, as SST Merlin)";
 
     /// The allocator `name` and, for iSLIP, `iterations` name; `None` for an unknown name.
     pub fn from_name(name: &str, iterations: u32) -> Option<Self> {
@@ -71,6 +76,7 @@ impl SwitchAllocator {
             "output_first" => Some(SwitchAllocator::OutputFirst),
             "islip" => Some(SwitchAllocator::Islip { iterations: iterations.clamp(1, MAX_ISLIP_ITERATIONS) as u8 }),
             "wavefront" => Some(SwitchAllocator::Wavefront),
+            "lru" => Some(SwitchAllocator::Lru),
             _ => None,
         }
     }

@@ -180,6 +180,9 @@ pub struct Routers {
     /// priority diagonal: only the allocators that read them have them (`use_allocators`).
     /// The grant pointers are the ports' `rr_out`.
     accept_ptr: Vec<u16>,
+    /// Per switch, its input VCs (local index `port * vcs + vc`) least recently granted
+    /// first, at the switch's first VC (LRU switch allocation only).
+    lru: Vec<u16>,
     diagonal: Vec<u16>,
     /// Per input VC, the output VC (`port * vcs + vc` of its switch) its iSLIP accept arbiter
     /// favours next; the grant pointers are the output VCs' `rr_va`.
@@ -328,6 +331,7 @@ impl Routers {
             prefetch,
             whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
             accept_ptr: Vec::new(),
+            lru: Vec::new(),
             diagonal: Vec::new(),
             vc_accept_ptr: Vec::new(),
         }
@@ -338,6 +342,11 @@ impl Routers {
         if switch.matches_all_requests() {
             self.accept_ptr = vec![0; self.ports.len()];
             self.diagonal = vec![0; self.port_base.len() - 1];
+        }
+        if switch == crate::allocation::SwitchAllocator::Lru {
+            // Each switch's list starts in input VC order.
+            let (vcs, base) = (self.vcs, &self.port_base);
+            self.lru = (0..self.ports.len() * vcs).map(|gv| (gv - base[base.partition_point(|&b| b as usize <= gv / vcs) - 1] as usize * vcs) as u16).collect();
         }
         if vc != crate::allocation::VcAllocator::InputFirst {
             self.vc_accept_ptr = vec![0; self.vc.len()];

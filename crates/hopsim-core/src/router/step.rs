@@ -44,6 +44,12 @@ pub struct Scratch {
     /// `requests` as the allocators of router/allocators/ see them, and their working arrays.
     port_requests: Vec<PortRequest>,
     matching: Matching,
+    /// LRU switch allocation: each input VC's request (`NONE` if none), the winners, and
+    /// which ports are taken.
+    lru_request: Vec<u32>,
+    lru_winners: Vec<u16>,
+    input_taken: Vec<bool>,
+    output_taken: Vec<bool>,
 }
 
 /// A head at the front of an input VC that needs an output VC.
@@ -696,7 +702,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
     let (base, nports) = (at.base, at.nports);
     let sc = &mut *cx.scratch;
     sc.requests.clear();
-    offer::<V, false>(r, at, now, prm, sc, wake);
+    offer::<V, false, false>(r, at, now, prm, sc, wake);
 
     // A lone request has its output port to itself.
     if let [rq] = sc.requests[..] {
@@ -735,7 +741,7 @@ fn switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut Ste
 /// the first such VC only (input-first allocation); with `ALL` the first for each output
 /// port, the one BookSim2's router also lets ask (`iq_router.cpp`, `_SWAllocAddReq`).
 #[inline(always)]
-fn offer<const V: usize, const ALL: bool>(r: &mut Routers, at: At, now: u64, prm: &Params, sc: &mut Scratch, wake: &mut u64) {
+fn offer<const V: usize, const ALL: bool, const EVERY_VC: bool>(r: &mut Routers, at: At, now: u64, prm: &Params, sc: &mut Scratch, wake: &mut u64) {
     let vcs = vcs::<V>(r);
     let base = at.base;
     for word in 0..at.words {
@@ -768,7 +774,7 @@ fn offer<const V: usize, const ALL: bool>(r: &mut Routers, at: At, now: u64, prm
                     continue;
                 }
                 let (op, ov) = (q.route_port as usize, q.route_vc as usize);
-                if ALL && sc.requests[first..].iter().any(|q| q.out_port as usize == op) {
+                if ALL && !EVERY_VC && sc.requests[first..].iter().any(|q| q.out_port as usize == op) {
                     continue;
                 }
                 let go = base + op;
@@ -808,7 +814,11 @@ fn matched_switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: 
     let prm = cx.params;
     let sc = &mut *cx.scratch;
     sc.requests.clear();
-    offer::<V, true>(r, at, now, prm, sc, wake);
+    if prm.switch_allocator == crate::allocation::SwitchAllocator::Lru {
+        offer::<V, true, true>(r, at, now, prm, sc, wake);
+        return lru_switch_allocation::<V, _>(at, now, r, cx.cal, prm, Sent { progress: cx.last_progress, phit_hops: cx.phit_hops }, sc, wake);
+    }
+    offer::<V, true, false>(r, at, now, prm, sc, wake);
     if sc.requests.is_empty() {
         return;
     }
@@ -825,6 +835,41 @@ fn matched_switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: 
         } else {
             note(wake, now + 1);
         }
+    }
+}
+
+/// Switch allocation by the least recently used input VC first (router/allocators/lru.rs),
+/// over the requests of every input VC whose flit may cross now.
+#[allow(clippy::too_many_arguments)]
+fn lru_switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, r: &mut Routers, cal: &mut C, prm: &Params, sent: Sent, sc: &mut Scratch, wake: &mut u64) {
+    if sc.requests.is_empty() {
+        return;
+    }
+    let vcs = vcs::<V>(r);
+    let n = at.nports * vcs;
+    sc.lru_request.clear();
+    sc.lru_request.resize(n, NONE);
+    for (i, q) in sc.requests.iter().enumerate() {
+        sc.lru_request[q.in_port as usize * vcs + q.in_vc as usize] = i as u32;
+    }
+    {
+        let (requests, index) = (&sc.requests, &sc.lru_request);
+        let request = |entry: u16| match index[entry as usize] {
+            NONE => None,
+            i => Some((requests[i as usize].in_port, requests[i as usize].out_port)),
+        };
+        let list = &mut r.lru[at.base * vcs..at.base * vcs + n];
+        allocators::lru::allocate(list, request, &mut sc.input_taken, &mut sc.output_taken, at.nports, &mut sc.lru_winners);
+    }
+    for k in 0..sc.lru_winners.len() {
+        let i = sc.lru_request[sc.lru_winners[k] as usize] as usize;
+        sc.lru_request[sc.lru_winners[k] as usize] = NONE;
+        let rq = sc.requests[i];
+        note(wake, grant::<V, _>(r, cal, prm, Sent { progress: &mut *sent.progress, phit_hops: &mut *sent.phit_hops }, at, now, rq));
+    }
+    // A request that lost asks again next cycle.
+    if sc.lru_request.iter().any(|&i| i != NONE) {
+        note(wake, now + 1);
     }
 }
 

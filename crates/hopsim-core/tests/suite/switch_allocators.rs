@@ -5,12 +5,13 @@
 //! its definition.
 use crate::common::{self, fingerprint};
 
-const ALLOCATORS: [&str; 7] = [
+const ALLOCATORS: [&str; 8] = [
     "switch_allocator = \"input_first\"",
     "switch_allocator = \"output_first\"",
     "switch_allocator = \"islip\"",
     "switch_allocator = \"islip\"\nislip_iterations = 3",
     "switch_allocator = \"wavefront\"",
+    "switch_allocator = \"lru\"",
     "vc_allocator = \"islip\"",
     "vc_allocator = \"islip\"\nswitch_allocator = \"islip\"\nislip_iterations = 2",
 ];

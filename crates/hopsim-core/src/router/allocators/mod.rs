@@ -4,6 +4,7 @@
 //! tests check it against its definition on request patterns built by hand.
 
 mod islip;
+pub mod lru;
 mod wavefront;
 
 use crate::allocation::SwitchAllocator;
@@ -83,7 +84,7 @@ pub fn allocate(allocator: SwitchAllocator, requests: &[PortRequest], ports: usi
         SwitchAllocator::OutputFirst => islip::allocate(requests, 1, ports, pointers, matching),
         SwitchAllocator::Islip { iterations } => islip::allocate(requests, iterations as usize, ports, pointers, matching),
         SwitchAllocator::Wavefront => wavefront::allocate(requests, ports, diagonal, matching),
-        SwitchAllocator::InputFirst => unreachable!("input-first allocation runs in router/step.rs"),
+        SwitchAllocator::InputFirst | SwitchAllocator::Lru => unreachable!("input-first and LRU allocation run in router/step.rs"),
     }
 }
 

@@ -162,3 +162,61 @@ fn every_allocator_matches_each_port_at_most_once_and_wavefront_and_full_islip_a
         }
     }
 }
+
+/// LRU over input VCs (2 ports of 2 VCs, entry = port * 2 + vc): the list is walked from its
+/// head, a VC is granted when its input and output are both free, and the winners go to the
+/// end, the first winner last.
+#[test]
+fn lru_grants_in_list_order_and_sends_the_winners_to_the_end() {
+    // VC 0 of input 0 -> output 1; VC 1 of input 0 -> output 0; VC 0 of input 1 -> output 1.
+    let asks = |e: u16| match e {
+        0 => Some((0, 1)),
+        1 => Some((0, 0)),
+        2 => Some((1, 1)),
+        _ => None,
+    };
+    let (mut inputs, mut outputs, mut winners) = (Vec::new(), Vec::new(), Vec::new());
+    let mut list = vec![0, 1, 2, 3];
+    lru::allocate(&mut list, asks, &mut inputs, &mut outputs, 2, &mut winners);
+    // Entry 0 wins input 0 and output 1; entry 1 finds input 0 taken, entry 2 output 1.
+    assert_eq!(winners, [0]);
+    assert_eq!(list, [1, 2, 3, 0]);
+    lru::allocate(&mut list, asks, &mut inputs, &mut outputs, 2, &mut winners);
+    // Now entry 1 (input 0 -> output 0) and entry 2 (input 1 -> output 1) both fit.
+    assert_eq!(winners, [1, 2]);
+    assert_eq!(list, [3, 0, 2, 1]);
+    lru::allocate(&mut list, asks, &mut inputs, &mut outputs, 2, &mut winners);
+    // Entry 0 is ahead of 2 and takes output 1 first; 1 finds input 0 taken.
+    assert_eq!(winners, [0]);
+    assert_eq!(list, [3, 2, 1, 0]);
+}
+
+/// Whatever it is asked, LRU grants a matching (each input and each output at most once)
+/// that no further request could join, and keeps every entry once in its list.
+#[test]
+fn lru_grants_a_maximal_matching_and_keeps_its_list_a_permutation() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let (ports, vcs) = (5usize, 3usize);
+    let mut list: Vec<u16> = (0..(ports * vcs) as u16).collect();
+    let (mut inputs, mut outputs, mut winners) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..200 {
+        let asks: Vec<Option<(u16, u16)>> = (0..ports * vcs).map(|e| rng.gen_bool(0.5).then(|| ((e / vcs) as u16, rng.gen_range(0..ports) as u16))).collect();
+        lru::allocate(&mut list, |e| asks[e as usize], &mut inputs, &mut outputs, ports, &mut winners);
+        let mut sorted = list.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..(ports * vcs) as u16).collect::<Vec<_>>());
+        let (mut ins, mut outs) = (vec![false; ports], vec![false; ports]);
+        for &w in &winners {
+            let (i, o) = asks[w as usize].unwrap();
+            assert!(!ins[i as usize] && !outs[o as usize], "input or output granted twice");
+            ins[i as usize] = true;
+            outs[o as usize] = true;
+        }
+        for (e, a) in asks.iter().enumerate() {
+            if let Some((i, o)) = a {
+                assert!(winners.contains(&(e as u16)) || ins[*i as usize] || outs[*o as usize], "request {e} could have been granted");
+            }
+        }
+    }
+}
