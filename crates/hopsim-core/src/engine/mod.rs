@@ -298,7 +298,8 @@ impl Simulation {
             packet_room,
         };
         let far = sim.switch_side.routers.prefetch == router::Prefetch::Deep;
-        sim.switch_side.block_shift = blocks::block_shift(sim.switch_side.routers.bytes() / sim.topo.num_switches().max(1), far);
+        let steps_on_arrival = sim.params.ready_from(0) == 0;
+        sim.switch_side.block_shift = blocks::block_shift(sim.switch_side.routers.bytes() / sim.topo.num_switches().max(1), far, steps_on_arrival);
         sim.with_workload(0, |w, cx| w.start(cx));
         sim
     }
