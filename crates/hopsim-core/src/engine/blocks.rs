@@ -68,6 +68,8 @@ pub struct Walk {
     extra: Vec<u32>,
     steps: Vec<u32>,
     bits: StepBits,
+    /// The heads this thread's arrivals leave to become ready in the next cycles.
+    pub ready_ahead: crate::router::ReadyAhead,
 }
 
 impl Walk {
@@ -132,7 +134,12 @@ pub struct Out<'a, C: Schedule> {
 pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, out: Out<C>) -> usize {
     let shift = sim.get_ref().switch_side.block_shift;
     walk.group(events, &switches, shift);
-    let Walk { order, starts, extra, steps, bits, .. } = walk;
+    let Walk { order, starts, extra, steps, bits, ready_ahead, .. } = walk;
+    let ahead = sim.get_ref().switch_side.ready_ahead;
+    if ahead {
+        let reader = sim.get_ref();
+        ready_ahead.prefetch(now, switches.clone(), &reader.switch_side.routers, &reader.packets);
+    }
     let first = switches.start >> shift;
     let prefetch = move |order: &[u32], k: usize| {
         if let Some(&i) = order.get(k) {
@@ -165,8 +172,13 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             let ev = events[order[k] as usize];
             match to_switch(sim.get(), now, ev) {
                 SwitchWake::Now(s) => extra.push(s as u32),
-                SwitchWake::WhenReady(s) if ready == now => extra.push(s as u32),
-                SwitchWake::WhenReady(s) => out.cal.wake_router(s, ready),
+                SwitchWake::WhenReady { switch, .. } if ready == now => extra.push(switch as u32),
+                SwitchWake::WhenReady { switch, vc, packet } => {
+                    out.cal.wake_router(switch, ready);
+                    if ahead {
+                        ready_ahead.note(now, ready, vc, packet);
+                    }
+                }
                 SwitchWake::None => {}
             }
             if let Event::FlitArrive { .. } = ev {

@@ -175,6 +175,10 @@ struct SwitchSide {
     walk: blocks::Walk,
     /// Switches stepped in the last cycle (`worth_splitting`).
     stepped_last: usize,
+    /// Whether each cycle asks ahead for the heads that become ready in it
+    /// (`router::ReadyAhead`): arrivals wait out a pipeline delay before their switch steps,
+    /// on a network far larger than the cache.
+    ready_ahead: bool,
 }
 
 pub struct Simulation {
@@ -285,7 +289,7 @@ impl Simulation {
                 nic_visit: Vec::new(),
                 nic_events: Vec::new(),
             },
-            switch_side: SwitchSide { routers, switch_rng, scratch: Default::default(), block_shift: 0, walk: Default::default(), stepped_last: 0 },
+            switch_side: SwitchSide { routers, switch_rng, scratch: Default::default(), block_shift: 0, walk: Default::default(), stepped_last: 0, ready_ahead: false },
             last_progress: 0,
             phit_hops: 0,
             deadlock: None,
@@ -299,6 +303,10 @@ impl Simulation {
         };
         let far = sim.switch_side.routers.prefetch == router::Prefetch::Deep;
         let steps_on_arrival = sim.params.ready_from(0) == 0;
+        sim.switch_side.ready_ahead = far && !steps_on_arrival;
+        if !steps_on_arrival {
+            sim.switch_side.routers.wait_out_delays();
+        }
         sim.switch_side.block_shift = blocks::block_shift(sim.switch_side.routers.bytes() / sim.topo.num_switches().max(1), far, steps_on_arrival);
         sim.with_workload(0, |w, cx| w.start(cx));
         sim
@@ -536,6 +544,9 @@ impl Simulation {
     /// that reads other switches' queues needs it: the steps of a block would change them for
     /// the next). Returns the events left for the servers (none).
     fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
+        if self.switch_side.ready_ahead {
+            self.switch_side.walk.ready_ahead.prefetch(now, 0..self.topo.num_switches(), &self.switch_side.routers, &self.packets);
+        }
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
                 self.switch_side.routers.prefetch_event(ahead, &self.packets);
@@ -659,7 +670,13 @@ impl Simulation {
         if ev.switch().is_some() {
             match to_switch(self, now, ev) {
                 SwitchWake::Now(s) => self.cal.wake_router(s, now),
-                SwitchWake::WhenReady(s) => self.cal.wake_router(s, self.params.ready_from(now)),
+                SwitchWake::WhenReady { switch, vc, packet } => {
+                    let ready = self.params.ready_from(now);
+                    self.cal.wake_router(switch, ready);
+                    if self.switch_side.ready_ahead {
+                        self.switch_side.walk.ready_ahead.note(now, ready, vc, packet);
+                    }
+                }
                 SwitchWake::None => {}
             }
             if let Event::FlitArrive { .. } = ev {
@@ -742,8 +759,10 @@ pub(super) enum SwitchWake {
     /// Once the flit that arrived may be allocated (`Params::ready_from`): it is at the
     /// front of its VC. A flit behind another is reached by that one's grant, which steps
     /// the switch again while its input holds flits (router/step.rs); stepping for its
-    /// arrival as well would only add steps with nothing to do.
-    WhenReady(usize),
+    /// arrival as well would only add steps with nothing to do. With the flit's input VC
+    /// (global) and packet, which the cycle it becomes ready asks for ahead
+    /// (`router::ReadyAhead`).
+    WhenReady { switch: usize, vc: usize, packet: u32 },
 }
 
 /// The part of delivering an arrival or a credit that touches only its switch: the arriving
@@ -792,7 +811,7 @@ fn arrive(sim: &mut Simulation, now: u64, sw: usize, port: u16, vc: u8, packet: 
     };
     let ready = params.ready_from(now);
     if routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail }) {
-        return SwitchWake::WhenReady(sw);
+        return SwitchWake::WhenReady { switch: sw, vc: routers.global_port(sw, port as usize) * routers.vcs + vc as usize, packet };
     }
     SwitchWake::None
 }
