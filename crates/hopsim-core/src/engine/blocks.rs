@@ -38,12 +38,17 @@ const BLOCK_BYTES: usize = 2 << 20;
 pub const ONE_BLOCK: u32 = 48;
 
 /// log2 of the switches per block of a network whose switches hold `bytes_per_switch` of
-/// records each, when its records are far larger than a cache (`far`). Otherwise the whole
-/// network is one block: its records stay in cache from deliveries to steps anyway, and
-/// grouping a cycle's events would only add work, which weighs most on small networks, whose
-/// cycles take a few microseconds.
-pub fn block_shift(bytes_per_switch: usize, far: bool) -> u32 {
-    if !far {
+/// records each, when its records are far larger than a cache (`far`) and an arrival's switch
+/// steps in the cycle the arrival is delivered (`steps_on_arrival`). Otherwise the whole
+/// network is one block. A network that fits keeps its records in cache from deliveries to
+/// steps anyway, and grouping a cycle's events would only add work, which weighs most on small
+/// networks, whose cycles take a few microseconds. An arrival delivered when it lands, ahead
+/// of a pipeline delay (routing that reads the queues on arrival), has its switch step for it
+/// only that many cycles later: the lines its delivery loaded are gone by then whatever the
+/// walk, and blocks would only cut the steps' look-ahead (`Routers::prefetch_visits`, which
+/// asks for the switches a few steps ahead in the block) short at every block's start.
+pub fn block_shift(bytes_per_switch: usize, far: bool, steps_on_arrival: bool) -> u32 {
+    if !far || !steps_on_arrival {
         return ONE_BLOCK;
     }
     (BLOCK_BYTES / bytes_per_switch.max(1)).max(1).ilog2()
@@ -63,6 +68,8 @@ pub struct Walk {
     extra: Vec<u32>,
     steps: Vec<u32>,
     bits: StepBits,
+    /// The heads this thread's arrivals leave to become ready in the next cycles.
+    pub ready_ahead: crate::router::ReadyAhead,
 }
 
 impl Walk {
@@ -127,7 +134,12 @@ pub struct Out<'a, C: Schedule> {
 pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measuring: bool, events: &[Event], switches: Range<usize>, visit: &[u32], walk: &mut Walk, mut out: Out<C>) -> usize {
     let shift = sim.get_ref().switch_side.block_shift();
     walk.group(events, &switches, shift);
-    let Walk { order, starts, extra, steps, bits, .. } = walk;
+    let Walk { order, starts, extra, steps, bits, ready_ahead, .. } = walk;
+    let ahead = sim.get_ref().switch_side.ready_ahead();
+    if ahead {
+        let reader = sim.get_ref();
+        ready_ahead.prefetch(now, switches.clone(), reader.switch_side.routers(), &reader.packets);
+    }
     let first = switches.start >> shift;
     let prefetch = move |order: &[u32], k: usize| {
         if let Some(&i) = order.get(k) {
@@ -160,8 +172,13 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             let ev = events[order[k] as usize];
             match to_switch(sim.get(), now, ev) {
                 SwitchWake::Now(s) => extra.push(s as u32),
-                SwitchWake::WhenReady(s) if ready == now => extra.push(s as u32),
-                SwitchWake::WhenReady(s) => out.cal.wake_router(s, ready),
+                SwitchWake::WhenReady { switch, .. } if ready == now => extra.push(switch as u32),
+                SwitchWake::WhenReady { switch, vc, packet } => {
+                    out.cal.wake_router(switch, ready);
+                    if ahead {
+                        ready_ahead.note(now, ready, vc, packet);
+                    }
+                }
                 SwitchWake::None => {}
             }
             if let Event::FlitArrive { .. } = ev {
@@ -288,11 +305,12 @@ mod tests {
 
     #[test]
     fn a_block_spans_two_megabytes_of_switch_records() {
-        assert_eq!(block_shift(2048, true), 10);
-        assert_eq!(block_shift(1 << 20, true), 1);
-        assert_eq!(block_shift(4 << 20, true), 0);
-        assert_eq!(block_shift(0, true), 21);
-        assert_eq!(block_shift(2048, false), ONE_BLOCK);
+        assert_eq!(block_shift(2048, true, true), 10);
+        assert_eq!(block_shift(1 << 20, true, true), 1);
+        assert_eq!(block_shift(4 << 20, true, true), 0);
+        assert_eq!(block_shift(0, true, true), 21);
+        assert_eq!(block_shift(2048, false, true), ONE_BLOCK);
+        assert_eq!(block_shift(2048, true, false), ONE_BLOCK);
         let mut walk = Walk::default();
         walk.group(&[Event::Credit { switch: 999_999, port: 0, vc: 0, phits: 1 }], &(0..1_000_000), ONE_BLOCK);
         assert_eq!(walk.starts, [0, 1]);

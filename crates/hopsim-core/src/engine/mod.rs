@@ -223,7 +223,7 @@ impl Simulation {
         let packet_room = most_packets.min(room);
         let head_routing = head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref());
         let server_side = ServerSide::new(nics, nic_rng, workload, stats, spec);
-        let switch_side = SwitchSide::new(routers, switch_rng, head_routing, topo.as_ref());
+        let switch_side = SwitchSide::new(routers, switch_rng, head_routing, topo.as_ref(), params);
         let mut sim = Simulation {
             spec: owned,
             packets: Arena::with_capacity(packet_room, candidates),
@@ -467,6 +467,7 @@ impl Simulation {
     /// that reads other switches' queues needs it: the steps of a block would change them for
     /// the next). Returns the events left for the servers (none).
     fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
+        self.switch_side.prefetch_ready(now, 0..self.parts.topo.num_switches(), &self.packets);
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
                 self.switch_side.prefetch_event(ahead, &self.packets);
@@ -578,7 +579,11 @@ impl Simulation {
         if ev.switch().is_some() {
             match to_switch(self, now, ev) {
                 SwitchWake::Now(s) => self.cal.wake_router(s, now),
-                SwitchWake::WhenReady(s) => self.cal.wake_router(s, self.parts.params.ready_from(now)),
+                SwitchWake::WhenReady { switch, vc, packet } => {
+                    let ready = self.parts.params.ready_from(now);
+                    self.cal.wake_router(switch, ready);
+                    self.switch_side.note_ready(now, ready, vc, packet);
+                }
                 SwitchWake::None => {}
             }
             if let Event::FlitArrive { .. } = ev {

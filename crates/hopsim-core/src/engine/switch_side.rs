@@ -31,6 +31,10 @@ pub(super) struct SwitchSide {
     walk: Walk,
     /// Switches stepped in the last cycle (`Simulation::worth_splitting`).
     stepped_last: usize,
+    /// Whether each cycle asks ahead for the heads that become ready in it
+    /// (`router::ReadyAhead`): arrivals wait out a pipeline delay before their switch steps,
+    /// on a network far larger than the cache.
+    ready_ahead: bool,
 }
 
 /// When the switch an event was delivered to must be stepped for it.
@@ -41,15 +45,43 @@ pub(super) enum SwitchWake {
     /// Once the flit that arrived may be allocated (`Params::ready_from`): it is at the
     /// front of its VC. A flit behind another is reached by that one's grant, which steps
     /// the switch again while its input holds flits (router/step.rs); stepping for its
-    /// arrival as well would only add steps with nothing to do.
-    WhenReady(usize),
+    /// arrival as well would only add steps with nothing to do. With the flit's input VC
+    /// (global) and packet, which the cycle it becomes ready asks for ahead
+    /// (`router::ReadyAhead`).
+    WhenReady { switch: usize, vc: usize, packet: u32 },
 }
 
 impl SwitchSide {
-    pub fn new(routers: Routers, switch_rng: Vec<Rng>, head_routing: HeadRouting, topo: &dyn Topology) -> Self {
+    pub fn new(mut routers: Routers, switch_rng: Vec<Rng>, head_routing: HeadRouting, topo: &dyn Topology, params: &Params) -> Self {
         let far = routers.prefetch == router::Prefetch::Deep;
-        let block_shift = blocks::block_shift(routers.bytes() / topo.num_switches().max(1), far);
-        SwitchSide { routers, switch_rng, head_routing, scratch: Scratch::default(), block_shift, walk: Walk::default(), stepped_last: 0 }
+        let steps_on_arrival = params.ready_from(0) == 0;
+        if !steps_on_arrival {
+            routers.wait_out_delays();
+        }
+        let block_shift = blocks::block_shift(routers.bytes() / topo.num_switches().max(1), far, steps_on_arrival);
+        let ready_ahead = far && !steps_on_arrival;
+        SwitchSide { routers, switch_rng, head_routing, scratch: Scratch::default(), block_shift, walk: Walk::default(), stepped_last: 0, ready_ahead }
+    }
+
+    /// Whether each cycle asks ahead for the heads that become ready in it.
+    pub fn ready_ahead(&self) -> bool {
+        self.ready_ahead
+    }
+
+    /// Ask for the records of the heads of `switches` that become ready at `now` (the run
+    /// thread's walk, when it runs a cycle alone).
+    pub fn prefetch_ready(&mut self, now: u64, switches: std::ops::Range<usize>, packets: &Arena) {
+        if self.ready_ahead {
+            self.walk.ready_ahead.prefetch(now, switches, &self.routers, packets);
+        }
+    }
+
+    /// A head delivered at `now` becomes ready at `ready` at global input VC `vc`
+    /// (`router::ReadyAhead`, the run thread's walk).
+    pub fn note_ready(&mut self, now: u64, ready: u64, vc: usize, packet: u32) {
+        if self.ready_ahead {
+            self.walk.ready_ahead.note(now, ready, vc, packet);
+        }
     }
 
     /// The switches' state, to read.
@@ -167,7 +199,7 @@ impl SwitchSide {
         };
         let ready = params.ready_from(now);
         if self.routers.push_input(sw, port as usize, vc as usize, Entry { packet, ready: ready as u32, flit, phits, tail }) {
-            return SwitchWake::WhenReady(sw);
+            return SwitchWake::WhenReady { switch: sw, vc: self.routers.global_port(sw, port as usize) * self.routers.vcs + vc as usize, packet };
         }
         SwitchWake::None
     }

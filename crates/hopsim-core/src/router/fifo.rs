@@ -110,6 +110,15 @@ impl<E: Copy> Fifo<E> {
         let (head, behind, n) = (self.head as usize, (self.len as usize).saturating_sub(1), ring.slots);
         self.front().into_iter().chain((0..behind).map(move |k| &store[ring.at((head + k) % n)]))
     }
+    /// Start loading the flit second in the queue, which the next `pop` moves to the front,
+    /// if there is one: it was written into the ring when it arrived, and behind a deep queue
+    /// that was long enough ago for its line to have left the cache.
+    #[inline(always)]
+    pub fn prefetch_second(&self, store: &[E], ring: Ring) {
+        if self.len > 1 {
+            crate::prefetch::line(&store[ring.at(self.head as usize)]);
+        }
+    }
     #[inline]
     pub fn pop(&mut self, store: &[E], ring: Ring) -> E {
         debug_assert!(self.len > 0);

@@ -187,6 +187,69 @@ pub struct Routers {
     /// Per input VC, the output VC (`port * vcs + vc` of its switch) its iSLIP accept arbiter
     /// favours next; the grant pointers are the output VCs' `rr_va`.
     vc_accept_ptr: Vec<u16>,
+    /// Per port, when arrivals wait out a pipeline delay before they may ask for an output VC
+    /// (`wait_out_delays`; empty otherwise): a cycle before which none of the port's heads
+    /// that need one may ask, set by the VC allocation that found all of them still in their
+    /// delay. Until then VC allocation passes the port by instead of reading every such head
+    /// again at each step of its switch, which a busy switch takes many of in a head's delay.
+    /// An arrival cannot make it later than a head's (every arrival waits the same delay, so
+    /// a new head is ready after those before it); a head made able to ask sooner (the next
+    /// packet behind a tail that left, a waiting head woken) clears it (`reopen_va`).
+    va_from: Vec<u32>,
+}
+
+/// The heads that become ready to ask for an output VC at each of the next cycles, where
+/// arrivals wait out a pipeline delay before their switch steps for them (routing that reads
+/// the queues on arrival delivers each head as it lands): the step that first reads such a
+/// head's VC, its port and its packet comes that many cycles after the arrival wrote them, and
+/// on a network far larger than the cache they have left it by then. Each cycle asks for the
+/// lines of the heads that become ready in it before its deliveries, so that they arrive while
+/// the cycle delivers and steps instead of stalling the steps that read them.
+/// One per thread that delivers (engine/blocks.rs, `Walk`): its arrivals write only its own.
+#[derive(Default)]
+pub struct ReadyAhead {
+    /// Per cycle of the wheel, (input VC, packet) of each head that becomes ready then; no
+    /// slot until the first head is noted.
+    slots: Vec<Vec<(u32, u32)>>,
+}
+
+impl ReadyAhead {
+    /// The head of `packet` at the front of input VC `gv` may ask for an output VC from
+    /// cycle `ready`, `ready - now` cycles from now (always the same span in a run).
+    #[inline]
+    pub fn note(&mut self, now: u64, ready: u64, gv: usize, packet: u32) {
+        if self.slots.is_empty() {
+            self.slots = (0..(ready - now + 1).next_power_of_two()).map(|_| Vec::new()).collect();
+        }
+        let mask = self.slots.len() as u64 - 1;
+        self.slots[(ready & mask) as usize].push((gv as u32, packet));
+    }
+
+    /// Ask for the lines of the heads that become ready at `now` at the switches of
+    /// `switches` (those the calling thread owns): their VC records, their ports and their
+    /// packets. A slot of a cycle the run skipped (nothing happened in it) still holds its
+    /// heads when the wheel comes round again; asking for their lines then is only a hint
+    /// wasted.
+    #[inline(never)]
+    pub fn prefetch(&mut self, now: u64, switches: std::ops::Range<usize>, routers: &Routers, packets: &Arena) {
+        use crate::prefetch::{line, slice};
+        if self.slots.is_empty() {
+            return;
+        }
+        let mask = self.slots.len() as u64 - 1;
+        let slot = &mut self.slots[(now & mask) as usize];
+        let vcs = routers.first_port(switches.start) * routers.vcs..routers.first_port(switches.end) * routers.vcs;
+        for &(gv, packet) in slot.iter() {
+            let gv = gv as usize;
+            if !vcs.contains(&gv) {
+                continue;
+            }
+            slice(std::slice::from_ref(&routers.vc[gv]));
+            line(&routers.ports[gv / routers.vcs]);
+            line(packets.get(packet));
+        }
+        slot.clear();
+    }
 }
 
 /// One word of each of a switch's port bit sets, side by side: an arrival writes two of them
@@ -334,7 +397,41 @@ impl Routers {
             lru: Vec::new(),
             diagonal: Vec::new(),
             vc_accept_ptr: Vec::new(),
+            va_from: Vec::new(),
         }
+    }
+
+    /// Arrivals wait out a pipeline delay before they may ask for an output VC (routing that
+    /// reads the queues on arrival delivers each head as it lands): keep the ports' bounds
+    /// (`va_from`).
+    pub fn wait_out_delays(&mut self) {
+        self.va_from = vec![0; self.ports.len()];
+    }
+
+    /// A cycle before which no head of global port `gp` that needs an output VC may ask for
+    /// one (`va_from`; 0 when the run keeps none).
+    #[inline(always)]
+    pub fn va_from(&self, gp: usize) -> u64 {
+        self.va_from.get(gp).map_or(0, |&t| t as u64)
+    }
+
+    /// No head of global port `gp` that needs an output VC may ask for one before `t`.
+    #[inline(always)]
+    pub fn hold_va_until(&mut self, gp: usize, t: u64) {
+        if let Some(from) = self.va_from.get_mut(gp) {
+            *from = t as u32;
+        }
+    }
+
+    /// Port `port` of `switch` may hold a head that may ask for an output VC sooner than its
+    /// bound said (`va_from`): VC allocation visits it again.
+    #[inline]
+    pub fn reopen_va(&mut self, switch: usize, port: usize) {
+        let gp = self.global_port(switch, port);
+        if let Some(from) = self.va_from.get_mut(gp) {
+            *from = 0;
+        }
+        self.mark_va(switch, port);
     }
 
     /// Give the switches the pointers the allocators read beyond the ports' and VCs' own.
@@ -471,7 +568,7 @@ impl Routers {
                 bits &= bits - 1;
                 let port = bit / self.vcs;
                 self.ports[base + port].va_waiting &= !(1 << (bit % self.vcs));
-                self.mark_va(switch, port);
+                self.reopen_va(switch, port);
             }
         }
     }
@@ -482,8 +579,9 @@ impl Routers {
     /// A switch of a few ports (a torus's) has its records prefetched whole: a step touches
     /// most of them. A high-radix one (an Aries switch: 30 ports of 8 VCs, 15 KB) only where
     /// its port sets mark work, since its step walks those sets and the whole switch would be
-    /// hundreds of lines, most of which the step never reads.
-    pub fn prefetch_switch(&self, switch: usize) {
+    /// hundreds of lines, most of which the step never reads. Nor the ports whose heads VC
+    /// allocation will pass by at `now` (`va_from`) and which have nothing else to do.
+    pub fn prefetch_switch(&self, switch: usize, now: u64) {
         use crate::prefetch::{line, slice};
         let std::ops::Range { start: a, end: b } = self.ports_of(switch);
         // The step reads its switch's words of marked ports first thing in each stage, far
@@ -496,7 +594,16 @@ impl Routers {
             return;
         }
         for k in 0..self.port_words {
-            let mut marked = self.port_sets[w + k].busy_outputs | self.port_sets[w + k].busy_inputs | self.port_sets[w + k].va;
+            let sets = &self.port_sets[w + k];
+            let mut marked = sets.busy_outputs | sets.busy_inputs;
+            let mut va = sets.va & !marked;
+            while va != 0 {
+                let p = va.trailing_zeros() as usize;
+                va &= va - 1;
+                if self.va_from(a + k * 64 + p) <= now {
+                    marked |= 1 << p;
+                }
+            }
             while marked != 0 {
                 let p = marked.trailing_zeros() as usize;
                 marked &= marked - 1;
@@ -513,24 +620,24 @@ impl Routers {
     /// deliveries (engine/blocks.rs), which have just read the packet of every head that
     /// arrived, so asking for them again only adds work (docs/benchmark-log.md).
     #[inline(always)]
-    pub fn prefetch_visits(&self, visit: &[u32], i: usize) {
+    pub fn prefetch_visits(&self, visit: &[u32], i: usize, now: u64) {
         // Tested here, inlined into the engine's loop: most networks that run long are small
         // enough to ask for no switch ahead, and there a call per step only to return costs
         // time for nothing.
         if self.prefetch == Prefetch::Deep {
-            self.prefetch_visits_far(visit, i);
+            self.prefetch_visits_far(visit, i, now);
         }
     }
 
     #[inline(never)]
-    fn prefetch_visits_far(&self, visit: &[u32], i: usize) {
+    fn prefetch_visits_far(&self, visit: &[u32], i: usize, now: u64) {
         if i == 0 {
             for &s in visit.iter().take(DEEP_SWITCHES_AHEAD).skip(1) {
-                self.prefetch_switch(s as usize);
+                self.prefetch_switch(s as usize, now);
             }
         }
         if let Some(&s) = visit.get(i + DEEP_SWITCHES_AHEAD) {
-            self.prefetch_switch(s as usize);
+            self.prefetch_switch(s as usize, now);
         }
     }
 

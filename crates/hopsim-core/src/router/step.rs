@@ -121,7 +121,7 @@ pub fn step_each<C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
 #[inline]
 fn step_each_with<const V: usize, const W: usize, C: Schedule>(visit: &[u32], now: u64, cx: &mut StepCtx<C>) {
     for (i, &s) in visit.iter().enumerate() {
-        cx.routers.prefetch_visits(visit, i);
+        cx.routers.prefetch_visits(visit, i, now);
         step::<V, W, C>(s as usize, now, cx);
     }
 }
@@ -628,6 +628,12 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
         r.port_sets[word].va &= !(1 << (ip % 64));
         return;
     }
+    let from = r.va_from(gp);
+    if from > now {
+        note(wake, from);
+        return;
+    }
+    let (heads, mut first_ready) = (sc.heads.len(), NEVER);
     while unrouted != 0 {
         let v = unrouted.trailing_zeros() as usize;
         unrouted &= unrouted - 1;
@@ -635,12 +641,17 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
         let Some(e) = q.input.front() else { continue };
         let ready = e.ready.max(q.stage_from) as u64;
         if ready > now {
-            note(wake, ready);
+            first_ready = first_ready.min(ready);
             continue;
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
         crate::prefetch::line(packets.get(e.packet));
         sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, phits: e.phits, packet: e.packet });
+    }
+    note(wake, first_ready);
+    if first_ready != NEVER && sc.heads.len() == heads {
+        // Every head here is still in its delay: none may ask before the first is out.
+        r.hold_va_until(gp, first_ready);
     }
 }
 
@@ -1030,6 +1041,8 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
     let (gi, go) = (base + rq.in_port as usize, base + rq.out_port as usize);
     let (gvi, gvo) = (gi * vcs + rq.in_vc as usize, go * vcs + rq.out_vc as usize);
     let e = r.vc[gvi].input.pop(&r.in_store, Ring::of(gvi, r.in_slots));
+    // The flit behind the new front is read at this VC's next grant, a few cycles away.
+    r.vc[gvi].input.prefetch_second(&r.in_store, Ring::of(gvi, r.in_slots));
     let u = e.phits as u64;
     r.ports[gi].in_flits -= 1;
     if r.vc[gvi].input.is_empty() {
@@ -1094,7 +1107,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
             // next cycle (a link sending ahead spares the step that came then anyway). An
             // empty VC needs no mark: an arrival marks its port, and the port's other heads
             // keep theirs until VC allocation finds none.
-            r.mark_va(switch, rq.in_port as usize);
+            r.reopen_va(switch, rq.in_port as usize);
             note(wake, now + 1);
         }
         r.vc[gvo].set_flag(Vc::OUT_OWNED, false);
