@@ -208,9 +208,9 @@ pub struct Routers {
 /// One per thread that delivers (engine/blocks.rs, `Walk`): its arrivals write only its own.
 #[derive(Default)]
 pub struct ReadyAhead {
-    /// Per cycle of the wheel, (input VC, packet) of each head that becomes ready then; no
-    /// slot until the first head is noted.
-    slots: Vec<Vec<(u32, u32)>>,
+    /// Per cycle of the wheel, the cycle it holds and (input VC, packet) of each head that
+    /// becomes ready then; no slot until the first head is noted.
+    slots: Vec<(u64, Vec<(u32, u32)>)>,
 }
 
 impl ReadyAhead {
@@ -219,17 +219,23 @@ impl ReadyAhead {
     #[inline]
     pub fn note(&mut self, now: u64, ready: u64, gv: usize, packet: u32) {
         if self.slots.is_empty() {
-            self.slots = (0..(ready - now + 1).next_power_of_two()).map(|_| Vec::new()).collect();
+            self.slots = (0..(ready - now + 1).next_power_of_two()).map(|_| (0, Vec::new())).collect();
         }
         let mask = self.slots.len() as u64 - 1;
-        self.slots[(ready & mask) as usize].push((gv as u32, packet));
+        let (cycle, heads) = &mut self.slots[(ready & mask) as usize];
+        // Heads of a cycle this thread's walk did not deliver in (the run skipped it, or ran
+        // it on another thread) are stale by now: dropped, so the wheel holds at most one
+        // span of arrivals.
+        if *cycle != ready {
+            heads.clear();
+            *cycle = ready;
+        }
+        heads.push((gv as u32, packet));
     }
 
     /// Ask for the lines of the heads that become ready at `now` at the switches of
     /// `switches` (those the calling thread owns): their VC records, their ports and their
-    /// packets. A slot of a cycle the run skipped (nothing happened in it) still holds its
-    /// heads when the wheel comes round again; asking for their lines then is only a hint
-    /// wasted.
+    /// packets.
     #[inline(never)]
     pub fn prefetch(&mut self, now: u64, switches: std::ops::Range<usize>, routers: &Routers, packets: &Arena) {
         use crate::prefetch::{line, slice};
@@ -237,7 +243,10 @@ impl ReadyAhead {
             return;
         }
         let mask = self.slots.len() as u64 - 1;
-        let slot = &mut self.slots[(now & mask) as usize];
+        let (cycle, slot) = &mut self.slots[(now & mask) as usize];
+        if *cycle != now {
+            return;
+        }
         let vcs = routers.first_port(switches.start) * routers.vcs..routers.first_port(switches.end) * routers.vcs;
         for &(gv, packet) in slot.iter() {
             let gv = gv as usize;

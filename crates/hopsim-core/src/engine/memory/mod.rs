@@ -101,6 +101,12 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let port_key = if server_ports_dominate { "topology.servers_per_switch" } else { size_key };
     let words = |bits: u64| bits.div_ceil(64).max(1);
     let rng = size_of::<crate::routing::Rng>() as u64;
+    // What the allocators chosen keep beside the records: per port the accept pointer of
+    // an allocator that matches every request, and (heads waiting out a pipeline delay) the
+    // cycle before which none may ask; per VC iSLIP's accept pointer and LRU's list entry.
+    let (sw, va) = (spec.switch_allocator(), spec.vc_allocator());
+    let per_port_extra = if sw.matches_all_requests() { 2 } else { 0 } + if spec.router.pipeline_delay > 0 { 4 } else { 0 };
+    let per_vc_extra = if va != crate::allocation::VcAllocator::InputFirst { 2 } else { 0 } + if sw == crate::allocation::SwitchAllocator::Lru { 2 } else { 0 };
 
     let mut parts = vec![
         // Ports (with their link's timing and phit counter), VCs.
@@ -108,8 +114,8 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
             bytes: times(n, 4 + 2 + 8 + 32 * words(max_ports) + rng)
-                + times(ports, size_of::<Port>() as u64)
-                + times(nvc, size_of::<Vc>() as u64),
+                + times(ports, size_of::<Port>() as u64 + per_port_extra)
+                + times(nvc, size_of::<Vc>() as u64 + per_vc_extra),
         },
         // The flits behind each VC's front (the front is in the VC's record).
         Part { what: "input buffers".into(), key: buffer_key(spec, "input"), bytes: times(times(nvc, in_slots.saturating_sub(1)), size_of::<Entry>() as u64) },
