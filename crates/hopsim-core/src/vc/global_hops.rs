@@ -67,9 +67,8 @@ pub const KIND: super::PolicyKind = super::PolicyKind {
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     build: |cx| {
-        // Its classes count global hops: on another network every packet would stay in class 0.
-        crate::topology::concrete::<crate::topology::Dragonfly>(&**cx.topo)
-            .ok_or_else(|| crate::error::SpecError::new("routing.vc_policy", "\"global_hops\"", format!("needs a dragonfly (its classes count global hops); topology.kind is {:?}", cx.topo.kind())))?;
+        // On another network every packet would stay in class 0.
+        cx.dragonfly("global_hops", "its classes count global hops")?;
         let policy = GlobalHops::new(cx.vcs()).ok_or_else(|| cx.too_few(format!("needs at least {CLASSES} VCs (one per count of global hops, 0 to 2)")))?;
         Ok(std::sync::Arc::new(policy))
     },

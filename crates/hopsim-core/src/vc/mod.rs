@@ -163,6 +163,12 @@ impl PolicyCtx<'_> {
     pub fn wrap(&self) -> bool {
         self.topo.cartesian().is_some_and(|g| g.wrap)
     }
+    /// The network as a dragonfly, for policy `name` whose classes follow its global hops
+    /// (`why`); an error naming `routing.vc_policy` on another network.
+    pub fn dragonfly(&self, name: &str, why: &str) -> Result<&crate::topology::Dragonfly, SpecError> {
+        crate::topology::concrete::<crate::topology::Dragonfly>(&**self.topo)
+            .ok_or_else(|| SpecError::new("routing.vc_policy", format!("{name:?}"), format!("needs a dragonfly ({why}); topology.kind is {:?}", self.topo.kind())))
+    }
     /// `router.vcs` is too few for the policy: `needs` says what it needs.
     pub fn too_few(&self, needs: String) -> SpecError {
         let r = &self.spec.routing;

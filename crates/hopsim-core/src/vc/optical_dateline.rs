@@ -77,8 +77,7 @@ pub const KIND: super::PolicyKind = super::PolicyKind {
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     build: |cx| {
-        let df = crate::topology::concrete::<crate::topology::Dragonfly>(&**cx.topo)
-            .ok_or_else(|| crate::error::SpecError::new("routing.vc_policy", "\"optical_dateline\"", format!("needs a dragonfly (its classes follow the global hop); topology.kind is {:?}", cx.topo.kind())))?;
+        let df = cx.dragonfly("optical_dateline", "its classes follow the global hop")?;
         let policy = OpticalDateline::new(cx.vcs(), df.a).ok_or_else(|| cx.too_few(format!("needs at least {CLASSES} VCs (BookSim2's three phases)")))?;
         Ok(std::sync::Arc::new(policy))
     },
