@@ -451,8 +451,8 @@ impl Routers {
         }
         if switch == crate::allocation::SwitchAllocator::Lru {
             // Each switch's list starts in input VC order.
-            let (vcs, base) = (self.vcs, &self.port_base);
-            self.lru = (0..self.ports.len() * vcs).map(|gv| (gv - base[base.partition_point(|&b| b as usize <= gv / vcs) - 1] as usize * vcs) as u16).collect();
+            let vcs = self.vcs;
+            self.lru = self.port_base.windows(2).flat_map(|w| 0..((w[1] - w[0]) as usize * vcs) as u16).collect();
         }
         if vc != crate::allocation::VcAllocator::InputFirst {
             self.vc_accept_ptr = vec![0; self.vc.len()];

@@ -873,13 +873,11 @@ fn lru_switch_allocation<const V: usize, C: Schedule>(at: At, now: u64, r: &mut 
         allocators::lru::allocate(list, request, &mut sc.input_taken, &mut sc.output_taken, at.nports, &mut sc.lru_winners);
     }
     for k in 0..sc.lru_winners.len() {
-        let i = sc.lru_request[sc.lru_winners[k] as usize] as usize;
-        sc.lru_request[sc.lru_winners[k] as usize] = NONE;
-        let rq = sc.requests[i];
+        let rq = sc.requests[sc.lru_request[sc.lru_winners[k] as usize] as usize];
         note(wake, grant::<V, _>(r, cal, prm, Sent { progress: &mut *sent.progress, phit_hops: &mut *sent.phit_hops }, at, now, rq));
     }
     // A request that lost asks again next cycle.
-    if sc.lru_request.iter().any(|&i| i != NONE) {
+    if sc.lru_winners.len() < sc.requests.len() {
         note(wake, now + 1);
     }
 }
