@@ -5,7 +5,7 @@
 use crate::packet::Flit;
 
 /// Something that happens at a cycle.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub enum Event {
     /// The head phit of a flit reaches an input buffer; its tail `tail` cycles later than at
     /// one phit per cycle (slow link classes).
@@ -102,6 +102,7 @@ impl NicSchedule for Deferred<'_> {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Calendar {
     mask: u64,
     events: Vec<Vec<Event>>,
@@ -254,6 +255,7 @@ impl Calendar {
 /// it does not depend on how the wake-ups were made nor on how many threads made them, and
 /// the steps of a large network then walk its records in the order they sit in memory (on
 /// the million-node torus that nearly doubles the cycles per second, docs/benchmark-log.md).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Due {
     /// Words of bits per slot, and the slots' bits one after the other.
     words: usize,

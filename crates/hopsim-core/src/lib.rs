@@ -87,6 +87,7 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
 /// in (what `validate_json` returns), so that one call both validates and runs.
 /// With `seal` (what `prepare_json` returned for this very text), the spec is not validated
 /// again.
+#[allow(clippy::too_many_arguments)]
 pub fn simulate_json_cancellable(
     spec_json: &str,
     cycles: Option<Arc<AtomicU64>>,
@@ -94,8 +95,37 @@ pub fn simulate_json_cancellable(
     max_threads: Option<usize>,
     with_spec: bool,
     seal: Option<&str>,
+    checkpoint: Option<&Checkpointing>,
 ) -> Result<Option<String>, SpecError> {
-    simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec)
+    simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec, checkpoint)
+}
+
+/// Where a run keeps its checkpoints (`run.checkpoint_every`), and whether it goes on from
+/// the one there.
+pub struct Checkpointing {
+    pub path: std::path::PathBuf,
+    /// Go on from the checkpoint at `path` if there is one. One that cannot be resumed from
+    /// (another spec, another hopsim, not a checkpoint) is said on stderr, and the run starts
+    /// from its first cycle and replaces it.
+    pub resume: bool,
+}
+
+/// The run of `spec`, from its checkpoint when `checkpoint` says so and one can be resumed.
+fn start_or_resume(spec: &spec::Validated, checkpoint: Option<&Checkpointing>) -> Result<engine::Simulation, SpecError> {
+    let Some(ck) = checkpoint else { return engine::Simulation::new(spec) };
+    let mut sim = None;
+    if ck.resume && ck.path.exists() {
+        match engine::Simulation::resume_from(engine::Built::new(spec)?, &ck.path) {
+            Ok(resumed) => sim = Some(resumed),
+            Err(e) => eprintln!("hopsim: the checkpoint {} is {e}: the run starts from its first cycle", ck.path.display()),
+        }
+    }
+    let mut sim = match sim {
+        Some(s) => s,
+        None => engine::Simulation::new(spec)?,
+    };
+    sim.checkpoint_to(&ck.path);
+    Ok(sim)
 }
 
 /// `simulate_json_cancellable` of a spec validated already (`prepare`): neither parsed nor
@@ -106,8 +136,13 @@ pub fn simulate_validated(
     cancel: Arc<AtomicBool>,
     max_threads: Option<usize>,
     with_spec: bool,
+    checkpoint: Option<&Checkpointing>,
 ) -> Result<Option<String>, SpecError> {
-    let mut sim = start(spec, cycles, Some(cancel.clone()))?;
+    let mut sim = start_or_resume(spec, checkpoint)?;
+    if let Some(c) = cycles {
+        sim.report_progress(c);
+    }
+    sim.cancel_on(cancel.clone());
     if let Some(n) = max_threads {
         sim.limit_threads(n);
     }

@@ -28,7 +28,7 @@ impl LinkTiming {
 /// The channel a port or a NIC drives, in 8 bytes (a switch port's record has room for no
 /// more, router/mod.rs): its latency, its class's phit time as an index into the network's
 /// few (`Rates`), and the remainder of that phit time carried from flit to flit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Channel {
     /// At most 10,000 cycles (`link.latency` and the classes' latencies are validated so).
     pub latency: u16,
@@ -53,7 +53,7 @@ impl Channel {
 
 /// The distinct phit times (`num / den` cycles per phit) of a network's channels; the first
 /// is one phit a cycle.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Rates(Vec<(u32, u32)>);
 
 impl Default for Rates {

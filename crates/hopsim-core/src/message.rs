@@ -1,7 +1,7 @@
 //! Messages: cut into packets at the source, reassembled at the destination NIC, optionally
 //! delivered to the application in order through a reorder buffer.
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Message {
     pub src: u32,
     pub dst: u32,

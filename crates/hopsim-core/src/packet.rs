@@ -8,7 +8,7 @@ pub const NIL: u32 = u32::MAX;
 /// number of candidates and the first of them) shares the packet's first cache line: at
 /// saturation the router step is bound by cache misses on packets, and on a network far
 /// larger than the cache every arrival's reads of the packet are misses.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(64))]
 pub struct Packet {
     /// Its length: packets of one run may differ (requests and responses of `nic.protocol`).
@@ -42,7 +42,7 @@ pub struct Packet {
 }
 
 /// What a packet is to the NICs (`nic.protocol`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum PacketKind {
     /// No protocol: a packet of a message, nobody answers it.
     #[default]
@@ -55,7 +55,7 @@ pub enum PacketKind {
 
 /// A flit's index in its packet, and whether it is the packet's last (bit 15; packets are
 /// at most 4096 phits), so buffers and links know a tail without reading the packet.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Flit(u16);
 
 impl Flit {
@@ -84,7 +84,7 @@ impl Flit {
 /// Where packets live, and their candidates when the run's routing may offer a head more
 /// than a packet holds (`INLINE_CANDIDATES`): then a table beside the packets gives each
 /// packet's slot a row of `wide` candidates, and the packet keeps only their count.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Arena {
     packets: crate::slab::Slab<Packet>,
     /// Candidates per packet in `table`, or 0 when packets hold their own.
@@ -98,6 +98,13 @@ impl Arena {
     pub fn with_capacity(n: usize, candidates: usize) -> Self {
         let wide = if candidates > crate::route::INLINE_CANDIDATES { candidates } else { 0 };
         Arena { packets: crate::slab::Slab::with_capacity(n), wide, table: Vec::with_capacity(n * wide) }
+    }
+    /// The arena restored from a checkpoint, with room for `n` packets as `with_capacity`
+    /// gives.
+    pub fn with_room(mut self, n: usize) -> Self {
+        self.packets.reserve_total(n);
+        self.table.reserve(n.saturating_mul(self.wide).saturating_sub(self.table.len()));
+        self
     }
     /// Bytes a packet takes, its candidates included, for routings offering up to
     /// `candidates` per head.

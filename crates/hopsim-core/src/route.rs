@@ -5,7 +5,7 @@
 pub use crate::random::Rng;
 
 /// What travels with a packet for routing and VC decisions.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct RouteState {
     pub src_switch: u32,
     pub dst_switch: u32,
@@ -46,7 +46,7 @@ pub struct RouteState {
 }
 
 /// One hop a packet may take.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Hop {
     pub port: u16,
     /// Dimension moved along (cartesian topologies), `NO_DIM` otherwise.
@@ -66,7 +66,7 @@ pub struct Hop {
 
 pub const NO_DIM: u8 = u8::MAX;
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Candidate {
     pub hop: Hop,
     /// Allowed VCs at the next buffer, a bit per VC; filled by the VC policy.
@@ -83,7 +83,7 @@ pub const INLINE_CANDIDATES: usize = 8;
 
 /// A packet's own candidate slots, `len` first so it sits next to the first candidates (see
 /// `Packet`). With a table beside the packets only `len` is used.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 #[repr(C)]
 pub struct CandidateSlots {
     pub len: u8,

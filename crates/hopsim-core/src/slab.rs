@@ -1,6 +1,7 @@
 //! Index-addressed storage with a free list: packets and messages live here and are referred
 //! to by `u32`, so nothing is allocated per phit and slots are reused.
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Slab<T> {
     slots: Vec<T>,
     free: Vec<u32>,
@@ -19,6 +20,10 @@ impl<T> Slab<T> {
     /// moment both blocks are held. Untouched reserved pages cost no memory.
     pub fn with_capacity(n: usize) -> Self {
         Slab { slots: Vec::with_capacity(n), free: Vec::new(), live: 0 }
+    }
+    /// Room for `n` items in all, as `with_capacity` reserves it.
+    pub fn reserve_total(&mut self, n: usize) {
+        self.slots.reserve(n.saturating_sub(self.slots.len()));
     }
     #[inline]
     pub fn alloc(&mut self, item: T) -> u32 {

@@ -106,7 +106,8 @@ fn prepare(py: Python<'_>, spec_json: &str) -> PyResult<PreparedSpec> {
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false, seal=None))]
+#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false, seal=None, checkpoint=None, resume=false))]
+#[allow(clippy::too_many_arguments)]
 fn simulate_json(
     py: Python<'_>,
     spec_json: &str,
@@ -114,15 +115,28 @@ fn simulate_json(
     max_threads: Option<usize>,
     with_spec: bool,
     seal: Option<&str>,
+    checkpoint: Option<std::path::PathBuf>,
+    resume: bool,
 ) -> PyResult<String> {
-    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_json_cancellable(spec_json, cycles, cancel, max_threads, with_spec, seal))
+    let checkpoint = checkpoint.map(|path| hopsim_core::Checkpointing { path, resume });
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_json_cancellable(spec_json, cycles, cancel, max_threads, with_spec, seal, checkpoint.as_ref()))
 }
 
 /// `simulate_json` of a `PreparedSpec`: neither parsed nor validated again.
 #[pyfunction]
-#[pyo3(signature = (prepared, progress=None, max_threads=None, with_spec=false))]
-fn simulate_prepared(py: Python<'_>, prepared: &PreparedSpec, progress: Option<&Bound<'_, Progress>>, max_threads: Option<usize>, with_spec: bool) -> PyResult<String> {
-    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec))
+#[pyo3(signature = (prepared, progress=None, max_threads=None, with_spec=false, checkpoint=None, resume=false))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_prepared(
+    py: Python<'_>,
+    prepared: &PreparedSpec,
+    progress: Option<&Bound<'_, Progress>>,
+    max_threads: Option<usize>,
+    with_spec: bool,
+    checkpoint: Option<std::path::PathBuf>,
+    resume: bool,
+) -> PyResult<String> {
+    let checkpoint = checkpoint.map(|path| hopsim_core::Checkpointing { path, resume });
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec, checkpoint.as_ref()))
 }
 
 type Outcome = Result<Option<String>, hopsim_core::SpecError>;

@@ -43,6 +43,7 @@ pub struct Found {
     pub stuck: usize,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Detector {
     interval: u64,
     pub next_at: u64,

@@ -11,6 +11,7 @@
 //! is put back into the calendar in one thread's order (`parallel.rs`).
 
 mod blocks;
+pub mod checkpoint;
 mod deadlock;
 mod head_routing;
 mod invariants;
@@ -176,6 +177,10 @@ pub struct Simulation {
     /// Fewest ports of the switches due, or events to deliver, that a cycle splits among
     /// threads.
     min_parallel: (usize, usize),
+    /// Where and how often the run writes checkpoints (`checkpoint_to`).
+    checkpoint: Option<checkpoint::Schedule>,
+    /// The loop's state at the checkpoint the run resumed from (`resume_from`).
+    resumed: Option<checkpoint::LoopState>,
     /// Packets the arena holds without growing (`Arena::with_capacity`): the run's thread
     /// makes packets while other threads step switches only while that many are not reached,
     /// since growing would move the packets they read.
@@ -240,6 +245,8 @@ impl Simulation {
             cancel: None,
             max_threads: usize::MAX,
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
+            checkpoint: None,
+            resumed: None,
             packet_room,
         };
         sim.with_workload(0, |w, cx| w.start(cx));
@@ -319,13 +326,14 @@ impl Simulation {
         let window_end = self.server_side.stats().end;
         // `run.drain`: past the window, on until every packet generated in it is delivered.
         let drain_end = window_end.saturating_add(self.spec.run.drain);
-        let mut end = window_end;
+        // Whether the workload's timers of this cycle fired at the end of the one before.
+        let (mut end, mut generated_ahead, mut detector) = match self.resumed.take() {
+            Some(looped) => looped,
+            None => (window_end, false, deadlock::Detector::new(&self)),
+        };
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
         let mut next_report = 0;
-        let mut detector = deadlock::Detector::new(&self);
-        // The workload's timers of this cycle fired at the end of the one before.
-        let mut generated_ahead = false;
         loop {
             if self.now >= window_end {
                 // Measured at injection: the packets measured are those sent in the window.
@@ -339,6 +347,7 @@ impl Simulation {
             if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
                 break;
             }
+            self.checkpoint_if_due((end, generated_ahead, &detector));
             let now = self.now;
             if now >= next_report {
                 if let Some(p) = &self.progress {

@@ -23,7 +23,7 @@ pub use crate::spec::InjectionRule;
 /// since a NIC moves at most one phit a cycle on each of its channels and a run has fewer than
 /// 2^31 cycles (`spec::validate::MAX_CYCLES`); the sums of latencies take 64. Sums over
 /// servers are taken in 64 bits (engine/report.rs).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Responses back at this NIC (`responses_received`), and the sum over them of the cycles
     /// from their request's first flit leaving to their last flit arriving: Aries's Request
@@ -93,7 +93,7 @@ pub fn request_latency_mean(request_latency: u64, responses_received: u64) -> f6
     request_latency as f64 / responses_received as f64
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Nic {
     pub switch: u32,
     /// Port of the switch this NIC is attached to.
@@ -187,6 +187,7 @@ fn injection_vc(credits: &[u32], mut mask: u32, u: u32, pick: Pick, random_ties:
     best.map(|(_, v)| v)
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Nics {
     pub nics: Vec<Nic>,
     pub credits: Vec<u32>,

@@ -5,7 +5,7 @@
 /// VCs share: `flits - 1` entries from `first` (the front is in the `Fifo`). The array is
 /// indexed only when a queue reaches behind its front: below saturation most queues hold one
 /// flit, and a slice of the ring made at every push and pop cost its range checks for nothing.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Ring {
     first: usize,
     slots: usize,
@@ -38,7 +38,7 @@ use crate::packet::Flit;
 /// may be served there (head arrival + pipeline delay). Packed to 2-byte alignment: 14 bytes
 /// instead of 16, in every buffer slot and in a VC's front copy (fields are read by value;
 /// x86-64 loads them unaligned at no cost).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 #[repr(C, packed(2))]
 pub struct Entry {
     pub packet: u32,
@@ -53,7 +53,7 @@ pub struct Entry {
 /// A flit in an output buffer: an input entry without the tail's lateness, which the crossbar
 /// has taken into account (`ready` is then the first cycle the link may start it). 12 bytes,
 /// in every output slot and in a VC's front copy.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 #[repr(C, packed(2))]
 pub struct OutEntry {
     pub packet: u32,
@@ -68,7 +68,7 @@ pub struct OutEntry {
 /// array. The array holds only the flits behind it, one entry fewer per VC than the queue's
 /// capacity (a VC of a one-packet buffer under VCT needs none).
 /// `E`: `Entry` in input buffers, `OutEntry` in output buffers.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Fifo<E = Entry> {
     /// Where the second flit sits in the ring behind the front.
     head: u16,

@@ -34,7 +34,7 @@ pub fn waiter_words(ports: usize, vcs: usize) -> usize {
 }
 
 /// What a port's channel leads to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Peer {
     Switch { switch: u32, port: u16 },
     Server(u32),
@@ -45,7 +45,7 @@ pub enum Peer {
 /// two lines costs two misses). Cycles fit in 32 bits (`spec::validate::MAX_CYCLES`).
 /// 64 bytes of fields: the channel in 8 (`Channel`) leaves room for the link's phit counter,
 /// which would otherwise take a line of an array of its own every send.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 #[repr(align(64))]
 pub struct Port {
     pub peer: Peer,
@@ -88,7 +88,7 @@ pub struct Port {
 /// far larger than the cache each line a step asks for is a miss to memory
 /// (docs/benchmark-log.md prices one). Phit counts fit in 16 bits: a VC buffer holds at most
 /// `spec::validate::MAX_BUFFER_PHITS`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Vc {
     pub input: Fifo,
     pub output: Fifo<OutEntry>,
@@ -136,6 +136,7 @@ impl Vc {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Routers {
     pub vcs: usize,
     /// Phits of an input buffer per VC (what a full set of credits covers).
@@ -265,7 +266,7 @@ impl ReadyAhead {
 /// and a step reads all three first thing, so together they cost one cache miss instead of
 /// three (on the million-node torus they are 32 MB, far out of cache). Aligned to 32 bytes so
 /// that a switch's sets never straddle two cache lines.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 #[repr(align(32))]
 pub struct PortSets {
     /// Ports that may hold a head needing an output VC: set whenever one may appear (a flit
@@ -290,7 +291,7 @@ pub struct PortSets {
 }
 
 /// How much prefetching pays on a network, from the bytes of its port and VC records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Prefetch {
     /// The records fit in a core's L2 cache or little more (`NEAR_BYTES`): prefetching asks
     /// for lines that are mostly there already, so it only adds work.

@@ -3,7 +3,7 @@
 //! sits in the spec below all of them.
 
 /// The routing modes of Aries, in `routing.mode` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AriesMode {
     Adaptive,
     AdaptiveLowBias,

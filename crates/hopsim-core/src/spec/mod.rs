@@ -322,6 +322,11 @@ pub struct RunSpec {
     /// "Draining remaining packets", `_empty_network`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub drain_quiet: bool,
+    /// Cycles between checkpoints of the run's whole state (engine/checkpoint.rs), from
+    /// which a run that was stopped goes on with the results of one that was not; 0, the
+    /// default: none. Like `threads`, it does not change the results.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checkpoint_every: u64,
 }
 
 /// Which packets `run` measures (`run.measure`).
@@ -360,6 +365,7 @@ impl Default for RunSpec {
             drain: 0,
             measure: Measure::Generated,
             drain_quiet: false,
+            checkpoint_every: 0,
         }
     }
 }

@@ -2,10 +2,11 @@
 
 const EXACT: usize = 1 << 16;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Histogram {
     exact: Vec<u64>,
     /// Bin k holds latencies in [2^k, 2^(k+1)) for latencies >= EXACT.
+    #[serde(with = "coarse_serde")]
     coarse: [u64; 64],
     count: u64,
     sum: u128,
@@ -71,5 +72,18 @@ impl Histogram {
             }
         }
         self.max as f64
+    }
+}
+
+/// serde has no impls for arrays longer than 32: the coarse bins go as a sequence.
+mod coarse_serde {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bins: &[u64; 64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(bins.iter())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u64; 64], D::Error> {
+        let bins = Vec::<u64>::deserialize(d)?;
+        bins.try_into().map_err(|v: Vec<u64>| D::Error::invalid_length(v.len(), &"64 bins"))
     }
 }

@@ -51,7 +51,7 @@ pub struct JobResult {
 }
 
 /// What a rank was doing, as the timeline records it.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     /// An iteration starts at `start`; `end` is when the rank finished it.
@@ -66,7 +66,7 @@ pub enum CallKind {
 }
 
 /// One call of a rank, in cycles from the start of the run.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct Call {
     pub call: CallKind,
     pub start: u64,

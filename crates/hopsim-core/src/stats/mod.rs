@@ -10,7 +10,7 @@ pub use histogram::Histogram;
 use strength_reduce::StrengthReducedU64;
 pub use result::{LinkTable, RunResult, Temporal};
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bin {
     pub generated_phits: u64,
     pub ejected_phits: u64,
@@ -21,6 +21,7 @@ pub struct Bin {
     pub injected_nonminimal: u64,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     pub warmup: u64,
     pub end: u64,
@@ -47,6 +48,7 @@ pub struct Stats {
     pub bin_cycles: u64,
     /// `bin_cycles` as a divisor that divides by a multiplication: a packet's life reads
     /// its bins four times, and a division costs more than the rest of each reading.
+    #[serde(with = "divisor_serde")]
     bin_divisor: StrengthReducedU64,
     pub bins: Vec<Bin>,
     // Totals for the conservation check.
@@ -235,5 +237,18 @@ mod tests {
         let mut short = Stats::new(100, 900, 1000);
         short.on_generate_packets(1_000, 1, 8);
         assert!(short.bins.is_empty(), "a cycle past the run's end has no bin");
+    }
+}
+
+/// A checkpoint keeps the divisor as the number it divides by.
+mod divisor_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use strength_reduce::StrengthReducedU64;
+
+    pub fn serialize<S: Serializer>(d: &StrengthReducedU64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.get())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<StrengthReducedU64, D::Error> {
+        Ok(StrengthReducedU64::new(u64::deserialize(d)?))
     }
 }

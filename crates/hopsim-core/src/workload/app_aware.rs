@@ -16,14 +16,14 @@ use crate::routing::AriesMode;
 use crate::spec::AppAwareSpec;
 
 /// The two modes the algorithm chooses between.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Choice {
     Adaptive,
     HighBias,
 }
 
 /// What the counters said about one mode: latency L (cycles) and stalls per flit s.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     pub latency: f64,
     pub stalls: f64,
@@ -67,6 +67,7 @@ pub fn decide(current: Choice, measured: Sample, other: Option<Sample>, p: f64, 
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct AppAware {
     params: AppAwareSpec,
     /// The adaptive mode (increasingly minimal for alltoall).

@@ -205,4 +205,11 @@ impl Workload for Bandwidth {
     fn finished(&self) -> bool {
         self.active_pairs == 0
     }
+    fn save(&self) -> Vec<u8> {
+        super::save_state(&(&self.received, &self.done, &self.started, &self.data_done, &self.counters_at_start, self.active_pairs))
+    }
+    fn restore(&mut self, saved: &[u8]) -> bincode::Result<()> {
+        (self.received, self.done, self.started, self.data_done, self.counters_at_start, self.active_pairs) = super::load_state(saved)?;
+        Ok(())
+    }
 }

@@ -43,7 +43,7 @@ impl Routing {
 }
 
 /// A rank running its program.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Rank {
     ops: Vec<Op>,
     pc: usize,
@@ -425,9 +425,31 @@ impl Jobs {
     }
 }
 
+/// What changes of a job as it runs (`Workload::save`), in the order of `Job`'s fields.
+type JobProgress = (Vec<Rank>, Vec<u64>, Vec<u64>, Vec<usize>, Vec<u64>, Vec<u64>, u64, u64, Histogram, [u64; AriesMode::ALL.len() + 1], usize);
+
 impl Workload for Jobs {
     fn name(&self) -> &'static str {
         "jobs"
+    }
+    fn save(&self) -> Vec<u8> {
+        let jobs: Vec<_> = self
+            .jobs
+            .iter()
+            .map(|j| (&j.ranks, &j.iteration_start, &j.iteration_end, &j.iteration_left, &j.rank_end, &j.message_latency, j.messages, j.bytes, &j.packet_latency, j.mode_bytes, j.ranks_left))
+            .collect();
+        super::save_state(&(jobs, self.running))
+    }
+    fn restore(&mut self, saved: &[u8]) -> bincode::Result<()> {
+        let (jobs, running): (Vec<JobProgress>, usize) = super::load_state(saved)?;
+        if jobs.len() != self.jobs.len() {
+            return Err(Box::new(bincode::ErrorKind::Custom(format!("{} jobs saved, {} in the spec", jobs.len(), self.jobs.len()))));
+        }
+        for (j, p) in self.jobs.iter_mut().zip(jobs) {
+            (j.ranks, j.iteration_start, j.iteration_end, j.iteration_left, j.rank_end, j.message_latency, j.messages, j.bytes, j.packet_latency, j.mode_bytes, j.ranks_left) = p;
+        }
+        self.running = running;
+        Ok(())
     }
     fn start(&mut self, cx: &mut Ctx) {
         for job in &self.jobs {

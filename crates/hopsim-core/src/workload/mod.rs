@@ -21,7 +21,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 /// A message a workload wants sent now.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Post {
     pub src: u32,
     pub dst: u32,
@@ -73,7 +73,7 @@ impl MessageSize {
 }
 
 /// One measurement of a closed-loop workload: a round trip or a window.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     pub src: u32,
     pub dst: u32,
@@ -132,6 +132,21 @@ pub trait Workload: Send {
     fn job_results(&self, _nic_totals: &[crate::nic::Counters]) -> Vec<crate::stats::jobs::JobResult> {
         Vec::new()
     }
+    /// What a checkpoint keeps of it (engine/checkpoint.rs): the fields that change as it
+    /// runs, through `save_state`. What it was built with is built again from the spec.
+    fn save(&self) -> Vec<u8>;
+    /// Back to where `save` found it, on a workload built from the same spec.
+    fn restore(&mut self, saved: &[u8]) -> bincode::Result<()>;
+}
+
+/// A workload's changing fields, encoded for a checkpoint (`Workload::save`).
+pub fn save_state<T: serde::Serialize + ?Sized>(state: &T) -> Vec<u8> {
+    bincode::serialize(state).expect("encoding into memory does not fail")
+}
+
+/// The fields `save_state` encoded (`Workload::restore`).
+pub fn load_state<T: serde::de::DeserializeOwned>(saved: &[u8]) -> bincode::Result<T> {
+    bincode::deserialize(saved)
 }
 
 /// A `workload.kind` as the registry knows it, declared in its file: its name, one line on

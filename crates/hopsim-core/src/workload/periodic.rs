@@ -69,4 +69,11 @@ impl Workload for Periodic {
         let next = self.start_of(self.sent[server]).max(cx.now + 1);
         cx.timers.push((next, server as u32));
     }
+    fn save(&self) -> Vec<u8> {
+        super::save_state(&self.sent)
+    }
+    fn restore(&mut self, saved: &[u8]) -> bincode::Result<()> {
+        self.sent = super::load_state(saved)?;
+        Ok(())
+    }
 }

@@ -9,6 +9,7 @@ mod allocation_stages;
 mod aries;
 mod aries_modes;
 mod booksim2;
+mod checkpoint;
 mod dal;
 mod deadlock;
 mod docs_keys;

@@ -37,7 +37,7 @@ const TIES_SET: u32 = 1 << 30;
 const DST_MASK: u32 = TIES_SET - 1;
 
 /// One source queue, oldest message first.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Backlog(VecDeque<[u32; 2]>, u64);
 
 impl Backlog {

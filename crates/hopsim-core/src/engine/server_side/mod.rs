@@ -80,6 +80,21 @@ impl ServerSide {
         }
     }
 
+    /// Its state for a checkpoint (engine/checkpoint.rs), between two cycles: everything but
+    /// the scratch lists and what was built from the spec.
+    pub fn save(&self, out: &mut impl std::io::Write) -> bincode::Result<()> {
+        let state = (&self.nics, &self.backlog, &self.reorder_held, &self.nic_rng, &self.nic_events, self.workload.save(), &self.timers, &self.posts, &self.new_timers, &self.samples, &self.messages, &self.stats);
+        bincode::serialize_into(out, &state)
+    }
+
+    /// Back to the state `save` wrote, on a side built from the same spec.
+    pub fn restore(&mut self, input: &mut impl std::io::Read) -> bincode::Result<()> {
+        type Saved = (Nics, Vec<Backlog>, Vec<u32>, Vec<Rng>, Vec<(u64, Event)>, Vec<u8>, Timers, Vec<Post>, Vec<(u64, u32)>, Vec<Sample>, Messages, Stats);
+        let workload: Vec<u8>;
+        (self.nics, self.backlog, self.reorder_held, self.nic_rng, self.nic_events, workload, self.timers, self.posts, self.new_timers, self.samples, self.messages, self.stats) = bincode::deserialize_from::<_, Saved>(input)?;
+        self.workload.restore(&workload)
+    }
+
     pub fn stats(&self) -> &Stats {
         &self.stats
     }

@@ -13,6 +13,7 @@ const SLOTS: usize = 1024;
 
 const END: u32 = u32::MAX;
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Timers {
     /// The first timer of each cycle of `[base, base + SLOTS)`, in slot `cycle % SLOTS`, each
     /// list linked through `nodes`: a timer set touches a word of this 4 KB array and a node

@@ -25,7 +25,7 @@ use crate::routing::AriesMode;
 use crate::spec::{JobSpec, Key, Spec};
 use serde::{de::DeserializeOwned, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Op {
     Send { to: u32, bytes: u64 },
     /// A send of an alltoall (or alltoallv) exchange: Cray's MPI routes these with its own
