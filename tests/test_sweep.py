@@ -292,9 +292,9 @@ def test_runs_at_once_share_the_cores(tmp_path, monkeypatch, cores, runs, per_ru
     seen = []
     real = engine.simulate
 
-    def spy(spec, progress=None, max_threads=None):
+    def spy(spec, progress=None, max_threads=None, **kwargs):
         seen.append(max_threads)
-        return real(spec, progress, max_threads)
+        return real(spec, progress, max_threads, **kwargs)
 
     monkeypatch.setattr(engine, "simulate", spy)
     spec = tomllib.loads(SMALL)

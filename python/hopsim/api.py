@@ -53,6 +53,7 @@ def simulate(
     spec: Mapping[str, Any] | str | Path,
     *,
     overrides: Mapping[str, Any] | list[str] | None = None,
+    checkpoint: str | Path | None = None,
 ) -> dict[str, Any]:
     """Run one simulation and return its result.
 
@@ -66,6 +67,10 @@ def simulate(
     overrides:
         Dotted keys to change, as a dict (``{"traffic.load": 0.5}``) or as ``--set``
         strings (``["traffic.load=0.5"]``).
+    checkpoint:
+        A file for the run's checkpoints (``run.checkpoint_every`` cycles apart). If it holds
+        a checkpoint of this spec, the run goes on from it, with the results of a run never
+        stopped (docs/checkpoints.md); it is deleted once the run has finished.
 
     Returns
     -------
@@ -101,7 +106,10 @@ def simulate(
     data.pop("cluster", None)  # where a sweep runs: nothing to do with one run
     check_plots_table(data.pop("plots", None))  # how figures are written: no figures here
     # One engine call validates and runs: the result carries the normalized spec.
-    result, wall = engine.simulate(data, with_spec=True)
+    path = Path(checkpoint) if checkpoint is not None else None
+    result, wall = engine.simulate(data, with_spec=True, checkpoint=path, resume=True)
+    if path is not None:
+        path.unlink(missing_ok=True)
     metrics = result.setdefault("metrics", {})
     metrics.setdefault("wall_seconds", wall)
     if result.get("jobs"):

@@ -33,6 +33,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from . import outdir
 from .spec import SpecError, format_value
 
 __all__ = ["INSTALL", "ClusterKind", "Scheme", "check_address", "check_cluster_table", "open_client", "DaskRuns"]
@@ -285,8 +286,11 @@ _running: dict[str, set[Any]] = {}
 _running_lock = threading.Lock()
 
 
-def _simulate_task(spec: Any, name: str, token: str, topic: str) -> tuple[dict[str, Any], float, str]:
-    """One run, on a worker: ``(result, wall_seconds, engine_version)``."""
+def _simulate_task(spec: Any, name: str, token: str, topic: str, checkpoint: str | None = None) -> tuple[dict[str, Any], float, str]:
+    """One run, on a worker: ``(result, wall_seconds, engine_version)``. ``checkpoint``: the
+    file its checkpoints go to, in the sweep's folder; a worker that shares it with the
+    client and the other workers goes on from the checkpoint an attempt before it left (a
+    worker that died), one that does not share it writes none (the engine says so)."""
     from distributed import get_worker
 
     from . import engine
@@ -306,7 +310,7 @@ def _simulate_task(spec: Any, name: str, token: str, topic: str) -> tuple[dict[s
     try:
         # A worker is given one core (threads_per_worker=1): its run uses one thread. A spec
         # the client prepared (`engine.Prepared`) carries the engine's seal: not validated again.
-        result, wall = engine.simulate(spec, counter, max_threads=1)
+        result, wall = engine.simulate(spec, counter, max_threads=1, checkpoint=Path(checkpoint) if checkpoint else None, resume=True)
     except KeyboardInterrupt:
         # The client asked to stop; a task must raise an Exception, not a KeyboardInterrupt.
         raise RuntimeError(f"{name}: stopped on the client's request") from None
@@ -365,6 +369,7 @@ class DaskRuns:
                 run.name,
                 self.token,
                 self.topic,
+                str(outdir.checkpoint_file(self.out, run.name)) if run.checkpoints else None,
                 key=f"hopsim-{run.name}-{self.token}",
                 pure=False,
                 # A task that raises is tried once more (on another worker if there is one);
@@ -415,6 +420,7 @@ class DaskRuns:
             return e
         try:
             self.store(run, self.out, result, wall, version or self.engine_version)
+            outdir.drop_checkpoint(self.out, run.name)
         except Exception as e:
             return e
         return None

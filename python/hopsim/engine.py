@@ -13,6 +13,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Union
 
 from . import traces
@@ -123,21 +124,30 @@ def progress_counter() -> Any:
 
 
 def simulate(
-    spec: SpecLike, progress: Any = None, max_threads: int | None = None, *, with_spec: bool = False
+    spec: SpecLike,
+    progress: Any = None,
+    max_threads: int | None = None,
+    *,
+    with_spec: bool = False,
+    checkpoint: Path | None = None,
+    resume: bool = False,
 ) -> tuple[dict[str, Any], float]:
     """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
     :func:`progress_counter` that follows the run. ``max_threads``: the most threads the run
     may use (``run.threads`` or the engine's choice), for runs sharing the cores.
     ``with_spec``: the result also holds ``spec``, the spec with the engine's defaults filled
     in, so that a spec not validated before is validated by this one call. A
-    :class:`Prepared` spec is not validated again."""
+    :class:`Prepared` spec is not validated again. ``checkpoint``: the file the run writes
+    its checkpoints to (``run.checkpoint_every``); with ``resume``, the run goes on from the
+    checkpoint there if there is one of this spec (else it starts over, saying why on
+    stderr), with the results of a run never stopped."""
     core = _core()
     text, seal = _text_and_seal(spec)
     t0 = time.perf_counter()
     if isinstance(spec, Prepared) and spec.handle is not None:
-        out = _engine(core.simulate_prepared, spec.handle, progress, max_threads, with_spec)
+        out = _engine(core.simulate_prepared, spec.handle, progress, max_threads, with_spec, checkpoint, resume)
     else:
-        out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal)
+        out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal, checkpoint, resume)
     wall = time.perf_counter() - t0
     result = json.loads(out)
     if "spec" in result:
@@ -243,6 +253,13 @@ def validations() -> int:
 def parses() -> int:
     """How many times the engine has parsed a spec in this process."""
     return _core().parses()
+
+
+@functools.lru_cache(maxsize=1)
+def keys_not_in_results() -> tuple[str, ...]:
+    """The dotted keys that never change a run's results (threads, checkpoints): a finished
+    run stands for a spec that differs from its own only in these."""
+    return tuple(_core().keys_not_in_results())
 
 
 def version() -> str:

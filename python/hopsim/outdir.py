@@ -16,6 +16,9 @@ Rules that keep a user's data safe:
   start. A folder under a run's name is replaced only if it is a run folder hopsim wrote
   (:func:`hopsim.results.foreign_entry` says what else is in it); otherwise the sweep
   stops, before anything runs, naming the folder.
+- A run with ``run.checkpoint_every`` keeps its latest checkpoint in
+  ``DIR/.hopsim-checkpoints/<run>.checkpoint`` (a folder with the owner file) until the run
+  is installed; ``--resume`` goes on from it. Only files of that folder are ever removed.
 - The files hopsim writes at the top of the directory (``experiment.toml``, ``runs.csv``,
   ``report.html``, the plots...) replace only a file hopsim wrote and nobody changed since:
   :data:`MANIFEST` keeps the SHA-256 of each such file as hopsim wrote it. Each is written
@@ -54,11 +57,15 @@ __all__ = [
     "write_file",
     "remove_ours",
     "clean",
+    "checkpoint_file",
+    "drop_checkpoint",
 ]
 
 LOCK_NAME = ".hopsim.lock"
 TMP_PREFIX = ".hopsim-tmp-"
 OLD_PREFIX = ".hopsim-old-"
+#: The folder of the runs' checkpoints (``run.checkpoint_every``).
+CHECKPOINTS = ".hopsim-checkpoints"
 #: Written first into every temporary folder hopsim makes; cleaning requires it.
 OWNER = ".hopsim-owner"
 #: The files hopsim wrote at the top of an output directory: name -> SHA-256 of the content
@@ -204,6 +211,26 @@ def clean(out: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
         elif p.name.startswith(TMP_PREFIX) and _is_ours(p):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def checkpoint_file(out: Path, name: str) -> Path:
+    """Where run ``name`` keeps its checkpoint, in hopsim's checkpoint folder of ``out``
+    (made, with its owner file, if missing)."""
+    folder = Path(out) / CHECKPOINTS
+    if not _is_ours(folder):
+        if os.path.lexists(folder):
+            raise _refuse_foreign(folder, "hopsim keeps the runs' checkpoints in a folder of this name, and this one is not its own")
+        folder.mkdir()
+        (folder / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "checkpoints": True}) + "\n")
+    return folder / f"{name}.checkpoint"
+
+
+def drop_checkpoint(out: Path, name: str) -> None:
+    """Delete run ``name``'s checkpoint (and one cut short), if hopsim's folder holds one."""
+    folder = Path(out) / CHECKPOINTS
+    if _is_ours(folder):
+        for path in (folder / f"{name}.checkpoint", folder / f"{name}.checkpoint.part"):
+            path.unlink(missing_ok=True)
 
 
 def _temporary_folder(out: Path, folder: str, what: dict[str, Any]) -> Path:

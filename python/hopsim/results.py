@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from .spec import SpecError
 
@@ -204,12 +204,13 @@ OTHER_SPEC = "it was run with a different spec"
 
 
 def check_run(
-    directory: Path, normalized_spec: Mapping[str, Any] | None = None, normalise: Any = None
+    directory: Path, normalized_spec: Mapping[str, Any] | None = None, normalise: Any = None, ignored: Sequence[str] = ()
 ) -> str | None:
     """Why ``directory`` does not hold a finished run (of this very spec, if given), or
     None if it does. ``normalise`` (:func:`hopsim.engine.normalise`) puts the folder's
     ``spec.json`` in this engine's shape first, so that a folder an older build wrote, whose
-    spec lacks the keys added since, still matches."""
+    spec lacks the keys added since, still matches. The dotted keys ``ignored``
+    (:func:`hopsim.engine.keys_not_in_results`) are left out of the comparison."""
     directory = Path(directory)
     if not directory.is_dir():
         return "no such run folder"
@@ -240,12 +241,12 @@ def check_run(
         stored = json.loads((directory / "spec.json").read_text())
     except (OSError, ValueError):
         return "spec.json is not readable"
-    if normalise is not None and _canon(stored) != _canon(normalized_spec):
+    if normalise is not None and _canon(stored, ignored) != _canon(normalized_spec, ignored):
         try:
             stored = normalise(stored)
         except SpecError:  # keys this engine no longer has: not this spec
             return OTHER_SPEC
-    return None if _canon(stored) == _canon(normalized_spec) else OTHER_SPEC
+    return None if _canon(stored, ignored) == _canon(normalized_spec, ignored) else OTHER_SPEC
 
 
 def foreign_entry(directory: Path) -> str | None:
@@ -276,7 +277,14 @@ def is_complete(directory: Path, normalized_spec: Mapping[str, Any] | None = Non
     return check_run(directory, normalized_spec, normalise) is None
 
 
-def _canon(obj: Any) -> str:
+def _canon(obj: Any, ignored: Sequence[str] = ()) -> str:
+    """``obj`` as canonical JSON, without the dotted keys ``ignored``."""
+    if ignored and isinstance(obj, Mapping):
+        obj = {k: dict(v) if isinstance(v, Mapping) else v for k, v in obj.items()}
+        for key in ignored:
+            table, _, name = key.partition(".")
+            if isinstance(obj.get(table), dict):
+                obj[table].pop(name, None)
     return json.dumps(obj, sort_keys=True, default=str)
 
 

@@ -447,6 +447,12 @@ class Run:
     """The spec as the engine validated it (:class:`hopsim.engine.Prepared`), which runs
     without being validated again."""
 
+    @property
+    def checkpoints(self) -> bool:
+        """Whether the run writes checkpoints (``run.checkpoint_every``)."""
+        every = (self.normalized or self.spec).get("run", {}).get("checkpoint_every", 0)
+        return isinstance(every, int) and every > 0
+
 
 def _flatten(prefix: str, table: Mapping[str, Any], out: dict[str, Any]) -> None:
     for k, v in table.items():

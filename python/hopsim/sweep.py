@@ -236,8 +236,13 @@ def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engin
 
 
 def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None, max_threads: int | None = None) -> str:
-    result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads)
-    return store_run(run, out, result, wall, engine_version)
+    # A checkpoint in the folder was left by this sweep's run or, with --resume, by the one
+    # it resumes (`execute` drops the others first).
+    checkpoint = outdir.checkpoint_file(out, run.name) if run.checkpoints else None
+    result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads, checkpoint=checkpoint, resume=True)
+    name = store_run(run, out, result, wall, engine_version)
+    outdir.drop_checkpoint(out, run.name)
+    return name
 
 
 def prepare_out(out: Path) -> Path:
@@ -327,6 +332,8 @@ def execute(
             on_status(f"{out}: taking over the lock of a hopsim that ended without releasing it ({held.stale.get('pid')})")
         outdir.clean(out)
         skipped, todo = _plan_resume(exp, out, resume, replace_changed)
+        for run in todo if not resume else []:
+            outdir.drop_checkpoint(out, run.name)  # of an earlier sweep: not gone on from
         # Everything the sweep will write is checked before anything runs: a file or folder
         # of the user's under one of hopsim's names stops it now, not after hours of runs.
         for name in ("runs.csv", "runs.parquet"):
@@ -351,7 +358,8 @@ def _plan_resume(exp: Experiment, out: Path, resume: bool, replace_changed: bool
     todo: list[Run] = []
     changed: list[Run] = []
     for run in exp.runs:
-        why = results.check_run(out / run.name, run.normalized, normalise=engine.normalise) if resume else "not resuming"
+        why = (results.check_run(out / run.name, run.normalized, normalise=engine.normalise, ignored=engine.keys_not_in_results())
+               if resume else "not resuming")
         if why is None:
             skipped.append(run)
         else:
@@ -382,7 +390,7 @@ def _difference(folder: Path, spec: Mapping[str, Any]) -> str:
     b: dict[str, Any] = {}
     _flat("", stored, a)
     _flat("", spec, b)
-    for key in sorted(set(a) | set(b)):
+    for key in sorted((set(a) | set(b)) - set(engine.keys_not_in_results())):
         if json.dumps(a.get(key), sort_keys=True, default=str) != json.dumps(b.get(key), sort_keys=True, default=str):
             there = format_value(a[key]) if key in a else "not set"
             now = format_value(b[key]) if key in b else "not set"

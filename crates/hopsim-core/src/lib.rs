@@ -110,13 +110,21 @@ pub struct Checkpointing {
     pub resume: bool,
 }
 
+use engine::checkpoint::CheckpointError;
+
 /// The run of `spec`, from its checkpoint when `checkpoint` says so and one can be resumed.
 fn start_or_resume(spec: &spec::Validated, checkpoint: Option<&Checkpointing>) -> Result<engine::Simulation, SpecError> {
     let Some(ck) = checkpoint else { return engine::Simulation::new(spec) };
     let mut sim = None;
     if ck.resume && ck.path.exists() {
         match engine::Simulation::resume_from(engine::Built::new(spec)?, &ck.path) {
-            Ok(resumed) => sim = Some(resumed),
+            Ok(resumed) => {
+                eprintln!("hopsim: going on from the checkpoint {} at cycle {}", ck.path.display(), resumed.cycle());
+                sim = Some(resumed);
+            }
+            Err(e @ (CheckpointError::NotACheckpoint | CheckpointError::Unreadable(_))) => {
+                return Err(SpecError::new("checkpoint", ck.path.display(), format!("is {e}: give the file of a hopsim checkpoint, or none (hopsim never writes over a file of another kind)")));
+            }
             Err(e) => eprintln!("hopsim: the checkpoint {} is {e}: the run starts from its first cycle", ck.path.display()),
         }
     }

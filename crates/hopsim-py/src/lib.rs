@@ -256,6 +256,12 @@ fn parses() -> u64 {
     hopsim_core::spec::parses()
 }
 
+/// The dotted keys that never change a run's results (`spec::NOT_IN_RESULTS`).
+#[pyfunction]
+fn keys_not_in_results() -> Vec<&'static str> {
+    hopsim_core::spec::NOT_IN_RESULTS.to_vec()
+}
+
 /// The engine crate's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -291,5 +297,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare_json, m)?)?;
     m.add_function(wrap_pyfunction!(normalise_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(keys_not_in_results, m)?)?;
     Ok(())
 }

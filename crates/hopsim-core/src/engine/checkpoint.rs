@@ -28,8 +28,12 @@ const FORMAT: u32 = 1;
 /// Why a checkpoint cannot be resumed from.
 #[derive(Debug)]
 pub enum CheckpointError {
-    /// Not a file this hopsim can read (missing, truncated, another format).
+    /// No file, or one that cannot be read.
     Unreadable(String),
+    /// A file that is not a hopsim checkpoint at all: hopsim never writes over it.
+    NotACheckpoint,
+    /// A hopsim checkpoint cut short or of another format.
+    Damaged(String),
     /// Written by another hopsim version, whose state may differ in shape.
     OtherVersion(String),
     /// Written for a run whose spec differs in something the results depend on.
@@ -39,8 +43,10 @@ pub enum CheckpointError {
 impl fmt::Display for CheckpointError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CheckpointError::Unreadable(why) => write!(f, "not a checkpoint hopsim can read: {why}"),
-            CheckpointError::OtherVersion(v) => write!(f, "written by hopsim {v}, not {}", env!("CARGO_PKG_VERSION")),
+            CheckpointError::Unreadable(why) => write!(f, "not readable: {why}"),
+            CheckpointError::NotACheckpoint => write!(f, "not a hopsim checkpoint"),
+            CheckpointError::Damaged(why) => write!(f, "a damaged checkpoint: {why}"),
+            CheckpointError::OtherVersion(v) => write!(f, "written by hopsim {v}, not {}", crate::VERSION),
             CheckpointError::OtherSpec => write!(f, "written for a run with another spec"),
         }
     }
@@ -50,6 +56,10 @@ impl std::error::Error for CheckpointError {}
 
 fn unreadable(e: impl fmt::Display) -> CheckpointError {
     CheckpointError::Unreadable(e.to_string())
+}
+
+fn damaged(e: impl fmt::Display) -> CheckpointError {
+    CheckpointError::Damaged(e.to_string())
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -72,13 +82,10 @@ pub(super) struct Schedule {
     pub next: u64,
 }
 
-/// The spec without what does not change the results (`run.threads`,
-/// `run.checkpoint_every`): a run may go on with other values of those.
+/// The spec without what does not change the results (`spec::NOT_IN_RESULTS`): a run may go
+/// on with other threads or checkpoints.
 fn results_spec(spec: &crate::Spec) -> String {
-    let mut spec = spec.clone();
-    spec.run.threads = None;
-    spec.run.checkpoint_every = 0;
-    serde_json::to_string(&spec).expect("a spec always encodes")
+    crate::spec::results_view(spec).to_string()
 }
 
 impl Simulation {
@@ -95,20 +102,22 @@ impl Simulation {
         let file = std::fs::File::open(path).map_err(unreadable)?;
         let mut input = BufReader::with_capacity(1 << 20, file);
         let mut magic = [0u8; 8];
-        input.read_exact(&mut magic).map_err(unreadable)?;
-        let mut format = [0u8; 4];
-        input.read_exact(&mut format).map_err(unreadable)?;
-        if &magic != MAGIC || u32::from_le_bytes(format) != FORMAT {
-            return Err(CheckpointError::Unreadable(format!("not a hopsim checkpoint of format {FORMAT}")));
+        if input.read_exact(&mut magic).is_err() || &magic != MAGIC {
+            return Err(CheckpointError::NotACheckpoint);
         }
-        let header: Header = bincode::deserialize_from(&mut input).map_err(unreadable)?;
-        if header.version != env!("CARGO_PKG_VERSION") {
+        let mut format = [0u8; 4];
+        input.read_exact(&mut format).map_err(damaged)?;
+        if u32::from_le_bytes(format) != FORMAT {
+            return Err(CheckpointError::Damaged(format!("of format {}, not {FORMAT}", u32::from_le_bytes(format))));
+        }
+        let header: Header = bincode::deserialize_from(&mut input).map_err(damaged)?;
+        if header.version != crate::VERSION {
             return Err(CheckpointError::OtherVersion(header.version));
         }
         if header.spec != results_spec(&sim.spec) {
             return Err(CheckpointError::OtherSpec);
         }
-        sim.restore(&mut input, header.cycle).map_err(unreadable)?;
+        sim.restore(&mut input, header.cycle).map_err(damaged)?;
         Ok(sim)
     }
 
@@ -165,7 +174,7 @@ impl Simulation {
     fn write(&self, part: &Path, looped: (u64, bool, &Detector)) -> std::io::Result<()> {
         let file = std::fs::File::create(part)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        let header = Header { version: env!("CARGO_PKG_VERSION").to_string(), spec: results_spec(&self.spec), cycle: self.now };
+        let header = Header { version: crate::VERSION.to_string(), spec: results_spec(&self.spec), cycle: self.now };
         let encoded = (|| -> bincode::Result<()> {
             out.write_all(MAGIC)?;
             out.write_all(&FORMAT.to_le_bytes())?;

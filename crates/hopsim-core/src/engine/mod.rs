@@ -253,6 +253,12 @@ impl Simulation {
         sim
     }
 
+    /// The cycle the run stands at: 0 before it runs, or the cycle of the checkpoint it was
+    /// resumed from.
+    pub fn cycle(&self) -> u64 {
+        self.now
+    }
+
     /// The switches' state (tests: how it is allocated).
     pub fn routers(&self) -> &Routers {
         self.switch_side.routers()

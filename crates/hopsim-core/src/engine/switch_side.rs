@@ -88,12 +88,14 @@ impl SwitchSide {
     /// Its state for a checkpoint (engine/checkpoint.rs), between two cycles: the switches and
     /// their random streams; the rest is scratch or built from the spec.
     pub fn save(&self, out: &mut impl std::io::Write) -> bincode::Result<()> {
-        bincode::serialize_into(out, &(&self.routers, &self.switch_rng))
+        bincode::serialize_into(out, &(&self.routers, self.routers.queued_behind(), &self.switch_rng))
     }
 
     /// Back to the state `save` wrote, on a side built from the same spec.
     pub fn restore(&mut self, input: &mut impl std::io::Read) -> bincode::Result<()> {
-        (self.routers, self.switch_rng) = bincode::deserialize_from(input)?;
+        let queued: router::Queued;
+        (self.routers, queued, self.switch_rng) = bincode::deserialize_from(input)?;
+        self.routers.put_back_queued(queued);
         Ok(())
     }
 

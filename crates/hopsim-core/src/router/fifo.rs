@@ -110,6 +110,18 @@ impl<E: Copy> Fifo<E> {
         let (head, behind, n) = (self.head as usize, (self.len as usize).saturating_sub(1), ring.slots);
         self.front().into_iter().chain((0..behind).map(move |k| &store[ring.at((head + k) % n)]))
     }
+    /// The queued flits behind the front, in order (`store` and `ring` as for `push`).
+    pub fn behind<'a>(&'a self, store: &'a [E], ring: Ring) -> impl Iterator<Item = &'a E> + 'a {
+        self.iter(store, ring).skip(1)
+    }
+    /// Put back into `store` the flits `behind` gave for this queue, where they were: the
+    /// queue's `head` and `len` are as they were then.
+    pub fn put_behind(&self, store: &mut [E], ring: Ring, flits: &mut impl Iterator<Item = E>) {
+        let (head, n) = (self.head as usize, ring.slots);
+        for k in 0..(self.len as usize).saturating_sub(1) {
+            store[ring.at((head + k) % n)] = flits.next().expect("as many flits as the queues hold");
+        }
+    }
     /// Start loading the flit second in the queue, which the next `pop` moves to the front,
     /// if there is one: it was written into the ring when it arrived, and behind a deep queue
     /// that was long enough ago for its line to have left the cache.

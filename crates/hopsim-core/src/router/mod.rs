@@ -154,7 +154,11 @@ pub struct Routers {
     pub vc: Vec<Vc>,
     /// Network ports per switch (server ports follow them).
     pub network_ports: Vec<u16>,
+    /// Left out of a checkpoint, which keeps only the flits queued (`queued_behind`): the
+    /// arrays are as large as every buffer full (gigabytes on a full-size Aries machine).
+    #[serde(skip)]
     pub in_store: Vec<Entry>,
+    #[serde(skip)]
     pub out_store: Vec<OutEntry>,
     /// Flits an input / output VC holds: its front in its `Fifo`, the others in `in_store` /
     /// `out_store` (`Ring`).
@@ -331,6 +335,37 @@ impl Prefetch {
             Prefetch::Deep
         } else {
             Prefetch::Events
+        }
+    }
+}
+
+/// The flits of every input and output buffer behind their VCs' fronts, VC by VC in order:
+/// what a checkpoint keeps of `Routers::in_store` and `out_store`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Queued {
+    inputs: Vec<Entry>,
+    outputs: Vec<OutEntry>,
+}
+
+impl Routers {
+    /// The flits queued behind the fronts (`Queued`).
+    pub fn queued_behind(&self) -> Queued {
+        let mut q = Queued { inputs: Vec::new(), outputs: Vec::new() };
+        for (gv, vc) in self.vc.iter().enumerate() {
+            q.inputs.extend(vc.input.behind(&self.in_store, Ring::of(gv, self.in_slots)));
+            q.outputs.extend(vc.output.behind(&self.out_store, Ring::of(gv, self.out_slots)));
+        }
+        q
+    }
+
+    /// The flit arrays rebuilt from what `queued_behind` gave, the VCs being as they were then.
+    pub fn put_back_queued(&mut self, q: Queued) {
+        self.in_store = vec![Entry::default(); Ring::store_len(self.vc.len(), self.in_slots)];
+        self.out_store = vec![OutEntry::default(); Ring::store_len(self.vc.len(), self.out_slots)];
+        let (mut inputs, mut outputs) = (q.inputs.into_iter(), q.outputs.into_iter());
+        for (gv, vc) in self.vc.iter().enumerate() {
+            vc.input.put_behind(&mut self.in_store, Ring::of(gv, self.in_slots), &mut inputs);
+            vc.output.put_behind(&mut self.out_store, Ring::of(gv, self.out_slots), &mut outputs);
         }
     }
 }

@@ -278,6 +278,23 @@ pub struct BurstSpec {
     pub cycles: u64,
 }
 
+/// The keys that decide how a run is carried out, never what it computes: two specs that
+/// differ only in these have the same results, so a finished run or a checkpoint of one
+/// stands for the other.
+pub const NOT_IN_RESULTS: [&str; 2] = ["run.threads", "run.checkpoint_every"];
+
+/// The spec as its results depend on it: without the keys of `NOT_IN_RESULTS`.
+pub fn results_view(spec: &Spec) -> serde_json::Value {
+    let mut v = serde_json::to_value(spec).expect("a spec always encodes");
+    for key in NOT_IN_RESULTS {
+        let (table, name) = key.split_once('.').expect("dotted");
+        if let Some(t) = v.get_mut(table).and_then(|t| t.as_object_mut()) {
+            t.remove(name);
+        }
+    }
+    v
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RunSpec {
