@@ -20,6 +20,12 @@ the kept runs (a size from the next smaller size of the same benchmark, a run be
 background from the same case idle plus what the background costs per simulated cycle),
 and a run estimated above ``MAX_RUN_CPU_HOURS`` is not started: ``cost`` lists it with its
 estimate and the kept run it is estimated from.
+
+A run checkpoints every ``CHECKPOINT_EVERY`` cycles into data/paper/checkpoints/ (not kept
+in git), so a worker stopped mid-run (a session's end) goes on from there next time, with the
+results of a run never stopped (docs/checkpoints.md); a worker takes its runs begun first.
+A run's ``cpu_seconds`` is the CPU all its attempts took, the work redone after a checkpoint
+included.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import argparse
 import json
 import math
 import sys
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -41,6 +48,10 @@ from hopsim.spec import load_file
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DATA = HERE / "data" / "paper"
+CHECKPOINTS = DATA / "checkpoints"
+#: A few minutes of a run beside the background; a checkpoint of the Piz Daint-like machine
+#: is about 140 MB.
+CHECKPOINT_EVERY = 500_000
 
 MODES = ["default", "adaptive_high_bias", "app_aware"]
 #: setting: (example file, ranks of the studied job, its allocation (None: the file's),
@@ -109,7 +120,7 @@ BANDWIDTH_BOUND = {"ping_pong 1MiB", "ping_pong 16MiB", "allreduce 1Mi", "alltoa
 #: Iterations of a run, idle and beside the background, per kind of case.
 ITERATIONS = {"latency": (10, 50), "medium": (10, 20), "bandwidth": (3, 5), "app": (3, 5)}
 #: A run estimated to cost more than this is not started (``cost`` lists it).
-MAX_RUN_CPU_HOURS = 2.0
+MAX_RUN_CPU_HOURS = 8.0
 NOISES = ["idle", "background"]
 KEY = ["setting", "case", "noise", "mode"]
 
@@ -239,10 +250,33 @@ def mine(run: dict, worker: tuple[int, int]) -> bool:
     return zlib.crc32(repr(key(run)).encode()) % n == k
 
 
+def checkpoint_of(run: dict) -> Path:
+    return CHECKPOINTS / ("-".join(str(v) for v in key(run)).replace(" ", "_").replace("^", "") + ".checkpoint")
+
+
 def run_one(run: dict) -> tuple[dict, list[dict]]:
+    checkpoint = checkpoint_of(run)
+    spent_file = checkpoint.with_suffix(".cpu")
+    before = float(spent_file.read_text()) if checkpoint.exists() and spent_file.exists() else 0.0
+    spec = experiment(run)
+    spec["run"]["checkpoint_every"] = CHECKPOINT_EVERY
+    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
     t = time.process_time()
-    result = hopsim.simulate(experiment(run))
-    cpu = time.process_time() - t
+    stop = threading.Event()
+
+    def note_cpu() -> None:  # what the attempts so far cost, for the next attempt
+        while not stop.wait(30):
+            spent_file.write_text(f"{before + time.process_time() - t:.1f}\n")
+
+    noting = threading.Thread(target=note_cpu, daemon=True)
+    noting.start()
+    try:
+        result = hopsim.simulate(spec, checkpoint=checkpoint)
+    finally:
+        stop.set()
+        noting.join()
+    cpu = before + time.process_time() - t
+    spent_file.unlink(missing_ok=True)
     app = result["jobs"][0]
     row = hjobs.job_table([app]).iloc[0].to_dict()
     row.update(run, workload=workload_of(run), cpu_seconds=cpu, simulated_cycles=int(sum(app["iteration_cycles"])))
@@ -262,7 +296,9 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
         runs, _ = kept()
         done = {key(r) for r in runs.to_dict("records")}
         todo = [p for p in planned() if key(p) not in done and mine(p, worker)]
-        costs = sorted(((estimate(p, runs)[0], i, p) for i, p in enumerate(todo)), key=lambda c: c[:2])
+        # Runs begun (a checkpoint left) first, then cheapest first.
+        costs = sorted(((0.0 if checkpoint_of(p).exists() else estimate(p, runs)[0], i, p) for i, p in enumerate(todo)),
+                       key=lambda c: c[:2])
         if not costs or costs[0][0] > MAX_RUN_CPU_HOURS * 3600:
             print(f"left: {len(todo)} runs, each estimated above {MAX_RUN_CPU_HOURS} CPU-hours or not estimable")
             return
