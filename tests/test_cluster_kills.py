@@ -179,3 +179,37 @@ def test_a_worker_killed_at_random_moments_loses_nothing(tmp_path_factory, clien
         check_kept_once(done["frame"], out, expected)
 
     kill_at()
+
+
+def test_a_run_whose_worker_dies_goes_on_from_its_checkpoint(tmp_path, monkeypatch, client):
+    """The workers share the sweep's folder (one machine): the run's next attempt goes on
+    from the checkpoint the killed worker wrote there, and ends as a run never stopped."""
+    from hopsim.outdir import CHECKPOINTS
+
+    long = SMALL.replace("dims = [4, 4]", "dims = [8, 8]").replace("cycles = 1500", "cycles = 2000000\ncheckpoint_every = 20000")
+    path = write_spec(tmp_path, long)
+    expected = quiet(write_spec(tmp_path, long.replace("checkpoint_every = 20000", ""), name="whole.toml"), tmp_path / "threads", threads=1)
+    out = tmp_path / "dask"
+    checkpoint = out / CHECKPOINTS / "run.checkpoint"
+    state = {"killed": False}
+    original = hcluster.DaskRuns.wait
+
+    def wait(self, timeout):
+        state["runner"] = self
+        if not state["killed"] and checkpoint.exists():
+            victim = _victim(client, self, "running")
+            if victim is not None:
+                _kill(client, victim)
+                state["killed"] = True
+        return original(self, timeout)
+
+    monkeypatch.setattr(hcluster.DaskRuns, "wait", wait)
+    try:
+        frame = quiet(path, out, client=client)
+    finally:
+        monkeypatch.setattr(hcluster.DaskRuns, "wait", original)
+        client.wait_for_workers(2, timeout=60)
+    assert state["killed"], "the run ended before its worker could be killed after a checkpoint"
+    assert state["runner"].resumed == {"run"}, "the next attempt started over"
+    same_results(expected, frame)
+    assert not checkpoint.exists()

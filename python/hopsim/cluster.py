@@ -307,6 +307,8 @@ def _simulate_task(spec: Any, name: str, token: str, topic: str, checkpoint: str
 
     reporter = threading.Thread(target=report, name=f"hopsim-progress-{name}", daemon=True)
     reporter.start()
+    if checkpoint and Path(checkpoint).is_file():
+        worker.log_event(topic, {"run": name, "resumed": True})
     try:
         # A worker is given one core (threads_per_worker=1): its run uses one thread. A spec
         # the client prepared (`engine.Prepared`) carries the engine's seal: not validated again.
@@ -352,11 +354,16 @@ class DaskRuns:
         self.token = uuid.uuid4().hex[:12]
         self.topic = f"hopsim-progress-{self.token}"
         self.cycles: dict[str, int] = {}
+        #: Runs an attempt of which found the checkpoint an earlier attempt left (the engine
+        #: goes on from it if it is of the same spec and hopsim version, docs/checkpoints.md).
+        self.resumed: set[str] = set()
         self.futures: dict[Any, Any] = {}
         self.done = as_completed()
 
     def _on_progress(self, event: tuple[float, Mapping[str, Any]]) -> None:
         msg = event[1]
+        if msg.get("resumed"):
+            self.resumed.add(msg["run"])
         if msg.get("run") in self.cycles:
             self.cycles[msg["run"]] = int(msg.get("cycles", 0))
 
