@@ -217,12 +217,16 @@ def checkpoint_file(out: Path, name: str) -> Path:
     """Where run ``name`` keeps its checkpoint, in hopsim's checkpoint folder of ``out``
     (made, with its owner file, if missing)."""
     folder = Path(out) / CHECKPOINTS
-    if not _is_ours(folder):
-        if os.path.lexists(folder):
-            raise _refuse_foreign(folder, "hopsim keeps the runs' checkpoints in a folder of this name, and this one is not its own")
-        folder.mkdir()
-        (folder / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "checkpoints": True}) + "\n")
+    with _checkpoints_made:  # the runs of a sweep's threads start at once
+        if not _is_ours(folder):
+            if os.path.lexists(folder):
+                raise _refuse_foreign(folder, "hopsim keeps the runs' checkpoints in a folder of this name, and this one is not its own")
+            folder.mkdir()
+            (folder / OWNER).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "checkpoints": True}) + "\n")
     return folder / f"{name}.checkpoint"
+
+
+_checkpoints_made = threading.Lock()
 
 
 def drop_checkpoint(out: Path, name: str) -> None:

@@ -60,14 +60,18 @@ pub fn simulate_with_progress(spec: &spec::Validated, cycles: Option<Arc<AtomicU
 }
 
 fn start(spec: &spec::Validated, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicBool>>) -> Result<engine::Simulation, SpecError> {
-    let mut sim = engine::Simulation::new(spec)?;
+    Ok(followed(engine::Simulation::new(spec)?, cycles, cancel))
+}
+
+/// `sim` publishing its progress in `cycles` and stopping when `cancel` is set.
+fn followed(mut sim: engine::Simulation, cycles: Option<Arc<AtomicU64>>, cancel: Option<Arc<AtomicBool>>) -> engine::Simulation {
     if let Some(c) = cycles {
         sim.report_progress(c);
     }
     if let Some(c) = cancel {
         sim.cancel_on(c);
     }
-    Ok(sim)
+    sim
 }
 
 /// One run: spec as JSON in, result as JSON out (docs/engine-contract.md); `cycles`, if
@@ -104,9 +108,10 @@ pub fn simulate_json_cancellable(
 /// the one there.
 pub struct Checkpointing {
     pub path: std::path::PathBuf,
-    /// Go on from the checkpoint at `path` if there is one. One that cannot be resumed from
-    /// (another spec, another hopsim, not a checkpoint) is said on stderr, and the run starts
-    /// from its first cycle and replaces it.
+    /// Go on from the checkpoint at `path` if there is one. A checkpoint that cannot be
+    /// resumed from (another spec, another hopsim, cut short) is said on stderr, and the run
+    /// starts from its first cycle and replaces it; a file that is not a checkpoint is an
+    /// error, never written over.
     pub resume: bool,
 }
 
@@ -146,11 +151,7 @@ pub fn simulate_validated(
     with_spec: bool,
     checkpoint: Option<&Checkpointing>,
 ) -> Result<Option<String>, SpecError> {
-    let mut sim = start_or_resume(spec, checkpoint)?;
-    if let Some(c) = cycles {
-        sim.report_progress(c);
-    }
-    sim.cancel_on(cancel.clone());
+    let mut sim = followed(start_or_resume(spec, checkpoint)?, cycles, Some(cancel.clone()));
     if let Some(n) = max_threads {
         sim.limit_threads(n);
     }

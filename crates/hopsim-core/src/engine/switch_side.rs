@@ -84,7 +84,6 @@ impl SwitchSide {
         }
     }
 
-    /// The switches' state, to read.
     /// Its state for a checkpoint (engine/checkpoint.rs), between two cycles: the switches and
     /// their random streams; the rest is scratch or built from the spec.
     pub fn save(&self, out: &mut impl std::io::Write) -> bincode::Result<()> {
@@ -99,6 +98,7 @@ impl SwitchSide {
         Ok(())
     }
 
+    /// The switches' state, to read.
     pub fn routers(&self) -> &Routers {
         &self.routers
     }
