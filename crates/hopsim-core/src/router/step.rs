@@ -434,8 +434,15 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
     if sc.heads.is_empty() {
         return;
     }
-    if let crate::allocation::VcAllocator::Islip { iterations } = cx.params.vc_allocator {
-        return islip_vc_allocation::<V>(at, now, r, cx.packets, cx.params, sc, iterations as usize, wake);
+    match cx.params.vc_allocator {
+        crate::allocation::VcAllocator::Islip { iterations } => {
+            return islip_vc_allocation::<V>(at, now, r, cx.packets, cx.params, sc, iterations as usize, wake);
+        }
+        crate::allocation::VcAllocator::Unowned => {
+            let rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
+            return unowned_vcs::<V>(at, now, r, cx.packets, cx.params, rng, sc, wake);
+        }
+        crate::allocation::VcAllocator::InputFirst => {}
     }
     let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
     // A lone head, the common case below saturation, has no rival for its output VC: it
@@ -536,6 +543,22 @@ fn islip_vc_allocation<const V: usize>(at: At, now: u64, r: &mut Routers, packet
     }
 }
 
+/// No VC allocation (`router.vc_allocator = "none"`): each head takes the output VC it
+/// would ask for, which it does not own (`win_vc`), so no arbiter stands between heads
+/// bound for the same VC: they all go on to switch allocation, which alone decides, at each
+/// crossing, which of them fits (a head with no room anywhere waits as `choose_or_wait`
+/// has it wait).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn unowned_vcs<const V: usize>(at: At, now: u64, r: &mut Routers, packets: &mut Arena, prm: &Params, mut rng: Option<&mut Rng>, sc: &mut Scratch, wake: &mut u64) {
+    for i in 0..sc.heads.len() {
+        let h = sc.heads[i];
+        if let Some((op, ov)) = choose_or_wait::<V>(at.switch, at.base, h, r, packets, prm, rng.as_deref_mut(), now, wake) {
+            win_vc::<V>(r, packets, prm, at, h.request(op, ov), now);
+        }
+    }
+}
+
 /// Separable arbitration among the requests of a step, one per input, for the outputs that
 /// `output` names (output VCs in VC allocation, output ports in switch allocation): each output
 /// picks the request first in its round-robin `order`, recorded as its index in `best`. A
@@ -590,8 +613,9 @@ fn win_vc_input_first<const V: usize>(r: &mut Routers, packets: &mut Arena, prm:
 }
 
 /// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
-/// tail crosses, and its input port is among those switch allocation visits
-/// (`PortSets::busy_inputs`). The allocator moves its own pointers.
+/// tail crosses (unless the run allocates none, `VcAllocator::owns`), and its input port is
+/// among those switch allocation visits (`PortSets::busy_inputs`). The allocator moves its
+/// own pointers.
 #[inline(always)]
 fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, rq: Request, now: u64) {
     let (vcs, base) = (vcs::<V>(r), at.base);
@@ -604,7 +628,9 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
     vi.route_port = rq.out_port;
     vi.route_vc = rq.out_vc;
     vi.stage_from = prm.staging.switch_from(now) as u32;
-    r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
+    if prm.vc_allocator.owns() {
+        r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
+    }
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
     count_hop(packets, rq.packet, at.switch, rq.out_port, rq.out_vc, extra_latency, &prm.hop_hook);
 }

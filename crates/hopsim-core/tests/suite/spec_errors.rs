@@ -40,6 +40,7 @@ fn each_mistake_names_its_key() {
         (format!("{TORUS}[router]\nnext_head_routing = \"early\""), "router.next_head_routing = \"early\""),
         (format!("{TORUS}[router]\nswitch_allocator = \"islip2\""), "router.switch_allocator = \"islip2\""),
         (format!("{TORUS}[router]\nvc_allocator = \"wavefront\""), "router.vc_allocator = \"wavefront\""),
+        (format!("{TORUS}[router]\nvc_allocator = \"none\"\nflow_control = \"wormhole\""), "router.vc_allocator = \"none\": \"none\" needs router.flow_control = \"vct\""),
         (format!("{TORUS}[router]\nswitch_allocator = \"islip\"\nislip_iterations = 0"), "router.islip_iterations = 0"),
         (format!("{TORUS}[router]\nislip_iterations = 2"), "router.islip_iterations = 2: only iSLIP iterates"),
         (
