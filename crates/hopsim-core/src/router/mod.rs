@@ -7,7 +7,7 @@ mod fifo;
 mod step;
 
 pub use fifo::{Entry, Fifo, OutEntry, Ring};
-pub use step::{step_each, Scratch, StepCtx};
+pub use step::{step_each, RouteFront, Scratch, StepCtx};
 
 use crate::calendar::Event;
 use crate::link::{Channel, ClassTimings, Rates};

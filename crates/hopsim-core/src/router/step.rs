@@ -30,6 +30,16 @@ pub struct StepCtx<'a, C: Schedule> {
     pub phit_hops: &'a mut u64,
     /// Per-switch generators (random JSQ tie breaks draw from the stepped switch's).
     pub switch_rng: &'a mut [Rng],
+    /// The run's routing, for heads that reach the front of their input VC unrouted
+    /// (`Staging::routes_at_front`); `None` when every head is routed as it arrives.
+    pub fronts: Option<&'a dyn RouteFront>,
+}
+
+/// Routes `packet`, whose head has reached the front of an input VC of `switch` unrouted,
+/// as its arrival would have (`NextHeadRouting::AtFront`): the routing and VC policy are
+/// the engine's, which the router does not see otherwise.
+pub trait RouteFront {
+    fn route(&self, routers: &Routers, switch: usize, rng: &mut Rng, packets: &mut Arena, packet: u32);
 }
 
 /// Reused between steps so the allocator never allocates.
@@ -427,7 +437,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
-            ready_heads::<V>(base, ip, w, now, r, cx.packets, sc, wake);
+            ready_heads::<V>(switch, base, ip, w, now, r, cx.packets, cx.fronts, &mut cx.switch_rng[switch], sc, wake);
         }
     }
     // Most steps have no head to allocate: they stop here.
@@ -635,14 +645,15 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
     count_hop(packets, rq.packet, at.switch, rq.out_port, rq.out_vc, extra_latency, &prm.hop_hook);
 }
 
-/// Collects the heads of input port `ip` that need an output VC and may ask for one now
-/// (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port has none), and
-/// starts loading their packets: at saturation a switch holds dozens of such heads whose
+/// Collects the heads of input port `ip` of `switch` that need an output VC and may ask for
+/// one now (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port
+/// has none), routing those that reached the front unrouted (`fronts`), and starts loading
+/// their packets: at saturation a switch holds dozens of such heads whose
 /// packets are not in cache, and asking for all the lines before reading any overlaps the
 /// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
+fn ready_heads<const V: usize>(switch: usize, base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &mut Arena, fronts: Option<&dyn RouteFront>, rng: &mut Rng, sc: &mut Scratch, wake: &mut u64) {
     let vcs = vcs::<V>(r);
     let gp = base + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
@@ -664,13 +675,20 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
         let v = unrouted.trailing_zeros() as usize;
         unrouted &= unrouted - 1;
         let q = &r.vc[gp * vcs + v];
-        let Some(e) = q.input.front() else { continue };
+        let Some(&e) = q.input.front() else { continue };
         let ready = e.ready.max(q.stage_from) as u64;
         if ready > now {
             first_ready = first_ready.min(ready);
             continue;
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
+        if let Some(f) = fronts {
+            // A head that arrived behind another has no route yet: it takes it now, from
+            // the queues as they are.
+            if packets.candidates(e.packet).is_empty() {
+                f.route(r, switch, rng, packets, e.packet);
+            }
+        }
         crate::prefetch::line(packets.get(e.packet));
         sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, phits: e.phits, packet: e.packet });
     }

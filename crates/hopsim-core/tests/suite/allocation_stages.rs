@@ -163,3 +163,55 @@ fn without_vc_allocation_every_head_bound_for_an_output_vc_may_cross() {
     let unowned = shared_ejection_vc("none");
     assert!((unowned - 0.5).abs() < 0.01, "unowned: accepted {unowned}");
 }
+
+/// Server 0 of a 3-switch HyperX sends two 1-flit messages back to back to its partner,
+/// which answers with one acknowledgement, under UGAL-L reading its own output buffers with
+/// no threshold (minimal while the direct queue is at most twice the Valiant one). The
+/// fraction of the three packets routed around.
+fn second_packet_routed(next_head: &str) -> f64 {
+    common::run(&format!(
+        r#"[topology]
+kind = "hyperx"
+dims = [3]
+[link]
+latency = 2
+[router]
+vcs = 2
+output_buffer_phits = 4
+input_buffer_phits = 16
+next_head_routing = "{next_head}"
+[packet]
+phits = 1
+[routing]
+algorithm = "ugal_l"
+vc_policy = "ladder"
+ugal_weights = "one_to_two"
+ugal_threshold = 0
+queue_reach = "own_output"
+[traffic]
+pattern = "random_pairs"
+active_servers = 2
+[workload]
+kind = "bandwidth"
+window = 2
+iterations = 1
+[run]
+warmup = 0
+cycles = 1000
+"#
+    ))
+    .metrics
+    .nonminimal_fraction
+}
+
+#[test]
+fn at_the_front_a_head_is_routed_by_the_queues_it_finds_there() {
+    // The second message lands while the first still waits out its pipeline delay: routed
+    // as it lands, it finds the direct queue empty and goes the minimal way. Routed at the
+    // front, once the first has crossed, it finds that one in the direct output buffer (1
+    // against twice 0) and goes around: one packet of the three.
+    let on_arrival = second_packet_routed("on_arrival");
+    assert_eq!(on_arrival, 0.0, "on arrival");
+    let at_front = second_packet_routed("at_front");
+    assert!((at_front - 1.0 / 3.0).abs() < 1e-9, "at the front: {at_front}");
+}
