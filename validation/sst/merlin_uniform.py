@@ -20,6 +20,9 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--network", choices=["torus", "hyperx", "dragonfly"], required=True)
 ap.add_argument("--routing", choices=["ugal", "adaptive-local"], default="ugal")  # dragonfly only
 ap.add_argument("--shift", type=int, default=0)            # 0: uniform random
+# dragonfly only: which group each global port leads to; Merlin's default "absolute" is
+# hopsim's global_arrangement = "consecutive", "relative" its "palmtree"
+ap.add_argument("--global-routes", choices=["absolute", "relative"], default="absolute")
 ap.add_argument("--load", type=float, required=True)      # fraction of link_bw
 ap.add_argument("--warmup", default="10us")
 ap.add_argument("--collect", default="40us")
@@ -49,6 +52,11 @@ else:
     topo.intergroup_links = 1      # links between each pair of groups -> 2 global ports/router
     topo.num_groups = 9
     topo.algorithm = a.routing
+    topo.global_routes = a.global_routes
+    # pymerlin wires the links by global_routes, but merlin.dragonfly builds its routes from
+    # a parameter of another name, global_route_mode (absolute unless given): both are set.
+    topo._declareParams("main", ["global_route_mode"])
+    topo.global_route_mode = a.global_routes
 topo.link_latency = LAT
 topo.host_link_latency = LAT
 

@@ -35,7 +35,7 @@ pub enum SwitchAllocator {
     Lru,
 }
 
-/// `router.vc_allocator`. Either way a head asks only for output VCs that its routing and VC
+/// `router.vc_allocator`. Every way a head asks only for output VCs that its routing and VC
 /// policy allow, that no other packet owns and that have room for its flit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VcAllocator {
@@ -48,15 +48,29 @@ pub enum VcAllocator {
     /// head accepts one grant (round-robin from its own pointer); BookSim2's default
     /// (`vc_allocator = islip`).
     Islip { iterations: u8 },
+    /// None (SST Merlin's `hr_router`): a head takes the output VC it chooses as input-first
+    /// would, without owning it, and asks for the crossbar at once; every head bound for a
+    /// VC with room may ask, and switch allocation alone picks which crosses. Whole packets
+    /// only (`flow_control = "vct"`): under wormhole two packets' flits would interleave in
+    /// the VC.
+    Unowned,
 }
 
 impl VcAllocator {
-    pub const ALLOWED: &'static str = "allowed: \"input_first\" (each head asks for its best output VC; the default), \"islip\" (each head asks for every free output VC it may take, iSLIP matches them)";
+    pub const ALLOWED: &'static str = "allowed: \"input_first\" (each head asks for its best output VC; the default), \"islip\" (each head asks for every free output VC it may take, iSLIP matches them), \"none\" (a head takes its VC without owning it and asks for the crossbar, as SST Merlin; vct only)";
+
+    /// Whether a head that wins an output VC holds it until its tail has crossed, keeping
+    /// every other head from it.
+    #[inline(always)]
+    pub fn owns(self) -> bool {
+        self != VcAllocator::Unowned
+    }
 
     pub fn from_name(name: &str, iterations: u32) -> Option<Self> {
         match name {
             "input_first" => Some(VcAllocator::InputFirst),
             "islip" => Some(VcAllocator::Islip { iterations: iterations.clamp(1, MAX_ISLIP_ITERATIONS) as u8 }),
+            "none" => Some(VcAllocator::Unowned),
             _ => None,
         }
     }

@@ -38,16 +38,22 @@ pub enum NextHeadRouting {
     /// Only in the cycle after the tail ahead of it has won the crossbar: the input VC holds
     /// the route state of one packet at a time.
     AfterTail,
+    /// Timed as `OnArrival`, but its route, and any adaptive choice, is taken only when it
+    /// reaches the front of its input VC, from the queues as they are then (SST Merlin's
+    /// routers route the packet at a VC's front). A head that arrives at the front is routed
+    /// as it arrives.
+    AtFront,
 }
 
 impl NextHeadRouting {
     pub const ALLOWED: &'static str =
-        "allowed: \"on_arrival\" (routed while the packet ahead still leaves), \"after_tail\" (routed once the tail ahead has crossed the crossbar)";
+        "allowed: \"on_arrival\" (routed while the packet ahead still leaves), \"after_tail\" (routed once the tail ahead has crossed the crossbar), \"at_front\" (timed as on_arrival, its route taken once it reaches the front of its VC, as SST Merlin)";
 
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "on_arrival" => Some(NextHeadRouting::OnArrival),
             "after_tail" => Some(NextHeadRouting::AfterTail),
+            "at_front" => Some(NextHeadRouting::AtFront),
             _ => None,
         }
     }
@@ -71,6 +77,13 @@ impl Staging {
         }
     }
 
+    /// Whether a head behind another in its input VC is routed only once it reaches the
+    /// front (`NextHeadRouting::AtFront`).
+    #[inline(always)]
+    pub fn routes_at_front(&self) -> bool {
+        self.next_head == NextHeadRouting::AtFront
+    }
+
     /// Cycles a switch adds at zero load beyond `pipeline_delay` and the crossbar's one.
     pub fn zero_load_extra(&self) -> u32 {
         match self.vc_allocation {
@@ -85,7 +98,7 @@ impl Staging {
     #[inline(always)]
     pub fn next_head_from(&self, now: u64, pipeline_delay: u32) -> u64 {
         match self.next_head {
-            NextHeadRouting::OnArrival => 0,
+            NextHeadRouting::OnArrival | NextHeadRouting::AtFront => 0,
             NextHeadRouting::AfterTail => now + 1 + pipeline_delay as u64,
         }
     }

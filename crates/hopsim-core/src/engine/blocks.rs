@@ -195,7 +195,7 @@ pub fn deliver_and_step<C: Schedule>(sim: SharedMut<Simulation>, now: u64, measu
             steps
         };
         let s = sim.get();
-        s.switch_side.step_block(block, now, &mut s.packets, &s.parts.params, measuring, &mut out);
+        s.switch_side.step_block(block, now, &mut s.packets, &s.parts, measuring, &mut out);
         stepped += block.len();
     }
     stepped

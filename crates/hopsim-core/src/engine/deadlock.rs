@@ -205,6 +205,11 @@ impl Detector {
             };
         }
         let mask = if vcs >= 32 { u32::MAX } else { (1u32 << vcs) - 1 };
+        if sim.packets.candidates(e.packet).is_empty() {
+            // Arrived behind another and not yet routed at the front
+            // (`NextHeadRouting::AtFront`): its switch routes it at its next step.
+            return Wait::MayMove;
+        }
         for c in sim.packets.candidates(e.packet) {
             let mut allowed = c.vcs & mask;
             while allowed != 0 {

@@ -74,6 +74,15 @@ impl Parts {
         memory::check_fits(spec, topo.as_ref(), memory::available()?)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
+        if spec.router_staging().routes_at_front() && crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
+            // A switch's step routes such heads, and steps of other switches may run at once
+            // on other threads: the routing may read only its own switch.
+            return Err(crate::error::SpecError::new(
+                "router.next_head_routing",
+                format!("{:?}", spec.router.next_head_routing),
+                format!("\"at_front\" routes heads inside their switch's step, which sees only that switch: not with routing.algorithm = {:?}, which reads other switches' queues", spec.routing.algorithm),
+            ));
+        }
         let candidates = crate::routing::checked_candidates(spec, topo.as_ref())?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
@@ -475,7 +484,7 @@ impl Simulation {
 
     /// Step the switches of `visit` (ascending), every event of the cycle delivered.
     fn step_switches(&mut self, now: u64, measuring: bool, visit: &[u32]) {
-        self.switch_side.step_all(visit, now, &mut self.packets, &mut self.cal, &self.parts.params, measuring, &mut self.last_progress, &mut self.phit_hops);
+        self.switch_side.step_all(visit, now, &mut self.packets, &mut self.cal, &self.parts, measuring, &mut self.last_progress, &mut self.phit_hops);
     }
 
     /// Deliver every event of the cycle, in calendar order, before any switch steps (routing

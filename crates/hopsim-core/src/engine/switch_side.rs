@@ -14,7 +14,7 @@ use crate::calendar::{Event, Schedule};
 use crate::packet::{Arena, Flit};
 use crate::params::Params;
 use crate::route::Rng;
-use crate::router::{self, Entry, Routers, Scratch, StepCtx};
+use crate::router::{self, Entry, RouteFront, Routers, Scratch, StepCtx};
 use crate::topology::Topology;
 
 pub(super) struct SwitchSide {
@@ -139,14 +139,20 @@ impl SwitchSide {
 
     /// Step the switches of `visit` (ascending) with the run thread's scratch.
     #[allow(clippy::too_many_arguments)]
-    pub fn step_all<C: Schedule>(&mut self, visit: &[u32], now: u64, packets: &mut Arena, cal: &mut C, params: &Params, measuring: bool, last_progress: &mut u64, phit_hops: &mut u64) {
-        let mut cx = StepCtx { routers: &mut self.routers, packets, cal, params, scratch: &mut self.scratch, measuring, last_progress, phit_hops, switch_rng: &mut self.switch_rng };
+    pub fn step_all<C: Schedule>(&mut self, visit: &[u32], now: u64, packets: &mut Arena, cal: &mut C, parts: &Parts, measuring: bool, last_progress: &mut u64, phit_hops: &mut u64) {
+        let fronts = Fronts { head_routing: &self.head_routing, parts };
+        let fronts = parts.params.staging.routes_at_front().then_some(&fronts as &dyn RouteFront);
+        let params = &parts.params;
+        let mut cx = StepCtx { routers: &mut self.routers, packets, cal, params, scratch: &mut self.scratch, measuring, last_progress, phit_hops, switch_rng: &mut self.switch_rng, fronts };
         router::step_each(visit, now, &mut cx);
     }
 
     /// Step the switches of `block` (ascending) for a thread whose scratch, calendar and
     /// counters are `out`.
-    pub fn step_block<C: Schedule>(&mut self, block: &[u32], now: u64, packets: &mut Arena, params: &Params, measuring: bool, out: &mut Out<C>) {
+    pub fn step_block<C: Schedule>(&mut self, block: &[u32], now: u64, packets: &mut Arena, parts: &Parts, measuring: bool, out: &mut Out<C>) {
+        let fronts = Fronts { head_routing: &self.head_routing, parts };
+        let fronts = parts.params.staging.routes_at_front().then_some(&fronts as &dyn RouteFront);
+        let params = &parts.params;
         let mut cx = StepCtx {
             routers: &mut self.routers,
             packets,
@@ -157,6 +163,7 @@ impl SwitchSide {
             last_progress: &mut *out.last_progress,
             phit_hops: &mut *out.phit_hops,
             switch_rng: &mut self.switch_rng,
+            fronts,
         };
         router::step_each(block, now, &mut cx);
     }
@@ -188,25 +195,39 @@ impl SwitchSide {
         SwitchWake::None
     }
 
-    /// A flit reaches input `port`, VC `vc`, of switch `sw`: a head is routed, and the flit
-    /// is queued at its input VC.
+    /// Whether input `port`, VC `vc`, of switch `sw` holds a flit: one arriving now queues
+    /// behind it.
+    fn behind_another(&self, sw: usize, port: u16, vc: u8) -> bool {
+        let gv = self.routers.global_port(sw, port as usize) * self.routers.vcs + vc as usize;
+        !self.routers.vc[gv].input.is_empty()
+    }
+
+    /// A flit reaches input `port`, VC `vc`, of switch `sw`: a head is routed (or, behind
+    /// another under `NextHeadRouting::AtFront`, left for its front), and the flit is queued
+    /// at its input VC.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn arrive(&mut self, parts: &Parts, packets: &mut Arena, now: u64, sw: usize, port: u16, vc: u8, packet: u32, flit: Flit, tail: u16) -> SwitchWake {
         let params = &parts.params;
         let phits = if flit.is_head() {
             let phits = packets.get(packet).phits;
-            let at = Heading {
-                routers: &self.routers,
-                routing: parts.routing.as_ref(),
-                vc_policy: parts.vc_policy.as_ref(),
-                policy_vcs: params.policy_vcs,
-                ejection: params.ejection,
-                queue_reach: params.queue_reach,
-                servers: &parts.servers,
-                switch: sw,
-            };
-            self.head_routing.route(&at, &mut self.switch_rng[sw], packets.routed(packet));
+            if params.staging.routes_at_front() && self.behind_another(sw, port, vc) {
+                // Routed once it reaches the front (router/step.rs, `ready_heads`); until
+                // then it holds no candidates, not even its last switch's.
+                packets.routed(packet).candidates.clear();
+            } else {
+                let at = Heading {
+                    routers: &self.routers,
+                    routing: parts.routing.as_ref(),
+                    vc_policy: parts.vc_policy.as_ref(),
+                    policy_vcs: params.policy_vcs,
+                    ejection: params.ejection,
+                    queue_reach: params.queue_reach,
+                    servers: &parts.servers,
+                    switch: sw,
+                };
+                self.head_routing.route(&at, &mut self.switch_rng[sw], packets.routed(packet));
+            }
             params.flit_phits(phits)
         } else {
             1 // only wormhole packets have more than one flit
@@ -216,5 +237,29 @@ impl SwitchSide {
             return SwitchWake::WhenReady { switch: sw, vc: self.routers.global_port(sw, port as usize) * self.routers.vcs + vc as usize, packet };
         }
         SwitchWake::None
+    }
+}
+
+/// The run's routing as the switches' steps call it for heads that reach the front of their
+/// input VC unrouted (`NextHeadRouting::AtFront`): the same call as an arrival's.
+struct Fronts<'a> {
+    head_routing: &'a HeadRouting,
+    parts: &'a Parts,
+}
+
+impl RouteFront for Fronts<'_> {
+    fn route(&self, routers: &Routers, switch: usize, rng: &mut Rng, packets: &mut Arena, packet: u32) {
+        let params = &self.parts.params;
+        let at = Heading {
+            routers,
+            routing: self.parts.routing.as_ref(),
+            vc_policy: self.parts.vc_policy.as_ref(),
+            policy_vcs: params.policy_vcs,
+            ejection: params.ejection,
+            queue_reach: params.queue_reach,
+            servers: &self.parts.servers,
+            switch,
+        };
+        self.head_routing.route(&at, rng, packets.routed(packet));
     }
 }

@@ -7,7 +7,7 @@ mod fifo;
 mod step;
 
 pub use fifo::{Entry, Fifo, OutEntry, Ring};
-pub use step::{step_each, Scratch, StepCtx};
+pub use step::{step_each, RouteFront, Scratch, StepCtx};
 
 use crate::calendar::Event;
 use crate::link::{Channel, ClassTimings, Rates};
@@ -490,7 +490,7 @@ impl Routers {
             let vcs = self.vcs;
             self.lru = self.port_base.windows(2).flat_map(|w| 0..((w[1] - w[0]) as usize * vcs) as u16).collect();
         }
-        if vc != crate::allocation::VcAllocator::InputFirst {
+        if matches!(vc, crate::allocation::VcAllocator::Islip { .. }) {
             self.vc_accept_ptr = vec![0; self.vc.len()];
         }
     }

@@ -30,6 +30,16 @@ pub struct StepCtx<'a, C: Schedule> {
     pub phit_hops: &'a mut u64,
     /// Per-switch generators (random JSQ tie breaks draw from the stepped switch's).
     pub switch_rng: &'a mut [Rng],
+    /// The run's routing, for heads that reach the front of their input VC unrouted
+    /// (`Staging::routes_at_front`); `None` when every head is routed as it arrives.
+    pub fronts: Option<&'a dyn RouteFront>,
+}
+
+/// Routes `packet`, whose head has reached the front of an input VC of `switch` unrouted,
+/// as its arrival would have (`NextHeadRouting::AtFront`): the routing and VC policy are
+/// the engine's, which the router does not see otherwise.
+pub trait RouteFront {
+    fn route(&self, routers: &Routers, switch: usize, rng: &mut Rng, packets: &mut Arena, packet: u32);
 }
 
 /// Reused between steps so the allocator never allocates.
@@ -427,15 +437,22 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
-            ready_heads::<V>(base, ip, w, now, r, cx.packets, sc, wake);
+            ready_heads::<V>(switch, base, ip, w, now, r, cx.packets, cx.fronts, &mut cx.switch_rng[switch], sc, wake);
         }
     }
     // Most steps have no head to allocate: they stop here.
     if sc.heads.is_empty() {
         return;
     }
-    if let crate::allocation::VcAllocator::Islip { iterations } = cx.params.vc_allocator {
-        return islip_vc_allocation::<V>(at, now, r, cx.packets, cx.params, sc, iterations as usize, wake);
+    match cx.params.vc_allocator {
+        crate::allocation::VcAllocator::Islip { iterations } => {
+            return islip_vc_allocation::<V>(at, now, r, cx.packets, cx.params, sc, iterations as usize, wake);
+        }
+        crate::allocation::VcAllocator::Unowned => {
+            let rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
+            return unowned_vcs::<V>(at, now, r, cx.packets, cx.params, rng, sc, wake);
+        }
+        crate::allocation::VcAllocator::InputFirst => {}
     }
     let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
     // A lone head, the common case below saturation, has no rival for its output VC: it
@@ -536,6 +553,22 @@ fn islip_vc_allocation<const V: usize>(at: At, now: u64, r: &mut Routers, packet
     }
 }
 
+/// No VC allocation (`router.vc_allocator = "none"`): each head takes the output VC it
+/// would ask for, which it does not own (`win_vc`), so no arbiter stands between heads
+/// bound for the same VC: they all go on to switch allocation, which alone decides, at each
+/// crossing, which of them fits (a head with no room anywhere waits as `choose_or_wait`
+/// has it wait).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn unowned_vcs<const V: usize>(at: At, now: u64, r: &mut Routers, packets: &mut Arena, prm: &Params, mut rng: Option<&mut Rng>, sc: &mut Scratch, wake: &mut u64) {
+    for i in 0..sc.heads.len() {
+        let h = sc.heads[i];
+        if let Some((op, ov)) = choose_or_wait::<V>(at.switch, at.base, h, r, packets, prm, rng.as_deref_mut(), now, wake) {
+            win_vc::<V>(r, packets, prm, at, h.request(op, ov), now);
+        }
+    }
+}
+
 /// Separable arbitration among the requests of a step, one per input, for the outputs that
 /// `output` names (output VCs in VC allocation, output ports in switch allocation): each output
 /// picks the request first in its round-robin `order`, recorded as its index in `best`. A
@@ -590,8 +623,9 @@ fn win_vc_input_first<const V: usize>(r: &mut Routers, packets: &mut Arena, prm:
 }
 
 /// The head of `rq` has won output VC (`rq.out_port`, `rq.out_vc`): the VC is its until its
-/// tail crosses, and its input port is among those switch allocation visits
-/// (`PortSets::busy_inputs`). The allocator moves its own pointers.
+/// tail crosses (unless the run allocates none, `VcAllocator::owns`), and its input port is
+/// among those switch allocation visits (`PortSets::busy_inputs`). The allocator moves its
+/// own pointers.
 #[inline(always)]
 fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at: At, rq: Request, now: u64) {
     let (vcs, base) = (vcs::<V>(r), at.base);
@@ -604,19 +638,22 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
     vi.route_port = rq.out_port;
     vi.route_vc = rq.out_vc;
     vi.stage_from = prm.staging.switch_from(now) as u32;
-    r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
+    if prm.vc_allocator.owns() {
+        r.vc[gvo].set_flag(Vc::OUT_OWNED, true);
+    }
     let extra_latency = r.ports[base + rq.out_port as usize].link.latency as i32 - prm.latency as i32;
     count_hop(packets, rq.packet, at.switch, rq.out_port, rq.out_vc, extra_latency, &prm.hop_hook);
 }
 
-/// Collects the heads of input port `ip` that need an output VC and may ask for one now
-/// (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port has none), and
-/// starts loading their packets: at saturation a switch holds dozens of such heads whose
+/// Collects the heads of input port `ip` of `switch` that need an output VC and may ask for
+/// one now (`word`: the port's word of `PortSets`, whose `va` bit is cleared when the port
+/// has none), routing those that reached the front unrouted (`fronts`), and starts loading
+/// their packets: at saturation a switch holds dozens of such heads whose
 /// packets are not in cache, and asking for all the lines before reading any overlaps the
 /// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &Arena, sc: &mut Scratch, wake: &mut u64) {
+fn ready_heads<const V: usize>(switch: usize, base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &mut Arena, fronts: Option<&dyn RouteFront>, rng: &mut Rng, sc: &mut Scratch, wake: &mut u64) {
     let vcs = vcs::<V>(r);
     let gp = base + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
@@ -638,13 +675,20 @@ fn ready_heads<const V: usize>(base: usize, ip: usize, word: usize, now: u64, r:
         let v = unrouted.trailing_zeros() as usize;
         unrouted &= unrouted - 1;
         let q = &r.vc[gp * vcs + v];
-        let Some(e) = q.input.front() else { continue };
+        let Some(&e) = q.input.front() else { continue };
         let ready = e.ready.max(q.stage_from) as u64;
         if ready > now {
             first_ready = first_ready.min(ready);
             continue;
         }
         debug_assert!(e.flit.is_head(), "a body flit at the front of an unrouted VC");
+        if let Some(f) = fronts {
+            // A head that arrived behind another has no route yet: it takes it now, from
+            // the queues as they are.
+            if packets.candidates(e.packet).is_empty() {
+                f.route(r, switch, rng, packets, e.packet);
+            }
+        }
         crate::prefetch::line(packets.get(e.packet));
         sc.heads.push(Head { in_port: ip as u16, in_vc: v as u8, phits: e.phits, packet: e.packet });
     }

@@ -147,6 +147,13 @@ impl Spec {
         let Some(vc_allocator) = VcAllocator::from_name(&r.vc_allocator, 1) else {
             return Err(SpecError::new("router.vc_allocator", format!("{:?}", r.vc_allocator), VcAllocator::ALLOWED));
         };
+        if vc_allocator == VcAllocator::Unowned && self.flow_control() == crate::spec::FlowControl::Wormhole {
+            return Err(SpecError::new(
+                "router.vc_allocator",
+                format!("{:?}", r.vc_allocator),
+                "\"none\" needs router.flow_control = \"vct\": only a whole packet may enter an output VC that another packet may enter too",
+            ));
+        }
         let Some(switch_allocator) = SwitchAllocator::from_name(&r.switch_allocator, 1) else {
             return Err(SpecError::new("router.switch_allocator", format!("{:?}", r.switch_allocator), SwitchAllocator::ALLOWED));
         };

@@ -105,3 +105,113 @@ fn defaults_are_the_single_stage_timing() {
     assert_eq!(s.router.vc_allocation, "with_switch");
     assert_eq!(s.router.next_head_routing, "on_arrival");
 }
+
+/// On each switch of a 2-switch mesh of 3 servers a switch, servers 0 and 1 send 1-flit
+/// packets as fast as they can to server 2 through its one ejection VC, and server 2 to
+/// server 0; VC allocation a stage of its own. Accepted load per server.
+fn shared_ejection_vc(vc_allocator: &str) -> f64 {
+    let dir = std::env::temp_dir().join(format!("hopsim-unowned-{}-{vc_allocator}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let matrix = dir.join("m.csv");
+    let rows = ["0,0,1,0,0,0", "0,0,1,0,0,0", "1,0,0,0,0,0", "0,0,0,0,0,1", "0,0,0,0,0,1", "0,0,0,1,0,0"];
+    std::fs::write(&matrix, rows.join("\n")).unwrap();
+    let accepted = common::run(&format!(
+        r#"[topology]
+kind = "mesh"
+dims = [2]
+servers_per_switch = 3
+[link]
+latency = 2
+[router]
+vcs = 1
+vc_allocator = "{vc_allocator}"
+vc_allocation = "before_switch"
+output_buffer_phits = 2
+input_buffer_phits = 16
+flow_control = "vct"
+[packet]
+phits = 1
+[routing]
+vc_policy = "none"
+[traffic]
+pattern = "matrix"
+matrix = "{}"
+load = 1.0
+[run]
+warmup = 2000
+cycles = 12000
+"#,
+        matrix.display()
+    ))
+    .metrics
+    .accepted_load;
+    std::fs::remove_dir_all(&dir).ok();
+    accepted
+}
+
+#[test]
+fn without_vc_allocation_every_head_bound_for_an_output_vc_may_cross() {
+    // Each input VC moves a packet every two cycles (its VC stage, then the crossbar), so
+    // the two streams into server 2 could fill its link. Owned, the ejection VC goes to the
+    // other input's head only once the last packet has crossed: that head wins it in the
+    // next cycle and crosses in the one after, a packet every two cycles, and servers 0
+    // and 2 receive half a phit a cycle each, server 1 none: 1/3 per server. Unowned (SST
+    // Merlin's router), both heads hold the VC at once and the crossbar alone takes turns
+    // between them: server 2 receives a phit every cycle, 1/2 per server.
+    let owned = shared_ejection_vc("input_first");
+    assert!((owned - 1.0 / 3.0).abs() < 0.01, "owned: accepted {owned}");
+    let unowned = shared_ejection_vc("none");
+    assert!((unowned - 0.5).abs() < 0.01, "unowned: accepted {unowned}");
+}
+
+/// Server 0 of a 3-switch HyperX sends two 1-flit messages back to back to its partner,
+/// which answers with one acknowledgement, under UGAL-L reading its own output buffers with
+/// no threshold (minimal while the direct queue is at most twice the Valiant one). The
+/// fraction of the three packets routed around.
+fn second_packet_routed(next_head: &str) -> f64 {
+    common::run(&format!(
+        r#"[topology]
+kind = "hyperx"
+dims = [3]
+[link]
+latency = 2
+[router]
+vcs = 2
+output_buffer_phits = 4
+input_buffer_phits = 16
+next_head_routing = "{next_head}"
+[packet]
+phits = 1
+[routing]
+algorithm = "ugal_l"
+vc_policy = "ladder"
+ugal_weights = "one_to_two"
+ugal_threshold = 0
+queue_reach = "own_output"
+[traffic]
+pattern = "random_pairs"
+active_servers = 2
+[workload]
+kind = "bandwidth"
+window = 2
+iterations = 1
+[run]
+warmup = 0
+cycles = 1000
+"#
+    ))
+    .metrics
+    .nonminimal_fraction
+}
+
+#[test]
+fn at_the_front_a_head_is_routed_by_the_queues_it_finds_there() {
+    // The second message lands while the first still waits out its pipeline delay: routed
+    // as it lands, it finds the direct queue empty and goes the minimal way. Routed at the
+    // front, once the first has crossed, it finds that one in the direct output buffer (1
+    // against twice 0) and goes around: one packet of the three.
+    let on_arrival = second_packet_routed("on_arrival");
+    assert_eq!(on_arrival, 0.0, "on arrival");
+    let at_front = second_packet_routed("at_front");
+    assert!((at_front - 1.0 / 3.0).abs() < 1e-9, "at the front: {at_front}");
+}

@@ -88,6 +88,19 @@ fn a_dragonfly_under_ugal_with_random_ties() {
 }
 
 #[test]
+fn a_dragonfly_under_sst_merlins_rules() {
+    // Heads routed at the front of their VC by their switch's step, no VC allocation, LRU
+    // switch allocation, adversarial traffic that keeps queues standing.
+    let body = "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
+                global_arrangement = \"consecutive\"\n[router]\nvcs = 3\nnext_head_routing = \"at_front\"\nvc_allocator = \"none\"\n\
+                switch_allocator = \"lru\"\n[packet]\nphits = 4\n[routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"global_hops\"\n\
+                ugal_queue = \"vc\"\nqueue_reach = \"own_output\"\nugal_weights = \"one_to_two\"\n\
+                [traffic]\npattern = \"adv\"\nadv_offset = 1\nload = 0.3";
+    let r = same_stepping_everything(body, "warmup = 300\ncycles = 1500\nseed = 5", Some(2));
+    assert!(r.metrics.packets_delivered > 1000);
+}
+
+#[test]
 fn the_aries_network_with_slow_and_long_links() {
     // Link classes slower than a phit a cycle: a flit's tail lands cycles after its head.
     let body = format!("{}\n[link]\nlatency = 10\ngbytes_per_s = 5.25\n[link.global]\nlatency = 100\ngbytes_per_s = 4.7", nets::ARIES_ADAPTIVE);

@@ -106,7 +106,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // cycle before which none may ask; per VC iSLIP's accept pointer and LRU's list entry.
     let (sw, va) = (spec.switch_allocator(), spec.vc_allocator());
     let per_port_extra = if sw.matches_all_requests() { 2 } else { 0 } + if spec.router.pipeline_delay > 0 { 4 } else { 0 };
-    let per_vc_extra = if va != crate::allocation::VcAllocator::InputFirst { 2 } else { 0 } + if sw == crate::allocation::SwitchAllocator::Lru { 2 } else { 0 };
+    let per_vc_extra = if matches!(va, crate::allocation::VcAllocator::Islip { .. }) { 2 } else { 0 } + if sw == crate::allocation::SwitchAllocator::Lru { 2 } else { 0 };
 
     let mut parts = vec![
         // Ports (with their link's timing and phit counter), VCs.
