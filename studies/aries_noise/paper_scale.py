@@ -257,7 +257,7 @@ def checkpoint_of(run: dict) -> Path:
 def run_one(run: dict) -> tuple[dict, list[dict]]:
     checkpoint = checkpoint_of(run)
     spent_file = checkpoint.with_suffix(".cpu")
-    before = float(spent_file.read_text()) if checkpoint.exists() and spent_file.exists() else 0.0
+    before = float(spent_file.read_text()) if spent_file.exists() else 0.0
     spec = experiment(run)
     spec["run"]["checkpoint_every"] = CHECKPOINT_EVERY
     CHECKPOINTS.mkdir(parents=True, exist_ok=True)
