@@ -9,8 +9,11 @@ buffers 512. Merlin's links take 20 ns (10 cycles); its routers 20 ns at the inp
 at the output, so that a hop costs 60 ns: hopsim's per-hop ``link.latency + pipeline_delay
 + 1`` cycles with ``pipeline_delay = 19``. Merlin's routers move whole packets (virtual
 cut-through) and inject on the first VC of the routing's scheme: ``flow_control = "vct"``,
-``injection_vcs = "policy"``. Merlin's sources inject at fixed intervals, all in step:
-``workload.kind = "periodic"``.
+``injection_vcs = "policy"``. Merlin's ``hr_router``, on every network: a packet is routed
+when it reaches the front of its input VC (``next_head_routing = "at_front"``), holds no
+output VC (``vc_allocator = "none"``) and crosses in least-recently-used order over the
+router's input VCs (``switch_allocator = "lru"``, ``xbar_arb_lru``). Merlin's sources inject
+at fixed intervals, all in step: ``workload.kind = "periodic"``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class MerlinConfig:
             "topology": self.topology,
             "link": {"latency": 10, "injection": {"latency": 10}},
             "router": {"vcs": self.vcs, "input_buffer_phits": 512, "output_buffer_phits": 512, "flow_control": "vct",
-                       "pipeline_delay": 19, **self.router},
+                       "pipeline_delay": 19, **HR_ROUTER, **self.router},
             "packet": {"phits": 8},
             "routing": {**self.routing, "injection_vcs": "policy"},
             "traffic": {**self.traffic, "load": load},
@@ -54,10 +57,17 @@ class MerlinConfig:
         }
 
 
-DRAGONFLY = {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "servers_per_switch": 2}
-UGAL = {"algorithm": "ugal_l", "vc_policy": "ladder", "ugal_queue": "vc", "queue_reach": "own_output", "ugal_weights": "one_to_two",
-        "ugal_threshold": 50, "ugal_intermediate": "group"}
-ADAPTIVE_LOCAL = {"algorithm": "ugal_l", "vc_policy": "ladder", "ugal_queue": "vc", "queue_reach": "own_output",
+HR_ROUTER = {"next_head_routing": "at_front", "vc_allocator": "none", "switch_allocator": "lru"}
+# pymerlin's default global_routes = "absolute": global port k of a group to the k-th other
+# group in increasing order.
+DRAGONFLY = {"kind": "dragonfly", "switches_per_group": 4, "global_links_per_switch": 2, "servers_per_switch": 2,
+             "global_arrangement": "consecutive"}
+# merlin.dragonfly's VCs: a packet stays on one VC inside a group and moves up one on each
+# global hop (3 VCs); both UGAL paths start on VC 0, so the packet's VC is what each reads.
+DRAGONFLY_VCS = 3
+UGAL = {"algorithm": "ugal_l", "vc_policy": "global_hops", "ugal_queue": "vc", "queue_reach": "own_output",
+        "ugal_weights": "one_to_two", "ugal_threshold": 50, "ugal_intermediate": "group"}
+ADAPTIVE_LOCAL = {"algorithm": "ugal_l", "vc_policy": "global_hops", "ugal_queue": "vc", "queue_reach": "own_output",
                   "ugal_weights": "free_ratio", "ugal_free_ratio": 2.0, "ugal_intermediate": "group"}
 NEXT_GROUP = {"pattern": "adv", "adv_offset": 1}
 
@@ -72,16 +82,16 @@ CONFIGS = [
     # merlin.dragonfly "ugal": at the source switch the direct route against one through a
     # random intermediate group, q_direct <= 2 q_valiant + 50, and the Valiant path leaves the
     # intermediate group from its gateway to the destination group. Both queues are of the VC
-    # the packet is on and of the router's own output buffer: `ladder` starts both paths on
-    # VC 0 (Merlin's 3 VCs are a VC per global hop; the ladder's 6 one per hop),
-    # ugal_queue = "vc", queue_reach = "own_output".
-    MerlinConfig("sst-dragonfly-72-ugal", "dragonfly", DRAGONFLY, 6, UGAL),
+    # the packet is on (ugal_queue = "vc") and of the router's own output buffer
+    # (queue_reach = "own_output").
+    MerlinConfig("sst-dragonfly-72-ugal", "dragonfly", DRAGONFLY, DRAGONFLY_VCS, UGAL),
     # The same under adversarial traffic: each host sends to the same host of the next group.
-    MerlinConfig("sst-dragonfly-72-ugal-adv", "dragonfly", DRAGONFLY, 6, UGAL, traffic=NEXT_GROUP, merlin_options="--shift 8"),
+    MerlinConfig("sst-dragonfly-72-ugal-adv", "dragonfly", DRAGONFLY, DRAGONFLY_VCS, UGAL, traffic=NEXT_GROUP,
+                 merlin_options="--shift 8"),
     # merlin.dragonfly "adaptive-local": the Valiant route when the room left in its output
     # buffer (same VC) is more than twice the direct route's.
-    MerlinConfig("sst-dragonfly-72-adaptive-local-adv", "dragonfly", DRAGONFLY, 6, ADAPTIVE_LOCAL, traffic=NEXT_GROUP,
-                 merlin_options="--routing adaptive-local --shift 8"),
+    MerlinConfig("sst-dragonfly-72-adaptive-local-adv", "dragonfly", DRAGONFLY, DRAGONFLY_VCS, ADAPTIVE_LOCAL,
+                 traffic=NEXT_GROUP, merlin_options="--routing adaptive-local --shift 8"),
 ]
 
 

@@ -10,10 +10,12 @@ use crate::common::run;
 fn merlin_adversarial(drain: u64, threads: usize) -> String {
     format!(
         "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
+         global_arrangement = \"consecutive\"\n\
          [link]\nlatency = 10\n[link.injection]\nlatency = 10\n\
-         [router]\nvcs = 6\ninput_buffer_phits = 512\noutput_buffer_phits = 512\nflow_control = \"vct\"\npipeline_delay = 19\n\
+         [router]\nvcs = 3\ninput_buffer_phits = 512\noutput_buffer_phits = 512\nflow_control = \"vct\"\npipeline_delay = 19\n\
+         next_head_routing = \"at_front\"\nvc_allocator = \"none\"\nswitch_allocator = \"lru\"\n\
          [packet]\nphits = 8\n\
-         [routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"ladder\"\nugal_queue = \"vc\"\nqueue_reach = \"own_output\"\nugal_weights = \"one_to_two\"\n\
+         [routing]\nalgorithm = \"ugal_l\"\nvc_policy = \"global_hops\"\nugal_queue = \"vc\"\nqueue_reach = \"own_output\"\nugal_weights = \"one_to_two\"\n\
          ugal_threshold = 50\nugal_intermediate = \"group\"\ninjection_vcs = \"policy\"\n\
          [traffic]\npattern = \"adv\"\nadv_offset = 1\nload = 0.3\n[workload]\nkind = \"periodic\"\n\
          [run]\nwarmup = 5000\ncycles = 10000\nseed = 1\ndrain = {drain}\nthreads = {threads}\n"
