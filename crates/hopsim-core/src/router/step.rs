@@ -437,7 +437,7 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
         while marked != 0 {
             let ip = k * 64 + marked.trailing_zeros() as usize;
             marked &= marked - 1;
-            ready_heads::<V>(switch, base, ip, w, now, r, cx.packets, cx.fronts, &mut cx.switch_rng[switch], sc, wake);
+            ready_heads::<V>(switch, base, ip, w, now, r, cx.packets, cx.fronts, cx.switch_rng, sc, wake);
         }
     }
     // Most steps have no head to allocate: they stop here.
@@ -653,7 +653,7 @@ fn win_vc<const V: usize>(r: &mut Routers, packets: &mut Arena, prm: &Params, at
 /// misses instead of paying them one after another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn ready_heads<const V: usize>(switch: usize, base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &mut Arena, fronts: Option<&dyn RouteFront>, rng: &mut Rng, sc: &mut Scratch, wake: &mut u64) {
+fn ready_heads<const V: usize>(switch: usize, base: usize, ip: usize, word: usize, now: u64, r: &mut Routers, packets: &mut Arena, fronts: Option<&dyn RouteFront>, rngs: &mut [Rng], sc: &mut Scratch, wake: &mut u64) {
     let vcs = vcs::<V>(r);
     let gp = base + ip;
     // Heads without an output VC yet that may find one (nothing here changes until the
@@ -686,7 +686,7 @@ fn ready_heads<const V: usize>(switch: usize, base: usize, ip: usize, word: usiz
             // A head that arrived behind another has no route yet: it takes it now, from
             // the queues as they are.
             if packets.candidates(e.packet).is_empty() {
-                f.route(r, switch, rng, packets, e.packet);
+                f.route(r, switch, &mut rngs[switch], packets, e.packet);
             }
         }
         crate::prefetch::line(packets.get(e.packet));
