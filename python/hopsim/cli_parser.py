@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="experiment file (TOML); without it, the built-in default study")
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (default: hopsim-out/<name>)")
-    p.add_argument("--resume", action="store_true", help="skip runs already complete in DIR (with the same spec)")
+    p.add_argument("--resume", action="store_true", help="skip runs already complete in DIR (with the same spec); a run cut short goes on from its checkpoint (run.checkpoint_every)")
     p.add_argument(
         "--replace-changed",
         action="store_true",
