@@ -47,6 +47,9 @@ use std::sync::Arc;
 #[derive(Clone, Copy)]
 struct Limits {
     end: u64,
+    /// The measured window's end: past it the loop stops as soon as every measured packet is
+    /// delivered (`run.drain`).
+    window_end: u64,
     watchdog: u64,
     detector_at: u64,
 }
@@ -379,7 +382,7 @@ impl Simulation {
             let measuring = self.server_side.stats().in_window(now);
             let finished = match team.filter(|_| self.worth_splitting(now, events.len())) {
                 Some(team) => {
-                    let limits = Limits { end, watchdog, detector_at: detector.next_at };
+                    let limits = Limits { end, window_end, watchdog, detector_at: detector.next_at };
                     let (finished, ahead) = self.cycle_on_team(team, now, measuring, &events, deliver_apart, &mut visit, limits);
                     generated_ahead = ahead;
                     finished
@@ -571,12 +574,14 @@ impl Simulation {
     }
 
     /// Whether the loop is sure to go on to cycle `now + 1` (so its timers may fire now):
-    /// they are due then, and neither the end, the watchdog nor the deadlock check (whose
-    /// progress the switches' steps can only move later) stops it.
+    /// they are due then, and neither the end, a drain whose measured packets are all
+    /// delivered, the watchdog nor the deadlock check (whose progress the switches' steps can
+    /// only move later) stops it.
     fn may_generate_ahead(&self, now: u64, limits: Limits) -> bool {
         let in_network = self.server_side.in_network();
         let checks = in_network > 0 && (now - self.last_progress >= limits.watchdog || now >= limits.detector_at);
-        now + 1 < limits.end && !checks && self.server_side.timers().due_at(now + 1)
+        let drained = now + 1 >= limits.window_end && !self.server_side.measured_undelivered(&self.parts.params);
+        now + 1 < limits.end && !checks && !drained && self.server_side.timers().due_at(now + 1)
     }
 
     /// The next cycle with anything to do: skip idle stretches at low load.

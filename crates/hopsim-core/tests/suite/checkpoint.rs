@@ -45,10 +45,15 @@ fn toml(body: &str, run: &str, threads: usize, every: u64) -> String {
 /// The run of `body` never stopped, against: the same writing one checkpoint about half-way
 /// (on 1 and 2 threads), and runs resumed from that checkpoint on 1, 2 and 3 threads.
 fn same_after_resuming(name: &str, body: &str, run: &str) -> RunResult {
+    same_after_resuming_every(name, body, run, None)
+}
+
+/// `same_after_resuming` with checkpoints every `every` cycles (the last one written is
+/// resumed from), or one half-way through the measured cycles (closed loops end early).
+fn same_after_resuming_every(name: &str, body: &str, run: &str, every: Option<u64>) -> RunResult {
     let whole = run_with(Simulation::new(&spec(&toml(body, run, 1, 0))).unwrap(), 1);
     let print = fingerprint(&whole);
-    // One checkpoint, in the middle of what the run simulates (closed loops end early).
-    let every = (whole.metrics.cycles / 2).max(1);
+    let every = every.unwrap_or((whole.metrics.cycles / 2).max(1));
     for (writer, readers) in [(1, [1, 2, 3]), (2, [1, 3, 2])] {
         let path = scratch(&format!("{name}-{writer}"));
         let _ = std::fs::remove_file(&path);
@@ -115,6 +120,21 @@ fn jobs_resume_as_if_never_stopped() {
         "warmup = 0\ncycles = 2000000",
     );
     assert!(r.jobs[0].complete && r.jobs[1].complete && r.jobs[2].messages > 0);
+}
+
+#[test]
+fn a_run_resumed_in_its_drain_drains_as_if_never_stopped() {
+    // Checkpointed past its window, while it waits for the packets the window measured: the
+    // cycle it stops at has moved to the drain's end.
+    let (body, run) = ("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\npattern = \"uniform\"\nload = 0.9", "warmup = 100\ncycles = 400\ndrain = 20000");
+    same_after_resuming_every("drain", body, run, Some(520));
+    let path = scratch("drain-cycle");
+    let mut sim = Simulation::new(&spec(&toml(body, run, 1, 520))).unwrap();
+    sim.checkpoint_to(&path);
+    sim.run();
+    let resumed = Simulation::resume_from(Built::new(&spec(&toml(body, run, 1, 520))).unwrap(), &path).unwrap();
+    assert!(resumed.cycle() >= 520, "the checkpoint resumed is past the window's end (500): cycle {}", resumed.cycle());
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 #[test]

@@ -113,6 +113,15 @@ fn an_allreduce_job_beside_background_traffic_is_the_same_on_1_2_and_3_threads()
 }
 
 #[test]
+fn a_run_draining_past_its_window_is_the_same_on_1_2_and_3_threads() {
+    // The run's thread fires the next cycle's timers while the others step only when the
+    // loop is sure to reach that cycle: a drain ends as soon as its last measured packet is
+    // delivered, which those timers must not outrun.
+    let r = same_on_1_2_3_threads("[topology]\nkind = \"torus\"\ndims = [4, 4]\n[traffic]\npattern = \"uniform\"\nload = 0.9", "warmup = 100\ncycles = 400\ndrain = 20000");
+    assert!(r.metrics.packets_generated > 0);
+}
+
+#[test]
 fn more_threads_than_switches_run_one_per_switch() {
     same_on_1_2_3_threads("[topology]\nkind = \"torus\"\ndims = [2]\n[traffic]\nload = 0.3", "warmup = 100\ncycles = 500");
 }
