@@ -303,7 +303,8 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
             print(f"left: {len(todo)} runs, each estimated above {MAX_RUN_CPU_HOURS} CPU-hours or not estimable")
             return
         cost, _, run = costs[0]
-        print(f"{run['setting']} {run['case']:16s} {run['noise']:10s} {run['mode']:20s} est {cost:7.0f} s", end=" ", flush=True)
+        begun = "from its checkpoint" if checkpoint_of(run).exists() else f"est {cost:7.0f} s"
+        print(f"{run['setting']} {run['case']:16s} {run['noise']:10s} {run['mode']:20s} {begun}", end=" ", flush=True)
         row, run_its = run_one(run)
         rows.append(row)
         its += run_its
