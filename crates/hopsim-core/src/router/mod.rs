@@ -358,10 +358,15 @@ impl Routers {
         q
     }
 
-    /// The flit arrays rebuilt from what `queued_behind` gave, the VCs being as they were then.
-    pub fn put_back_queued(&mut self, q: Queued) {
+    /// Empty flit arrays for every VC's ring, input and output.
+    fn empty_flit_stores(&mut self) {
         self.in_store = vec![Entry::default(); Ring::store_len(self.vc.len(), self.in_slots)];
         self.out_store = vec![OutEntry::default(); Ring::store_len(self.vc.len(), self.out_slots)];
+    }
+
+    /// The flit arrays rebuilt from what `queued_behind` gave, the VCs being as they were then.
+    pub fn put_back_queued(&mut self, q: Queued) {
+        self.empty_flit_stores();
         let (mut inputs, mut outputs) = (q.inputs.into_iter(), q.outputs.into_iter());
         for (gv, vc) in self.vc.iter().enumerate() {
             vc.input.put_behind(&mut self.in_store, Ring::of(gv, self.in_slots), &mut inputs);
@@ -418,7 +423,7 @@ impl Routers {
             }
         }
         let prefetch = Prefetch::for_records(ports.len() * std::mem::size_of::<Port>() + nvc * std::mem::size_of::<Vc>());
-        Routers {
+        let mut routers = Routers {
             vcs,
             in_cap,
             out_cap,
@@ -428,8 +433,8 @@ impl Routers {
             ports,
             vc,
             network_ports,
-            in_store: vec![Entry::default(); Ring::store_len(nvc, in_slots)],
-            out_store: vec![OutEntry::default(); Ring::store_len(nvc, out_slots)],
+            in_store: Vec::new(),
+            out_store: Vec::new(),
             in_slots,
             out_slots,
             va_waiters: vec![0; nvc * waiter_words],
@@ -443,7 +448,9 @@ impl Routers {
             diagonal: Vec::new(),
             vc_accept_ptr: Vec::new(),
             va_from: Vec::new(),
-        }
+        };
+        routers.empty_flit_stores();
+        routers
     }
 
     /// Arrivals wait out a pipeline delay before they may ask for an output VC (routing that
