@@ -21,11 +21,11 @@ impl LocalExchange {
     pub fn connected(ranks: usize) -> Vec<LocalExchange> {
         let mut to: Vec<Vec<Sender<Vec<u8>>>> = (0..ranks).map(|_| Vec::new()).collect();
         let mut from: Vec<Vec<Receiver<Vec<u8>>>> = (0..ranks).map(|_| Vec::new()).collect();
-        for dst in 0..ranks {
+        for dst_from in from.iter_mut() {
             for src_to in to.iter_mut() {
                 let (tx, rx) = channel();
                 src_to.push(tx);
-                from[dst].push(rx);
+                dst_from.push(rx);
             }
         }
         to.into_iter().zip(from).enumerate().map(|(rank, (to, from))| LocalExchange { rank, to, from, bytes_sent: 0 }).collect()
@@ -67,9 +67,8 @@ pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, Ran
     });
     let mut first = None;
     for r in results {
-        match r? {
-            Some(result) => first = Some(result),
-            None => {}
+        if let Some(result) = r? {
+            first = Some(result);
         }
     }
     Ok(first.expect("rank 0 gives the result"))

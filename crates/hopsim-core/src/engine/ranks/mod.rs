@@ -250,10 +250,9 @@ impl Simulation {
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);
         }
-        if self.deadlock.is_some() {
+        if let Some((formed, _)) = self.deadlock {
             blocked.1.truncate(4);
-            let place = self.describe_blocked_from(blocked.0, &blocked.1);
-            self.deadlock.as_mut().expect("checked").1 = place;
+            self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
         let conservation = invariants::conclude(&self, accounting);
         self.release_network();
