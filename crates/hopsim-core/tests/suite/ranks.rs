@@ -88,3 +88,11 @@ fn what_ranks_cannot_do_yet_is_refused_naming_its_key() {
         other => panic!("17 ranks on 16 switches: {:?}", other.map(|r| r.metrics.packets_delivered)),
     }
 }
+
+#[test]
+fn a_deadlock_is_found_at_the_same_cycle_on_1_2_and_3_ranks() {
+    // The wait-for cycle crosses ranks: every rank sends its part of the graph to all.
+    let r = same_on_1_2_3_ranks(nets::DEADLOCKING_RING, "warmup = 100\ncycles = 200000");
+    assert!(r.metrics.deadlock, "this ring must deadlock");
+    assert!(r.metrics.deadlock_where.contains("wait-for cycle"), "{}", r.metrics.deadlock_where);
+}

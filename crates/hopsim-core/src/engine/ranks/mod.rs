@@ -163,6 +163,7 @@ impl Simulation {
         let mut out = vec![Vec::new(); plan.ranks];
         let mut crossing = Crossing::default();
         let mut visit = Vec::new();
+        let mut detector = super::deadlock::Detector::new(&self);
         let mut global = self.exchange(ex, &plan, &mut out, &mut crossing, 0)?;
         loop {
             if self.now >= window_end {
@@ -200,7 +201,19 @@ impl Simulation {
                     self.last_progress = now;
                     last_progress = now;
                 } else {
-                    self.deadlock = Some((now, String::new()));
+                    let parts = self.wait_for_graph(ex, &mut detector, now, own.clone())?;
+                    // Without a cycle the place is told from the switches holding flits,
+                    // gathered at the end.
+                    let place = detector.cycle_now_in_parts(parts, now).map_or_else(String::new, |found| super::deadlock::describe(&self, &found));
+                    self.deadlock = Some((now, place));
+                    self.now = now + 1;
+                    break;
+                }
+            }
+            if in_network > 0 && now >= detector.next_at {
+                let parts = self.wait_for_graph(ex, &mut detector, now, own.clone())?;
+                if let Some(found) = detector.check_parts(parts, now) {
+                    self.deadlock = Some((found.formed, super::deadlock::describe(&self, &found)));
                     self.now = now + 1;
                     break;
                 }
@@ -250,7 +263,7 @@ impl Simulation {
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);
         }
-        if let Some((formed, _)) = self.deadlock {
+        if let Some((formed, _)) = self.deadlock.as_ref().filter(|(_, place)| place.is_empty()).cloned() {
             blocked.1.truncate(4);
             self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
@@ -293,6 +306,14 @@ impl Simulation {
         }
         self.server_side.schedule_deferred(&mut self.cal, now);
         Ok(global)
+    }
+
+    /// The run's wait-for graph: every rank's part (`Detector::part`) of its own switches,
+    /// sent to every rank, in rank order.
+    fn wait_for_graph(&self, ex: &mut dyn Exchange, detector: &mut super::deadlock::Detector, now: u64, own: std::ops::Range<usize>) -> Result<Vec<super::deadlock::Graph>, RankFailure> {
+        let mine = detector.part(self, now, own).encode();
+        let parts = ex.all_to_all(vec![mine; ex.ranks()])?;
+        parts.iter().enumerate().map(|(r, bytes)| super::deadlock::Graph::decode(bytes).map_err(|e| RankFailure(format!("rank {r}'s wait-for graph is damaged: {e}")))).collect()
     }
 
     /// This rank's state at the end of a cycle, its events not sent yet.
