@@ -90,9 +90,6 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
     if spec.nic.kind() != crate::spec::ProtocolKind::None {
         return Err(SpecError::new("nic.protocol", format!("{:?}", spec.nic.kind()), "not yet on MPI ranks: no protocol"));
     }
-    if spec.packets_per_message() > 1 {
-        return Err(SpecError::new("message.packets", spec.packets_per_message(), "on MPI ranks so far: messages of one packet"));
-    }
     if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
         return Err(SpecError::new("routing.algorithm", format!("{:?}", spec.routing.algorithm), "not yet on MPI ranks: it reads other switches' queues"));
     }
@@ -156,6 +153,7 @@ impl Simulation {
         let servers = self.parts.servers.clone();
         let owns_server = |s: u32| plan.part.owner(servers.switch_of(s as usize)) == plan.rank;
         self.server_side.keep_timers_of(owns_server);
+        self.server_side.on_rank(crate::engine::server_side::remote::RemoteMessages::new(plan.rank, plan.ranks, plan.part));
         let window_end = self.server_side.stats().end;
         let drain_end = window_end.saturating_add(self.spec.run.drain);
         let watchdog = self.spec.run.watchdog;
@@ -280,9 +278,10 @@ impl Simulation {
         let mut msgs = Vec::with_capacity(plan.ranks);
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
-                msgs.push(wire::encode(status, &[], &mut self.packets));
+                msgs.push(wire::encode(status, &[], &mut self.packets, &[]));
             } else {
-                msgs.push(wire::encode(status, events, &mut self.packets));
+                let messages = self.server_side.messages_for(r);
+                msgs.push(wire::encode(status, events, &mut self.packets, &messages));
                 events.clear();
             }
         }
@@ -291,15 +290,21 @@ impl Simulation {
             return Err(RankFailure(format!("the exchange returned {} messages for {} ranks", incoming.len(), plan.ranks)));
         }
         let mut global = Global::new();
+        let mut windows = Vec::with_capacity(plan.ranks);
         for (r, bytes) in incoming.iter().enumerate() {
-            let window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
+            let mut window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
             global.add(&window.status);
+            // Before any packet: a message's first packet crosses a cycle after its record.
+            self.server_side.messages_from(r, std::mem::take(&mut window.messages));
+            windows.push(window);
+        }
+        for (r, window) in windows.iter().enumerate() {
             if r == plan.rank {
                 for (at, ev) in out[r].drain(..) {
                     self.cal.schedule(at, now, ev);
                 }
             } else {
-                for (at, ev) in crossing.take_in(r, &window, &mut self.packets) {
+                for (at, ev) in crossing.take_in(r, window, &mut self.packets) {
                     self.cal.schedule(at, now, ev);
                 }
             }
