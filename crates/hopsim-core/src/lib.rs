@@ -176,10 +176,11 @@ pub use engine::ranks::{Exchange, RankError, RankFailure};
 /// docs/parallel.md): `Ok(Some(result))` on rank 0, the same result JSON one process gives
 /// (`simulate_json_cancellable`, with `with_spec` and `seal` as there), `Ok(None)` on the
 /// others. Every rank is given the same spec, and every rank refuses it alike. `cycles`
-/// publishes the cycles simulated so far, as on one process.
-pub fn simulate_on_rank(spec_json: &str, exchange: &mut dyn Exchange, cycles: Option<Arc<AtomicU64>>, with_spec: bool, seal: Option<&str>) -> Result<Option<String>, RankError> {
+/// publishes the cycles simulated so far, as on one process. With `checkpoint`, each rank
+/// keeps its checkpoints beside its path (`engine::ranks::rank_checkpoint`).
+pub fn simulate_on_rank(spec_json: &str, exchange: &mut dyn Exchange, cycles: Option<Arc<AtomicU64>>, with_spec: bool, seal: Option<&str>, checkpoint: Option<&Checkpointing>) -> Result<Option<String>, RankError> {
     let spec = checked(spec_json, seal)?;
-    let Some(result) = engine::Simulation::run_on_rank(&spec, exchange, cycles)? else { return Ok(None) };
+    let Some(result) = engine::Simulation::run_on_rank(&spec, exchange, cycles, checkpoint)? else { return Ok(None) };
     Ok(Some(result_json(&result, with_spec.then_some(&spec))))
 }
 

@@ -98,7 +98,12 @@ impl Simulation {
     /// The run of `built` at the cycle the checkpoint at `path` was written, as if it had run
     /// there; `built` must come from the spec the checkpoint was written for.
     pub fn resume_from(built: Built, path: &Path) -> Result<Simulation, CheckpointError> {
-        let mut sim = Simulation::from_built(built);
+        Self::resume_with(Simulation::from_built(built), path, |_| Ok(()))
+    }
+
+    /// `sim`, built and started, at the cycle of the checkpoint at `path`; `extra` reads what
+    /// the writer added after the run's state (`save_with`: a rank's own state).
+    pub(super) fn resume_with(mut sim: Simulation, path: &Path, extra: impl FnOnce(&mut dyn Read) -> bincode::Result<()>) -> Result<Simulation, CheckpointError> {
         let file = std::fs::File::open(path).map_err(unreadable)?;
         let mut input = BufReader::with_capacity(1 << 20, file);
         let mut magic = [0u8; 8];
@@ -118,6 +123,7 @@ impl Simulation {
             return Err(CheckpointError::OtherSpec);
         }
         sim.restore(&mut input, header.cycle).map_err(damaged)?;
+        extra(&mut input).map_err(damaged)?;
         Ok(sim)
     }
 
@@ -149,7 +155,7 @@ impl Simulation {
     fn write_checkpoint(&mut self, looped: (u64, bool, &Detector)) {
         let Some(schedule) = &self.checkpoint else { return };
         let path = schedule.path.clone();
-        if let Err(e) = self.save(&path, looped) {
+        if let Err(e) = self.save_with(&path, looped, |_| Ok(())) {
             // The run itself is not harmed: it goes on, and says once that it has no checkpoint.
             eprintln!("hopsim: warning: the checkpoint of cycle {} could not be written to {}: {e}; the run goes on without checkpoints", self.now, path.display());
             self.checkpoint = None;
@@ -160,18 +166,19 @@ impl Simulation {
         }
     }
 
-    fn save(&self, path: &Path, looped: (u64, bool, &Detector)) -> std::io::Result<()> {
+    /// Write the checkpoint of cycle `self.now` to `path`, with `extra` after the run's state.
+    pub(super) fn save_with(&self, path: &Path, looped: (u64, bool, &Detector), extra: impl FnOnce(&mut dyn Write) -> bincode::Result<()>) -> std::io::Result<()> {
         let mut part = path.as_os_str().to_owned();
         part.push(".part");
         let part = PathBuf::from(part);
-        let written = self.write(&part, looped).and_then(|()| std::fs::rename(&part, path));
+        let written = self.write(&part, looped, extra).and_then(|()| std::fs::rename(&part, path));
         if written.is_err() {
             let _ = std::fs::remove_file(&part);
         }
         written
     }
 
-    fn write(&self, part: &Path, looped: (u64, bool, &Detector)) -> std::io::Result<()> {
+    fn write(&self, part: &Path, looped: (u64, bool, &Detector), extra: impl FnOnce(&mut dyn Write) -> bincode::Result<()>) -> std::io::Result<()> {
         let file = std::fs::File::create(part)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let header = Header { version: crate::VERSION.to_string(), spec: results_spec(&self.spec), cycle: self.now };
@@ -183,7 +190,8 @@ impl Simulation {
             bincode::serialize_into(&mut out, &self.packets)?;
             bincode::serialize_into(&mut out, &self.cal)?;
             self.switch_side.save(&mut out)?;
-            self.server_side.save(&mut out)
+            self.server_side.save(&mut out)?;
+            extra(&mut out)
         })();
         encoded.map_err(std::io::Error::other)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;

@@ -125,9 +125,16 @@ fn what_ranks_cannot_do_yet_is_refused_naming_its_key() {
     for (extra, key) in [
         ("[routing]\nalgorithm = \"ugal_g\"\n[traffic]\nload = 0.1\n", "routing.algorithm"),
         ("[nic]\nprotocol = \"put\"\n[traffic]\nload = 0.1\n", "nic.protocol"),
-        ("[traffic]\nload = 0.1\n[run]\ncheckpoint_every = 1000\n", "run.checkpoint_every"),
+        ("", "jobs.routing_mode"),
     ] {
-        let toml = if key == "routing.algorithm" { nets::dragonfly_ugal("ugal_g") } else { format!("{torus}{extra}") };
+        let toml = match key {
+            "routing.algorithm" => nets::dragonfly_ugal("ugal_g"),
+            "jobs.routing_mode" => "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 4\ncolumn_links = 3\nglobal_links_per_switch = 2\n\
+                 [router]\nvcs = 8\n[packet]\nbytes = 64\n[routing]\nalgorithm = \"aries\"\n[traffic]\n\
+                 [[jobs]]\nname = \"a\"\nranks = 4\nrouting_mode = \"app_aware\"\nworkload = { motif = \"alltoall\", bytes = 64 }\n"
+                .to_string(),
+            _ => format!("{torus}{extra}"),
+        };
         match local::run(&spec(&toml), 2) {
             Err(RankError::Spec(e)) => assert_eq!(e.key, key, "{e}"),
             other => panic!("{key}: expected a refusal, got {:?}", other.map(|r| r.metrics.packets_delivered)),
@@ -145,4 +152,41 @@ fn a_deadlock_is_found_at_the_same_cycle_on_1_2_and_3_ranks() {
     let r = same_on_1_2_3_ranks(nets::DEADLOCKING_RING, "warmup = 100\ncycles = 200000");
     assert!(r.metrics.deadlock, "this ring must deadlock");
     assert!(r.metrics.deadlock_where.contains("wait-for cycle"), "{}", r.metrics.deadlock_where);
+}
+
+/// `body` with `run` lines over `ranks` ranks, each writing its checkpoint half-way, then
+/// resumed from those checkpoints: the results of one process never stopped.
+fn same_after_resuming_on_ranks(name: &str, body: &str, run: &str, ranks: usize) {
+    let whole = common::run(&format!("{body}\n[run]\n{run}\n"));
+    let every = (whole.metrics.cycles / 2).max(1);
+    let toml = format!("{body}\n[run]\n{run}\ncheckpoint_every = {every}\n");
+    let dir = std::env::temp_dir().join(format!("hopsim-ranks-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.checkpoint");
+    let ck = |resume| hopsim_core::Checkpointing { path: path.clone(), resume };
+    let written = local::run_checkpointed(&spec(&toml), ranks, Some(&ck(false))).unwrap();
+    assert_eq!(fingerprint(&written), fingerprint(&whole), "writing checkpoints changed the results of {name}");
+    let files: Vec<_> = (0..ranks).map(|r| hopsim_core::engine::ranks::rank_checkpoint(&path, r, ranks)).collect();
+    assert!(files.iter().all(|f| f.exists()), "every rank writes its own checkpoint");
+    let resumed = local::run_checkpointed(&spec(&toml), ranks, Some(&ck(true))).unwrap();
+    assert_eq!(fingerprint(&resumed), fingerprint(&whole), "{name} resumed on {ranks} ranks differs from one process");
+    // One rank without its checkpoint: all start over, with the same results.
+    std::fs::remove_file(&files[ranks - 1]).unwrap();
+    let over = local::run_checkpointed(&spec(&toml), ranks, Some(&ck(true))).unwrap();
+    assert_eq!(fingerprint(&over), fingerprint(&whole), "{name} started over on {ranks} ranks");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ranks_resumed_from_their_checkpoints_give_the_results_of_a_run_never_stopped() {
+    // Packets whose heads crossed and tails have not, messages between ranks, a shared
+    // workload's ejections in flight: all in the checkpoints.
+    let wormhole = "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nflow_control = \"wormhole\"\ninput_buffer_phits = 4\n\
+         [message]\npackets = 3\n[traffic]\npattern = \"uniform\"\nload = 0.4";
+    same_after_resuming_on_ranks("wormhole", wormhole, "warmup = 300\ncycles = 1500\nseed = 3", 3);
+    let jobs = "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n[traffic]\n\
+         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
+         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
+         background = true\nallocation = { policy = \"linear\", offset = 16 }";
+    same_after_resuming_on_ranks("jobs", jobs, "warmup = 0\ncycles = 1000000", 2);
 }

@@ -52,12 +52,17 @@ impl Exchange for LocalExchange {
 
 /// The run of `spec` over `ranks` ranks, each a thread of this process: rank 0's result.
 pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, RankError> {
+    run_checkpointed(spec, ranks, None)
+}
+
+/// `run`, with each rank's checkpoints beside `checkpoint` (`Simulation::run_on_rank`).
+pub fn run_checkpointed(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>) -> Result<RunResult, RankError> {
     let exchanges = LocalExchange::connected(ranks);
     let results: Vec<Result<Option<RunResult>, RankError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = exchanges
             .into_iter()
             .map(|mut ex| {
-                scope.spawn(move || crate::engine::Simulation::run_on_rank(spec, &mut ex, None))
+                scope.spawn(move || crate::engine::Simulation::run_on_rank(spec, &mut ex, None, checkpoint))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(RankError::Rank(RankFailure("a rank panicked".into()))))).collect()

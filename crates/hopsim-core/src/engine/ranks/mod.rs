@@ -91,9 +91,6 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
     if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
         return Err(SpecError::new("routing.algorithm", format!("{:?}", spec.routing.algorithm), "not yet on MPI ranks: it reads other switches' queues"));
     }
-    if spec.run.checkpoint_every != 0 {
-        return Err(SpecError::new("run.checkpoint_every", spec.run.checkpoint_every, "not yet on MPI ranks"));
-    }
     Ok(())
 }
 
@@ -131,6 +128,13 @@ impl Schedule for RankSend<'_> {
     }
 }
 
+/// Where rank `rank` of `ranks` keeps its checkpoint, beside `path`.
+pub fn rank_checkpoint(path: &std::path::Path, rank: usize, ranks: usize) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".rank-{rank}-of-{ranks}"));
+    name.into()
+}
+
 /// Every rank's calls of a cycle (each in its own order, with the cycle its ejection was
 /// scheduled in) in the order one process makes them: a cycle delivers its events in the
 /// order they were scheduled, and a cycle schedules its switches' in ascending switch
@@ -159,20 +163,69 @@ struct RankEnd {
 impl Simulation {
     /// This rank's part of the run of `spec` over `exchange.ranks()` ranks, publishing its
     /// cycles in `progress` if given: the run's result on rank 0, `None` on the others.
-    pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>) -> Result<Option<RunResult>, RankError> {
+    /// With `checkpoint`, each rank writes its own checkpoint beside that path
+    /// (`rank_checkpoint`), and the ranks go on from theirs if asked and if all of them
+    /// have one of the same cycle; otherwise the run starts over, said once on rank 0.
+    pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>) -> Result<Option<RunResult>, RankError> {
         let built = super::Built::new(spec)?;
         let switches = built.parts.topo.num_switches();
         check_supported(spec, ex.ranks(), switches)?;
         let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
-        let shared = !built.workload.servers_independent();
-        let mut sim = Simulation::unstarted(built);
+        let fresh = |built: super::Built| {
+            let shared = !built.workload.servers_independent();
+            let mut sim = Simulation::unstarted(built);
+            sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.ranks, plan.part, shared));
+            sim.with_workload(0, |w, cx| w.start(cx));
+            sim
+        };
+        let path = checkpoint.map(|c| rank_checkpoint(&c.path, plan.rank, plan.ranks));
+        let mut resumed = None;
+        if let (Some(c), Some(path)) = (checkpoint, &path) {
+            if c.resume && path.exists() {
+                let mut saved: Option<(Global, Crossing, Vec<u8>)> = None;
+                let read = |input: &mut dyn std::io::Read| {
+                    saved = Some(bincode::deserialize_from(input)?);
+                    Ok(())
+                };
+                match Simulation::resume_with(fresh(super::Built::new(spec)?), path, read) {
+                    Ok(sim) => resumed = Some((sim, saved.expect("read with the checkpoint"))),
+                    Err(e) => eprintln!("hopsim: rank {}: the checkpoint {} is {e}", plan.rank, path.display()),
+                }
+            }
+        }
+        let mut start = None;
+        if checkpoint.is_some_and(|c| c.resume) {
+            // Every rank goes on from the same cycle, or all start over.
+            let cycle = resumed.as_ref().map_or(u64::MAX, |(sim, _)| sim.now);
+            let all = ex.all_to_all(vec![cycle.to_le_bytes().to_vec(); plan.ranks])?;
+            let same = all.iter().all(|b| b.as_slice() == cycle.to_le_bytes());
+            match resumed {
+                Some((mut sim, (global, crossing, view))) if same => {
+                    let view_state = sim.server_side.rank_view().expect("on ranks").restore(&mut view.as_slice());
+                    view_state.map_err(|e| RankFailure(format!("rank {}'s checkpoint is damaged: {e}", plan.rank)))?;
+                    if plan.rank == 0 {
+                        eprintln!("hopsim: going on from the ranks' checkpoints at cycle {cycle}");
+                    }
+                    start = Some((sim, global, crossing));
+                }
+                _ if plan.rank == 0 && all.iter().any(|b| b.as_slice() != u64::MAX.to_le_bytes()) => {
+                    eprintln!("hopsim: the ranks' checkpoints are not all of one cycle: the run starts from its first cycle");
+                }
+                _ => {}
+            }
+        }
+        let (mut sim, resumed) = match start {
+            Some((sim, global, crossing)) => (sim, Some((global, crossing))),
+            None => (fresh(built), None),
+        };
         sim.progress = progress;
-        sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.ranks, plan.part, shared));
-        sim.with_workload(0, |w, cx| w.start(cx));
-        sim.run_rank(ex, plan)
+        if let Some(path) = path {
+            sim.checkpoint_to(path);
+        }
+        sim.run_rank(ex, plan, resumed)
     }
 
-    fn run_rank(mut self, ex: &mut dyn Exchange, plan: Plan) -> Result<Option<RunResult>, RankError> {
+    fn run_rank(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Global, Crossing)>) -> Result<Option<RunResult>, RankError> {
         let started = std::time::Instant::now();
         let own = plan.part.range(plan.rank);
         let servers = self.parts.servers.clone();
@@ -180,18 +233,25 @@ impl Simulation {
         let window_end = self.server_side.stats().end;
         let drain_end = window_end.saturating_add(self.spec.run.drain);
         let watchdog = self.spec.run.watchdog;
-        let mut end = window_end;
         let mut out = vec![Vec::new(); plan.ranks];
-        let mut crossing = Crossing::default();
         let mut visit = Vec::new();
-        let mut detector = super::deadlock::Detector::new(&self);
-        let mut global = self.exchange(ex, &plan, &mut out, &mut crossing, 0)?;
+        let (mut end, mut detector, mut crossing, mut global) = match (self.resumed.take(), resumed) {
+            (Some((end, _, detector)), Some((global, crossing))) => (end, detector, crossing, global),
+            _ => {
+                let mut crossing = Crossing::default();
+                let global = self.exchange(ex, &plan, &mut out, &mut crossing, 0)?;
+                (window_end, super::deadlock::Detector::new(&self), crossing, global)
+            }
+        };
         loop {
             if self.now >= window_end {
                 if self.now >= drain_end || !global.measured_undelivered() {
                     break;
                 }
                 end = drain_end;
+            }
+            if self.checkpoint.as_ref().is_some_and(|c| self.now >= c.next) {
+                self.rank_checkpoint((end, false, &detector), &global, &crossing);
             }
             let now = self.now;
             if let Some(p) = &self.progress {
@@ -342,6 +402,34 @@ impl Simulation {
         }
         self.server_side.schedule_deferred(&mut self.cal, now);
         Ok(global)
+    }
+
+    /// Write this rank's checkpoint of cycle `self.now`: the run's state as one process
+    /// writes it, then the rank's own (the run's state summed over ranks, the packets whose
+    /// heads crossed and tails have not, the messages between ranks).
+    #[cold]
+    fn rank_checkpoint(&mut self, looped: (u64, bool, &super::deadlock::Detector), global: &Global, crossing: &Crossing) {
+        let Some(schedule) = &self.checkpoint else { return };
+        let path = schedule.path.clone();
+        let mut view = Vec::new();
+        let saved = self.server_side.rank_view().expect("on ranks").save(&mut view);
+        let extra = |out: &mut dyn std::io::Write| {
+            saved?;
+            bincode::serialize_into(out, &(global, crossing, &view))
+        };
+        match self.save_with(&path, looped, extra) {
+            Ok(()) => {
+                if let Some(s) = &mut self.checkpoint {
+                    s.next = self.now + s.every;
+                }
+            }
+            Err(e) => {
+                // The other ranks write theirs: a run resumed from them starts over, since
+                // this rank's is of an earlier cycle or missing.
+                eprintln!("hopsim: warning: the checkpoint of cycle {} could not be written to {}: {e}; this rank goes on without checkpoints", self.now, path.display());
+                self.checkpoint = None;
+            }
+        }
     }
 
     /// A shared workload's calls of the cycle (`server_side::rank::Shared`): every rank's

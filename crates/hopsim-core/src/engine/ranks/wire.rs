@@ -35,7 +35,7 @@ pub struct Status {
 }
 
 /// The run's state after a cycle, summed over the ranks' `Status`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Global {
     pub injected: u64,
     pub delivered: u64,
@@ -117,7 +117,7 @@ pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the
 /// sender's rank and packet number to the number of this rank's copy.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Crossing(HashMap<(u32, u32), u32>);
 
 impl Crossing {

@@ -222,6 +222,11 @@ impl ServerSide {
         self.rank = Some(Box::new(view));
     }
 
+    /// This rank's view (`rank::RankView`), on ranks.
+    pub fn rank_view(&mut self) -> Option<&mut rank::RankView> {
+        self.rank.as_deref_mut()
+    }
+
     /// The message records to send to rank `to` (`RankView`).
     pub fn messages_for(&mut self, to: usize) -> Vec<(u32, crate::message::Message)> {
         self.rank.as_mut().map_or_else(Vec::new, |r| r.take_outgoing(to))

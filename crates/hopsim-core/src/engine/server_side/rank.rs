@@ -140,6 +140,23 @@ impl RankView {
         }
     }
 
+    /// What a checkpoint keeps of it between two cycles (engine/checkpoint.rs), when the
+    /// records to send and the calls of the cycle are all sent.
+    pub fn save(&self, out: &mut dyn std::io::Write) -> bincode::Result<()> {
+        bincode::serialize_into(out, &(&self.serial_of, self.next_serial, &self.local, &self.key_of, self.shared.as_ref().map(|s| &s.eject_sent)))
+    }
+
+    /// Back to what `save` wrote, on a view made for the same rank.
+    pub fn restore(&mut self, input: &mut dyn std::io::Read) -> bincode::Result<()> {
+        type Saved = (HashMap<u32, u32>, u32, HashMap<(u32, u32), u32>, HashMap<u32, (u32, u32)>, Option<HashMap<u32, u64>>);
+        let eject_sent;
+        (self.serial_of, self.next_serial, self.local, self.key_of, eject_sent) = bincode::deserialize_from::<_, Saved>(input)?;
+        if let (Some(shared), Some(sent)) = (&mut self.shared, eject_sent) {
+            shared.eject_sent = sent;
+        }
+        Ok(())
+    }
+
     /// An own server's stream was drawn from outside the workload.
     #[inline]
     pub fn drew(&mut self, server: u32) {
