@@ -45,7 +45,14 @@ def _cluster_client(args, exp):
 
 
 def cmd_run(args) -> int:
-    from . import api, outdir, sweep
+    from . import api, mpi, outdir, sweep
+
+    ranks = mpi.session()
+    if ranks is not None:
+        if args.cluster is not None:
+            raise SpecError(f"--cluster: not with mpirun: each run goes over the {ranks.size} MPI ranks")
+        if args.threads is not None:
+            raise SpecError(f"--threads: not with mpirun: each run goes over the {ranks.size} MPI ranks, one run after another")
 
     source = args.file
     if source is None:
@@ -69,9 +76,14 @@ def cmd_run(args) -> int:
         from .cluster import ClusterKind
 
         ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
+    if ranks is not None:
+        mpi.check_fits(exp.runs, ranks.size)
     with outdir.lock(sweep.prepare_out(out)):
         if not args.quiet:
-            sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+            over = f" over {ranks.size} MPI ranks" if ranks is not None else ""
+            sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()}{over} -> {out}\n")
+        if ranks is not None:
+            return _run_on_ranks(args, exp, out, ranks)
         client, close = _cluster_client(args, exp)
         try:
             return _run_and_report(args, exp, out, client)
@@ -80,9 +92,26 @@ def cmd_run(args) -> int:
                 close()
 
 
-def _run_and_report(args, exp, out: Path, client) -> int:
+def _run_on_ranks(args, exp, out: Path, ranks) -> int:
+    """``hopsim run`` on rank 0 of an mpirun: each run over every rank, written here."""
+    from . import results
+
+    def complete() -> int:
+        return sum(results.is_complete(out / r.name) for r in exp.runs)
+
+    # mpirun ends every rank a moment after one has died: say so, and what is kept.
+    ranks.on_stopped(lambda: f"{complete()} of {len(exp.runs)} runs are complete in {out}; "
+                             f"'{resume_command(args, out, ranks.size)}' finishes the rest")
+    try:
+        return _run_and_report(args, exp, out, ranks, on_runs_done=ranks.stop)
+    finally:
+        ranks.on_stopped(lambda: "")
+
+
+def _run_and_report(args, exp, out: Path, client, on_runs_done=None) -> int:
     from . import api, sweep
 
+    ranks = getattr(client, "size", None) if on_runs_done is not None else None
     try:
         sweep.execute(
             exp,
@@ -94,6 +123,17 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             client=client,
             replace_changed=args.replace_changed,
         )
+    except sweep.SweepStopped as e:  # an MPI rank lost: no run can go on
+        if on_runs_done is not None:
+            on_runs_done()
+        try:
+            api.build_outputs(exp, out, plots=False, report=False)
+        except Exception:
+            pass
+        done = len(sweep.complete_runs(exp, out)) if out.is_dir() else 0
+        _err(f"{e}; {done} of {len(exp.runs)} runs are complete in {out}; "
+             f"'{resume_command(args, out, ranks)}' finishes the rest")
+        return EXIT_RUN_FAILED
     except sweep.SweepInterrupted as e:
         try:
             api.build_outputs(exp, out, plots=False, report=False)
@@ -101,10 +141,12 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             pass
         sys.stderr.write(
             f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
-            f"{resume_command(args, out)} finishes the rest\n"
+            f"{resume_command(args, out, ranks)} finishes the rest\n"
         )
         return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
+        if on_runs_done is not None:
+            on_runs_done()
         try:
             api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
                                   job_baseline=args.job_baseline, **_figure_args(args))
@@ -112,6 +154,8 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             pass
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
+    if on_runs_done is not None:
+        on_runs_done()  # the other ranks' part is done: they end while this one writes
     frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
                                   job_baseline=args.job_baseline, **_figure_args(args))
     from .summary import print_summary
@@ -120,12 +164,13 @@ def _run_and_report(args, exp, out: Path, client) -> int:
     return 0
 
 
-def resume_command(args, out: Path) -> str:
+def resume_command(args, out: Path, ranks: int | None = None) -> str:
     """The command that finishes an interrupted ``hopsim run``: the same file, output
-    directory, --set overrides and options, shell-quoted, with --resume."""
+    directory, --set overrides and options, shell-quoted, with --resume; launched by
+    ``mpirun -n RANKS`` when given."""
     import shlex
 
-    words = ["hopsim", "run"] + ([args.file] if args.file else []) + ["--out", str(out), "--resume"]
+    words = (["mpirun", "-n", str(ranks)] if ranks else []) + ["hopsim", "run"] + ([args.file] if args.file else []) + ["--out", str(out), "--resume"]
     for item in args.overrides:
         words += ["--set", item]
     if args.replace_changed:
@@ -305,7 +350,39 @@ def reader_left() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hopsim`` command."""
+    """Entry point of the ``hopsim`` command. Launched by mpirun on several ranks, rank 0
+    runs the command, each run over every rank, and the others follow it (hopsim.mpi)."""
+    from . import mpi
+
+    if mpi.launched_size() in (None, 1):
+        return _main(argv)
+    return _main_on_ranks(argv)
+
+
+def _main_on_ranks(argv: Sequence[str] | None) -> int:
+    from . import mpi
+
+    try:
+        ranks = mpi.start()
+    except SpecError as e:
+        # mpi4py missing, or ranks of different builds: the same on every rank; rank 0 says
+        # it and carries the exit code (mpirun reports the first rank that exits non-zero).
+        if mpi.launched_rank() == 0:
+            _err(str(e))
+            return EXIT_USER_ERROR
+        return 0
+    if ranks is None:
+        return _main(argv)
+    if ranks.rank != 0:
+        return ranks.follow()
+    ranks.on_stopped(lambda: "")
+    try:
+        return _main(argv)
+    finally:
+        ranks.stop()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from .spec import SpecError
 
     parser = build_parser()
