@@ -277,9 +277,7 @@ class RankRuns:
         self.thread.start()
 
     def _work(self, todo: list[Any]) -> None:
-        import json
-
-        from . import engine, traces
+        from . import engine
 
         for run in todo:
             if self.stopping.is_set():
@@ -290,9 +288,7 @@ class RankRuns:
                 t0 = time.perf_counter()
                 out = engine._engine(lambda: self.ranks.order(text, seal, progress=self.counter))
                 wall = time.perf_counter() - t0
-                result = json.loads(out)
-                if "spec" in result:
-                    traces.as_written(result["spec"])
+                result = engine.result_from_json(out)
                 self.store(run, self.out, result, wall, self.engine_version)
                 self.finished.put((run, None))
             except BaseException as e:  # noqa: BLE001 - the sweep reports it
@@ -364,6 +360,36 @@ def start() -> Ranks | None:
     _session = ranks
     ranks.check_launch()
     return ranks
+
+
+#: The communicators :func:`simulate` has checked (their launch), by handle.
+_checked: dict[int, Ranks] = {}
+
+
+def simulate(comm: Any, spec: Any) -> tuple[str | None, float]:
+    """``hopsim.simulate(spec, ranks=comm)``: every rank of the mpi4py communicator ``comm``
+    calls it with the same spec; the run is partitioned over them. Rank 0 gets the result
+    JSON (with the normalized spec), the others None; and the wall time. The ranks' builds
+    are checked the first time (:meth:`Ranks.check_launch`), the network's switches against
+    the ranks each time (:func:`check_fits`'s message): :class:`SpecError` on every rank."""
+    from . import engine
+
+    key = comm.py2f()
+    if key not in _checked:
+        ranks = Ranks(comm)
+        ranks.check_launch()
+        _checked[key] = ranks
+    ranks = _checked[key]
+    switches = int(engine.topology(spec)["switches"])
+    if switches < ranks.size:
+        raise SpecError(
+            f"{ranks.size} MPI ranks, but the network has {switches} switch{'es' if switches != 1 else ''}: each "
+            f"rank simulates a share of the switches; use a communicator of at most {switches} ranks"
+        )
+    text = engine.spec_to_json(spec)
+    t0 = time.perf_counter()
+    out = engine._engine(lambda: ranks.run(text, None, with_spec=True))
+    return out, time.perf_counter() - t0
 
 
 def measure(calls: int = 2000, bytes_per_rank: int = 64) -> float:

