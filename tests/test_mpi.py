@@ -298,14 +298,18 @@ def _rank_process(launcher, rank: int, timeout: float = 60):
 
 
 @needs_mpi
-def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished(tmp_path):
-    """Open MPI's mpirun ends every rank a fraction of a second after one dies (SIGTERM, then
-    SIGKILL) and prints its own banner naming the rank; rank 0 says first, in one line,
-    which runs are kept and the command that finishes the rest."""
+@pytest.mark.parametrize("ft", [False, True], ids=["mpirun-ends-the-job", "with-ft-ulfm"])
+def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished(tmp_path, ft):
+    """By default Open MPI's mpirun ends every rank a fraction of a second after one dies
+    (SIGTERM, then SIGKILL) and prints its own banner naming the rank: rank 0 says first, in
+    one line, which runs are kept and the command that finishes the rest. Under
+    ``mpirun --with-ft ulfm`` the ranks are not ended: rank 0's exchange fails, it names the
+    rank lost, writes runs.csv of the runs kept and exits 1."""
     path = write_spec(tmp_path, LONG, sweep="seeds = [1, 2]\n")
     out = tmp_path / "out"
-    proc = subprocess.Popen(mpirun_args(2, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    more = ["--with-ft", "ulfm"] if ft else []
+    cmd = mpirun_args(2, *more, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
     try:
         victim = _rank_process(proc, 1)
         first = out / "seed=1" / results.COMPLETE
@@ -319,8 +323,14 @@ def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode != 0
     [line] = error_lines(stderr)
-    assert "another rank ended" in line and "1 of 2 runs are complete" in line, line
+    assert "1 of 2 runs are complete" in line, line
     assert "mpirun -n 2 hopsim run" in line and "--resume" in line, line
     assert results.is_complete(out / "seed=1") and not (out / "seed=2").exists()
+    if ft:
+        assert proc.returncode == 1, stderr[-3000:]
+        assert "rank 1 of 2 ended" in line and "during the run seed=2" in line, line
+        assert list(pd.read_csv(out / "runs.csv")["run"]) == ["seed=1"]
+    else:
+        assert proc.returncode != 0
+        assert "another rank ended" in line, line

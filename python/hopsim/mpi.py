@@ -291,10 +291,11 @@ class RankRuns:
                 result = engine.result_from_json(out)
                 self.store(run, self.out, result, wall, self.engine_version)
                 self.finished.put((run, None))
+            except RanksLost as e:
+                self.finished.put((run, RanksLost(f"{e}, during the run {run.name}")))
+                return
             except BaseException as e:  # noqa: BLE001 - the sweep reports it
                 self.finished.put((run, e))
-                if isinstance(e, RanksLost):
-                    return
 
     def wait(self, timeout: float) -> list[tuple[Any, BaseException | None]]:
         got = []
