@@ -159,12 +159,29 @@ pub fn simulate_validated(
     if cancel.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    if with_spec {
-        let mut v = serde_json::to_value(&result).expect("results serialise");
-        v["spec"] = serde_json::to_value(normalised(spec)).expect("specs serialise");
-        return Ok(Some(v.to_string()));
-    }
-    Ok(Some(serde_json::to_string(&result).expect("results serialise")))
+    Ok(Some(result_json(&result, with_spec.then_some(spec))))
+}
+
+/// A result as JSON, with the spec it ran (its defaults filled in) if given.
+fn result_json(result: &RunResult, spec: Option<&spec::Validated>) -> String {
+    let Some(spec) = spec else { return serde_json::to_string(result).expect("results serialise") };
+    let mut v = serde_json::to_value(result).expect("results serialise");
+    v["spec"] = serde_json::to_value(normalised(spec)).expect("specs serialise");
+    v.to_string()
+}
+
+pub use engine::ranks::{Exchange, RankError, RankFailure};
+
+/// One rank's part of the run of `spec_json` over `exchange.ranks()` ranks (engine/ranks,
+/// docs/parallel.md): `Ok(Some(result))` on rank 0, the same result JSON one process gives
+/// (`simulate_json_cancellable`, with `with_spec` and `seal` as there), `Ok(None)` on the
+/// others. Every rank is given the same spec, and every rank refuses it alike. `cycles`
+/// publishes the cycles simulated so far, as on one process.
+pub fn simulate_on_rank(spec_json: &str, exchange: &mut dyn Exchange, cycles: Option<Arc<AtomicU64>>, with_spec: bool, seal: Option<&str>) -> Result<Option<String>, RankError> {
+    let spec = checked(spec_json, seal)?;
+    let sim = followed(engine::Simulation::new(&spec)?, cycles, None);
+    let Some(result) = sim.run_on_rank(exchange)? else { return Ok(None) };
+    Ok(Some(result_json(&result, with_spec.then_some(&spec))))
 }
 
 /// Check a spec completely (names, ranges, combinations) without running it; returns it

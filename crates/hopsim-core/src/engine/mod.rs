@@ -17,6 +17,7 @@ mod head_routing;
 mod invariants;
 pub mod memory;
 pub mod parallel;
+pub mod ranks;
 mod report;
 mod server_side;
 mod switch_side;
@@ -630,11 +631,17 @@ impl Simulation {
 
     /// Where a deadlock sits: switches whose input buffers hold flits that cannot move.
     fn describe_blocked(&self) -> String {
+        let (count, blocked) = self.blocked_switches(0..self.parts.topo.num_switches());
+        self.describe_blocked_from(count, &blocked)
+    }
+
+    /// Among `switches`, how many hold flits, and the first four of them described.
+    fn blocked_switches(&self, switches: std::ops::Range<usize>) -> (usize, Vec<String>) {
         let vcs = self.parts.params.vcs;
         let routers = self.switch_side.routers();
         let mut blocked = Vec::new();
         let mut count = 0;
-        for s in 0..self.parts.topo.num_switches() {
+        for s in switches {
             let base = routers.first_port(s);
             let held: u32 = routers.ports_of(s).map(|gp| routers.ports[gp].in_flits).sum();
             if held == 0 {
@@ -655,6 +662,11 @@ impl Simulation {
                 blocked.push(format!("switch {s} {coords:?} [{}]", vcs_full.join(", ")));
             }
         }
+        (count, blocked)
+    }
+
+    /// The deadlock's place from the switches holding flits (`blocked_switches`).
+    fn describe_blocked_from(&self, count: usize, blocked: &[String]) -> String {
         if count == 0 {
             // Nothing is scheduled and no switch holds a flit: the packets sit where no
             // switch can move them (a NIC), which is not a deadlock of the network.

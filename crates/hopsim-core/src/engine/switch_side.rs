@@ -99,6 +99,14 @@ impl SwitchSide {
     }
 
     /// The switches' state, to read.
+    /// The phits sent by the ports from global port `first` on, as another rank counted them
+    /// (engine/ranks: rank 0 reports every link).
+    pub fn set_link_phits(&mut self, first: usize, phits: &[u32]) {
+        for (port, &p) in self.routers.ports[first..first + phits.len()].iter_mut().zip(phits) {
+            port.link_phits = p;
+        }
+    }
+
     pub fn routers(&self) -> &Routers {
         &self.routers
     }

@@ -48,6 +48,18 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Add `other`'s counts (the same NIC's, counted by another rank of the run).
+    pub fn add(&mut self, other: &Counters) {
+        self.request_flits += other.request_flits;
+        self.stalled_cycles += other.stalled_cycles;
+        self.request_packets += other.request_packets;
+        self.responses_received += other.responses_received;
+        self.request_latency += other.request_latency;
+        self.responses_sent += other.responses_sent;
+        self.packets += other.packets;
+        self.latency_sum += other.latency_sum;
+    }
+
     /// What was counted since `earlier`, a copy of these counters.
     pub fn since(&self, earlier: &Counters) -> Counters {
         Counters {
@@ -413,6 +425,24 @@ impl Nics {
     /// Phits still in the NICs' queues (not yet on the injection channel).
     pub fn queued_phits(&self) -> u64 {
         self.queued_phits
+    }
+
+    /// Take in the NICs of another rank of the same run: the state of the NICs it owns
+    /// (`owns`), and every NIC's counters, since a packet is counted at its source's NIC by
+    /// the rank that delivers it.
+    pub fn absorb(&mut self, other: &Nics, owns: impl Fn(usize) -> bool) {
+        for s in 0..self.nics.len() {
+            if owns(s) {
+                self.nics[s] = other.nics[s];
+                let v = self.vcs;
+                self.credits[s * v..(s + 1) * v].copy_from_slice(&other.credits[s * v..(s + 1) * v]);
+            }
+            self.counters[s].add(&other.counters[s]);
+            self.totals[s].add(&other.totals[s]);
+        }
+        self.queued_phits += other.queued_phits;
+        self.injected += other.injected;
+        self.injected_measured_phits += other.injected_measured_phits;
     }
 }
 

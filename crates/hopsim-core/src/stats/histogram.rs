@@ -37,6 +37,18 @@ impl Histogram {
     pub fn count(&self) -> u64 {
         self.count
     }
+    /// Add what `other` counted, as if its values had been added here (a run on MPI ranks
+    /// sums its ranks' histograms).
+    pub fn absorb(&mut self, other: &Histogram) {
+        if self.exact.len() < other.exact.len() {
+            self.exact.resize(other.exact.len(), 0);
+        }
+        self.exact.iter_mut().zip(&other.exact).for_each(|(a, b)| *a += b);
+        self.coarse.iter_mut().zip(&other.coarse).for_each(|(a, b)| *a += b);
+        self.count += other.count;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
     pub fn mean(&self) -> f64 {
         if self.count == 0 {
             f64::NAN

@@ -218,6 +218,52 @@ impl Stats {
         self.reorder_delay_sum += waited;
         self.reorder_released += 1;
     }
+
+    /// Add what `other`, the statistics of another part of the same run, counted (a run on
+    /// MPI ranks: each counts what its own servers generate and receive). Every field is a
+    /// count, a sum or a maximum, so the order of the parts does not matter.
+    pub fn absorb(&mut self, other: &Stats) {
+        fn add_vec<T: Copy + Default>(a: &mut Vec<T>, b: &[T], add: impl Fn(&mut T, T)) {
+            if a.len() < b.len() {
+                a.resize(b.len(), T::default());
+            }
+            a.iter_mut().zip(b).for_each(|(x, &y)| add(x, y));
+        }
+        self.latency.absorb(&other.latency);
+        self.message_latency.absorb(&other.message_latency);
+        self.ack_latency.absorb(&other.ack_latency);
+        self.network_latency_sum += other.network_latency_sum;
+        self.queueing_latency_sum += other.queueing_latency_sum;
+        self.hops_sum += other.hops_sum;
+        self.nonminimal_measured += other.nonminimal_measured;
+        for (a, b) in self.by_mode.iter_mut().zip(&other.by_mode) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+        self.extra_link_latency_sum += other.extra_link_latency_sum;
+        add_vec(&mut self.hops_count, &other.hops_count, |a, b| *a += b);
+        self.measured_packet_phits += other.measured_packet_phits;
+        self.delivered_measured += other.delivered_measured;
+        self.generated_measured_phits += other.generated_measured_phits;
+        self.ejected_window_phits += other.ejected_window_phits;
+        add_vec(&mut self.bins, &other.bins, |a, b| {
+            a.generated_phits += b.generated_phits;
+            a.ejected_phits += b.ejected_phits;
+            a.latency_sum += b.latency_sum;
+            a.delivered += b.delivered;
+            a.injected_delivered += b.injected_delivered;
+            a.injected_nonminimal += b.injected_nonminimal;
+        });
+        self.packets_generated += other.packets_generated;
+        self.packets_delivered += other.packets_delivered;
+        self.phits_generated += other.phits_generated;
+        self.phits_delivered += other.phits_delivered;
+        self.packets_out_of_order += other.packets_out_of_order;
+        self.reorder_delay_sum += other.reorder_delay_sum;
+        self.reorder_released += other.reorder_released;
+        self.reorder_buffer_max = self.reorder_buffer_max.max(other.reorder_buffer_max);
+        self.packets_dropped_at_source += other.packets_dropped_at_source;
+    }
 }
 
 #[cfg(test)]

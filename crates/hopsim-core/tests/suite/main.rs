@@ -26,6 +26,7 @@ mod module_cycles;
 mod other_kinds_keys;
 mod messages;
 mod protocol;
+mod ranks;
 mod routing;
 mod skeletons;
 mod slim_fly;

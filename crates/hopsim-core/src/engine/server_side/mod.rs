@@ -188,6 +188,37 @@ impl ServerSide {
         self.nic_visit = due;
     }
 
+    /// Whether NIC steps' events are held back (`step_nics` with `defer`).
+    pub fn holds_nic_events(&self) -> bool {
+        !self.nic_events.is_empty()
+    }
+
+    /// Keep only the workload timers of the servers `owns` names: on MPI ranks every rank
+    /// builds and starts the whole workload, then fires its own servers' timers only
+    /// (engine/ranks). The workload's own state is per server, drawn from the servers'
+    /// random streams, so the others' draws at the start change nothing of a rank's.
+    pub fn keep_timers_of(&mut self, owns: impl Fn(u32) -> bool) {
+        let mut kept = Timers::default();
+        let mut at = self.timers.next_at();
+        while let Some(t) = at {
+            self.timers.start(t);
+            while let Some(s) = self.timers.next() {
+                if owns(s) {
+                    kept.push(t, s);
+                }
+            }
+            at = self.timers.next_at();
+        }
+        self.timers = kept;
+    }
+
+    /// Take in what another rank of the same run counted (engine/ranks): its statistics,
+    /// and its NICs (`Nics::absorb`), of which `owns` names its own.
+    pub fn absorb(&mut self, stats: &Stats, nics: &Nics, owns: impl Fn(usize) -> bool) {
+        self.stats.absorb(stats);
+        self.nics.absorb(nics, owns);
+    }
+
     /// Put the events the NIC steps held back (`step_nics` with `defer`) into the calendar.
     pub fn schedule_deferred(&mut self, cal: &mut Calendar, now: u64) {
         for (at, ev) in self.nic_events.drain(..) {

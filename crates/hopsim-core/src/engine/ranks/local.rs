@@ -1,0 +1,75 @@
+//! Ranks as threads of one process, each with its own `Simulation`, exchanging through
+//! channels what MPI ranks exchange through their communicator: the same partition and the
+//! same messages without an MPI library, to check a run's partition (tests, and a quick
+//! look at what a run would exchange before taking it to a cluster).
+
+use super::{Exchange, RankError, RankFailure};
+use crate::stats::RunResult;
+use std::sync::mpsc::{channel, Receiver, Sender};
+
+/// One rank's ends of the channels: to every rank, and from every rank.
+pub struct LocalExchange {
+    rank: usize,
+    to: Vec<Sender<Vec<u8>>>,
+    from: Vec<Receiver<Vec<u8>>>,
+    /// Bytes this rank sent to other ranks.
+    pub bytes_sent: u64,
+}
+
+impl LocalExchange {
+    /// The exchanges of `ranks` ranks, connected to each other.
+    pub fn connected(ranks: usize) -> Vec<LocalExchange> {
+        let mut to: Vec<Vec<Sender<Vec<u8>>>> = (0..ranks).map(|_| Vec::new()).collect();
+        let mut from: Vec<Vec<Receiver<Vec<u8>>>> = (0..ranks).map(|_| Vec::new()).collect();
+        for dst_from in from.iter_mut() {
+            for src_to in to.iter_mut() {
+                let (tx, rx) = channel();
+                src_to.push(tx);
+                dst_from.push(rx);
+            }
+        }
+        to.into_iter().zip(from).enumerate().map(|(rank, (to, from))| LocalExchange { rank, to, from, bytes_sent: 0 }).collect()
+    }
+}
+
+impl Exchange for LocalExchange {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn ranks(&self) -> usize {
+        self.to.len()
+    }
+    fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RankFailure> {
+        for (r, msg) in out.into_iter().enumerate() {
+            if r != self.rank {
+                self.bytes_sent += msg.len() as u64;
+            }
+            self.to[r].send(msg).map_err(|_| RankFailure(format!("rank {r} has stopped")))?;
+        }
+        self.from.iter().enumerate().map(|(r, rx)| rx.recv().map_err(|_| RankFailure(format!("rank {r} has stopped")))).collect()
+    }
+}
+
+/// The run of `spec` over `ranks` ranks, each a thread of this process: rank 0's result.
+pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, RankError> {
+    let exchanges = LocalExchange::connected(ranks);
+    let results: Vec<Result<Option<RunResult>, RankError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = exchanges
+            .into_iter()
+            .map(|mut ex| {
+                scope.spawn(move || {
+                    let sim = crate::engine::Simulation::new(spec)?;
+                    sim.run_on_rank(&mut ex)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(RankError::Rank(RankFailure("a rank panicked".into()))))).collect()
+    });
+    let mut first = None;
+    for r in results {
+        if let Some(result) = r? {
+            first = Some(result);
+        }
+    }
+    Ok(first.expect("rank 0 gives the result"))
+}

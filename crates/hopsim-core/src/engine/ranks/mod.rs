@@ -1,0 +1,315 @@
+//! One run over several processes, MPI ranks on one machine or many (docs/parallel.md).
+//!
+//! Each rank owns a contiguous range of switch numbers (`parallel::Partition`, as threads
+//! do), the servers of those switches, and everything that belongs to them: their buffers,
+//! random streams, NICs, workload timers, the packets at them and the statistics of what
+//! their servers send and receive. Every latency is at least one cycle, so a rank can do a
+//! whole cycle of its own switches and servers alone; what its switch steps schedule for
+//! another rank's switches goes out after the cycle, in one message per rank (`wire`), with
+//! the record of every packet whose head crosses. A cycle ends with that exchange (an
+//! `Exchange::all_to_all`), and every rank then puts what it received into its calendar in
+//! rank order, its own among them, and its NICs' events last: since ranks own ascending
+//! ranges of switches, that is the order one process schedules them in (switch steps in
+//! ascending number, then the NICs), so every later tie, random draw and sum is the same.
+//! The messages also carry each rank's status, from which every rank takes the same
+//! decisions a one-process run takes from its whole state: the end of the run, the
+//! watchdog, and the next cycle with anything to do.
+//!
+//! At the end rank 0 gathers the other ranks' statistics, NIC counters, link loads and
+//! conservation counts, and writes the one result.
+
+pub mod local;
+mod wire;
+
+use super::{invariants, report, Simulation};
+use crate::calendar::{Calendar, Event, Schedule};
+use crate::error::{SpecError, SpecResult};
+use crate::stats::RunResult;
+use crate::topology::ServerMap;
+use wire::{Crossing, Global, Status};
+
+/// A rank's part in a run can go no further: another rank died, or the exchange failed.
+#[derive(Debug, Clone)]
+pub struct RankFailure(pub String);
+
+/// How the ranks of a run reach each other: an MPI communicator (the Python layer's, through
+/// mpi4py), or threads in one process (tests).
+pub trait Exchange {
+    fn rank(&self) -> usize;
+    fn ranks(&self) -> usize;
+    /// Send `out[r]` to rank `r` for every rank (this one's included) and return what every
+    /// rank sent to this one, indexed by sender. A collective: every rank calls it as many
+    /// times, once per cycle simulated and twice more.
+    fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RankFailure>;
+}
+
+/// Why a rank's run gave no result.
+#[derive(Debug)]
+pub enum RankError {
+    Spec(SpecError),
+    Rank(RankFailure),
+}
+
+impl From<SpecError> for RankError {
+    fn from(e: SpecError) -> Self {
+        RankError::Spec(e)
+    }
+}
+
+impl From<RankFailure> for RankError {
+    fn from(e: RankFailure) -> Self {
+        RankError::Rank(e)
+    }
+}
+
+/// Who owns which switch and server.
+struct Plan {
+    part: super::parallel::Partition,
+    rank: usize,
+    ranks: usize,
+}
+
+impl Plan {
+    fn owner_of_server(&self, servers: &ServerMap, server: usize) -> usize {
+        self.part.owner(servers.switch_of(server))
+    }
+}
+
+/// What a run partitioned over `ranks` ranks can do so far: refused with the key that
+/// asks for more, so that every run it accepts gives exactly one process's results.
+pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) -> SpecResult<()> {
+    if ranks > switches {
+        return Err(SpecError::new("ranks", ranks, format!("at most one rank per switch: this network has {switches} switches")));
+    }
+    if !spec.jobs.is_empty() {
+        return Err(SpecError::new("jobs", format!("{} job(s)", spec.jobs.len()), "not yet on MPI ranks: run jobs on one process (threads)"));
+    }
+    if !["bernoulli", "periodic"].contains(&spec.workload.kind.as_str()) {
+        return Err(SpecError::new("workload.kind", format!("{:?}", spec.workload.kind), "on MPI ranks so far: \"bernoulli\" or \"periodic\" (open-loop traffic)"));
+    }
+    if spec.nic.kind() != crate::spec::ProtocolKind::None {
+        return Err(SpecError::new("nic.protocol", format!("{:?}", spec.nic.kind()), "not yet on MPI ranks: no protocol"));
+    }
+    if spec.packets_per_message() > 1 {
+        return Err(SpecError::new("message.packets", spec.packets_per_message(), "on MPI ranks so far: messages of one packet"));
+    }
+    if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
+        return Err(SpecError::new("routing.algorithm", format!("{:?}", spec.routing.algorithm), "not yet on MPI ranks: it reads other switches' queues"));
+    }
+    if spec.run.checkpoint_every != 0 {
+        return Err(SpecError::new("run.checkpoint_every", spec.run.checkpoint_every, "not yet on MPI ranks"));
+    }
+    Ok(())
+}
+
+/// Where a rank's switch steps schedule: events go to the list of the rank that owns their
+/// switch or server, its own included, until the end of the cycle; the step's own next
+/// visit goes into the calendar (a step asks only for its own switch).
+struct RankSend<'a> {
+    cal: &'a mut Calendar,
+    out: &'a mut [Vec<(u64, Event)>],
+    plan: &'a Plan,
+    servers: &'a ServerMap,
+}
+
+impl Schedule for RankSend<'_> {
+    #[inline]
+    fn schedule(&mut self, at: u64, _now: u64, ev: Event) {
+        let owner = match ev {
+            Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => self.plan.part.owner(switch as usize),
+            Event::NicCredit { server, .. } | Event::Eject { server, .. } => self.plan.owner_of_server(self.servers, server as usize),
+        };
+        self.out[owner].push((at, ev));
+    }
+    #[inline]
+    fn wake_router(&mut self, switch: usize, at: u64) {
+        self.cal.wake_router(switch, at)
+    }
+    #[inline]
+    fn step_now(&mut self, switch: usize) {
+        self.cal.step_now(switch)
+    }
+}
+
+/// What a rank sends rank 0 at the end of the run.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RankEnd {
+    stats: Vec<u8>,
+    nics: Vec<u8>,
+    /// The phits each port of the rank's switches sent, from its first port on.
+    link_phits: Vec<u32>,
+    phit_hops: u64,
+    accounting: invariants::Accounting,
+    /// Switches holding flits, and the first few of them described (a deadlock).
+    blocked: (usize, Vec<String>),
+}
+
+impl Simulation {
+    /// This rank's part of the run over `exchange.ranks()` ranks: the run's result on rank 0,
+    /// `None` on the others.
+    pub fn run_on_rank(mut self, ex: &mut dyn Exchange) -> Result<Option<RunResult>, RankError> {
+        let started = std::time::Instant::now();
+        let switches = self.parts.topo.num_switches();
+        check_supported(&self.spec, ex.ranks(), switches)?;
+        let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
+        let own = plan.part.range(plan.rank);
+        let servers = self.parts.servers.clone();
+        let owns_server = |s: u32| plan.part.owner(servers.switch_of(s as usize)) == plan.rank;
+        self.server_side.keep_timers_of(owns_server);
+        let window_end = self.server_side.stats().end;
+        let drain_end = window_end.saturating_add(self.spec.run.drain);
+        let watchdog = self.spec.run.watchdog;
+        let mut end = window_end;
+        let mut out = vec![Vec::new(); plan.ranks];
+        let mut crossing = Crossing::default();
+        let mut visit = Vec::new();
+        let mut global = self.exchange(ex, &plan, &mut out, &mut crossing, 0)?;
+        loop {
+            if self.now >= window_end {
+                if self.now >= drain_end || !global.measured_undelivered() {
+                    break;
+                }
+                end = drain_end;
+            }
+            let now = self.now;
+            if let Some(p) = &self.progress {
+                p.store(now, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.generate(now);
+            let events = self.cal.take_events(now);
+            let measuring = self.server_side.stats().in_window(now);
+            self.deliver_first(now, &events);
+            self.cal.take_routers(now, &mut visit);
+            let mut send = RankSend { cal: &mut self.cal, out: &mut out, plan: &plan, servers: &servers };
+            self.switch_side.step_all(&visit, now, &mut self.packets, &mut send, &self.parts, measuring, &mut self.last_progress, &mut self.phit_hops);
+            self.switch_side.set_stepped_last(visit.len());
+            self.step_nics(now, measuring, true);
+            self.cal.return_events(events);
+            global = self.exchange(ex, &plan, &mut out, &mut crossing, now)?;
+
+            let in_network = global.in_network();
+            if global.workload_done() {
+                self.now = now + 1;
+                self.finished_early = true;
+                break;
+            }
+            let mut last_progress = global.last_progress;
+            if in_network > 0 && now - last_progress >= watchdog {
+                if global.busy {
+                    // As one process: slow, not stopped (`Simulation::run_on`).
+                    self.last_progress = now;
+                    last_progress = now;
+                } else {
+                    self.deadlock = Some((now, String::new()));
+                    self.now = now + 1;
+                    break;
+                }
+            }
+            self.now = if global.busy {
+                now + 1
+            } else {
+                let mut next = global.next_timer.map_or(end, |t| t.min(end));
+                if in_network > 0 {
+                    next = next.min(last_progress.saturating_add(watchdog));
+                }
+                next.max(now + 1)
+            };
+        }
+        if let Some(p) = &self.progress {
+            p.store(self.now, std::sync::atomic::Ordering::Relaxed);
+        }
+        let wall = started.elapsed().as_secs_f64();
+        let ports = self.switch_side.routers().first_port(own.start)..self.switch_side.routers().first_port(own.end);
+        let mine = RankEnd {
+            stats: bincode::serialize(self.server_side.stats()).expect("statistics serialise"),
+            nics: bincode::serialize(self.server_side.nics()).expect("NICs serialise"),
+            link_phits: self.switch_side.routers().ports[ports.clone()].iter().map(|p| p.link_phits).collect(),
+            phit_hops: self.phit_hops,
+            accounting: invariants::account(&self, |sw| own.contains(&sw)),
+            blocked: self.blocked_switches(own.clone()),
+        };
+        let mut to_first = vec![Vec::new(); plan.ranks];
+        if plan.rank != 0 {
+            to_first[0] = bincode::serialize(&mine).expect("a rank's end serialises");
+        }
+        let gathered = ex.all_to_all(to_first)?;
+        if plan.rank != 0 {
+            return Ok(None);
+        }
+        let (mut accounting, mut blocked) = (vec![mine.accounting], mine.blocked);
+        for (r, bytes) in gathered.iter().enumerate().skip(1) {
+            let damaged = |what: &str, e: bincode::Error| RankFailure(format!("rank {r}'s {what} are damaged: {e}"));
+            let theirs: RankEnd = bincode::deserialize(bytes).map_err(|e| damaged("results", e))?;
+            let stats: crate::stats::Stats = bincode::deserialize(&theirs.stats).map_err(|e| damaged("statistics", e))?;
+            let nics: crate::nic::Nics = bincode::deserialize(&theirs.nics).map_err(|e| damaged("NICs", e))?;
+            self.server_side.absorb(&stats, &nics, |s| plan.owner_of_server(&servers, s) == r);
+            let first = self.switch_side.routers().first_port(plan.part.range(r).start);
+            self.switch_side.set_link_phits(first, &theirs.link_phits);
+            self.phit_hops += theirs.phit_hops;
+            blocked.0 += theirs.blocked.0;
+            blocked.1.extend(theirs.blocked.1);
+            accounting.push(theirs.accounting);
+        }
+        if let Some((formed, _)) = self.deadlock {
+            blocked.1.truncate(4);
+            self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
+        }
+        let conservation = invariants::conclude(&self, accounting);
+        self.release_network();
+        Ok(Some(report::summarise(&self, conservation, wall)))
+    }
+
+    /// End a cycle: send every other rank what this rank's steps scheduled for it, with this
+    /// rank's status; put what every rank sent into the calendar in rank order (the
+    /// one-process order), then the NICs' events. Returns the run's state summed over ranks.
+    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, now: u64) -> Result<Global, RankFailure> {
+        let status = self.rank_status(out);
+        let mut msgs = Vec::with_capacity(plan.ranks);
+        for (r, events) in out.iter_mut().enumerate() {
+            if r == plan.rank {
+                msgs.push(wire::encode(status, &[], &mut self.packets));
+            } else {
+                msgs.push(wire::encode(status, events, &mut self.packets));
+                events.clear();
+            }
+        }
+        let incoming = ex.all_to_all(msgs)?;
+        if incoming.len() != plan.ranks {
+            return Err(RankFailure(format!("the exchange returned {} messages for {} ranks", incoming.len(), plan.ranks)));
+        }
+        let mut global = Global::new();
+        for (r, bytes) in incoming.iter().enumerate() {
+            let window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
+            global.add(&window.status);
+            if r == plan.rank {
+                for (at, ev) in out[r].drain(..) {
+                    self.cal.schedule(at, now, ev);
+                }
+            } else {
+                for (at, ev) in crossing.take_in(r, &window, &mut self.packets) {
+                    self.cal.schedule(at, now, ev);
+                }
+            }
+        }
+        self.server_side.schedule_deferred(&mut self.cal, now);
+        Ok(global)
+    }
+
+    /// This rank's state at the end of a cycle, its events not sent yet.
+    fn rank_status(&self, out: &[Vec<(u64, Event)>]) -> Status {
+        let side = &self.server_side;
+        let st = side.stats();
+        let measured_phits = if self.parts.params.measure_at_injection { side.nics().injected_measured_phits } else { st.generated_measured_phits };
+        Status {
+            injected: side.nics().injected,
+            delivered: st.packets_delivered,
+            generated: st.packets_generated,
+            last_progress: self.last_progress,
+            busy: !self.cal.is_idle() || self.cal.visits_everything() || out.iter().any(|o| !o.is_empty()) || side.holds_nic_events(),
+            next_timer: side.timers().next_at(),
+            workload_finished: side.workload().finished(),
+            measured_phits,
+            measured_delivered_phits: st.measured_packet_phits,
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! What one rank sends another after each cycle (`Window`), and how the receiver takes it
+//! in: the events the sender's switch steps scheduled for the receiver's switches, in step
+//! order, and the record of each packet whose head crosses, which the receiver copies into
+//! its own packet arena. A packet's number is its slot in its rank's arena, so the body
+//! flits that follow a head find the receiver's copy through `Crossing`; the sender frees
+//! its copy once the tail has left.
+
+use crate::calendar::Event;
+use crate::packet::{Arena, Packet};
+use std::collections::HashMap;
+
+/// What a rank tells every other rank about itself after a cycle: enough for all of them to
+/// take the same decisions at the end of the cycle (stop, deadlock, the next cycle to run),
+/// which a one-process run takes from its whole state.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+pub struct Status {
+    /// Packets the rank's NICs injected, and packets its NICs received.
+    pub injected: u64,
+    pub delivered: u64,
+    pub generated: u64,
+    /// The last cycle anything moved at this rank (the watchdog's).
+    pub last_progress: u64,
+    /// Anything left on its way at this rank after the cycle: events or visits in its
+    /// calendar, or events it sends.
+    pub busy: bool,
+    /// The rank's next workload timer.
+    pub next_timer: Option<u64>,
+    /// Its workload has nothing more to send (a closed-loop one).
+    pub workload_finished: bool,
+    /// Phits of packets measured (sent or generated in the window), and of those delivered.
+    pub measured_phits: u64,
+    pub measured_delivered_phits: u64,
+}
+
+/// The run's state after a cycle, summed over the ranks' `Status`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Global {
+    pub injected: u64,
+    pub delivered: u64,
+    pub generated: u64,
+    pub last_progress: u64,
+    pub busy: bool,
+    pub next_timer: Option<u64>,
+    pub workload_finished: bool,
+    pub measured_phits: u64,
+    pub measured_delivered_phits: u64,
+}
+
+impl Global {
+    pub fn new() -> Self {
+        Global { workload_finished: true, ..Default::default() }
+    }
+    pub fn add(&mut self, s: &Status) {
+        self.injected += s.injected;
+        self.delivered += s.delivered;
+        self.generated += s.generated;
+        self.last_progress = self.last_progress.max(s.last_progress);
+        self.busy |= s.busy;
+        self.next_timer = match (self.next_timer, s.next_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.workload_finished &= s.workload_finished;
+        self.measured_phits += s.measured_phits;
+        self.measured_delivered_phits += s.measured_delivered_phits;
+    }
+    /// Packets injected and not delivered yet.
+    pub fn in_network(&self) -> u64 {
+        self.injected - self.delivered
+    }
+    /// A closed-loop workload has nothing more to send and everything it sent arrived.
+    pub fn workload_done(&self) -> bool {
+        self.workload_finished && self.generated == self.delivered
+    }
+    pub fn measured_undelivered(&self) -> bool {
+        self.measured_delivered_phits < self.measured_phits
+    }
+}
+
+/// One rank's message to another after a cycle.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Window {
+    pub status: Status,
+    /// (cycle due, event), in the order the sender's steps scheduled them.
+    pub events: Vec<(u64, Event)>,
+    /// The records of the packets whose heads are among `events`, in their order.
+    pub packets: Vec<Packet>,
+}
+
+/// Encode the window for another rank: its events, and the records of the packets whose
+/// heads cross; the sender's copy of a packet whose tail crosses is freed.
+pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena) -> Vec<u8> {
+    let mut records = Vec::new();
+    for (_, ev) in events {
+        if let Event::FlitArrive { packet, flit, .. } = *ev {
+            if flit.is_head() {
+                records.push(*packets.get(packet));
+            }
+            if flit.is_tail() {
+                packets.release(packet);
+            }
+        }
+    }
+    bincode::serialize(&(status, events, records)).expect("a window serialises")
+}
+
+pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
+    let (status, events, packets) = bincode::deserialize(bytes)?;
+    Ok(Window { status, events, packets })
+}
+
+/// The packets of other ranks whose heads have crossed and whose tails have not: the
+/// sender's rank and packet number to the number of this rank's copy.
+#[derive(Default)]
+pub struct Crossing(HashMap<(u32, u32), u32>);
+
+impl Crossing {
+    /// The events of `window`, from rank `from`, with their packets numbered as in this
+    /// rank's arena (a head's record copied in), in the sender's order.
+    pub fn take_in<'w>(&'w mut self, from: usize, window: &'w Window, packets: &'w mut Arena) -> impl Iterator<Item = (u64, Event)> + 'w {
+        let mut records = window.packets.iter();
+        window.events.iter().map(move |&(at, mut ev)| {
+            if let Event::FlitArrive { packet, flit, .. } = &mut ev {
+                let key = (from as u32, *packet);
+                if flit.is_head() {
+                    let record = *records.next().expect("a crossing head comes with its packet");
+                    let local = packets.make(|candidates| Packet { candidates, ..record });
+                    self.0.insert(key, local);
+                }
+                let local = if flit.is_tail() { self.0.remove(&key) } else { self.0.get(&key).copied() };
+                *packet = local.expect("a crossing flit follows its head");
+            }
+            (at, ev)
+        })
+    }
+}

@@ -1,0 +1,90 @@
+//! One run partitioned over ranks (engine/ranks) gives bit-identical results to one
+//! process: here the ranks are threads exchanging through channels what MPI ranks exchange
+//! through their communicator (the Python tests run the same on a real MPI).
+use crate::common::{self, fingerprint, nets};
+use hopsim_core::engine::ranks::{local, RankError};
+
+fn spec(toml: &str) -> hopsim_core::spec::Validated {
+    hopsim_core::spec::from_toml_str(toml).unwrap_or_else(|e| panic!("bad spec: {e}\n{toml}"))
+}
+
+fn on_ranks(toml: &str, ranks: usize) -> hopsim_core::RunResult {
+    let r = local::run(&spec(toml), ranks).unwrap_or_else(|e| panic!("{e:?} on {ranks} ranks\n{toml}"));
+    assert!(r.metrics.phits_conserved && r.metrics.credits_conserved, "not conserved on {ranks} ranks: {}", r.metrics.deadlock_where);
+    r
+}
+
+/// `body` with `run` lines on one process and on 2 and 3 ranks: the same results.
+fn same_on_1_2_3_ranks(body: &str, run: &str) -> hopsim_core::RunResult {
+    let toml = format!("{body}\n[run]\n{run}\n");
+    let one = common::run(&toml);
+    let print = fingerprint(&one);
+    for ranks in [2, 3] {
+        assert_eq!(fingerprint(&on_ranks(&toml, ranks)), print, "{ranks} ranks differ from one process on\n{toml}");
+    }
+    one
+}
+
+#[test]
+fn a_torus_is_the_same_on_1_2_and_3_ranks() {
+    let r = same_on_1_2_3_ranks("[topology]\nkind = \"torus\"\ndims = [6, 6, 6]\n[traffic]\npattern = \"uniform\"\nload = 0.5", "warmup = 500\ncycles = 2000\nseed = 5");
+    assert!(r.metrics.packets_delivered > 1000);
+}
+
+#[test]
+fn a_hyperx_with_valiant_is_the_same_on_1_2_and_3_ranks() {
+    let r = same_on_1_2_3_ranks(nets::HYPERX_VALIANT_SATURATED, "warmup = 500\ncycles = 2000\nseed = 2");
+    assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated");
+}
+
+#[test]
+fn a_dragonfly_with_ugal_l_is_the_same_on_1_2_and_3_ranks() {
+    let r = same_on_1_2_3_ranks(&nets::dragonfly_ugal("ugal_l"), "warmup = 500\ncycles = 2000\nseed = 9");
+    assert!(r.metrics.packets_delivered > 1000);
+}
+
+#[test]
+fn aries_adaptive_routing_is_the_same_on_1_2_and_3_ranks() {
+    same_on_1_2_3_ranks(nets::ARIES_ADAPTIVE, "warmup = 300\ncycles = 1500\nseed = 4");
+}
+
+#[test]
+fn wormhole_flow_control_is_the_same_on_1_2_and_3_ranks() {
+    // A packet spans several switches, owned by different ranks: its body flits follow its
+    // head's copy on the next rank.
+    same_on_1_2_3_ranks(
+        "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nflow_control = \"wormhole\"\ninput_buffer_phits = 4\n\
+         [traffic]\npattern = \"uniform\"\nload = 0.4",
+        "warmup = 300\ncycles = 1500\nseed = 3",
+    );
+}
+
+#[test]
+fn a_drain_and_idle_stretches_are_the_same_on_ranks() {
+    // At a low load most cycles are skipped, which every rank must agree on; the drain ends
+    // when the last measured packet arrives, wherever it does.
+    same_on_1_2_3_ranks(
+        "[topology]\nkind = \"torus\"\ndims = [5, 5]\n[traffic]\npattern = \"uniform\"\nload = 0.01",
+        "warmup = 200\ncycles = 3000\ndrain = 100000\nseed = 8",
+    );
+}
+
+#[test]
+fn what_ranks_cannot_do_yet_is_refused_naming_its_key() {
+    let torus = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n";
+    for (extra, key) in [
+        ("[routing]\nalgorithm = \"ugal_g\"\n[traffic]\nload = 0.1\n", "routing.algorithm"),
+        ("[message]\npackets = 4\n[traffic]\nload = 0.1\n", "message.packets"),
+        ("[traffic]\nload = 0.1\n[run]\ncheckpoint_every = 1000\n", "run.checkpoint_every"),
+    ] {
+        let toml = if key == "routing.algorithm" { nets::dragonfly_ugal("ugal_g") } else { format!("{torus}{extra}") };
+        match local::run(&spec(&toml), 2) {
+            Err(RankError::Spec(e)) => assert_eq!(e.key, key, "{e}"),
+            other => panic!("{key}: expected a refusal, got {:?}", other.map(|r| r.metrics.packets_delivered)),
+        }
+    }
+    match local::run(&spec(&format!("{torus}[traffic]\nload = 0.1\n")), 17) {
+        Err(RankError::Spec(e)) => assert_eq!(e.key, "ranks", "{e}"),
+        other => panic!("17 ranks on 16 switches: {:?}", other.map(|r| r.metrics.packets_delivered)),
+    }
+}
