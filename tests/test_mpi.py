@@ -3,7 +3,8 @@
 - a torus with DOR, a HyperX with Valiant and a Dragonfly with UGAL-L, over 2 and 3 ranks,
   write the output folder of a run on one thread, file by file (timings aside);
 - launches refused before anything runs, exit code 2 and one error line: more ranks than
-  switches, ranks of different builds, mpi4py missing;
+  switches, a run the engine does not partition yet, ranks of different builds, mpi4py
+  missing;
 - a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept.
 
 Skipped without mpi4py and Open MPI's mpirun (``pip install 'hopsim[mpi]'``).
@@ -213,6 +214,19 @@ def test_more_ranks_than_switches_is_refused_before_anything_runs(tmp_path):
     assert not out.exists()
 
 
+@needs_mpi
+def test_a_run_the_engine_cannot_partition_yet_is_refused_before_anything_runs(tmp_path):
+    """Checkpoints (one key of several the engine does not partition yet) are refused
+    naming the key, before any run starts, not as a failed run."""
+    path = write_spec(tmp_path, TORUS.replace("seed = 1", "seed = 1\ncheckpoint_every = 1000"))
+    out = tmp_path / "out"
+    proc = hopsim_over(2, "run", path, "--out", out)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    assert "run.checkpoint_every" in line and "2 MPI ranks" in line, line
+    assert not out.exists()
+
+
 _OTHER_BUILD = textwrap.dedent("""\
     import sys
     import hopsim.mpi
@@ -278,7 +292,7 @@ def test_a_plain_run_does_not_import_mpi4py(tmp_path):
 
 # Two runs of equal cost, so the sweep runs seed 1 then seed 2: long enough that rank 1 is
 # killed while the second runs.
-LONG = TORUS.replace("cycles = 2500", "cycles = 150000")
+LONG = TORUS.replace("cycles = 2500", "cycles = 60000")
 
 
 def _rank_process(launcher, rank: int, timeout: float = 60):

@@ -11,8 +11,8 @@ launch, and has rank 0 order the runs that every rank then takes part in.
 - Rank 0 reads the experiment, writes the output folder and prints; the other ranks
   (:meth:`Ranks.follow`) run what rank 0 broadcasts and print nothing.
 - Before anything runs, every rank's hopsim and engine must be the same build
-  (:meth:`Ranks.check_launch`), and a network must have at least one switch per rank
-  (:func:`check_fits`).
+  (:meth:`Ranks.check_launch`), and each run must be one the engine can partition over
+  them, with at least one switch per rank (:func:`check_runs`).
 - A rank that dies ends the run: Open MPI's mpirun stops every other rank; rank 0 says so
   in one line first (:meth:`Ranks.on_stopped`). Under ``mpirun --with-ft ulfm`` the others
   are not stopped: the exchange fails on rank 0, which names the rank lost.
@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from .spec import SpecError
 from .sweep import SweepStopped
 
-__all__ = ["launched_size", "launched_rank", "MpiExchange", "Ranks", "RanksLost", "check_fits", "start", "session"]
+__all__ = ["launched_size", "launched_rank", "MpiExchange", "Ranks", "RanksLost", "check_runs", "start", "session"]
 
 #: The world size each launcher puts in the environment of the processes it starts:
 #: Open MPI's mpirun, and PMI (MPICH's and Intel MPI's mpiexec, Slurm's srun --mpi=pmi2).
@@ -134,10 +134,11 @@ def _describe_build(build: tuple[str, str, str]) -> str:
     return f"hopsim {version} (engine {core}, profile {profile[:12]})"
 
 
-def check_fits(runs: Iterable[Any], ranks: int) -> None:
-    """Refuse, before anything runs, a run whose network has fewer switches than there are
-    ranks: each rank simulates a share of the switches."""
-    from . import sweep
+def check_runs(runs: Iterable[Any], ranks: int) -> None:
+    """Refuse, before anything runs, a run that cannot go over ``ranks`` ranks: a network
+    with fewer switches than ranks (each rank simulates a share of the switches), or what
+    the engine does not partition yet (naming the key)."""
+    from . import _core, engine, sweep
 
     for described, group in sweep.group_by_topology(list(runs)):
         switches = int(described["switches"])
@@ -147,6 +148,12 @@ def check_fits(runs: Iterable[Any], ranks: int) -> None:
                 f"has {switches} switch{'es' if switches != 1 else ''}: each rank simulates a share of the "
                 f"switches; launch at most {switches} ranks (mpirun -n {switches}), or run it without mpirun"
             )
+        for run in group:
+            text, _seal = engine._text_and_seal(run.prepared or run.spec)
+            try:
+                engine._engine(_core.check_on_ranks, text, ranks, switches)
+            except SpecError as e:
+                raise SpecError(f"{e} (run {run.name}, over {ranks} MPI ranks)") from None
 
 
 class Ranks:
@@ -372,7 +379,7 @@ def simulate(comm: Any, spec: Any) -> tuple[str | None, float]:
     calls it with the same spec; the run is partitioned over them. Rank 0 gets the result
     JSON (with the normalized spec), the others None; and the wall time. The ranks' builds
     are checked the first time (:meth:`Ranks.check_launch`), the network's switches against
-    the ranks each time (:func:`check_fits`'s message): :class:`SpecError` on every rank."""
+    the ranks each time (as :func:`check_runs` does): :class:`SpecError` on every rank."""
     from . import engine
 
     key = comm.py2f()

@@ -203,8 +203,6 @@ struct PyExchange {
     exchange: Py<PyAny>,
     rank: usize,
     ranks: usize,
-    /// Counts the calls, one a simulated cycle (the run's `Progress`).
-    cycles: Option<Arc<AtomicU64>>,
     /// Set by `Progress.cancel()` or Ctrl-C: the next call fails instead of exchanging.
     cancel: Arc<AtomicBool>,
     error: Arc<Mutex<Option<PyErr>>>,
@@ -245,12 +243,7 @@ impl hopsim_core::Exchange for PyExchange {
 
     fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, hopsim_core::RankFailure> {
         match self.exchange(out) {
-            Ok(received) => {
-                if let Some(c) = &self.cycles {
-                    c.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok(received)
-            }
+            Ok(received) => Ok(received),
             Err(e) => {
                 let text = e.to_string();
                 *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -271,8 +264,8 @@ fn rank_count(exchange: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
 /// `rank`, `ranks` and `all_to_all(list[bytes]) -> list[bytes]`, a collective every rank
 /// calls once a simulated cycle: hopsim.mpi.MpiExchange). Every rank calls it with the same
 /// spec; rank 0 gets the result JSON (what `simulate_json` returns for the spec on one
-/// thread), the others None. `with_spec` and `seal` are `simulate_json`'s; `progress` counts
-/// the cycles exchanged and `progress.cancel()` stops this rank at its next exchange (the
+/// thread), the others None. `with_spec` and `seal` are `simulate_json`'s; `progress` follows
+/// the cycles simulated, and `progress.cancel()` stops this rank at its next exchange (the
 /// others then wait for it: cancel every rank).
 ///
 /// A spec the engine refuses raises ValueError, the same on every rank. An exception raised
@@ -298,23 +291,32 @@ fn simulate_on_rank(
         exchange: exchange.clone().unbind(),
         rank,
         ranks,
-        cycles: None,
         cancel: Arc::new(AtomicBool::new(false)),
         error: error.clone(),
     };
     let outcome = on_engine_thread(py, progress, move |cycles, cancel| {
-        shared.cycles = cycles;
         shared.cancel = cancel;
-        hopsim_core::simulate_on_rank(spec_json, &mut shared, with_spec, seal)
+        // The engine thread keeps one Python thread state for the whole run: each exchange
+        // then only takes the GIL, rather than creating and dropping a thread state a cycle.
+        Python::attach(|py| py.detach(|| hopsim_core::simulate_on_rank(spec_json, &mut shared, cycles, with_spec, seal)))
     })?;
     match outcome {
         Ok(result) => Ok(result),
-        Err(hopsim_core::RankOutcomeError::Spec(e)) => Err(spec_error(e)),
-        Err(hopsim_core::RankOutcomeError::Rank(failure)) => {
+        Err(hopsim_core::RankError::Spec(e)) => Err(spec_error(e)),
+        Err(hopsim_core::RankError::Rank(failure)) => {
             let raised = error.lock().unwrap_or_else(|p| p.into_inner()).take();
             Err(raised.unwrap_or_else(|| RankFailure::new_err(failure.0)))
         }
     }
+}
+
+/// Refuse, naming the key, a run of `spec_json` that cannot go over `ranks` MPI ranks yet
+/// (`hopsim_core::engine::ranks::check_supported`); its network has `switches` switches
+/// (`topology_json`). The spec itself is not checked here: `prepare` does that.
+#[pyfunction]
+fn check_on_ranks(py: Python<'_>, spec_json: &str, ranks: usize, switches: usize) -> PyResult<()> {
+    py.detach(|| hopsim_core::engine::ranks::check_supported(&hopsim_core::spec::parse_json(spec_json)?, ranks, switches))
+        .map_err(spec_error)
 }
 
 /// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.
@@ -423,6 +425,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_prepared, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_on_rank, m)?)?;
+    m.add_function(wrap_pyfunction!(check_on_ranks, m)?)?;
     m.add("RankFailure", m.py().get_type::<RankFailure>())?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
