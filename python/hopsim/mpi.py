@@ -261,10 +261,14 @@ class Ranks:
             _, text, seal, with_spec = order
             try:
                 self.run(text, seal, with_spec=with_spec)
-            except RanksLost:
-                return 1
             except ValueError:
                 pass  # the engine refused the spec: the same on rank 0, which says it
+            except (RanksLost, Exception):
+                return 1  # rank 0 says it (its exchange fails, or mpirun ends it)
+            except BaseException as e:
+                if type(e).__name__ != "PanicException":  # the engine's panic: printed already
+                    raise
+                return 1
 
 
 class RankRuns:
