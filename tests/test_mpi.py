@@ -347,4 +347,4 @@ def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished
         assert list(pd.read_csv(out / "runs.csv")["run"]) == ["seed=1"]
     else:
         assert proc.returncode != 0
-        assert "another rank ended" in line, line
+        assert "stopped by SIGTERM" in line and "another rank has ended" in line, line

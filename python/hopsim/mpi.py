@@ -238,7 +238,8 @@ class Ranks:
                 text = self._stopped_message() if self._stopped_message else ""
             except Exception:
                 text = ""
-            line = " ".join(("; ".join(filter(None, ["mpirun stopped this run: another rank ended (mpirun names it)", text]))).split())
+            why = "the run was stopped by SIGTERM (mpirun sends it when another rank has ended, and names that rank)"
+            line = " ".join("; ".join(filter(None, [why, text])).split())
             os.write(2, f"\nhopsim: error: {line}\n".encode(errors="replace"))
             os._exit(1)
 
