@@ -230,7 +230,7 @@ def test_a_run_the_engine_cannot_partition_yet_is_refused_before_anything_runs(t
 _OTHER_BUILD = textwrap.dedent("""\
     import sys
     import hopsim.mpi
-    hopsim.mpi._build = lambda: ("0.0.0-other", "0.0.0-other", "none")
+    hopsim.mpi._build = lambda: ("0.0.0-other", "0.0.0-other")
     from hopsim.cli import main
     sys.exit(main(sys.argv[1:]))
 """)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
 from queue import Empty, Queue
@@ -121,17 +120,18 @@ class MpiExchange:
             raise RanksLost(_describe_lost(self.comm, e)) from None
 
 
-def _build() -> tuple[str, str, str]:
-    """What must be the same on every rank: hopsim's version, the engine's, and the profile
-    the engine was compiled from (none for a build without one)."""
+def _build() -> tuple[str, str]:
+    """What must be the same on every rank: hopsim's version and the engine's. (Whether the
+    engine was compiled from the profile of pgo/ is not: that changes its speed, never its
+    results.)"""
     from . import __version__, _core
 
-    return (str(__version__), str(_core.version()), str(_core.build_profile() or "none"))
+    return (str(__version__), str(_core.version()))
 
 
-def _describe_build(build: tuple[str, str, str]) -> str:
-    version, core, profile = build
-    return f"hopsim {version} (engine {core}, profile {profile[:12]})"
+def _describe_build(build: tuple[str, str]) -> str:
+    version, core = build
+    return f"hopsim {version} (engine {core})"
 
 
 def check_runs(runs: Iterable[Any], ranks: int) -> None:
@@ -177,7 +177,7 @@ class Ranks:
         builds = self.comm.allgather(_build())
         if all(b == builds[0] for b in builds):
             return
-        kinds: dict[tuple[str, str, str], list[int]] = {}
+        kinds: dict[tuple[str, str], list[int]] = {}
         for rank, build in enumerate(builds):
             kinds.setdefault(build, []).append(rank)
         parts = [f"rank{'s' if len(r) > 1 else ''} {_ranks_text(r)}: {_describe_build(b)}" for b, r in kinds.items()]
