@@ -348,3 +348,90 @@ def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished
     else:
         assert proc.returncode != 0
         assert "stopped by SIGTERM" in line and "another rank has ended" in line, line
+
+
+# --------------------------------------------------------------------------- the binding, without MPI
+
+SPEC_JSON = json.dumps({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"pattern": "uniform", "load": 0.3},
+                        "run": {"warmup": 100, "cycles": 600, "seed": 7}})
+
+
+class Echo:
+    """One rank exchanging with itself: what the engine sends comes back."""
+
+    rank, ranks = 0, 1
+
+    def __init__(self, fail_at: int | None = None):
+        self.calls, self.fail_at = 0, fail_at
+
+    def all_to_all(self, out):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ConnectionError("the other rank went away")
+        return list(out)
+
+
+def test_one_rank_exchanging_with_itself_gives_the_result_of_one_thread():
+    from hopsim import _core
+
+    echo = Echo()
+    on_rank = json.loads(_core.simulate_on_rank(SPEC_JSON, echo, True))
+    one = json.loads(_core.simulate_json(SPEC_JSON, None, 1, True))
+    assert echo.calls >= 700  # once a cycle (warmup and measured), and a few more
+    assert _without_timings(on_rank["metrics"]) == _without_timings(one["metrics"])
+    assert {k: v for k, v in on_rank.items() if k != "metrics"} == {k: v for k, v in one.items() if k != "metrics"}
+
+
+def test_an_exception_of_the_exchange_stops_the_engine_and_is_raised_again():
+    from hopsim import _core
+
+    echo = Echo(fail_at=50)
+    with pytest.raises(ConnectionError, match="the other rank went away"):
+        _core.simulate_on_rank(SPEC_JSON, echo)
+    assert echo.calls == 50  # not called again once it failed
+
+
+def test_the_binding_refuses_a_bad_spec_and_a_bad_exchange():
+    from hopsim import _core, engine
+    from hopsim.spec import SpecError
+
+    bad = SPEC_JSON.replace('"load": 0.3', '"load": 1.5')
+    with pytest.raises(SpecError, match=r"^traffic\.load"):
+        engine._engine(_core.simulate_on_rank, bad, Echo())
+
+    class Wrong(Echo):
+        rank, ranks = 2, 2
+
+    with pytest.raises(ValueError, match="exchange.rank = 2"):
+        _core.simulate_on_rank(SPEC_JSON, Wrong())
+
+    class Short(Echo):
+        def all_to_all(self, out):
+            return []
+
+    with pytest.raises(ValueError, match="all_to_all returned 0 messages"):
+        _core.simulate_on_rank(SPEC_JSON, Short())
+
+
+_API = textwrap.dedent("""\
+    import json, sys
+    from mpi4py import MPI
+    import hopsim
+    spec = json.loads(sys.argv[1])
+    r = hopsim.simulate(spec, ranks=MPI.COMM_WORLD)
+    if MPI.COMM_WORLD.rank == 0:
+        one = hopsim.simulate(spec)
+        drop = lambda m: {k: v for k, v in m.items() if k not in ("wall_seconds", "router_cycles_per_second", "phits_moved_per_second")}
+        assert drop(r["metrics"]) == drop(one["metrics"]) and r["spec"] == one["spec"]
+        print("same")
+    else:
+        assert r is None
+""")
+
+
+@needs_mpi
+def test_simulate_with_ranks_runs_over_the_communicator():
+    proc = subprocess.run(mpirun_args(2, sys.executable, "-c", _API, SPEC_JSON), capture_output=True, text=True,
+                          timeout=120, env=mpi_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["same"]
