@@ -5,9 +5,12 @@
 - launches refused before anything runs, exit code 2 and one error line: more ranks than
   switches, a run the engine does not partition yet, ranks of different builds, mpi4py
   missing;
-- a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept.
+- a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept;
+- ``hopsim.simulate(spec, ranks=MPI.COMM_WORLD)``;
+- the binding without MPI: one rank exchanging with itself, an exchange that raises.
 
-Skipped without mpi4py and Open MPI's mpirun (``pip install 'hopsim[mpi]'``).
+Those launching mpirun are skipped without mpi4py and Open MPI's mpirun
+(``pip install 'hopsim[mpi]'``).
 """
 
 from __future__ import annotations
