@@ -56,11 +56,48 @@ pub struct Detector {
     /// cost 8 bytes per VC of the network for the whole run (112 MB on the million-node
     /// torus).
     owners: Vec<(u32, u32)>,
+    /// The wait-for graph of the last check.
+    graph: Graph,
+}
+
+/// The wait-for graph, or one part's share of it (the switches of an MPI rank: the parts of
+/// consecutive ranges, put end to end, are the whole graph, `Graph::joined`).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+pub struct Graph {
     /// Blocked input VCs, ascending (the graph's nodes are numbered in this order).
     nodes: Vec<u32>,
     /// Successors of node i: `succ[succ_start[i]..succ_start[i + 1]]` (input VCs).
     succ_start: Vec<u32>,
     succ: Vec<u32>,
+    /// Each node's front flit. Not in a checkpoint, which keeps the graph of the last check
+    /// as it always has (it is built again at the next check).
+    #[serde(skip)]
+    fronts: Vec<Front>,
+}
+
+impl Graph {
+    /// The part as a rank sends it to the others, fronts included.
+    pub fn encode(&self) -> Vec<u8> {
+        bincode::serialize(&(&self.nodes, &self.succ_start, &self.succ, &self.fronts)).expect("a graph serialises")
+    }
+    pub fn decode(bytes: &[u8]) -> bincode::Result<Graph> {
+        let (nodes, succ_start, succ, fronts) = bincode::deserialize(bytes)?;
+        Ok(Graph { nodes, succ_start, succ, fronts })
+    }
+
+    /// The graph of consecutive ranges of switches from their parts, in order.
+    pub fn joined(parts: impl IntoIterator<Item = Graph>) -> Graph {
+        let mut g = Graph::default();
+        for p in parts {
+            let offset = g.succ.len() as u32;
+            g.nodes.extend(p.nodes);
+            g.succ_start.extend(p.succ_start[..p.succ_start.len() - 1].iter().map(|&k| k + offset));
+            g.succ.extend(p.succ);
+            g.fronts.extend(p.fronts);
+        }
+        g.succ_start.push(g.succ.len() as u32);
+        g
+    }
 }
 
 /// Whether an input VC's front may move, or is blocked (its successors then pushed).
@@ -77,31 +114,40 @@ impl Detector {
             next_at: interval,
             prev: Vec::new(),
             owners: Vec::new(),
-            nodes: Vec::new(),
-            succ_start: Vec::new(),
-            succ: Vec::new(),
+            graph: Graph::default(),
         }
     }
 
     /// The periodic check: a deadlock confirmed over two checks, if any.
     pub fn check(&mut self, sim: &Simulation, now: u64) -> Option<Found> {
+        self.graph = self.part(sim, now, 0..sim.parts.topo.num_switches());
+        self.confirm(now)
+    }
+
+    /// `check` on the graph of a run's parts (`part` of each, in order of their switches).
+    pub fn check_parts(&mut self, parts: impl IntoIterator<Item = Graph>, now: u64) -> Option<Found> {
+        self.graph = Graph::joined(parts);
+        self.confirm(now)
+    }
+
+    /// A deadlock confirmed over two checks in the graph just built.
+    fn confirm(&mut self, now: u64) -> Option<Found> {
         // Checks are skipped while the network is empty or the engine jumps over idle
         // cycles: confirm only against a check one interval before.
         if now >= self.next_at + self.interval {
             self.prev.clear();
         }
         self.next_at = now + self.interval;
-        self.build(sim, now);
-        let blocked = self.closed_set(vec![true; self.nodes.len()]);
+        let blocked = self.closed_set(vec![true; self.graph.nodes.len()]);
         // Nodes come in input-VC order, as `prev` does: merge the two lists.
         let mut seen = Vec::new();
-        let mut confirmed = vec![false; self.nodes.len()];
+        let mut confirmed = vec![false; self.graph.nodes.len()];
         let mut k = 0;
-        for (i, &gv) in self.nodes.iter().enumerate() {
+        for (i, &gv) in self.graph.nodes.iter().enumerate() {
             if !blocked[i] {
                 continue;
             }
-            let front = front(sim, gv);
+            let front = self.graph.fronts[i];
             while k < self.prev.len() && self.prev[k].0 < gv {
                 k += 1;
             }
@@ -123,8 +169,18 @@ impl Detector {
     /// A cycle of the wait-for graph now, unconfirmed (when the watchdog has seen nothing
     /// move for `run.watchdog` cycles the state is settled anyway).
     pub fn cycle_now(&mut self, sim: &Simulation, now: u64) -> Option<Found> {
-        self.build(sim, now);
-        let stuck = self.closed_set(vec![true; self.nodes.len()]);
+        self.graph = self.part(sim, now, 0..sim.parts.topo.num_switches());
+        self.unconfirmed(now)
+    }
+
+    /// `cycle_now` on the graph of a run's parts.
+    pub fn cycle_now_in_parts(&mut self, parts: impl IntoIterator<Item = Graph>, now: u64) -> Option<Found> {
+        self.graph = Graph::joined(parts);
+        self.unconfirmed(now)
+    }
+
+    fn unconfirmed(&self, now: u64) -> Option<Found> {
+        let stuck = self.closed_set(vec![true; self.graph.nodes.len()]);
         let cycle = self.cycle_in(&stuck)?;
         Some(Found { formed: now, detected: now, cycle, stuck: stuck.iter().filter(|&&s| s).count() })
     }
@@ -137,18 +193,18 @@ impl Detector {
 
     /// Input VC `gv`'s place among the blocked ones, if it is blocked.
     fn node_of(&self, gv: u32) -> Option<usize> {
-        self.nodes.binary_search(&gv).ok()
+        self.graph.nodes.binary_search(&gv).ok()
     }
 
-    /// The blocked input VCs and what each waits for.
-    fn build(&mut self, sim: &Simulation, now: u64) {
+    /// The blocked input VCs of `switches` and what each waits for: their share of the
+    /// wait-for graph. Every wait at a switch but for the downstream buffer is within the
+    /// switch, so the shares of a run's parts join into its graph.
+    pub fn part(&mut self, sim: &Simulation, now: u64, switches: std::ops::Range<usize>) -> Graph {
         let r = sim.switch_side.routers();
         let vcs = r.vcs;
+        let mut g = Graph::default();
         self.owners.clear();
-        self.nodes.clear();
-        self.succ_start.clear();
-        self.succ.clear();
-        for s in 0..sim.parts.topo.num_switches() {
+        for s in switches.clone() {
             let base = r.first_port(s);
             for gp in r.ports_of(s) {
                 let mut routed = r.ports[gp].flits_with_vc();
@@ -162,30 +218,33 @@ impl Detector {
             }
         }
         self.owners.sort_unstable();
-        for s in 0..sim.parts.topo.num_switches() {
+        for s in switches {
             for gp in r.ports_of(s) {
                 let mut nonempty = r.ports[gp].in_vcs_nonempty;
                 while nonempty != 0 {
                     let v = nonempty.trailing_zeros() as usize;
                     nonempty &= nonempty - 1;
-                    let start = self.succ.len();
-                    match self.waits(sim, s, gp, v, now) {
+                    let start = g.succ.len();
+                    match self.waits(sim, s, gp, v, now, &mut g.succ) {
                         Wait::Blocked => {
-                            debug_assert!(self.nodes.last().is_none_or(|&last| last < (gp * vcs + v) as u32));
-                            self.nodes.push((gp * vcs + v) as u32);
-                            self.succ_start.push(start as u32);
+                            let gv = (gp * vcs + v) as u32;
+                            debug_assert!(g.nodes.last().is_none_or(|&last| last < gv));
+                            g.nodes.push(gv);
+                            g.succ_start.push(start as u32);
+                            g.fronts.push(front(sim, gv));
                         }
-                        Wait::MayMove => self.succ.truncate(start),
+                        Wait::MayMove => g.succ.truncate(start),
                     }
                 }
             }
         }
-        self.succ_start.push(self.succ.len() as u32);
+        g.succ_start.push(g.succ.len() as u32);
+        g
     }
 
     /// Whether the front of input VC `v` of global port `gp` (of `switch`) is blocked;
     /// if so its successors are pushed onto `succ`.
-    fn waits(&mut self, sim: &Simulation, switch: usize, gp: usize, v: usize, now: u64) -> Wait {
+    fn waits(&self, sim: &Simulation, switch: usize, gp: usize, v: usize, now: u64, succ: &mut Vec<u32>) -> Wait {
         let r = sim.switch_side.routers();
         let vcs = r.vcs;
         let base = r.first_port(switch);
@@ -198,7 +257,7 @@ impl Detector {
             let gov = (base + q.route_port as usize) * vcs + q.route_vc as usize;
             return match drain_of(sim, gov) {
                 Some(d) => {
-                    self.succ.push(d);
+                    succ.push(d);
                     Wait::Blocked
                 }
                 None => Wait::MayMove,
@@ -218,7 +277,7 @@ impl Detector {
                 let gov = (base + c.hop.port as usize) * vcs + ov;
                 let next = if r.vc[gov].flag(crate::router::Vc::OUT_OWNED) { self.owner_of(gov) } else { drain_of(sim, gov) };
                 match next {
-                    Some(n) => self.succ.push(n),
+                    Some(n) => succ.push(n),
                     None => return Wait::MayMove,
                 }
             }
@@ -229,8 +288,8 @@ impl Detector {
     /// The largest set of nodes, among those `inside` admits, whose successors are all in
     /// the set (a node with one successor outside may move once that one does).
     fn closed_set(&self, mut inside: Vec<bool>) -> Vec<bool> {
-        let n = self.nodes.len();
-        let edges = |i: usize| &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize];
+        let n = self.graph.nodes.len();
+        let edges = |i: usize| &self.graph.succ[self.graph.succ_start[i] as usize..self.graph.succ_start[i + 1] as usize];
         // Predecessors in compressed rows: count, prefix sums, fill.
         let mut pred_start = vec![0u32; n + 1];
         let mut out = Vec::new();
@@ -279,11 +338,11 @@ impl Detector {
         let mut i = start as u32;
         loop {
             if let Some(&k) = at.get(&i) {
-                return Some(order[k..].iter().map(|&j| self.nodes[j as usize]).collect());
+                return Some(order[k..].iter().map(|&j| self.graph.nodes[j as usize]).collect());
             }
             at.insert(i, order.len());
             order.push(i);
-            let succ = &self.succ[self.succ_start[i as usize] as usize..self.succ_start[i as usize + 1] as usize];
+            let succ = &self.graph.succ[self.graph.succ_start[i as usize] as usize..self.graph.succ_start[i as usize + 1] as usize];
             i = succ.iter().filter_map(|&to| self.node_of(to)).find(|&j| inside[j])? as u32;
         }
     }

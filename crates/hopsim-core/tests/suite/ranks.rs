@@ -60,6 +60,19 @@ fn wormhole_flow_control_is_the_same_on_1_2_and_3_ranks() {
 }
 
 #[test]
+fn messages_of_several_packets_are_the_same_on_ranks() {
+    // A message's record goes from its source's rank to its destination's; its packets take
+    // different paths (Valiant) and are put back in order there.
+    let r = same_on_1_2_3_ranks(
+        "[topology]\nkind = \"hyperx\"\ndims = [4, 4]\nservers_per_switch = 2\n[router]\nvcs = 4\n\
+         [routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"\n[message]\npackets = 5\nin_order = true\n\
+         [traffic]\npattern = \"uniform\"\nload = 0.4",
+        "warmup = 500\ncycles = 2500\nseed = 6",
+    );
+    assert!(r.metrics.packets_out_of_order > 0, "packets overtake each other, so reassembly is exercised");
+}
+
+#[test]
 fn a_drain_and_idle_stretches_are_the_same_on_ranks() {
     // At a low load most cycles are skipped, which every rank must agree on; the drain ends
     // when the last measured packet arrives, wherever it does.
@@ -74,7 +87,7 @@ fn what_ranks_cannot_do_yet_is_refused_naming_its_key() {
     let torus = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n";
     for (extra, key) in [
         ("[routing]\nalgorithm = \"ugal_g\"\n[traffic]\nload = 0.1\n", "routing.algorithm"),
-        ("[message]\npackets = 4\n[traffic]\nload = 0.1\n", "message.packets"),
+        ("[nic]\nprotocol = \"put\"\n[traffic]\nload = 0.1\n", "nic.protocol"),
         ("[traffic]\nload = 0.1\n[run]\ncheckpoint_every = 1000\n", "run.checkpoint_every"),
     ] {
         let toml = if key == "routing.algorithm" { nets::dragonfly_ugal("ugal_g") } else { format!("{torus}{extra}") };
@@ -87,4 +100,12 @@ fn what_ranks_cannot_do_yet_is_refused_naming_its_key() {
         Err(RankError::Spec(e)) => assert_eq!(e.key, "ranks", "{e}"),
         other => panic!("17 ranks on 16 switches: {:?}", other.map(|r| r.metrics.packets_delivered)),
     }
+}
+
+#[test]
+fn a_deadlock_is_found_at_the_same_cycle_on_1_2_and_3_ranks() {
+    // The wait-for cycle crosses ranks: every rank sends its part of the graph to all.
+    let r = same_on_1_2_3_ranks(nets::DEADLOCKING_RING, "warmup = 100\ncycles = 200000");
+    assert!(r.metrics.deadlock, "this ring must deadlock");
+    assert!(r.metrics.deadlock_where.contains("wait-for cycle"), "{}", r.metrics.deadlock_where);
 }

@@ -90,9 +90,6 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
     if spec.nic.kind() != crate::spec::ProtocolKind::None {
         return Err(SpecError::new("nic.protocol", format!("{:?}", spec.nic.kind()), "not yet on MPI ranks: no protocol"));
     }
-    if spec.packets_per_message() > 1 {
-        return Err(SpecError::new("message.packets", spec.packets_per_message(), "on MPI ranks so far: messages of one packet"));
-    }
     if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
         return Err(SpecError::new("routing.algorithm", format!("{:?}", spec.routing.algorithm), "not yet on MPI ranks: it reads other switches' queues"));
     }
@@ -156,6 +153,7 @@ impl Simulation {
         let servers = self.parts.servers.clone();
         let owns_server = |s: u32| plan.part.owner(servers.switch_of(s as usize)) == plan.rank;
         self.server_side.keep_timers_of(owns_server);
+        self.server_side.on_rank(crate::engine::server_side::remote::RemoteMessages::new(plan.rank, plan.ranks, plan.part));
         let window_end = self.server_side.stats().end;
         let drain_end = window_end.saturating_add(self.spec.run.drain);
         let watchdog = self.spec.run.watchdog;
@@ -163,6 +161,7 @@ impl Simulation {
         let mut out = vec![Vec::new(); plan.ranks];
         let mut crossing = Crossing::default();
         let mut visit = Vec::new();
+        let mut detector = super::deadlock::Detector::new(&self);
         let mut global = self.exchange(ex, &plan, &mut out, &mut crossing, 0)?;
         loop {
             if self.now >= window_end {
@@ -200,7 +199,19 @@ impl Simulation {
                     self.last_progress = now;
                     last_progress = now;
                 } else {
-                    self.deadlock = Some((now, String::new()));
+                    let parts = self.wait_for_graph(ex, &mut detector, now, own.clone())?;
+                    // Without a cycle the place is told from the switches holding flits,
+                    // gathered at the end.
+                    let place = detector.cycle_now_in_parts(parts, now).map_or_else(String::new, |found| super::deadlock::describe(&self, &found));
+                    self.deadlock = Some((now, place));
+                    self.now = now + 1;
+                    break;
+                }
+            }
+            if in_network > 0 && now >= detector.next_at {
+                let parts = self.wait_for_graph(ex, &mut detector, now, own.clone())?;
+                if let Some(found) = detector.check_parts(parts, now) {
+                    self.deadlock = Some((found.formed, super::deadlock::describe(&self, &found)));
                     self.now = now + 1;
                     break;
                 }
@@ -250,7 +261,7 @@ impl Simulation {
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);
         }
-        if let Some((formed, _)) = self.deadlock {
+        if let Some((formed, _)) = self.deadlock.as_ref().filter(|(_, place)| place.is_empty()).cloned() {
             blocked.1.truncate(4);
             self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
@@ -267,9 +278,10 @@ impl Simulation {
         let mut msgs = Vec::with_capacity(plan.ranks);
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
-                msgs.push(wire::encode(status, &[], &mut self.packets));
+                msgs.push(wire::encode(status, &[], &mut self.packets, &[]));
             } else {
-                msgs.push(wire::encode(status, events, &mut self.packets));
+                let messages = self.server_side.messages_for(r);
+                msgs.push(wire::encode(status, events, &mut self.packets, &messages));
                 events.clear();
             }
         }
@@ -278,21 +290,35 @@ impl Simulation {
             return Err(RankFailure(format!("the exchange returned {} messages for {} ranks", incoming.len(), plan.ranks)));
         }
         let mut global = Global::new();
+        let mut windows = Vec::with_capacity(plan.ranks);
         for (r, bytes) in incoming.iter().enumerate() {
-            let window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
+            let mut window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
             global.add(&window.status);
+            // Before any packet: a message's first packet crosses a cycle after its record.
+            self.server_side.messages_from(r, std::mem::take(&mut window.messages));
+            windows.push(window);
+        }
+        for (r, window) in windows.iter().enumerate() {
             if r == plan.rank {
                 for (at, ev) in out[r].drain(..) {
                     self.cal.schedule(at, now, ev);
                 }
             } else {
-                for (at, ev) in crossing.take_in(r, &window, &mut self.packets) {
+                for (at, ev) in crossing.take_in(r, window, &mut self.packets) {
                     self.cal.schedule(at, now, ev);
                 }
             }
         }
         self.server_side.schedule_deferred(&mut self.cal, now);
         Ok(global)
+    }
+
+    /// The run's wait-for graph: every rank's part (`Detector::part`) of its own switches,
+    /// sent to every rank, in rank order.
+    fn wait_for_graph(&self, ex: &mut dyn Exchange, detector: &mut super::deadlock::Detector, now: u64, own: std::ops::Range<usize>) -> Result<Vec<super::deadlock::Graph>, RankFailure> {
+        let mine = detector.part(self, now, own).encode();
+        let parts = ex.all_to_all(vec![mine; ex.ranks()])?;
+        parts.iter().enumerate().map(|(r, bytes)| super::deadlock::Graph::decode(bytes).map_err(|e| RankFailure(format!("rank {r}'s wait-for graph is damaged: {e}")))).collect()
     }
 
     /// This rank's state at the end of a cycle, its events not sent yet.

@@ -6,6 +6,7 @@
 //! its copy once the tail has left.
 
 use crate::calendar::Event;
+use crate::message::Message;
 use crate::packet::{Arena, Packet};
 use std::collections::HashMap;
 
@@ -85,11 +86,13 @@ pub struct Window {
     pub events: Vec<(u64, Event)>,
     /// The records of the packets whose heads are among `events`, in their order.
     pub packets: Vec<Packet>,
+    /// The records of messages posted to the receiver's servers: (serial, record).
+    pub messages: Vec<(u32, Message)>,
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross; the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena) -> Vec<u8> {
+pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)]) -> Vec<u8> {
     let mut records = Vec::new();
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -101,12 +104,12 @@ pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena) -> V
             }
         }
     }
-    bincode::serialize(&(status, events, records)).expect("a window serialises")
+    bincode::serialize(&(status, events, records, messages)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (status, events, packets) = bincode::deserialize(bytes)?;
-    Ok(Window { status, events, packets })
+    let (status, events, packets, messages) = bincode::deserialize(bytes)?;
+    Ok(Window { status, events, packets, messages })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

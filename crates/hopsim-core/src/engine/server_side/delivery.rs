@@ -33,7 +33,14 @@ impl ServerSide {
         let mode = post.mode.map_or(0, |m| m.code());
         let tracked = packets > 1 || self.workload.wants_delivery() || net.parts.params.protocol.is_on() || mode != 0;
         let message = if tracked {
-            self.messages.alloc(Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, mode, ..Default::default() })
+            let record = Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, mode, ..Default::default() };
+            if let Some(remote) = &mut self.remote {
+                let id = self.messages.alloc(record.clone());
+                remote.posted(&net.parts.servers, id, &record);
+                id
+            } else {
+                self.messages.alloc(record)
+            }
         } else {
             NIL
         };
@@ -77,6 +84,9 @@ impl ServerSide {
             let Some(q) = self.backlog[src].front() else { break };
             let tie_dirs = self.make_packet(net, src, q);
             self.backlog[src].advance_front(tie_dirs);
+            if q.next_seq + 1 == q.packets && q.message != NIL && self.remote.as_mut().is_some_and(|r| r.all_made(q.message)) {
+                self.messages.release(q.message);
+            }
         }
         self.wake_nic(net, src, wake_at);
     }
@@ -113,7 +123,7 @@ impl ServerSide {
             kind,
             measured,
             next: NIL,
-            message,
+            message: self.remote.as_ref().filter(|_| message != NIL).map_or(message, |r| r.carried(message)),
             seq,
             extra_link_latency: 0,
             request_injected: NEVER,
@@ -190,7 +200,11 @@ impl ServerSide {
 
     /// The last phit of a packet has reached its destination NIC.
     pub(super) fn packet_arrived(&mut self, net: &mut Net, now: u64, id: u32) {
-        let p = *net.packets.get(id);
+        let mut p = *net.packets.get(id);
+        if let Some(remote) = &self.remote {
+            // A packet from another rank carries its message's serial (`RemoteMessages`).
+            p.message = remote.local_record(&net.parts.servers, p.src, p.dst, p.message).unwrap_or(p.message);
+        }
         match p.kind {
             PacketKind::Data => {}
             PacketKind::Request => self.answer(net, now, &p),
@@ -245,6 +259,9 @@ impl ServerSide {
             let done = Delivered { src: m.src, dst: m.dst, tag: m.tag, created: m.created };
             let measured = m.measured;
             self.messages.release(p.message);
+            if let Some(remote) = &mut self.remote {
+                remote.completed(p.message);
+            }
             let ack = self.workload.is_acknowledgement(done.tag);
             self.stats.on_message(now, done.created, measured, ack);
             if self.workload.wants_delivery() {

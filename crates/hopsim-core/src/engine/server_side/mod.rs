@@ -10,6 +10,7 @@
 
 mod backlog;
 mod delivery;
+pub(crate) mod remote;
 pub(super) mod timers;
 
 use backlog::Backlog;
@@ -47,6 +48,8 @@ pub(super) struct ServerSide {
     source_queue_limit: u64,
     /// `message.in_order`: packets reach the application in their message's order.
     in_order: bool,
+    /// On MPI ranks, the messages between servers of different ranks.
+    remote: Option<Box<remote::RemoteMessages>>,
 }
 
 /// What the servers' side reads and writes beyond its own state during a call.
@@ -77,6 +80,7 @@ impl ServerSide {
             stats,
             source_queue_limit: spec.nic.source_queue_limit,
             in_order: spec.message.in_order,
+            remote: None,
         }
     }
 
@@ -217,6 +221,25 @@ impl ServerSide {
     pub fn absorb(&mut self, stats: &Stats, nics: &Nics, owns: impl Fn(usize) -> bool) {
         self.stats.absorb(stats);
         self.nics.absorb(nics, owns);
+    }
+
+    /// Be one rank of a run over several (engine/ranks).
+    pub fn on_rank(&mut self, remote: remote::RemoteMessages) {
+        self.remote = Some(Box::new(remote));
+    }
+
+    /// The message records to send to rank `to` (`RemoteMessages`).
+    pub fn messages_for(&mut self, to: usize) -> Vec<(u32, crate::message::Message)> {
+        self.remote.as_mut().map_or_else(Vec::new, |r| r.take_outgoing(to))
+    }
+
+    /// Message records from rank `from`.
+    pub fn messages_from(&mut self, from: usize, records: Vec<(u32, crate::message::Message)>) {
+        let remote = self.remote.as_mut().expect("on ranks");
+        for (serial, record) in records {
+            let id = self.messages.alloc(record);
+            remote.received(from, serial, id);
+        }
     }
 
     /// Put the events the NIC steps held back (`step_nics` with `defer`) into the calendar.

@@ -1,0 +1,87 @@
+//! Messages between servers of different ranks (engine/ranks). A message's record (its
+//! size, tag and reassembly) is made at its source, where its packets are cut, and read at
+//! its destination, where they are put together: the source sends the record to the
+//! destination's rank at the end of the cycle it was posted in, long before its first
+//! packet can get there (a packet takes at least a cycle per link), and frees its own once
+//! the last packet is made. The packets of such a message carry, instead of the source's
+//! record number, a serial number the two ranks know it by.
+
+use crate::engine::parallel::Partition;
+use crate::message::Message;
+use crate::topology::ServerMap;
+use std::collections::HashMap;
+
+pub(crate) struct RemoteMessages {
+    rank: usize,
+    part: Partition,
+    /// Source side: the serial of each record sent, by record number.
+    serial_of: HashMap<u32, u32>,
+    next_serial: u32,
+    /// Records to send at the end of the cycle, per destination rank: (serial, record).
+    outgoing: Vec<Vec<(u32, Message)>>,
+    /// Destination side: (source rank, serial) to the local record, and back.
+    local: HashMap<(u32, u32), u32>,
+    key_of: HashMap<u32, (u32, u32)>,
+}
+
+impl RemoteMessages {
+    pub fn new(rank: usize, ranks: usize, part: Partition) -> Self {
+        RemoteMessages { rank, part, serial_of: HashMap::new(), next_serial: 0, outgoing: vec![Vec::new(); ranks], local: HashMap::new(), key_of: HashMap::new() }
+    }
+
+    pub fn owner(&self, servers: &ServerMap, server: u32) -> usize {
+        self.part.owner(servers.switch_of(server as usize))
+    }
+
+    /// A message record `id` was just made at its source: sent to its destination's rank if
+    /// that is another.
+    pub fn posted(&mut self, servers: &ServerMap, id: u32, record: &Message) {
+        let to = self.owner(servers, record.dst);
+        if to != self.rank {
+            let serial = self.next_serial;
+            self.next_serial = self.next_serial.wrapping_add(1);
+            self.serial_of.insert(id, serial);
+            self.outgoing[to].push((serial, record.clone()));
+        }
+    }
+
+    /// What the packets of record `id` carry as their message.
+    #[inline]
+    pub fn carried(&self, id: u32) -> u32 {
+        self.serial_of.get(&id).copied().unwrap_or(id)
+    }
+
+    /// The last packet of record `id` is made: whether the record went to another rank and
+    /// can be freed here.
+    pub fn all_made(&mut self, id: u32) -> bool {
+        self.serial_of.remove(&id).is_some()
+    }
+
+    /// The records to send to rank `to`.
+    pub fn take_outgoing(&mut self, to: usize) -> Vec<(u32, Message)> {
+        std::mem::take(&mut self.outgoing[to])
+    }
+
+    /// Rank `from` sent this record, to be numbered `id` here.
+    pub fn received(&mut self, from: usize, serial: u32, id: u32) {
+        self.local.insert((from as u32, serial), id);
+        self.key_of.insert(id, (from as u32, serial));
+    }
+
+    /// The local record of the message of a packet delivered here, if the message came
+    /// from another rank (its packets carry its serial until then, wherever they pass).
+    pub fn local_record(&self, servers: &ServerMap, src: u32, dst: u32, carried: u32) -> Option<u32> {
+        let from = self.owner(servers, src);
+        if carried == crate::packet::NIL || from == self.rank || self.owner(servers, dst) != self.rank {
+            return None;
+        }
+        Some(*self.local.get(&(from as u32, carried)).expect("a message's record reaches its destination before its packets"))
+    }
+
+    /// The local record `id` of a message from another rank is complete and freed.
+    pub fn completed(&mut self, id: u32) {
+        if let Some(key) = self.key_of.remove(&id) {
+            self.local.remove(&key);
+        }
+    }
+}
