@@ -376,10 +376,12 @@ def _main_on_ranks(argv: Sequence[str] | None) -> int:
     if ranks.rank != 0:
         return ranks.follow()
     ranks.on_stopped(lambda: "")
+    code = EXIT_RUN_FAILED
     try:
-        return _main(argv)
+        code = _main(argv)
+        return code
     finally:
-        ranks.stop()
+        ranks.end(code)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from queue import Empty, Queue
@@ -167,6 +168,7 @@ class Ranks:
         self.exchange = MpiExchange(comm)
         self.lost = False
         self.stopped = False
+        self.cut_short = False
         self._stopped_message: Callable[[], str] | None = None
 
     # -- every rank
@@ -195,6 +197,11 @@ class Ranks:
         except RanksLost:
             self.lost = True
             raise
+        except ValueError:
+            raise  # the spec refused, before the run, alike on every rank
+        except BaseException:
+            self.cut_short = True  # (Ctrl-C on this rank alone): the others wait inside the run
+            raise
 
     # -- rank 0
 
@@ -205,12 +212,22 @@ class Ranks:
 
     def stop(self) -> None:
         """On rank 0: the ranks in :meth:`follow` return (once; later calls do nothing)."""
-        if not self.lost and not self.stopped:
+        if not self.lost and not self.stopped and not self.cut_short:
             self.stopped = True
             try:
                 self._bcast(("stop",))
             except RanksLost:
                 pass
+
+    def end(self, code: int) -> None:
+        """On rank 0, as hopsim ends: :meth:`stop`; or, if a run was cut short on this rank
+        alone, abort the MPI job: the other ranks wait inside that run for this one, and
+        ending MPI normally (``MPI_Finalize``, at exit) would wait for them forever."""
+        self.stop()
+        if self.cut_short and not self.lost:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self.comm.Abort(code or 1)
 
     def _bcast(self, order: tuple) -> None:
         # Point-to-point sends (small: sent at once) rather than a broadcast, which the
