@@ -103,15 +103,21 @@ def _run_on_ranks(args, exp, out: Path, ranks) -> int:
     ranks.on_stopped(lambda: f"{complete()} of {len(exp.runs)} runs are complete in {out}; "
                              f"'{resume_command(args, out, ranks.size)}' finishes the rest")
     try:
-        return _run_and_report(args, exp, out, ranks, on_runs_done=ranks.stop)
+        return _run_and_report(args, exp, out, ranks, ranks=ranks)
     finally:
         ranks.on_stopped(lambda: "")
 
 
-def _run_and_report(args, exp, out: Path, client, on_runs_done=None) -> int:
+def _run_and_report(args, exp, out: Path, client, ranks=None) -> int:
+    """Run the sweep (on ``client``: None, a Dask client or, with ``ranks``, the MPI ranks)
+    and write its tables, figures and report."""
     from . import api, sweep
 
-    ranks = getattr(client, "size", None) if on_runs_done is not None else None
+    def runs_done() -> None:
+        if ranks is not None:
+            ranks.stop()  # the other ranks' part is done: they end while this one writes
+
+    mpirun_n = ranks.size if ranks is not None else None
     try:
         sweep.execute(
             exp,
@@ -124,15 +130,14 @@ def _run_and_report(args, exp, out: Path, client, on_runs_done=None) -> int:
             replace_changed=args.replace_changed,
         )
     except sweep.SweepStopped as e:  # an MPI rank lost: no run can go on
-        if on_runs_done is not None:
-            on_runs_done()
+        runs_done()
         try:
             api.build_outputs(exp, out, plots=False, report=False)
         except Exception:
             pass
         done = len(sweep.complete_runs(exp, out)) if out.is_dir() else 0
         _err(f"{e}; {done} of {len(exp.runs)} runs are complete in {out}; "
-             f"'{resume_command(args, out, ranks)}' finishes the rest")
+             f"'{resume_command(args, out, mpirun_n)}' finishes the rest")
         return EXIT_RUN_FAILED
     except sweep.SweepInterrupted as e:
         try:
@@ -141,12 +146,11 @@ def _run_and_report(args, exp, out: Path, client, on_runs_done=None) -> int:
             pass
         sys.stderr.write(
             f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
-            f"{resume_command(args, out, ranks)} finishes the rest\n"
+            f"{resume_command(args, out, mpirun_n)} finishes the rest\n"
         )
         return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
-        if on_runs_done is not None:
-            on_runs_done()
+        runs_done()
         try:
             api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
                                   job_baseline=args.job_baseline, **_figure_args(args))
@@ -154,8 +158,7 @@ def _run_and_report(args, exp, out: Path, client, on_runs_done=None) -> int:
             pass
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
-    if on_runs_done is not None:
-        on_runs_done()  # the other ranks' part is done: they end while this one writes
+    runs_done()
     frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
                                   job_baseline=args.job_baseline, **_figure_args(args))
     from .summary import print_summary

@@ -306,7 +306,7 @@ class RankRuns:
         self.thread.start()
 
     def _work(self, todo: list[Any]) -> None:
-        from . import engine
+        from . import engine, outdir
 
         for run in todo:
             if self.stopping.is_set():
@@ -325,6 +325,8 @@ class RankRuns:
                 return
             except BaseException as e:  # noqa: BLE001 - the sweep reports it
                 self.finished.put((run, e))
+                if isinstance(e, (outdir.OutputError, outdir.NotHopsims)):
+                    return  # the sweep stops on it: no other run is ordered
 
     def wait(self, timeout: float) -> list[tuple[Any, BaseException | None]]:
         got = []
@@ -340,11 +342,13 @@ class RankRuns:
         return 0 if self.counter is None else int(self.counter.cycles)
 
     def cancel(self) -> None:
-        """No run starts after this one; the one going on stops at its next exchange (every
-        rank's must: mpirun stops them all on Ctrl-C)."""
+        """No run starts after this one; the one going on stops at its next exchange, on
+        this rank (the others then wait inside it: hopsim ends by aborting the MPI job,
+        :meth:`Ranks.end`). Returns once the thread has stopped."""
         self.stopping.set()
         if self.counter is not None:
             self.counter.cancel()
+        self.close()
 
     def close(self) -> None:
         if self.thread is not None:
