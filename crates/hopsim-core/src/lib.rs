@@ -179,8 +179,7 @@ pub use engine::ranks::{Exchange, RankError, RankFailure};
 /// publishes the cycles simulated so far, as on one process.
 pub fn simulate_on_rank(spec_json: &str, exchange: &mut dyn Exchange, cycles: Option<Arc<AtomicU64>>, with_spec: bool, seal: Option<&str>) -> Result<Option<String>, RankError> {
     let spec = checked(spec_json, seal)?;
-    let sim = followed(engine::Simulation::new(&spec)?, cycles, None);
-    let Some(result) = sim.run_on_rank(exchange)? else { return Ok(None) };
+    let Some(result) = engine::Simulation::run_on_rank(&spec, exchange, cycles)? else { return Ok(None) };
     Ok(Some(result_json(&result, with_spec.then_some(&spec))))
 }
 

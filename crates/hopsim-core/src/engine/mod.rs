@@ -214,6 +214,13 @@ impl Simulation {
 
     /// The run of parts built already (`Built::new`).
     pub fn from_built(built: Built) -> Self {
+        let mut sim = Self::unstarted(built);
+        sim.with_workload(0, |w, cx| w.start(cx));
+        sim
+    }
+
+    /// `from_built` before its workload has started.
+    fn unstarted(built: Built) -> Self {
         let Built { spec: owned, parts, workload } = built;
         let spec = &owned;
         let Parts { topo, routing, vc_policy, servers, params, timings, candidates, .. } = &parts;
@@ -242,7 +249,7 @@ impl Simulation {
         let head_routing = head_routing::HeadRouting::of(routing.as_ref(), vc_policy.as_ref());
         let server_side = ServerSide::new(nics, nic_rng, workload, stats, spec);
         let switch_side = SwitchSide::new(routers, switch_rng, head_routing, topo.as_ref(), params);
-        let mut sim = Simulation {
+        Simulation {
             spec: owned,
             packets: Arena::with_capacity(packet_room, candidates),
             cal,
@@ -261,9 +268,7 @@ impl Simulation {
             checkpoint: None,
             resumed: None,
             packet_room,
-        };
-        sim.with_workload(0, |w, cx| w.start(cx));
-        sim
+        }
     }
 
     /// The cycle the run stands at: 0 before it runs, or the cycle of the checkpoint it was

@@ -116,6 +116,9 @@ impl Workload for Bernoulli {
         let next = self.next_send(cx.now + 1, rng);
         cx.timers.push((next, server as u32));
     }
+    fn servers_independent(&self) -> bool {
+        true
+    }
     // Nothing changes as it runs: its draws come from the NICs' random streams.
     fn save(&self) -> Vec<u8> {
         Vec::new()

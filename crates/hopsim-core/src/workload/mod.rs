@@ -89,7 +89,7 @@ pub struct Sample {
 }
 
 /// A message complete at its destination.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Delivered {
     pub src: u32,
     pub dst: u32,
@@ -99,6 +99,10 @@ pub struct Delivered {
 
 pub struct Ctx<'a> {
     pub now: u64,
+    /// The servers' random streams. A workload draws from a server's stream only in that
+    /// server's `timer` (and in `start`): on MPI ranks every rank runs the workload whole,
+    /// and the rank owning a server sends the others its stream before its timers fire
+    /// (engine/ranks).
     pub rng: &'a mut [Rng],
     pub posts: &'a mut Vec<Post>,
     /// (cycle, server): call `timer` for that server then.
@@ -120,6 +124,12 @@ pub trait Workload: Send {
     /// Whether a message with this tag is an acknowledgement (counted apart from the data
     /// messages, whose latency is what the papers report).
     fn is_acknowledgement(&self, _tag: u32) -> bool {
+        false
+    }
+    /// Whether each server's part of it depends on no other server's: then a run on MPI
+    /// ranks keeps only its own servers' timers and calls it for its own servers only
+    /// (engine/ranks); otherwise every rank runs it whole and calls it as one process does.
+    fn servers_independent(&self) -> bool {
         false
     }
     /// A closed-loop workload that has nothing more to send ends the run.

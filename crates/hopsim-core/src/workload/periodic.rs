@@ -69,6 +69,9 @@ impl Workload for Periodic {
         let next = self.start_of(self.sent[server]).max(cx.now + 1);
         cx.timers.push((next, server as u32));
     }
+    fn servers_independent(&self) -> bool {
+        true
+    }
     fn save(&self) -> Vec<u8> {
         super::save_state(&self.sent)
     }

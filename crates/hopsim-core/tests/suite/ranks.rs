@@ -73,6 +73,43 @@ fn messages_of_several_packets_are_the_same_on_ranks() {
 }
 
 #[test]
+fn a_ping_pong_workload_is_the_same_on_1_2_and_3_ranks() {
+    // Closed loop: every rank runs the workload whole and makes its calls in one order.
+    let r = same_on_1_2_3_ranks(&nets::ping_pong("[5, 5, 5]", 20), "warmup = 0\ncycles = 2000000");
+    assert!(!r.samples.src.is_empty());
+}
+
+#[test]
+fn an_allreduce_job_beside_background_traffic_is_the_same_on_1_2_and_3_ranks() {
+    let r = same_on_1_2_3_ranks(
+        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n\
+         [traffic]\n\
+         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
+         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
+         background = true\nallocation = { policy = \"linear\", offset = 16 }",
+        "warmup = 0\ncycles = 1000000",
+    );
+    assert!(r.jobs[0].complete && r.jobs[1].messages > 0);
+}
+
+#[test]
+fn aries_jobs_beside_background_traffic_are_the_same_on_1_2_and_3_ranks() {
+    // Adaptive routing, an alltoall under Cray MPI's default modes and a halo exchange,
+    // beside open-loop background traffic drawing its destinations from the servers'
+    // streams, which the NICs and routing draw from too.
+    let r = same_on_1_2_3_ranks(
+        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 4\ncolumn_links = 3\nglobal_links_per_switch = 2\nservers_per_switch = 2\n\
+         [router]\nvcs = 8\n[packet]\nphits = 4\nbytes = 64\n[routing]\nalgorithm = \"aries\"\nmode = \"adaptive\"\n[traffic]\n\
+         [[jobs]]\nname = \"a2a\"\nranks = 16\nrouting_mode = \"default\"\nworkload = { motif = \"alltoall\", iterations = 2, bytes = 512 }\n\
+         [[jobs]]\nname = \"halo\"\nranks = 8\nworkload = { motif = \"halo3d\", iterations = 2, domain = [8, 8, 8] }\nallocation = { policy = \"linear\", offset = 16 }\n\
+         [[jobs]]\nname = \"noise\"\nranks = 24\nworkload = { motif = \"bernoulli\", load = 0.2, bytes = 64 }\n\
+         background = true\nallocation = { policy = \"linear\", offset = 24 }",
+        "warmup = 0\ncycles = 1000000\nseed = 12",
+    );
+    assert!(r.jobs[0].complete && r.jobs[1].complete && r.jobs[2].messages > 0);
+}
+
+#[test]
 fn a_drain_and_idle_stretches_are_the_same_on_ranks() {
     // At a low load most cycles are skipped, which every rank must agree on; the drain ends
     // when the last measured packet arrives, wherever it does.

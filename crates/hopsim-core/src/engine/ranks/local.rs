@@ -57,10 +57,7 @@ pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, Ran
         let handles: Vec<_> = exchanges
             .into_iter()
             .map(|mut ex| {
-                scope.spawn(move || {
-                    let sim = crate::engine::Simulation::new(spec)?;
-                    sim.run_on_rank(&mut ex)
-                })
+                scope.spawn(move || crate::engine::Simulation::run_on_rank(spec, &mut ex, None))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(RankError::Rank(RankFailure("a rank panicked".into()))))).collect()

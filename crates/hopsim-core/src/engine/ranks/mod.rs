@@ -23,6 +23,7 @@ mod wire;
 
 use super::{invariants, report, Simulation};
 use crate::calendar::{Calendar, Event, Schedule};
+use crate::engine::server_side::rank::Call;
 use crate::error::{SpecError, SpecResult};
 use crate::stats::RunResult;
 use crate::topology::ServerMap;
@@ -81,11 +82,8 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
     if ranks > switches {
         return Err(SpecError::new("ranks", ranks, format!("at most one rank per switch: this network has {switches} switches")));
     }
-    if !spec.jobs.is_empty() {
-        return Err(SpecError::new("jobs", format!("{} job(s)", spec.jobs.len()), "not yet on MPI ranks: run jobs on one process (threads)"));
-    }
-    if !["bernoulli", "periodic"].contains(&spec.workload.kind.as_str()) {
-        return Err(SpecError::new("workload.kind", format!("{:?}", spec.workload.kind), "on MPI ranks so far: \"bernoulli\" or \"periodic\" (open-loop traffic)"));
+    if let Some(job) = spec.jobs.iter().find(|j| j.routing_mode.as_deref() == Some("app_aware")) {
+        return Err(SpecError::new("jobs.routing_mode", format!("\"app_aware\" (job {:?})", job.name), "not yet on MPI ranks: App-Aware reads its NIC's counters as the run goes"));
     }
     if spec.nic.kind() != crate::spec::ProtocolKind::None {
         return Err(SpecError::new("nic.protocol", format!("{:?}", spec.nic.kind()), "not yet on MPI ranks: no protocol"));
@@ -107,11 +105,16 @@ struct RankSend<'a> {
     out: &'a mut [Vec<(u64, Event)>],
     plan: &'a Plan,
     servers: &'a ServerMap,
+    /// A shared workload's ejections and the cycle each was scheduled in (`rank::Shared`).
+    eject_sent: Option<&'a mut std::collections::HashMap<u32, u64>>,
 }
 
 impl Schedule for RankSend<'_> {
     #[inline]
-    fn schedule(&mut self, at: u64, _now: u64, ev: Event) {
+    fn schedule(&mut self, at: u64, now: u64, ev: Event) {
+        if let (Event::Eject { packet, .. }, Some(sent)) = (ev, self.eject_sent.as_deref_mut()) {
+            sent.insert(packet, now);
+        }
         let owner = match ev {
             Event::FlitArrive { switch, .. } | Event::Credit { switch, .. } => self.plan.part.owner(switch as usize),
             Event::NicCredit { server, .. } | Event::Eject { server, .. } => self.plan.owner_of_server(self.servers, server as usize),
@@ -128,6 +131,17 @@ impl Schedule for RankSend<'_> {
     }
 }
 
+/// Every rank's calls of a cycle (each in its own order, with the cycle its ejection was
+/// scheduled in) in the order one process makes them: a cycle delivers its events in the
+/// order they were scheduled, and a cycle schedules its switches' in ascending switch
+/// number, so by scheduling cycle, then by rank, then in the rank's order.
+fn one_process_order<T>(by_rank: Vec<Vec<(u64, T)>>) -> impl Iterator<Item = T> {
+    let mut calls: Vec<(u64, usize, T)> = by_rank.into_iter().enumerate().flat_map(|(r, calls)| calls.into_iter().map(move |(sent, call)| (sent, r, call))).collect();
+    // Stable: a rank's calls of one scheduling cycle keep their order.
+    calls.sort_by_key(|&(sent, r, _)| (sent, r));
+    calls.into_iter().map(|(_, _, call)| call)
+}
+
 /// What a rank sends rank 0 at the end of the run.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct RankEnd {
@@ -137,23 +151,32 @@ struct RankEnd {
     link_phits: Vec<u32>,
     phit_hops: u64,
     accounting: invariants::Accounting,
+    samples: Vec<crate::workload::Sample>,
     /// Switches holding flits, and the first few of them described (a deadlock).
     blocked: (usize, Vec<String>),
 }
 
 impl Simulation {
-    /// This rank's part of the run over `exchange.ranks()` ranks: the run's result on rank 0,
-    /// `None` on the others.
-    pub fn run_on_rank(mut self, ex: &mut dyn Exchange) -> Result<Option<RunResult>, RankError> {
-        let started = std::time::Instant::now();
-        let switches = self.parts.topo.num_switches();
-        check_supported(&self.spec, ex.ranks(), switches)?;
+    /// This rank's part of the run of `spec` over `exchange.ranks()` ranks, publishing its
+    /// cycles in `progress` if given: the run's result on rank 0, `None` on the others.
+    pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>) -> Result<Option<RunResult>, RankError> {
+        let built = super::Built::new(spec)?;
+        let switches = built.parts.topo.num_switches();
+        check_supported(spec, ex.ranks(), switches)?;
         let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
+        let shared = !built.workload.servers_independent();
+        let mut sim = Simulation::unstarted(built);
+        sim.progress = progress;
+        sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.ranks, plan.part, shared));
+        sim.with_workload(0, |w, cx| w.start(cx));
+        sim.run_rank(ex, plan)
+    }
+
+    fn run_rank(mut self, ex: &mut dyn Exchange, plan: Plan) -> Result<Option<RunResult>, RankError> {
+        let started = std::time::Instant::now();
         let own = plan.part.range(plan.rank);
         let servers = self.parts.servers.clone();
-        let owns_server = |s: u32| plan.part.owner(servers.switch_of(s as usize)) == plan.rank;
-        self.server_side.keep_timers_of(owns_server);
-        self.server_side.on_rank(crate::engine::server_side::remote::RemoteMessages::new(plan.rank, plan.ranks, plan.part));
+        let shared = self.server_side.shares_workload();
         let window_end = self.server_side.stats().end;
         let drain_end = window_end.saturating_add(self.spec.run.drain);
         let watchdog = self.spec.run.watchdog;
@@ -179,9 +202,13 @@ impl Simulation {
             let measuring = self.server_side.stats().in_window(now);
             self.deliver_first(now, &events);
             self.cal.take_routers(now, &mut visit);
-            let mut send = RankSend { cal: &mut self.cal, out: &mut out, plan: &plan, servers: &servers };
+            let eject_sent = self.server_side.eject_times();
+            let mut send = RankSend { cal: &mut self.cal, out: &mut out, plan: &plan, servers: &servers, eject_sent };
             self.switch_side.step_all(&visit, now, &mut self.packets, &mut send, &self.parts, measuring, &mut self.last_progress, &mut self.phit_hops);
             self.switch_side.set_stepped_last(visit.len());
+            if shared {
+                self.share_calls(ex, now)?;
+            }
             self.step_nics(now, measuring, true);
             self.cal.return_events(events);
             global = self.exchange(ex, &plan, &mut out, &mut crossing, now)?;
@@ -237,6 +264,7 @@ impl Simulation {
             link_phits: self.switch_side.routers().ports[ports.clone()].iter().map(|p| p.link_phits).collect(),
             phit_hops: self.phit_hops,
             accounting: invariants::account(&self, |sw| own.contains(&sw)),
+            samples: self.server_side.samples().to_vec(),
             blocked: self.blocked_switches(own.clone()),
         };
         let mut to_first = vec![Vec::new(); plan.ranks];
@@ -257,6 +285,7 @@ impl Simulation {
             let first = self.switch_side.routers().first_port(plan.part.range(r).start);
             self.switch_side.set_link_phits(first, &theirs.link_phits);
             self.phit_hops += theirs.phit_hops;
+            self.server_side.samples_from(&theirs.samples, |s| plan.owner_of_server(&servers, s as usize) == r);
             blocked.0 += theirs.blocked.0;
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);
@@ -275,13 +304,14 @@ impl Simulation {
     /// one-process order), then the NICs' events. Returns the run's state summed over ranks.
     fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, now: u64) -> Result<Global, RankFailure> {
         let status = self.rank_status(out);
+        let streams = self.server_side.streams_to_share();
         let mut msgs = Vec::with_capacity(plan.ranks);
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
-                msgs.push(wire::encode(status, &[], &mut self.packets, &[]));
+                msgs.push(wire::encode(status, &[], &mut self.packets, &[], &[]));
             } else {
                 let messages = self.server_side.messages_for(r);
-                msgs.push(wire::encode(status, events, &mut self.packets, &messages));
+                msgs.push(wire::encode(status, events, &mut self.packets, &messages, &streams));
                 events.clear();
             }
         }
@@ -296,6 +326,7 @@ impl Simulation {
             global.add(&window.status);
             // Before any packet: a message's first packet crosses a cycle after its record.
             self.server_side.messages_from(r, std::mem::take(&mut window.messages));
+            self.server_side.set_streams(std::mem::take(&mut window.streams));
             windows.push(window);
         }
         for (r, window) in windows.iter().enumerate() {
@@ -311,6 +342,23 @@ impl Simulation {
         }
         self.server_side.schedule_deferred(&mut self.cal, now);
         Ok(global)
+    }
+
+    /// A shared workload's calls of the cycle (`server_side::rank::Shared`): every rank's
+    /// to every rank, made by all in the one-process order: by the cycle their ejection was
+    /// scheduled in, then by rank (ranks own ascending ranges of switches), then in the
+    /// order the rank made them.
+    fn share_calls(&mut self, ex: &mut dyn Exchange, now: u64) -> Result<(), RankFailure> {
+        let mine = bincode::serialize(&self.server_side.calls_to_share()).expect("calls serialise");
+        let all = ex.all_to_all(vec![mine; ex.ranks()])?;
+        let mut by_rank = Vec::with_capacity(all.len());
+        for (r, bytes) in all.iter().enumerate() {
+            let theirs: Vec<(u64, Call)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s workload calls are damaged: {e}")))?;
+            by_rank.push(theirs);
+        }
+        let (side, mut net) = self.server_side();
+        side.make_calls(&mut net, now, one_process_order(by_rank));
+        Ok(())
     }
 
     /// The run's wait-for graph: every rank's part (`Detector::part`) of its own switches,
@@ -337,5 +385,20 @@ impl Simulation {
             measured_phits,
             measured_delivered_phits: st.measured_packet_phits,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_process_order;
+
+    #[test]
+    fn calls_go_by_the_cycle_their_ejection_was_scheduled_in_then_by_rank() {
+        // Rank 1's first call was scheduled a cycle before rank 0's (a shorter packet's
+        // last flit ejects sooner after its step): it comes first; then rank 0's calls of
+        // cycle 11 before rank 1's, each rank's in its own order.
+        let by_rank = vec![vec![(11, "r0 a"), (11, "r0 b"), (12, "r0 c")], vec![(10, "r1 a"), (11, "r1 b"), (12, "r1 c")]];
+        let order: Vec<_> = one_process_order(by_rank).collect();
+        assert_eq!(order, ["r1 a", "r0 a", "r0 b", "r1 b", "r0 c", "r1 c"]);
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::calendar::Event;
 use crate::message::Message;
+use crate::route::Rng;
 use crate::packet::{Arena, Packet};
 use std::collections::HashMap;
 
@@ -88,11 +89,13 @@ pub struct Window {
     pub packets: Vec<Packet>,
     /// The records of messages posted to the receiver's servers: (serial, record).
     pub messages: Vec<(u32, Message)>,
+    /// The random streams of the sender's servers it drew from (a shared workload).
+    pub streams: Vec<(u32, Rng)>,
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross; the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)]) -> Vec<u8> {
+pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)]) -> Vec<u8> {
     let mut records = Vec::new();
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -104,12 +107,12 @@ pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, mess
             }
         }
     }
-    bincode::serialize(&(status, events, records, messages)).expect("a window serialises")
+    bincode::serialize(&(status, events, records, messages, streams)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (status, events, packets, messages) = bincode::deserialize(bytes)?;
-    Ok(Window { status, events, packets, messages })
+    let (status, events, packets, messages, streams) = bincode::deserialize(bytes)?;
+    Ok(Window { status, events, packets, messages, streams })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

@@ -34,9 +34,9 @@ impl ServerSide {
         let tracked = packets > 1 || self.workload.wants_delivery() || net.parts.params.protocol.is_on() || mode != 0;
         let message = if tracked {
             let record = Message { src: src as u32, dst: dst as u32, created: now, packets, tag, measured, bytes, mode, ..Default::default() };
-            if let Some(remote) = &mut self.remote {
+            if let Some(view) = &mut self.rank {
                 let id = self.messages.alloc(record.clone());
-                remote.posted(&net.parts.servers, id, &record);
+                view.posted(&net.parts.servers, id, &record);
                 id
             } else {
                 self.messages.alloc(record)
@@ -84,7 +84,7 @@ impl ServerSide {
             let Some(q) = self.backlog[src].front() else { break };
             let tie_dirs = self.make_packet(net, src, q);
             self.backlog[src].advance_front(tie_dirs);
-            if q.next_seq + 1 == q.packets && q.message != NIL && self.remote.as_mut().is_some_and(|r| r.all_made(q.message)) {
+            if q.next_seq + 1 == q.packets && q.message != NIL && self.rank.as_mut().is_some_and(|r| r.all_made(q.message)) {
                 self.messages.release(q.message);
             }
         }
@@ -106,6 +106,9 @@ impl ServerSide {
         let mode = if message == NIL { 0 } else { self.messages.get(message).mode };
         let mut state = RouteState { src_switch, dst_switch: net.parts.servers.switch_of(dst) as u32, header: seq, mode, ..Default::default() };
         net.parts.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        if let Some(view) = &mut self.rank {
+            view.drew(src as u32);
+        }
         // Ties (half-way round a ring) are broken once per message, so a routing with one
         // path per pair, like DOR, keeps a message's packets in order.
         state.tie_dirs = q.tie_dirs.unwrap_or(state.tie_dirs);
@@ -123,7 +126,7 @@ impl ServerSide {
             kind,
             measured,
             next: NIL,
-            message: self.remote.as_ref().filter(|_| message != NIL).map_or(message, |r| r.carried(message)),
+            message: self.rank.as_ref().filter(|_| message != NIL).map_or(message, |r| r.carried(message)),
             seq,
             extra_link_latency: 0,
             request_injected: NEVER,
@@ -174,6 +177,9 @@ impl ServerSide {
         let (src_switch, dst_switch) = (net.parts.servers.switch_of(src) as u32, net.parts.servers.switch_of(dst) as u32);
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
         net.parts.routing.on_inject(&mut state, &mut self.nic_rng[src]);
+        if let Some(view) = &mut self.rank {
+            view.drew(src as u32);
+        }
         let phits = protocol.response_phits(bytes, req.seq);
         let measured = !net.parts.params.measure_at_injection && self.stats.in_window(now);
         let id = net.packets.make(|candidates| Packet {
@@ -201,9 +207,9 @@ impl ServerSide {
     /// The last phit of a packet has reached its destination NIC.
     pub(super) fn packet_arrived(&mut self, net: &mut Net, now: u64, id: u32) {
         let mut p = *net.packets.get(id);
-        if let Some(remote) = &self.remote {
-            // A packet from another rank carries its message's serial (`RemoteMessages`).
-            p.message = remote.local_record(&net.parts.servers, p.src, p.dst, p.message).unwrap_or(p.message);
+        if let Some(view) = &self.rank {
+            // A packet from another rank carries its message's serial (`RankView`).
+            p.message = view.local_record(&net.parts.servers, p.src, p.dst, p.message).unwrap_or(p.message);
         }
         match p.kind {
             PacketKind::Data => {}
@@ -259,13 +265,16 @@ impl ServerSide {
             let done = Delivered { src: m.src, dst: m.dst, tag: m.tag, created: m.created };
             let measured = m.measured;
             self.messages.release(p.message);
-            if let Some(remote) = &mut self.remote {
-                remote.completed(p.message);
+            if let Some(view) = &mut self.rank {
+                view.completed(p.message);
             }
             let ack = self.workload.is_acknowledgement(done.tag);
             self.stats.on_message(now, done.created, measured, ack);
             if self.workload.wants_delivery() {
-                self.with_workload(net, now, |w, cx| w.delivered(&done, cx));
+                match self.rank.as_mut().and_then(|r| r.shared.as_mut()) {
+                    Some(shared) => shared.calls.push((shared.delivering_sent, super::rank::Call::Message(done))),
+                    None => self.with_workload(net, now, |w, cx| w.delivered(&done, cx)),
+                }
             }
         }
     }
@@ -276,6 +285,12 @@ impl ServerSide {
         let p = net.packets.get(id);
         let (src, created) = (p.src, p.created);
         self.stats.on_deliver(now, p);
+        if let Some(shared) = self.rank.as_mut().and_then(|r| r.shared.as_mut()) {
+            let call = super::rank::Call::Packet { src, latency: now - created, measuring: self.stats.in_window(now) };
+            shared.calls.push((shared.delivering_sent, call));
+            net.packets.release(id);
+            return;
+        }
         self.workload.packet_delivered(src, now - created);
         self.nics.count(src as usize, self.stats.in_window(now), |c| {
             c.packets += 1;

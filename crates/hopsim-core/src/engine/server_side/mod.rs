@@ -10,7 +10,7 @@
 
 mod backlog;
 mod delivery;
-pub(crate) mod remote;
+pub(crate) mod rank;
 pub(super) mod timers;
 
 use backlog::Backlog;
@@ -48,8 +48,9 @@ pub(super) struct ServerSide {
     source_queue_limit: u64,
     /// `message.in_order`: packets reach the application in their message's order.
     in_order: bool,
-    /// On MPI ranks, the messages between servers of different ranks.
-    remote: Option<Box<remote::RemoteMessages>>,
+    /// On MPI ranks: which servers are this rank's, the messages between ranks, and what
+    /// keeps a shared workload the same on every rank (`rank::RankView`).
+    rank: Option<Box<rank::RankView>>,
 }
 
 /// What the servers' side reads and writes beyond its own state during a call.
@@ -80,7 +81,7 @@ impl ServerSide {
             stats,
             source_queue_limit: spec.nic.source_queue_limit,
             in_order: spec.message.in_order,
-            remote: None,
+            rank: None,
         }
     }
 
@@ -141,12 +142,21 @@ impl ServerSide {
     pub fn with_workload(&mut self, net: &mut Net, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
         let mut cx = Ctx { now, rng: &mut self.nic_rng, posts: &mut self.posts, timers: &mut self.new_timers, samples: &mut self.samples, nic_totals: &self.nics.totals };
         f(self.workload.as_mut(), &mut cx);
+        // On ranks: a server's messages are sent by its own rank; its timers are kept there
+        // only, unless every rank runs the workload whole (`rank::RankView`).
+        let servers = &net.parts.servers;
+        let view = self.rank.as_deref();
+        let keeps_timer = |s: u32| view.is_none_or(|v| v.shared.is_some() || v.owns(servers, s));
         for (t, s) in self.new_timers.drain(..) {
-            self.timers.push(t, s);
+            if keeps_timer(s) {
+                self.timers.push(t, s);
+            }
         }
         let posts = std::mem::take(&mut self.posts);
         for post in &posts {
-            self.send_message(net, now, post);
+            if self.rank.as_ref().is_none_or(|v| v.owns(&net.parts.servers, post.src)) {
+                self.send_message(net, now, post);
+            }
         }
         self.posts = posts;
         self.posts.clear();
@@ -180,6 +190,9 @@ impl ServerSide {
         let mut due = std::mem::take(&mut self.nic_visit);
         net.cal.take_nics(now, &mut due);
         for &s in &due {
+            if let Some(view) = &mut self.rank {
+                view.drew(s);
+            }
             let s = s as usize;
             let (nics, rng) = (&mut self.nics, &mut self.nic_rng[s]);
             if defer {
@@ -197,25 +210,6 @@ impl ServerSide {
         !self.nic_events.is_empty()
     }
 
-    /// Keep only the workload timers of the servers `owns` names: on MPI ranks every rank
-    /// builds and starts the whole workload, then fires its own servers' timers only
-    /// (engine/ranks). The workload's own state is per server, drawn from the servers'
-    /// random streams, so the others' draws at the start change nothing of a rank's.
-    pub fn keep_timers_of(&mut self, owns: impl Fn(u32) -> bool) {
-        let mut kept = Timers::default();
-        let mut at = self.timers.next_at();
-        while let Some(t) = at {
-            self.timers.start(t);
-            while let Some(s) = self.timers.next() {
-                if owns(s) {
-                    kept.push(t, s);
-                }
-            }
-            at = self.timers.next_at();
-        }
-        self.timers = kept;
-    }
-
     /// Take in what another rank of the same run counted (engine/ranks): its statistics,
     /// and its NICs (`Nics::absorb`), of which `owns` names its own.
     pub fn absorb(&mut self, stats: &Stats, nics: &Nics, owns: impl Fn(usize) -> bool) {
@@ -223,22 +217,80 @@ impl ServerSide {
         self.nics.absorb(nics, owns);
     }
 
-    /// Be one rank of a run over several (engine/ranks).
-    pub fn on_rank(&mut self, remote: remote::RemoteMessages) {
-        self.remote = Some(Box::new(remote));
+    /// Be one rank of a run over several (engine/ranks); before the workload starts.
+    pub fn on_rank(&mut self, view: rank::RankView) {
+        self.rank = Some(Box::new(view));
     }
 
-    /// The message records to send to rank `to` (`RemoteMessages`).
+    /// The message records to send to rank `to` (`RankView`).
     pub fn messages_for(&mut self, to: usize) -> Vec<(u32, crate::message::Message)> {
-        self.remote.as_mut().map_or_else(Vec::new, |r| r.take_outgoing(to))
+        self.rank.as_mut().map_or_else(Vec::new, |r| r.take_outgoing(to))
     }
 
     /// Message records from rank `from`.
     pub fn messages_from(&mut self, from: usize, records: Vec<(u32, crate::message::Message)>) {
-        let remote = self.remote.as_mut().expect("on ranks");
+        let view = self.rank.as_mut().expect("on ranks");
         for (serial, record) in records {
             let id = self.messages.alloc(record);
-            remote.received(from, serial, id);
+            view.received(from, serial, id);
+        }
+    }
+
+    /// Where a shared workload's ejections note the cycle they were scheduled in, if it is
+    /// one (`rank::Shared`).
+    pub fn eject_times(&mut self) -> Option<&mut std::collections::HashMap<u32, u64>> {
+        self.rank.as_mut().and_then(|r| r.shared.as_mut()).map(|s| &mut s.eject_sent)
+    }
+
+    /// Whether this rank runs a shared workload whole (`rank::Shared`).
+    pub fn shares_workload(&self) -> bool {
+        self.rank.as_ref().is_some_and(|r| r.shared.is_some())
+    }
+
+    /// This cycle's calls of a shared workload from this rank's deliveries.
+    pub fn calls_to_share(&mut self) -> Vec<(u64, rank::Call)> {
+        self.rank.as_mut().and_then(|r| r.shared.as_mut()).map_or_else(Vec::new, |s| std::mem::take(&mut s.calls))
+    }
+
+    /// The random streams of this rank's servers drawn from since the last exchange, if
+    /// the workload is shared.
+    pub fn streams_to_share(&mut self) -> Vec<(u32, Rng)> {
+        self.rank.as_mut().map_or_else(Vec::new, |r| r.drawn_streams(&self.nic_rng))
+    }
+
+    /// Take, for each sample another rank also recorded (a shared workload records every
+    /// sample on every rank), its NIC counters from the rank owning its source (`owns`),
+    /// which alone counts that NIC.
+    pub fn samples_from(&mut self, theirs: &[Sample], owns: impl Fn(u32) -> bool) {
+        for (mine, theirs) in self.samples.iter_mut().zip(theirs) {
+            if owns(theirs.src) {
+                mine.counters = theirs.counters;
+            }
+        }
+    }
+
+    /// Other ranks' servers' random streams as their ranks left them.
+    pub fn set_streams(&mut self, streams: Vec<(u32, Rng)>) {
+        for (s, rng) in streams {
+            self.nic_rng[s as usize] = rng;
+        }
+    }
+
+    /// Make every rank's calls of the cycle, in the one-process order (`rank::Shared`).
+    pub fn make_calls(&mut self, net: &mut Net, now: u64, calls: impl IntoIterator<Item = rank::Call>) {
+        for call in calls {
+            match call {
+                rank::Call::Packet { src, latency, measuring } => {
+                    self.workload.packet_delivered(src, latency);
+                    if self.rank.as_ref().is_some_and(|r| r.owns(&net.parts.servers, src)) {
+                        self.nics.count(src as usize, measuring, |c| {
+                            c.packets += 1;
+                            c.latency_sum += latency;
+                        });
+                    }
+                }
+                rank::Call::Message(done) => self.with_workload(net, now, |w, cx| w.delivered(&done, cx)),
+            }
         }
     }
 
@@ -270,6 +322,9 @@ impl ServerSide {
                 let complete = p.flits_ejected == flits;
                 self.stats.on_eject_phits(now, flit_phits as u64);
                 if complete {
+                    if let Some(shared) = self.rank.as_mut().and_then(|r| r.shared.as_mut()) {
+                        shared.delivering_sent = shared.eject_sent.remove(&packet).expect("a shared workload's ejections are noted");
+                    }
                     debug_assert_eq!(net.packets.get(packet).dst, server);
                     self.packet_arrived(net, now, packet);
                 }

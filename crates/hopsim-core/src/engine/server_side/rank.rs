@@ -1,0 +1,158 @@
+//! The servers' side of one rank of a run over several (engine/ranks): which servers are
+//! its own, the messages it exchanges with other ranks, and, for a workload whose servers
+//! share state, what keeps every rank's copy of that workload the same as one process's.
+//!
+//! **Messages between ranks.** A message's record (its size, tag and reassembly) is made
+//! at its source, where its packets are cut, and read at its destination, where they are
+//! put together: the source sends the record to the destination's rank at the end of the
+//! cycle it was posted in, long before its first packet can get there (a packet takes at
+//! least a cycle per link), and frees its own once the last packet is made. The packets of
+//! such a message carry, instead of the source's record number, a serial number the two
+//! ranks know it by.
+//!
+//! **A shared workload** (jobs, closed loops: `Workload::servers_independent` false) runs
+//! whole on every rank, and every rank makes the calls one process makes, in its order:
+//! every rank fires every timer, and the calls a delivery makes (a packet or a message
+//! delivered) wait until the rank's deliveries of the cycle are done; every rank then
+//! sends its calls to all, and all make them in the one-process order (by the cycle their
+//! ejection was scheduled in, then by rank, since ranks own ascending ranges of switches).
+//! Only a server's own rank sends what the workload posts for it. A workload draws random
+//! numbers only in a server's timer (`Ctx::rng`), from the server's stream, which the NIC
+//! and routing draw from too at its own rank: after each cycle that rank sends the others
+//! the streams it drew from, so that every rank's timers draw the same numbers.
+
+use crate::engine::parallel::Partition;
+use crate::message::Message;
+use crate::route::Rng;
+use crate::topology::ServerMap;
+use crate::workload::Delivered;
+use std::collections::HashMap;
+
+pub(crate) struct RankView {
+    rank: usize,
+    part: Partition,
+    /// Source side: the serial of each record sent, by record number.
+    serial_of: HashMap<u32, u32>,
+    next_serial: u32,
+    /// Records to send at the end of the cycle, per destination rank: (serial, record).
+    outgoing: Vec<Vec<(u32, Message)>>,
+    /// Destination side: (source rank, serial) to the local record, and back.
+    local: HashMap<(u32, u32), u32>,
+    key_of: HashMap<u32, (u32, u32)>,
+    /// For a shared workload.
+    pub shared: Option<Shared>,
+}
+
+/// What keeps a shared workload the same on every rank.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// The calls this rank's deliveries of the cycle make, in order, each with the cycle
+    /// its packet's last ejection was scheduled in.
+    pub calls: Vec<(u64, Call)>,
+    /// The cycle each packet's last ejection so far was scheduled in (its switch's step).
+    pub eject_sent: HashMap<u32, u64>,
+    /// The cycle of the ejection being delivered.
+    pub delivering_sent: u64,
+    /// Own servers whose random streams were drawn from since the last exchange.
+    pub drawn: Vec<u32>,
+}
+
+/// A call a delivery makes to the workload.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub(crate) enum Call {
+    /// A packet from `src` reached the application, `latency` cycles after its creation;
+    /// `measuring`: in the measured window (its source NIC counts it).
+    Packet { src: u32, latency: u64, measuring: bool },
+    Message(Delivered),
+}
+
+impl RankView {
+    pub fn new(rank: usize, ranks: usize, part: Partition, shared: bool) -> Self {
+        RankView {
+            rank,
+            part,
+            serial_of: HashMap::new(),
+            next_serial: 0,
+            outgoing: vec![Vec::new(); ranks],
+            local: HashMap::new(),
+            key_of: HashMap::new(),
+            shared: shared.then(Shared::default),
+        }
+    }
+
+    pub fn owner(&self, servers: &ServerMap, server: u32) -> usize {
+        self.part.owner(servers.switch_of(server as usize))
+    }
+
+    pub fn owns(&self, servers: &ServerMap, server: u32) -> bool {
+        self.owner(servers, server) == self.rank
+    }
+
+    /// A message record `id` was just made at its source: sent to its destination's rank if
+    /// that is another.
+    pub fn posted(&mut self, servers: &ServerMap, id: u32, record: &Message) {
+        let to = self.owner(servers, record.dst);
+        if to != self.rank {
+            let serial = self.next_serial;
+            self.next_serial = self.next_serial.wrapping_add(1);
+            self.serial_of.insert(id, serial);
+            self.outgoing[to].push((serial, record.clone()));
+        }
+    }
+
+    /// What the packets of record `id` carry as their message.
+    #[inline]
+    pub fn carried(&self, id: u32) -> u32 {
+        self.serial_of.get(&id).copied().unwrap_or(id)
+    }
+
+    /// The last packet of record `id` is made: whether the record went to another rank and
+    /// can be freed here.
+    pub fn all_made(&mut self, id: u32) -> bool {
+        self.serial_of.remove(&id).is_some()
+    }
+
+    /// The records to send to rank `to`.
+    pub fn take_outgoing(&mut self, to: usize) -> Vec<(u32, Message)> {
+        std::mem::take(&mut self.outgoing[to])
+    }
+
+    /// Rank `from` sent this record, to be numbered `id` here.
+    pub fn received(&mut self, from: usize, serial: u32, id: u32) {
+        self.local.insert((from as u32, serial), id);
+        self.key_of.insert(id, (from as u32, serial));
+    }
+
+    /// The local record of the message of a packet delivered here, if the message came
+    /// from another rank (its packets carry its serial until then, wherever they pass).
+    pub fn local_record(&self, servers: &ServerMap, src: u32, dst: u32, carried: u32) -> Option<u32> {
+        let from = self.owner(servers, src);
+        if carried == crate::packet::NIL || from == self.rank || self.owner(servers, dst) != self.rank {
+            return None;
+        }
+        Some(*self.local.get(&(from as u32, carried)).expect("a message's record reaches its destination before its packets"))
+    }
+
+    /// The local record `id` of a message from another rank is complete and freed.
+    pub fn completed(&mut self, id: u32) {
+        if let Some(key) = self.key_of.remove(&id) {
+            self.local.remove(&key);
+        }
+    }
+
+    /// An own server's stream was drawn from outside the workload.
+    #[inline]
+    pub fn drew(&mut self, server: u32) {
+        if let Some(shared) = &mut self.shared {
+            shared.drawn.push(server);
+        }
+    }
+
+    /// The streams drawn from since the last exchange, for the other ranks.
+    pub fn drawn_streams(&mut self, rng: &[Rng]) -> Vec<(u32, Rng)> {
+        let Some(shared) = &mut self.shared else { return Vec::new() };
+        shared.drawn.sort_unstable();
+        shared.drawn.dedup();
+        shared.drawn.drain(..).map(|s| (s, rng[s as usize].clone())).collect()
+    }
+}
