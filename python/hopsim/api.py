@@ -54,7 +54,8 @@ def simulate(
     *,
     overrides: Mapping[str, Any] | list[str] | None = None,
     checkpoint: str | Path | None = None,
-) -> dict[str, Any]:
+    ranks: Any = None,
+) -> dict[str, Any] | None:
     """Run one simulation and return its result.
 
     Parameters
@@ -71,6 +72,12 @@ def simulate(
         A file for the run's checkpoints (``run.checkpoint_every`` cycles apart). If it holds
         a checkpoint of this spec, the run goes on from it, with the results of a run never
         stopped (docs/checkpoints.md); it is deleted once the run has finished.
+    ranks:
+        An mpi4py communicator (``MPI.COMM_WORLD``) in a program launched by ``mpirun``:
+        every rank of it calls ``simulate`` with the same spec, and the run is partitioned
+        over them (``pip install 'hopsim[mpi]'``). Rank 0 gets the result, the others None.
+        Without it, the run is this process's alone, even under mpirun: a program whose
+        ranks run different specs, or only rank 0, works as it would without MPI.
 
     Returns
     -------
@@ -107,7 +114,15 @@ def simulate(
     check_plots_table(data.pop("plots", None))  # how figures are written: no figures here
     # One engine call validates and runs: the result carries the normalized spec.
     path = Path(checkpoint) if checkpoint is not None else None
-    result, wall = engine.simulate(data, with_spec=True, checkpoint=path, resume=True)
+    if ranks is not None:
+        from . import mpi
+
+        out, wall = mpi.simulate(ranks, data, path)
+        if out is None:
+            return None
+        result = engine.result_from_json(out)
+    else:
+        result, wall = engine.simulate(data, with_spec=True, checkpoint=path, resume=True)
     if path is not None:
         path.unlink(missing_ok=True)
     metrics = result.setdefault("metrics", {})

@@ -45,7 +45,14 @@ def _cluster_client(args, exp):
 
 
 def cmd_run(args) -> int:
-    from . import api, outdir, sweep
+    from . import api, mpi, outdir, sweep
+
+    ranks = mpi.session()
+    if ranks is not None:
+        if args.cluster is not None:
+            raise SpecError(f"--cluster: not with mpirun: each run goes over the {ranks.size} MPI ranks")
+        if args.threads is not None:
+            raise SpecError(f"--threads: not with mpirun: each run goes over the {ranks.size} MPI ranks, one run after another")
 
     source = args.file
     if source is None:
@@ -69,9 +76,14 @@ def cmd_run(args) -> int:
         from .cluster import ClusterKind
 
         ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
+    if ranks is not None:
+        mpi.check_runs(exp.runs, ranks.size)
     with outdir.lock(sweep.prepare_out(out)):
         if not args.quiet:
-            sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()} -> {out}\n")
+            over = f" over {ranks.size} MPI ranks" if ranks is not None else ""
+            sys.stderr.write(f"hopsim: {exp.name}: {exp.describe()}{over} -> {out}\n")
+        if ranks is not None:
+            return _run_on_ranks(args, exp, out, ranks)
         client, close = _cluster_client(args, exp)
         try:
             return _run_and_report(args, exp, out, client)
@@ -80,9 +92,32 @@ def cmd_run(args) -> int:
                 close()
 
 
-def _run_and_report(args, exp, out: Path, client) -> int:
+def _run_on_ranks(args, exp, out: Path, ranks) -> int:
+    """``hopsim run`` on rank 0 of an mpirun: each run over every rank, written here."""
+    from . import results
+
+    def complete() -> int:
+        return sum(results.is_complete(out / r.name) for r in exp.runs)
+
+    # mpirun ends every rank a moment after one has died: say so, and what is kept.
+    ranks.on_stopped(lambda: f"{complete()} of {len(exp.runs)} runs are complete in {out}; "
+                             f"'{resume_command(args, out, ranks.size)}' finishes the rest")
+    try:
+        return _run_and_report(args, exp, out, ranks, ranks=ranks)
+    finally:
+        ranks.on_stopped(lambda: "")
+
+
+def _run_and_report(args, exp, out: Path, client, ranks=None) -> int:
+    """Run the sweep (on ``client``: None, a Dask client or, with ``ranks``, the MPI ranks)
+    and write its tables, figures and report."""
     from . import api, sweep
 
+    def runs_done() -> None:
+        if ranks is not None:
+            ranks.stop()  # the other ranks' part is done: they end while this one writes
+
+    mpirun_n = ranks.size if ranks is not None else None
     try:
         sweep.execute(
             exp,
@@ -94,6 +129,16 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             client=client,
             replace_changed=args.replace_changed,
         )
+    except sweep.SweepStopped as e:  # an MPI rank lost: no run can go on
+        runs_done()
+        try:
+            api.build_outputs(exp, out, plots=False, report=False)
+        except Exception:
+            pass
+        done = len(sweep.complete_runs(exp, out)) if out.is_dir() else 0
+        _err(f"{e}; {done} of {len(exp.runs)} runs are complete in {out}; "
+             f"'{resume_command(args, out, mpirun_n)}' finishes the rest")
+        return EXIT_RUN_FAILED
     except sweep.SweepInterrupted as e:
         try:
             api.build_outputs(exp, out, plots=False, report=False)
@@ -101,10 +146,11 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             pass
         sys.stderr.write(
             f"\nhopsim: interrupted: {e.done} of {e.total} runs are complete in {out}; "
-            f"{resume_command(args, out)} finishes the rest\n"
+            f"{resume_command(args, out, mpirun_n)} finishes the rest\n"
         )
         return EXIT_INTERRUPTED
     except sweep.RunFailed as e:
+        runs_done()
         try:
             api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
                                   job_baseline=args.job_baseline, **_figure_args(args))
@@ -112,6 +158,7 @@ def _run_and_report(args, exp, out: Path, client) -> int:
             pass
         _err(f"{e} (the other runs are in {out})")
         return EXIT_RUN_FAILED
+    runs_done()
     frame = api.build_outputs(exp, out, plots=not args.no_plots, report=True, link_maps=args.link_maps,
                                   job_baseline=args.job_baseline, **_figure_args(args))
     from .summary import print_summary
@@ -120,12 +167,13 @@ def _run_and_report(args, exp, out: Path, client) -> int:
     return 0
 
 
-def resume_command(args, out: Path) -> str:
+def resume_command(args, out: Path, ranks: int | None = None) -> str:
     """The command that finishes an interrupted ``hopsim run``: the same file, output
-    directory, --set overrides and options, shell-quoted, with --resume."""
+    directory, --set overrides and options, shell-quoted, with --resume; launched by
+    ``mpirun -n RANKS`` when given."""
     import shlex
 
-    words = ["hopsim", "run"] + ([args.file] if args.file else []) + ["--out", str(out), "--resume"]
+    words = (["mpirun", "-n", str(ranks)] if ranks else []) + ["hopsim", "run"] + ([args.file] if args.file else []) + ["--out", str(out), "--resume"]
     for item in args.overrides:
         words += ["--set", item]
     if args.replace_changed:
@@ -305,7 +353,41 @@ def reader_left() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hopsim`` command."""
+    """Entry point of the ``hopsim`` command. Launched by mpirun on several ranks, rank 0
+    runs the command, each run over every rank, and the others follow it (hopsim.mpi)."""
+    from . import mpi
+
+    if mpi.launched_size() in (None, 1):
+        return _main(argv)
+    return _main_on_ranks(argv)
+
+
+def _main_on_ranks(argv: Sequence[str] | None) -> int:
+    from . import mpi
+
+    try:
+        ranks = mpi.start()
+    except SpecError as e:
+        # mpi4py missing, or ranks of different builds: the same on every rank; rank 0 says
+        # it and carries the exit code (mpirun reports the first rank that exits non-zero).
+        if mpi.launched_rank() == 0:
+            _err(str(e))
+            return EXIT_USER_ERROR
+        return 0
+    if ranks is None:
+        return _main(argv)
+    if ranks.rank != 0:
+        return ranks.follow()
+    ranks.on_stopped(lambda: "")
+    code = EXIT_RUN_FAILED
+    try:
+        code = _main(argv)
+        return code
+    finally:
+        ranks.end(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from .spec import SpecError
 
     parser = build_parser()

@@ -149,10 +149,15 @@ def simulate(
     else:
         out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal, checkpoint, resume)
     wall = time.perf_counter() - t0
+    return result_from_json(out), wall
+
+
+def result_from_json(out: str) -> dict[str, Any]:
+    """A result the engine returned (JSON text) as a dict, its ``spec`` as written."""
     result = json.loads(out)
     if "spec" in result:
         traces.as_written(result["spec"])
-    return result, wall
+    return result
 
 
 @functools.lru_cache(maxsize=32)

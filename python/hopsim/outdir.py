@@ -30,6 +30,7 @@ Rules that keep a user's data safe:
 from __future__ import annotations
 
 import errno
+import glob
 import hashlib
 import json
 import os
@@ -233,7 +234,8 @@ def drop_checkpoint(out: Path, name: str) -> None:
     """Delete run ``name``'s checkpoint (and one cut short), if hopsim's folder holds one."""
     folder = Path(out) / CHECKPOINTS
     if _is_ours(folder):
-        for path in (folder / f"{name}.checkpoint", folder / f"{name}.checkpoint.part"):
+        # A run over MPI ranks keeps one per rank beside it (``.rank-<r>-of-<n>``).
+        for path in [folder / f"{name}.checkpoint", folder / f"{name}.checkpoint.part", *folder.glob(f"{glob.escape(name)}.checkpoint.rank-*")]:
             path.unlink(missing_ok=True)
 
 

@@ -34,7 +34,7 @@ from .spec import (
     to_toml,
 )
 
-__all__ = ["Experiment", "plan", "execute", "SweepInterrupted", "RunFailed"]
+__all__ = ["Experiment", "plan", "execute", "SweepInterrupted", "RunFailed", "SweepStopped"]
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -52,6 +52,11 @@ class RunFailed(RuntimeError):
         lines = [f"{name}: {type(e).__name__}: {e}" for name, e in failures]
         super().__init__(f"{len(failures)} run(s) failed: " + "; ".join(lines))
         self.failures = failures
+
+
+class SweepStopped(RuntimeError):
+    """A failure after which no run can go on (a rank of a run over MPI ranks lost): the
+    sweep stops at once; the runs finished before are kept."""
 
 
 @dataclass
@@ -309,7 +314,8 @@ def execute(
     """Run the experiment's runs into ``out``; return ``(ran, skipped)``.
 
     The runs go to a pool of ``threads`` threads, or, given a ``dask.distributed.Client``,
-    to its cluster (one task a run; see :mod:`hopsim.cluster`). ``out`` is locked for the
+    to its cluster (one task a run; see :mod:`hopsim.cluster`), or, given
+    :class:`hopsim.mpi.Ranks` (``mpirun``), over every rank, one after another. ``out`` is locked for the
     whole call: a second process writing into it is refused.
 
     With ``resume``, the runs complete in ``out`` with the same spec are skipped; if some
@@ -431,6 +437,10 @@ def _execute_locked(
         if why and on_status:
             on_status(why)
         runner: Any = _ThreadRuns(workers, out, engine_version, cores)
+    elif _is_ranks(client):
+        from .mpi import RankRuns
+
+        runner = RankRuns(client, out, engine_version, store_run)
     else:
         from .cluster import DaskRuns
 
@@ -449,9 +459,10 @@ def _execute_locked(
             for run, exc in finished:
                 if exc is None:
                     done_runs.append(run)
-                elif isinstance(exc, (outdir.OutputError, outdir.NotHopsims)):
+                elif isinstance(exc, (outdir.OutputError, outdir.NotHopsims, SweepStopped)):
                     # The output directory cannot take the run (disk full, a folder of the
-                    # user's): the next runs would fail the same way, so stop now.
+                    # user's), or an MPI rank is lost: the next runs would fail the same
+                    # way, so stop now.
                     runner.cancel()
                     if bar is not None:
                         bar.close()
@@ -474,6 +485,13 @@ def _execute_locked(
     done_order = {r.name: r for r in done_runs}
     ran = [r for r in exp.runs if r.name in done_order]
     return ran, skipped
+
+
+def _is_ranks(client: Any) -> bool:
+    """``client`` is MPI ranks (:class:`hopsim.mpi.Ranks`): each run goes over them all."""
+    from . import mpi  # without importing mpi4py
+
+    return isinstance(client, mpi.Ranks)
 
 
 class _ProgressBar:

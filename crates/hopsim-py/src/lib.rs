@@ -8,6 +8,8 @@
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyList};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -144,10 +146,17 @@ type Outcome = Result<Option<String>, hopsim_core::SpecError>;
 /// Run `engine` (cycles to publish, flag that stops it) on a thread of its own, waiting
 /// without the GIL and waking to let Python handle signals.
 fn run_engine(py: Python<'_>, progress: Option<&Bound<'_, Progress>>, engine: impl FnOnce(Option<Arc<AtomicU64>>, Arc<AtomicBool>) -> Outcome + Send) -> PyResult<String> {
+    on_engine_thread(py, progress, engine)?.map_err(spec_error)?.ok_or_else(|| PyKeyboardInterrupt::new_err("the run was cancelled"))
+}
+
+/// Run `engine` (cycles to publish, flag that stops it) on a thread of its own and return
+/// what it returns, waiting without the GIL and waking to let Python handle signals: a
+/// signal's exception (Ctrl-C) sets the flag, waits for the engine to stop, and is raised.
+fn on_engine_thread<T: Send>(py: Python<'_>, progress: Option<&Bound<'_, Progress>>, engine: impl FnOnce(Option<Arc<AtomicU64>>, Arc<AtomicBool>) -> T + Send) -> PyResult<T> {
     let cycles = progress.map(|p| p.get().cycles.clone());
     let cancel = progress.map_or_else(|| Arc::new(AtomicBool::new(false)), |p| p.get().cancel.clone());
     let done = (Mutex::new(false), Condvar::new());
-    let outcome = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let engine_cancel = cancel.clone();
         let runner = std::thread::Builder::new()
             .name("hopsim-engine".into())
@@ -173,11 +182,151 @@ fn run_engine(py: Python<'_>, progress: Option<&Bound<'_, Progress>>, engine: im
             }
         }
         match runner.join() {
-            Ok(result) => result.map_err(spec_error),
+            Ok(result) => Ok(result),
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    })
+}
+
+pyo3::create_exception!(
+    _core,
+    RankFailure,
+    pyo3::exceptions::PyRuntimeError,
+    "A run over several ranks could not go on: a rank failed (the engine's message)."
+);
+
+/// The engine's exchange between ranks (`hopsim_core::Exchange`) as a Python object with
+/// `rank`, `ranks` and `all_to_all(list[bytes]) -> list[bytes]` (hopsim.mpi.MpiExchange):
+/// each call takes the GIL. An exception of the object's is kept, to be raised again once
+/// the engine has stopped, and given to the engine as a `RankFailure` with its text.
+struct PyExchange {
+    exchange: Py<PyAny>,
+    rank: usize,
+    ranks: usize,
+    /// Set by `Progress.cancel()` or Ctrl-C: the next call fails instead of exchanging.
+    cancel: Arc<AtomicBool>,
+    error: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl PyExchange {
+    fn exchange(&self, out: Vec<Vec<u8>>) -> PyResult<Vec<Vec<u8>>> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(PyKeyboardInterrupt::new_err("the run was cancelled"));
+        }
+        Python::attach(|py| {
+            let sent = PyList::new(py, out.iter().map(|b| PyBytes::new(py, b)))?;
+            let got = self.exchange.bind(py).call_method1("all_to_all", (sent,))?;
+            let mut received = Vec::with_capacity(self.ranks);
+            for item in got.try_iter()? {
+                received.push(item?.extract::<PyBackedBytes>()?.to_vec());
+            }
+            if received.len() != self.ranks {
+                return Err(PyValueError::new_err(format!(
+                    "all_to_all returned {} messages; expected one from each of the {} ranks",
+                    received.len(),
+                    self.ranks
+                )));
+            }
+            Ok(received)
+        })
+    }
+}
+
+impl hopsim_core::Exchange for PyExchange {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, hopsim_core::RankFailure> {
+        match self.exchange(out) {
+            Ok(received) => Ok(received),
+            Err(e) => {
+                let text = e.to_string();
+                *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                Err(hopsim_core::RankFailure(text))
+            }
+        }
+    }
+}
+
+/// An int attribute of `exchange` (or the int a method of that name returns).
+fn rank_count(exchange: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
+    let value = exchange.getattr(name)?;
+    let value = if value.is_callable() { value.call0()? } else { value };
+    value.extract().map_err(|_| PyValueError::new_err(format!("exchange.{name}: must be a non-negative int")))
+}
+
+/// This rank's share of one run partitioned over the ranks of `exchange` (an object with
+/// `rank`, `ranks` and `all_to_all(list[bytes]) -> list[bytes]`, a collective every rank
+/// calls once a simulated cycle: hopsim.mpi.MpiExchange). Every rank calls it with the same
+/// spec; rank 0 gets the result JSON (what `simulate_json` returns for the spec on one
+/// thread), the others None. `with_spec` and `seal` are `simulate_json`'s; `progress` follows
+/// the cycles simulated, and `progress.cancel()` stops this rank at its next exchange (the
+/// others then wait for it: cancel every rank).
+///
+/// A spec the engine refuses raises ValueError, the same on every rank. An exception raised
+/// by `exchange.all_to_all` stops the engine and is raised again here; a failure the engine
+/// finds itself raises `RankFailure`.
+#[pyfunction]
+#[pyo3(signature = (spec_json, exchange, with_spec=false, seal=None, progress=None, checkpoint=None, resume=false))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_on_rank(
+    py: Python<'_>,
+    spec_json: &str,
+    exchange: &Bound<'_, PyAny>,
+    with_spec: bool,
+    seal: Option<&str>,
+    progress: Option<&Bound<'_, Progress>>,
+    checkpoint: Option<std::path::PathBuf>,
+    resume: bool,
+) -> PyResult<Option<String>> {
+    let rank = rank_count(exchange, "rank")?;
+    let ranks = rank_count(exchange, "ranks")?;
+    if rank >= ranks {
+        return Err(PyValueError::new_err(format!("exchange.rank = {rank}: must be less than exchange.ranks = {ranks}")));
+    }
+    let error = Arc::new(Mutex::new(None));
+    let mut shared = PyExchange {
+        exchange: exchange.clone().unbind(),
+        rank,
+        ranks,
+        cancel: Arc::new(AtomicBool::new(false)),
+        error: error.clone(),
+    };
+    let outcome = on_engine_thread(py, progress, move |cycles, cancel| {
+        shared.cancel = cancel;
+        // The engine thread keeps one Python thread state for the whole run: each exchange
+        // then only takes the GIL, rather than creating and dropping a thread state a cycle.
+        let checkpoint = checkpoint.map(|path| hopsim_core::Checkpointing { path, resume });
+        Python::attach(|py| py.detach(|| hopsim_core::simulate_on_rank(spec_json, &mut shared, cycles, with_spec, seal, checkpoint.as_ref())))
     })?;
-    outcome.ok_or_else(|| PyKeyboardInterrupt::new_err("the run was cancelled"))
+    match outcome {
+        Ok(result) => Ok(result),
+        Err(hopsim_core::RankError::Spec(e)) => Err(spec_error(e)),
+        Err(hopsim_core::RankError::Rank(failure)) => {
+            let raised = error.lock().unwrap_or_else(|p| p.into_inner()).take();
+            Err(raised.unwrap_or_else(|| RankFailure::new_err(failure.0)))
+        }
+    }
+}
+
+/// Where rank `rank` of `ranks` keeps its checkpoint of a run whose checkpoint is `path`.
+#[pyfunction]
+fn rank_checkpoint(path: std::path::PathBuf, rank: usize, ranks: usize) -> std::path::PathBuf {
+    hopsim_core::engine::ranks::rank_checkpoint(&path, rank, ranks)
+}
+
+/// Refuse, naming the key, a run of `spec_json` that cannot go over `ranks` MPI ranks yet
+/// (`hopsim_core::engine::ranks::check_supported`); its network has `switches` switches
+/// (`topology_json`). The spec itself is not checked here: `prepare` does that.
+#[pyfunction]
+fn check_on_ranks(py: Python<'_>, spec_json: &str, ranks: usize, switches: usize) -> PyResult<()> {
+    py.detach(|| hopsim_core::engine::ranks::check_supported(&hopsim_core::spec::parse_json(spec_json)?, ranks, switches))
+        .map_err(spec_error)
 }
 
 /// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.
@@ -285,6 +434,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_prepared, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_on_rank, m)?)?;
+    m.add_function(wrap_pyfunction!(check_on_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(rank_checkpoint, m)?)?;
+    m.add("RankFailure", m.py().get_type::<RankFailure>())?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;
     m.add_function(wrap_pyfunction!(components_json, m)?)?;

