@@ -1026,7 +1026,8 @@ def main(argv: list[str] | None = None) -> int:
         "configs": [{"name": row.bench.name, "switches": row.bench.switches,
                      "hopsim": {str(t): h.__dict__ for t, h in row.hopsim.items()},
                      "caminos": None if row.caminos is None else row.caminos.__dict__,
-                     "reference": None if row.reference is None else row.reference.__dict__} for row in rows],
+                     "reference": None if row.reference is None else row.reference.__dict__,
+                     "ranks": {str(n): h.__dict__ for n, h in row.ranks.items()}} for row in rows],
     }
     numbers.write_text(json.dumps(raw, indent=1, default=str))
     shutil.rmtree(workdir, ignore_errors=True)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -36,6 +38,31 @@ def test_a_quick_benchmark_measures_both_thread_counts_and_writes_its_report(tmp
         results[threads] = (info["accepted_load"], info["packet_latency_mean"], info["hops_mean"])
     # One seed, so the thread count must not change a result.
     assert results["1"] == results["2"]
+
+
+def test_over_mpi_ranks_the_benchmark_gives_the_results_of_one_thread(tmp_path):
+    """`--ranks 2`: hopsim over 2 MPI ranks of one thread (mpirun), a row of its own, with
+    the results of one thread and each rank's peak memory."""
+    pytest.importorskip("mpi4py")
+    bench = _harness()
+    try:
+        bench.mpirun_argv(2)
+    except bench.HopsimError:
+        pytest.skip("no mpirun: pip install 'hopsim[mpi]'")
+    out = tmp_path / "bench.md"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench.py"), "--quick", "--no-caminos", "--only", "torus-8x8", "--threads", "1",
+         "--ranks", "2", "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "| torus-8x8 | 2 ranks x 1 |" in out.read_text()
+    (config,) = json.loads(out.with_suffix(".json").read_text())["configs"]
+    one, ranks = config["hopsim"]["1"], config["ranks"]["2"]
+    assert ranks["error"] is None and ranks["rate"] > 0 and ranks["cpu_long"] > ranks["cpu_short"] > 0
+    assert len(ranks["info"]["rank_peak_kib"]) == 2
+    keys = ("accepted_load", "packet_latency_mean", "hops_mean")
+    assert tuple(ranks["info"][k] for k in keys) == tuple(one["info"][k] for k in keys)
 
 
 def _harness():
