@@ -14,13 +14,16 @@ fn on_ranks(toml: &str, ranks: usize) -> hopsim_core::RunResult {
     r
 }
 
-/// `body` with `run` lines on one process and on 2 and 3 ranks: the same results.
+/// `body` with `run` lines on one process and on 2 and 3 ranks, each rank also delivering
+/// and stepping block by block of 4 switches as far larger networks do: the same results.
 fn same_on_1_2_3_ranks(body: &str, run: &str) -> hopsim_core::RunResult {
     let toml = format!("{body}\n[run]\n{run}\n");
     let one = common::run(&toml);
     let print = fingerprint(&one);
     for ranks in [2, 3] {
         assert_eq!(fingerprint(&on_ranks(&toml, ranks)), print, "{ranks} ranks differ from one process on\n{toml}");
+        let blocks = local::run_in_blocks(&spec(&toml), ranks, 2).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(fingerprint(&blocks), print, "{ranks} ranks in blocks differ from one process on\n{toml}");
     }
     one
 }

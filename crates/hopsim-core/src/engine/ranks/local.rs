@@ -57,12 +57,22 @@ pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, Ran
 
 /// `run`, with each rank's checkpoints beside `checkpoint` (`Simulation::run_on_rank`).
 pub fn run_checkpointed(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>) -> Result<RunResult, RankError> {
+    run_with(spec, ranks, checkpoint, None)
+}
+
+/// `run`, each rank delivering and stepping block by block of `1 << shift` switches
+/// (`Simulation::run_on_rank_in_blocks`).
+pub fn run_in_blocks(spec: &crate::spec::Validated, ranks: usize, shift: u32) -> Result<RunResult, RankError> {
+    run_with(spec, ranks, None, Some(shift))
+}
+
+fn run_with(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, shift: Option<u32>) -> Result<RunResult, RankError> {
     let exchanges = LocalExchange::connected(ranks);
     let results: Vec<Result<Option<RunResult>, RankError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = exchanges
             .into_iter()
             .map(|mut ex| {
-                scope.spawn(move || crate::engine::Simulation::run_on_rank(spec, &mut ex, None, checkpoint))
+                scope.spawn(move || crate::engine::Simulation::run_on_rank_in_blocks(spec, &mut ex, None, checkpoint, shift))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(RankError::Rank(RankFailure("a rank panicked".into()))))).collect()

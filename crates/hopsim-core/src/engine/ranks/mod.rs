@@ -167,6 +167,12 @@ impl Simulation {
     /// (`rank_checkpoint`), and the ranks go on from theirs if asked and if all of them
     /// have one of the same cycle; otherwise the run starts over, said once on rank 0.
     pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>) -> Result<Option<RunResult>, RankError> {
+        Self::run_on_rank_in_blocks(spec, ex, progress, checkpoint, None)
+    }
+
+    /// `run_on_rank`, delivering and stepping block by block of `1 << shift` switches if
+    /// given, however small the network (tests: `Simulation::walk_in_blocks`).
+    pub fn run_on_rank_in_blocks(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, shift: Option<u32>) -> Result<Option<RunResult>, RankError> {
         let built = super::Built::new(spec)?;
         let switches = built.parts.topo.num_switches();
         check_supported(spec, ex.ranks(), switches)?;
@@ -219,6 +225,9 @@ impl Simulation {
             None => (fresh(built), None),
         };
         sim.progress = progress;
+        if let Some(shift) = shift {
+            sim.walk_in_blocks(shift);
+        }
         if let Some(path) = path {
             sim.checkpoint_to(path);
         }
@@ -260,12 +269,7 @@ impl Simulation {
             self.generate(now);
             let events = self.cal.take_events(now);
             let measuring = self.server_side.stats().in_window(now);
-            self.deliver_first(now, &events);
-            self.cal.take_routers(now, &mut visit);
-            let eject_sent = self.server_side.eject_times();
-            let mut send = RankSend { cal: &mut self.cal, out: &mut out, plan: &plan, servers: &servers, eject_sent };
-            self.switch_side.step_all(&visit, now, &mut self.packets, &mut send, &self.parts, measuring, &mut self.last_progress, &mut self.phit_hops);
-            self.switch_side.set_stepped_last(visit.len());
+            self.rank_switches(now, measuring, &events, &mut visit, &mut out, &plan, &servers, own.clone());
             if shared {
                 self.share_calls(ex, now)?;
             }
@@ -357,6 +361,36 @@ impl Simulation {
         let conservation = invariants::conclude(&self, accounting);
         self.release_network();
         Ok(Some(report::summarise(&self, conservation, wall)))
+    }
+
+    /// Deliver this rank's events and step its switches due, what they schedule going to
+    /// `out`, then deliver its servers' events: as one process does (`cycle_alone`), block by
+    /// block of switches on a network far larger than the cache.
+    #[allow(clippy::too_many_arguments)]
+    fn rank_switches(&mut self, now: u64, measuring: bool, events: &[Event], visit: &mut Vec<u32>, out: &mut [Vec<(u64, Event)>], plan: &Plan, servers: &ServerMap, own: std::ops::Range<usize>) {
+        if self.switch_side.block_shift() == super::blocks::ONE_BLOCK {
+            self.deliver_first(now, events);
+            self.cal.take_routers(now, visit);
+            let eject_sent = self.server_side.eject_times();
+            let mut send = RankSend { cal: &mut self.cal, out, plan, servers, eject_sent };
+            self.switch_side.step_all(visit, now, &mut self.packets, &mut send, &self.parts, measuring, &mut self.last_progress, &mut self.phit_hops);
+            self.switch_side.set_stepped_last(visit.len());
+            return;
+        }
+        self.cal.take_routers(now, visit);
+        let sim = crate::unsafe_parts::SharedMut::new(self);
+        // One thread, as in `cycle_alone`; the calendar, scratch, counters and the ejections'
+        // cycles lent to the walk are fields the deliveries and steps reach only through it.
+        let me = sim.get();
+        let (mut walk, scratch) = me.switch_side.lend_walk();
+        let mut send = RankSend { cal: &mut me.cal, out, plan, servers, eject_sent: me.server_side.eject_times() };
+        let blocks_out = super::blocks::Out { cal: &mut send, scratch, last_progress: &mut me.last_progress, phit_hops: &mut me.phit_hops };
+        let stepped = super::blocks::deliver_and_step(sim, now, measuring, events, own, visit, &mut walk, blocks_out);
+        self.switch_side.put_walk(walk);
+        self.switch_side.set_stepped_last(stepped);
+        for ev in events.iter().filter(|ev| ev.switch().is_none()) {
+            self.deliver_to_server(now, *ev);
+        }
     }
 
     /// End a cycle: send every other rank what this rank's steps scheduled for it, with this
