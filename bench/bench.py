@@ -298,6 +298,16 @@ def load_core():
     import hopsim._core as m
     return m
 
+def peak_kib():
+    # The process's own peak RSS (VmHWM), Linux.
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
 core = load_core()
 spec = open(sys.argv[1]).read()
 c0, w0 = time.process_time(), time.perf_counter()
@@ -313,13 +323,7 @@ if i >= 0:
         metrics = None
 if metrics is None:
     metrics = json.loads(out)["metrics"]
-hwm = None
-try:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            hwm = int(line.split()[1])
-except OSError:
-    pass
+hwm = peak_kib()
 print(json.dumps({"metrics": metrics, "call_cpu": c1 - c0, "call_wall": w1 - w0, "result_bytes": len(out), "hwm_kib": hwm,
                   "version": core.version() if hasattr(core, "version") else "?",
                   "profile": getattr(core, "build_profile", lambda: None)()}))
@@ -345,14 +349,7 @@ comm.Barrier()
 c0, w0 = time.process_time(), time.perf_counter()
 out = core.simulate_on_rank(spec, Exchange())
 c1, w1 = time.process_time(), time.perf_counter()
-hwm = None
-try:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            hwm = int(line.split()[1])
-except OSError:
-    pass
-mine = (c1 - c0, hwm or 0)
+mine = (c1 - c0, peak_kib() or 0)
 every = comm.gather(mine, root=0)
 if comm.Get_rank() == 0:
     i = out.find('"metrics"')

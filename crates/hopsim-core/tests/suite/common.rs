@@ -70,6 +70,14 @@ pub mod nets {
         )
     }
 
+    /// An allreduce job beside background traffic of another job: the workload's calls come
+    /// from the deliveries, its timers draw from the servers' streams.
+    pub const ALLREDUCE_BESIDE_BACKGROUND: &str = "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n\
+         [traffic]\n\
+         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
+         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
+         background = true\nallocation = { policy = \"linear\", offset = 16 }";
+
     /// A ring without a dateline, which deadlocks under load.
     pub const DEADLOCKING_RING: &str = "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nvcs = 1\ninput_buffer = 1\noutput_buffer = 1\n\
          [routing]\nvc_policy = \"none\"\n[traffic]\npattern = \"uniform\"\nload = 1.0";

@@ -84,14 +84,7 @@ fn a_ping_pong_workload_is_the_same_on_1_2_and_3_ranks() {
 
 #[test]
 fn an_allreduce_job_beside_background_traffic_is_the_same_on_1_2_and_3_ranks() {
-    let r = same_on_1_2_3_ranks(
-        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n\
-         [traffic]\n\
-         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
-         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
-         background = true\nallocation = { policy = \"linear\", offset = 16 }",
-        "warmup = 0\ncycles = 1000000",
-    );
+    let r = same_on_1_2_3_ranks(nets::ALLREDUCE_BESIDE_BACKGROUND, "warmup = 0\ncycles = 1000000");
     assert!(r.jobs[0].complete && r.jobs[1].messages > 0);
 }
 
@@ -187,9 +180,5 @@ fn ranks_resumed_from_their_checkpoints_give_the_results_of_a_run_never_stopped(
     let wormhole = "[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nflow_control = \"wormhole\"\ninput_buffer_phits = 4\n\
          [message]\npackets = 3\n[traffic]\npattern = \"uniform\"\nload = 0.4";
     same_after_resuming_on_ranks("wormhole", wormhole, "warmup = 300\ncycles = 1500\nseed = 3", 3);
-    let jobs = "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n[traffic]\n\
-         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
-         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
-         background = true\nallocation = { policy = \"linear\", offset = 16 }";
-    same_after_resuming_on_ranks("jobs", jobs, "warmup = 0\ncycles = 1000000", 2);
+    same_after_resuming_on_ranks("jobs", nets::ALLREDUCE_BESIDE_BACKGROUND, "warmup = 0\ncycles = 1000000", 2);
 }

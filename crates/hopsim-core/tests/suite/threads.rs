@@ -101,14 +101,7 @@ fn bandwidth_windows_under_a_get_protocol_are_the_same_on_1_2_and_3_threads() {
 
 #[test]
 fn an_allreduce_job_beside_background_traffic_is_the_same_on_1_2_and_3_threads() {
-    let r = same_on_1_2_3_threads(
-        "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 4\nbytes = 64\n\
-         [traffic]\n\
-         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 3, bytes = 256 }\n\
-         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 64 }\n\
-         background = true\nallocation = { policy = \"linear\", offset = 16 }",
-        "warmup = 0\ncycles = 1000000",
-    );
+    let r = same_on_1_2_3_threads(nets::ALLREDUCE_BESIDE_BACKGROUND, "warmup = 0\ncycles = 1000000");
     assert!(r.jobs[0].complete && r.jobs[1].messages > 0);
 }
 

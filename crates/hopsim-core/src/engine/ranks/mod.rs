@@ -27,7 +27,7 @@ use crate::engine::server_side::rank::Call;
 use crate::error::{SpecError, SpecResult};
 use crate::stats::RunResult;
 use crate::topology::ServerMap;
-use wire::{Crossing, Global, Status};
+use wire::{Crossing, Status};
 
 /// A rank's part in a run can go no further: another rank died, or the exchange failed.
 #[derive(Debug, Clone)]
@@ -188,7 +188,7 @@ impl Simulation {
         let mut resumed = None;
         if let (Some(c), Some(path)) = (checkpoint, &path) {
             if c.resume && path.exists() {
-                let mut saved: Option<(Global, Crossing, Vec<u8>)> = None;
+                let mut saved: Option<(Status, Crossing, Vec<u8>)> = None;
                 let read = |input: &mut dyn std::io::Read| {
                     saved = Some(bincode::deserialize_from(input)?);
                     Ok(())
@@ -234,7 +234,7 @@ impl Simulation {
         sim.run_rank(ex, plan, resumed)
     }
 
-    fn run_rank(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Global, Crossing)>) -> Result<Option<RunResult>, RankError> {
+    fn run_rank(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>) -> Result<Option<RunResult>, RankError> {
         let started = std::time::Instant::now();
         let own = plan.part.range(plan.rank);
         let servers = self.parts.servers.clone();
@@ -396,7 +396,7 @@ impl Simulation {
     /// End a cycle: send every other rank what this rank's steps scheduled for it, with this
     /// rank's status; put what every rank sent into the calendar in rank order (the
     /// one-process order), then the NICs' events. Returns the run's state summed over ranks.
-    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, now: u64) -> Result<Global, RankFailure> {
+    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, now: u64) -> Result<Status, RankFailure> {
         let status = self.rank_status(out);
         let streams = self.server_side.streams_to_share();
         let mut msgs = Vec::with_capacity(plan.ranks);
@@ -413,7 +413,7 @@ impl Simulation {
         if incoming.len() != plan.ranks {
             return Err(RankFailure(format!("the exchange returned {} messages for {} ranks", incoming.len(), plan.ranks)));
         }
-        let mut global = Global::new();
+        let mut global = Status::none();
         let mut windows = Vec::with_capacity(plan.ranks);
         for (r, bytes) in incoming.iter().enumerate() {
             let mut window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
@@ -442,7 +442,7 @@ impl Simulation {
     /// writes it, then the rank's own (the run's state summed over ranks, the packets whose
     /// heads crossed and tails have not, the messages between ranks).
     #[cold]
-    fn rank_checkpoint(&mut self, looped: (u64, bool, &super::deadlock::Detector), global: &Global, crossing: &Crossing) {
+    fn rank_checkpoint(&mut self, looped: (u64, bool, &super::deadlock::Detector), global: &Status, crossing: &Crossing) {
         let Some(schedule) = &self.checkpoint else { return };
         let path = schedule.path.clone();
         let mut view = Vec::new();

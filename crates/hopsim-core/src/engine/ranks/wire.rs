@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 /// What a rank tells every other rank about itself after a cycle: enough for all of them to
 /// take the same decisions at the end of the cycle (stop, deadlock, the next cycle to run),
-/// which a one-process run takes from its whole state.
+/// which a one-process run takes from its whole state. Summed over the ranks (`add`), the
+/// run's state.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Status {
     /// Packets the rank's NICs injected, and packets its NICs received.
@@ -34,24 +35,14 @@ pub struct Status {
     pub measured_delivered_phits: u64,
 }
 
-/// The run's state after a cycle, summed over the ranks' `Status`.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
-pub struct Global {
-    pub injected: u64,
-    pub delivered: u64,
-    pub generated: u64,
-    pub last_progress: u64,
-    pub busy: bool,
-    pub next_timer: Option<u64>,
-    pub workload_finished: bool,
-    pub measured_phits: u64,
-    pub measured_delivered_phits: u64,
-}
-
-impl Global {
-    pub fn new() -> Self {
-        Global { workload_finished: true, ..Default::default() }
+impl Status {
+    /// Nothing yet: what `add` starts from to sum the ranks' statuses into the run's.
+    pub fn none() -> Self {
+        Status { workload_finished: true, ..Default::default() }
     }
+    /// Add another rank's status: counts add up, the last progress and the next timer are
+    /// the latest and the earliest, the run is busy if any rank is, and its workload
+    /// finished if every rank's is.
     pub fn add(&mut self, s: &Status) {
         self.injected += s.injected;
         self.delivered += s.delivered;
