@@ -15,8 +15,9 @@
 //! decisions a one-process run takes from its whole state: the end of the run, the
 //! watchdog, and the next cycle with anything to do.
 //!
-//! At the end rank 0 gathers the other ranks' statistics, NIC counters, link loads and
-//! conservation counts, and writes the one result.
+//! A workload whose servers share state runs whole on every rank (`server_side::rank`).
+//! At the end rank 0 gathers the other ranks' statistics, NIC counters, link loads, samples
+//! and conservation counts, and writes the one result.
 
 pub mod local;
 mod wire;
@@ -39,8 +40,9 @@ pub trait Exchange {
     fn rank(&self) -> usize;
     fn ranks(&self) -> usize;
     /// Send `out[r]` to rank `r` for every rank (this one's included) and return what every
-    /// rank sent to this one, indexed by sender. A collective: every rank calls it as many
-    /// times, once per cycle simulated and twice more.
+    /// rank sent to this one, indexed by sender. A collective: every rank calls it at the
+    /// same points of the run (once per cycle simulated, once more for a shared workload's
+    /// calls, at the deadlock checks, and at the start and end).
     fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RankFailure>;
 }
 
