@@ -520,7 +520,8 @@ _API = textwrap.dedent("""\
     from mpi4py import MPI
     import hopsim
     spec = json.loads(sys.argv[1])
-    r = hopsim.simulate(spec, ranks=MPI.COMM_WORLD)
+    checkpoint = sys.argv[2] if len(sys.argv) > 2 else None
+    r = hopsim.simulate(spec, ranks=MPI.COMM_WORLD, checkpoint=checkpoint)
     if MPI.COMM_WORLD.rank == 0:
         one = hopsim.simulate(spec)
         drop = lambda m: {k: v for k, v in m.items() if k not in ("wall_seconds", "router_cycles_per_second", "phits_moved_per_second")}
@@ -537,3 +538,17 @@ def test_simulate_with_ranks_runs_over_the_communicator():
                           timeout=120, env=mpi_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["same"]
+
+
+@needs_mpi
+def test_simulate_with_ranks_and_a_checkpoint_leaves_no_checkpoint_behind(tmp_path):
+    """Each rank writes its checkpoint beside `checkpoint` as the run goes and deletes it
+    once the run has finished; the result is one thread's."""
+    spec = json.loads(SPEC_JSON)
+    spec["run"]["checkpoint_every"] = 200
+    path = tmp_path / "run.checkpoint"
+    proc = subprocess.run(mpirun_args(2, sys.executable, "-c", _API, json.dumps(spec), str(path)), capture_output=True,
+                          text=True, timeout=120, env=mpi_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["same"]
+    assert list(tmp_path.iterdir()) == []
