@@ -302,6 +302,32 @@ def test_a_run_over_ranks_killed_goes_on_from_the_ranks_checkpoints(tmp_path):
     same_folders(tmp_path / "one", out)
 
 
+@needs_mpi
+def test_ranks_a_machine_cannot_hold_together_are_refused_before_anything_runs(tmp_path):
+    """Each rank holds the whole network: two ranks need twice one run's memory. With the
+    memory said to be 1.5 runs' (HOPSIM_MAX_MEMORY), one process runs and two ranks on
+    this machine are refused, naming `ranks`."""
+    import tomllib
+
+    from hopsim import engine
+
+    path = write_spec(tmp_path, TORUS)
+    spec = tomllib.loads(TORUS)
+    spec.pop("name", None)
+    run_bytes = engine.prepare(spec).memory_run
+    env = mpi_env()
+    env["HOPSIM_MAX_MEMORY"] = str(int(1.5 * run_bytes))
+    one = subprocess.run([sys.executable, "-m", "hopsim", "run", str(path), "--out", str(tmp_path / "one"), "--no-plots", "-q"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert one.returncode == 0, one.stderr[-2000:]
+    out = tmp_path / "ranks"
+    proc = subprocess.run(mpirun_args(2, sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out), "--no-plots"),
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    assert "ranks = 2 on this machine" in line and "launch at most 1 ranks a machine" in line, line
+
+
 _OTHER_BUILD = textwrap.dedent("""\
     import sys
     import hopsim.mpi

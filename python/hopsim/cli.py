@@ -77,7 +77,7 @@ def cmd_run(args) -> int:
 
         ClusterKind.of(args.cluster)  # a mistake here is found before anything starts
     if ranks is not None:
-        mpi.check_runs(exp.runs, ranks.size)
+        mpi.check_runs(exp.runs, ranks.size, ranks.exchange.ranks_here)
     with outdir.lock(sweep.prepare_out(out)):
         if not args.quiet:
             over = f" over {ranks.size} MPI ranks" if ranks is not None else ""

@@ -113,6 +113,10 @@ class MpiExchange:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.ranks = comm.Get_size()
+        # The ranks sharing this machine's memory: the engine refuses more than it holds.
+        here = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.ranks_here = here.Get_size()
+        here.Free()
         self._error = MPI.Exception
 
     def all_to_all(self, out: list[bytes]) -> list[bytes]:
@@ -136,10 +140,11 @@ def _describe_build(build: tuple[str, str]) -> str:
     return f"hopsim {version} (engine {core})"
 
 
-def check_runs(runs: Iterable[Any], ranks: int) -> None:
+def check_runs(runs: Iterable[Any], ranks: int, ranks_here: int = 1) -> None:
     """Refuse, before anything runs, a run that cannot go over ``ranks`` ranks: a network
-    with fewer switches than ranks (each rank simulates a share of the switches), or what
-    the engine does not partition yet (naming the key)."""
+    with fewer switches than ranks (each rank simulates a share of the switches), what the
+    engine does not partition yet (naming the key), or more than this machine's memory holds
+    for its ``ranks_here`` ranks (each holds the whole network)."""
     from . import _core, engine, sweep
 
     for described, group in sweep.group_by_topology(list(runs)):
@@ -154,6 +159,7 @@ def check_runs(runs: Iterable[Any], ranks: int) -> None:
             text, _seal = engine._text_and_seal(run.prepared or run.spec)
             try:
                 engine._engine(_core.check_on_ranks, text, ranks, switches)
+                engine._engine(_core.check_ranks_fit, sweep.memory_run(run), ranks_here)
             except SpecError as e:
                 raise SpecError(f"{e} (run {run.name}, over {ranks} MPI ranks)") from None
 

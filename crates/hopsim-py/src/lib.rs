@@ -203,6 +203,8 @@ struct PyExchange {
     exchange: Py<PyAny>,
     rank: usize,
     ranks: usize,
+    /// The ranks on this machine (`exchange.ranks_here`, 1 if it has none).
+    ranks_here: usize,
     /// Set by `Progress.cancel()` or Ctrl-C: the next call fails instead of exchanging.
     cancel: Arc<AtomicBool>,
     error: Arc<Mutex<Option<PyErr>>>,
@@ -239,6 +241,10 @@ impl hopsim_core::Exchange for PyExchange {
 
     fn ranks(&self) -> usize {
         self.ranks
+    }
+
+    fn ranks_here(&self) -> usize {
+        self.ranks_here
     }
 
     fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, hopsim_core::RankFailure> {
@@ -289,11 +295,13 @@ fn simulate_on_rank(
     if rank >= ranks {
         return Err(PyValueError::new_err(format!("exchange.rank = {rank}: must be less than exchange.ranks = {ranks}")));
     }
+    let ranks_here = if exchange.hasattr("ranks_here")? { rank_count(exchange, "ranks_here")?.max(1) } else { 1 };
     let error = Arc::new(Mutex::new(None));
     let mut shared = PyExchange {
         exchange: exchange.clone().unbind(),
         rank,
         ranks,
+        ranks_here,
         cancel: Arc::new(AtomicBool::new(false)),
         error: error.clone(),
     };
@@ -312,6 +320,14 @@ fn simulate_on_rank(
             Err(raised.unwrap_or_else(|| RankFailure::new_err(failure.0)))
         }
     }
+}
+
+/// Refuse `ranks_here` ranks of a run of `run_bytes` (its memory estimate) on this machine
+/// if its memory cannot hold them all (`hopsim_core::engine::ranks::check_ranks_fit`).
+#[pyfunction]
+fn check_ranks_fit(run_bytes: u64, ranks_here: usize) -> PyResult<()> {
+    let available = hopsim_core::engine::memory::available().map_err(spec_error)?;
+    hopsim_core::engine::ranks::check_ranks_fit(run_bytes, ranks_here, available).map_err(spec_error)
 }
 
 /// Where rank `rank` of `ranks` keeps its checkpoint of a run whose checkpoint is `path`.
@@ -437,6 +453,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_on_rank, m)?)?;
     m.add_function(wrap_pyfunction!(check_on_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(rank_checkpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(check_ranks_fit, m)?)?;
     m.add("RankFailure", m.py().get_type::<RankFailure>())?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_json, m)?)?;

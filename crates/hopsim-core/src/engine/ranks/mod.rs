@@ -44,6 +44,10 @@ pub trait Exchange {
     /// same points of the run (once per cycle simulated, once more for a shared workload's
     /// calls, at the deadlock checks, and at the start and end).
     fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RankFailure>;
+    /// The ranks of the run on this machine, this one included: they share its memory.
+    fn ranks_here(&self) -> usize {
+        1
+    }
 }
 
 /// Why a rank's run gave no result.
@@ -94,6 +98,29 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
         return Err(SpecError::new("routing.algorithm", format!("{:?}", spec.routing.algorithm), "not yet on MPI ranks: it reads other switches' queues"));
     }
     Ok(())
+}
+
+/// Refuse `ranks_here` ranks on one machine whose memory (`available` bytes) cannot hold
+/// them all: each rank holds the whole network's arrays (`run_bytes`, the one-process
+/// estimate), and steps only its own switches.
+pub fn check_ranks_fit(run_bytes: u64, ranks_here: usize, available: Option<u64>) -> SpecResult<()> {
+    let (Some(avail), true) = (available, ranks_here > 1) else { return Ok(()) };
+    let need = run_bytes.saturating_mul(ranks_here as u64);
+    if need <= avail {
+        return Ok(());
+    }
+    let human = super::memory::human;
+    Err(SpecError::new(
+        "ranks",
+        format!("{ranks_here} on this machine"),
+        format!(
+            "each rank holds the whole network, about {} a rank, {} in all, more than the {} available: launch at most {} ranks a machine",
+            human(run_bytes),
+            human(need),
+            human(avail),
+            avail / run_bytes.max(1)
+        ),
+    ))
 }
 
 /// Where a rank's switch steps schedule: events go to the list of the rank that owns their
@@ -178,6 +205,7 @@ impl Simulation {
         let built = super::Built::new(spec)?;
         let switches = built.parts.topo.num_switches();
         check_supported(spec, ex.ranks(), switches)?;
+        check_ranks_fit(built.memory_run(), ex.ranks_here(), super::memory::available()?)?;
         let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
         let fresh = |built: super::Built| {
             let shared = !built.workload.servers_independent();
@@ -515,6 +543,18 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::one_process_order;
+
+    #[test]
+    fn ranks_sharing_a_machine_must_fit_its_memory_together() {
+        use super::check_ranks_fit;
+        let gib = 1u64 << 30;
+        assert!(check_ranks_fit(3 * gib, 2, Some(8 * gib)).is_ok());
+        assert!(check_ranks_fit(3 * gib, 1, Some(2 * gib)).is_ok(), "one rank: the run's own check says it");
+        assert!(check_ranks_fit(3 * gib, 4, None).is_ok(), "memory unknown");
+        let e = check_ranks_fit(3 * gib, 4, Some(8 * gib)).unwrap_err();
+        assert_eq!(e.key, "ranks");
+        assert!(e.value.contains("4 on this machine") && e.allowed.contains("at most 2 ranks a machine"), "{e}");
+    }
 
     #[test]
     fn calls_go_by_the_cycle_their_ejection_was_scheduled_in_then_by_rank() {
