@@ -37,7 +37,8 @@ type Front = (u32, u16, u16, u64);
 pub struct Found {
     pub formed: u64,
     pub detected: u64,
-    /// Input VCs (global index) of one cycle of the wait-for graph, each waiting for the next.
+    /// Input VCs (numbered in the whole network) of one cycle of the wait-for graph, each
+    /// waiting for the next.
     pub cycle: Vec<u32>,
     /// Input VCs that can never move (the cycle and those waiting on it).
     pub stuck: usize,
@@ -185,7 +186,7 @@ impl Detector {
         Some(Found { formed: now, detected: now, cycle, stuck: stuck.iter().filter(|&&s| s).count() })
     }
 
-    /// The input VC whose front packet owns output VC `gov`, if one does.
+    /// The input VC whose front packet owns output VC `gov`, if one does (network VCs).
     fn owner_of(&self, gov: usize) -> Option<u32> {
         let k = self.owners.binary_search_by_key(&(gov as u32), |&(owned, _)| owned).ok()?;
         Some(self.owners[k].1)
@@ -213,7 +214,7 @@ impl Detector {
                     routed &= routed - 1;
                     let q = &r.vc[gp * vcs + v];
                     let gov = (base + q.route_port as usize) * vcs + q.route_vc as usize;
-                    self.owners.push((gov as u32, (gp * vcs + v) as u32));
+                    self.owners.push((r.network_vc_of(gov) as u32, r.network_vc_of(gp * vcs + v) as u32));
                 }
             }
         }
@@ -227,9 +228,10 @@ impl Detector {
                     let start = g.succ.len();
                     match self.waits(sim, s, gp, v, now, &mut g.succ) {
                         Wait::Blocked => {
-                            let gv = (gp * vcs + v) as u32;
-                            debug_assert!(g.nodes.last().is_none_or(|&last| last < gv));
-                            g.nodes.push(gv);
+                            let gv = gp * vcs + v;
+                            let nv = r.network_vc_of(gv) as u32;
+                            debug_assert!(g.nodes.last().is_none_or(|&last| last < nv));
+                            g.nodes.push(nv);
                             g.succ_start.push(start as u32);
                             g.fronts.push(front(sim, gv));
                         }
@@ -243,7 +245,7 @@ impl Detector {
     }
 
     /// Whether the front of input VC `v` of global port `gp` (of `switch`) is blocked;
-    /// if so its successors are pushed onto `succ`.
+    /// if so its successors (network VCs) are pushed onto `succ`.
     fn waits(&self, sim: &Simulation, switch: usize, gp: usize, v: usize, now: u64, succ: &mut Vec<u32>) -> Wait {
         let r = sim.switch_side.routers();
         let vcs = r.vcs;
@@ -275,7 +277,7 @@ impl Detector {
                 let ov = allowed.trailing_zeros() as usize;
                 allowed &= allowed - 1;
                 let gov = (base + c.hop.port as usize) * vcs + ov;
-                let next = if r.vc[gov].flag(crate::router::Vc::OUT_OWNED) { self.owner_of(gov) } else { drain_of(sim, gov) };
+                let next = if r.vc[gov].flag(crate::router::Vc::OUT_OWNED) { self.owner_of(r.network_vc_of(gov)) } else { drain_of(sim, gov) };
                 match next {
                     Some(n) => succ.push(n),
                     None => return Wait::MayMove,
@@ -348,8 +350,9 @@ impl Detector {
     }
 }
 
-/// The downstream input VC a full output VC `gov` waits for, or `None` if it has room for a
-/// flit (counting the flit its link is finishing) or can send one (credits, or a server).
+/// The downstream input VC (a network VC) a full output VC `gov` waits for, or `None` if it
+/// has room for a flit (counting the flit its link is finishing) or can send one (credits,
+/// or a server).
 fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
     let r = sim.switch_side.routers();
     let prm = &sim.parts.params;
@@ -364,21 +367,22 @@ fn drain_of(sim: &Simulation, gov: usize) -> Option<u32> {
         return None;
     }
     match port.peer {
-        Peer::Switch { switch, port } => Some(((r.first_port(switch as usize) + port as usize) * vcs + ov) as u32),
+        Peer::Switch { switch, port } => Some((r.network_port(switch as usize, port as usize) * vcs + ov) as u32),
         Peer::Server(_) | Peer::Unconnected => None,
     }
 }
 
-/// The front of a blocked input VC, to tell at the next check whether it moved.
-fn front(sim: &Simulation, gv: u32) -> Front {
+/// The front of a blocked input VC (`gv`, an index into the VC arrays), to tell at the next
+/// check whether it moved.
+fn front(sim: &Simulation, gv: usize) -> Front {
     let r = sim.switch_side.routers();
-    let q = &r.vc[gv as usize];
+    let q = &r.vc[gv];
     let e = q.input.front().expect("a blocked input VC holds a flit");
     let p = sim.packets.get(e.packet);
     // A head counts its next hop once it has an output VC (router/step.rs, `count_hop`):
     // winning one is not moving, so the hops are those it had when it reached this VC.
-    let gp = gv as usize / r.vcs;
-    let routed = r.ports[gp].routed_vcs >> (gv as usize % r.vcs) & 1 == 1;
+    let gp = gv / r.vcs;
+    let routed = r.ports[gp].routed_vcs >> (gv % r.vcs) & 1 == 1;
     let counted = routed && e.flit.is_head() && {
         let out = r.first_port(r.switch_of_port(gp)) + q.route_port as usize;
         matches!(r.ports[out].peer, Peer::Switch { .. })
@@ -387,12 +391,14 @@ fn front(sim: &Simulation, gv: u32) -> Front {
 }
 
 /// `deadlock_where`: when it formed and the channels of the cycle, each `upstream switch ->
-/// switch vc v`, each waiting for the next and the last for the first.
+/// switch vc v`, each waiting for the next and the last for the first. From the topology, so
+/// that an MPI rank describes VCs of switches it does not hold.
 pub fn describe(sim: &Simulation, f: &Found) -> String {
     let r = sim.switch_side.routers();
+    let topo = sim.parts.topo.as_ref();
     let vcs = r.vcs;
     let name = |s: usize| {
-        let c = sim.parts.topo.coordinates(s);
+        let c = topo.coordinates(s);
         if c.is_empty() {
             format!("switch {s}")
         } else {
@@ -403,15 +409,16 @@ pub fn describe(sim: &Simulation, f: &Found) -> String {
         .cycle
         .iter()
         .take(64)
-        .map(|&gv| {
-            let gp = gv as usize / vcs;
-            let s = r.switch_of_port(gp);
-            let from = match r.ports[gp].peer {
-                Peer::Switch { switch, .. } => name(switch as usize),
-                Peer::Server(server) => format!("server {server}"),
-                Peer::Unconnected => "?".into(),
+        .map(|&nv| {
+            let np = nv as usize / vcs;
+            let s = r.switch_of_network_port(np);
+            let p = np - r.network_port(s, 0);
+            let from = if p < topo.network_ports(s) {
+                topo.neighbour(s, p).map_or_else(|| "?".into(), |up| name(up.switch as usize))
+            } else {
+                format!("server {}", sim.parts.servers.server(s, p - topo.network_ports(s)))
             };
-            format!("{from} -> {} vc {}", name(s), gv as usize % vcs)
+            format!("{from} -> {} vc {}", name(s), nv as usize % vcs)
         })
         .collect();
     let more = if f.cycle.len() > shown.len() { format!("; ... {} more", f.cycle.len() - shown.len()) } else { String::new() };

@@ -15,18 +15,26 @@ pub struct Conservation {
 
 /// Recount the whole run (one process).
 pub fn check(sim: &Simulation) -> Conservation {
-    conclude(sim, [account(sim, |_| true)])
+    conclude(sim, [account(sim)])
 }
 
 /// What one part of a run holds, for the conservation check: the whole run on one process,
 /// or the switches and servers of one MPI rank (engine/ranks), whose parts `conclude` adds up.
+/// VCs are numbered in the whole network (`Routers::network_vc_of`).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Accounting {
-    /// Per input VC of the network: phits held for it in this part (in its buffer, on the
-    /// link towards it, as credits on their way back upstream).
-    held: Vec<u64>,
-    /// Per input VC: the credits its upstream output VC (or NIC) holds, if this part owns it.
+    /// The part's first input VC; the part's VCs follow it.
+    first_vc: u32,
+    /// Per input VC of the part: phits held for it in this part (in its buffer, on the link
+    /// towards it, as credits on their way back upstream).
+    held: Vec<u32>,
+    /// Per input VC of the part: the credits its upstream output VC (or NIC) holds, if this
+    /// part owns that one.
     upstream_credits: Vec<u32>,
+    /// The same two for input VCs of other parts, ascending by VC, one entry each.
+    foreign: Vec<(u32, u32, u32)>,
+    /// The part's ports with no link, ascending (network numbering).
+    unconnected: Vec<u32>,
     /// Output VCs of this part whose reserved space is not their queued flits plus the flit
     /// on their link, ascending.
     out_wrong: Vec<u32>,
@@ -38,109 +46,142 @@ pub struct Accounting {
     sets: Option<String>,
 }
 
-/// The share of the check of the switches `owns` says are this part's, with their servers,
-/// and of the events in this part's calendar.
-pub fn account(sim: &Simulation, owns: impl Fn(usize) -> bool) -> Accounting {
+/// The share of the check of the switches the run's process holds, with their servers, and of
+/// the events in its calendar.
+pub fn account(sim: &Simulation) -> Accounting {
     let r = sim.switch_side.routers();
     let vcs = r.vcs;
+    let held_switches = r.held();
     // A flit's phits, from the flit itself (buffers) or from its packet (events).
-    let flit_phits = |packet: u32| sim.parts.params.flit_phits(sim.packets.get(packet).phits) as u64;
-    let mut held = vec![0u64; r.vc.len()];
+    let flit_phits = |packet: u32| sim.parts.params.flit_phits(sim.packets.get(packet).phits) as u32;
+    let mut held = vec![0u32; r.vc.len()];
     let mut upstream_credits = vec![0u32; r.vc.len()];
+    let mut foreign = std::collections::BTreeMap::<u32, (u32, u32)>::new();
+    let mut unconnected = Vec::new();
     let mut out_wrong = Vec::new();
     let mut in_flight = 0u64;
-    for sw in (0..r.network_ports.len()).filter(|&sw| owns(sw)) {
+    // Network VC `nv`'s two counts, in this part's arrays or among the foreign ones.
+    let mut add = |nv: usize, phits: u32, credits: u32| match r.held_vc(nv) {
+        Some(gv) => {
+            held[gv] += phits;
+            upstream_credits[gv] += credits;
+        }
+        None => {
+            let e = foreign.entry(nv as u32).or_default();
+            e.0 += phits;
+            e.1 += credits;
+        }
+    };
+    for sw in held_switches.clone() {
         for gp in r.ports_of(sw) {
             let port = &r.ports[gp];
+            if let Peer::Unconnected = port.peer {
+                unconnected.push(r.network_port_of(gp) as u32);
+            }
             for v in 0..vcs {
                 let gv = gp * vcs + v;
                 let q = &r.vc[gv];
-                held[gv] += q.input.iter(&r.in_store, Ring::of(gv, r.in_slots)).map(|e| e.phits as u64).sum::<u64>();
+                let queued: u64 = q.input.iter(&r.in_store, Ring::of(gv, r.in_slots)).map(|e| e.phits as u64).sum();
+                add(r.network_vc_of(gv), queued as u32, 0);
+                in_flight += queued;
                 let out_held = q.output.iter(&r.out_store, Ring::of(gv, r.out_slots)).map(|e| e.phits as u64).sum::<u64>();
                 in_flight += out_held;
                 // Output side: reserved space = queued flits + the flit on the link.
                 let on_link = if port.tx_pending && port.tx_vc as usize == v { port.tx_phits as u64 } else { 0 };
                 if q.out_used as u64 != out_held + on_link {
-                    out_wrong.push(gv as u32);
+                    out_wrong.push(r.network_vc_of(gv) as u32);
                 }
                 if let Peer::Switch { switch, port: peer_port } = port.peer {
-                    upstream_credits[r.global_port(switch as usize, peer_port as usize) * vcs + v] = q.credits as u32;
+                    add(r.network_port(switch as usize, peer_port as usize) * vcs + v, 0, q.credits as u32);
                 }
             }
         }
     }
-    in_flight += held.iter().sum::<u64>();
     let nics = sim.server_side.nics();
-    for (s, nic) in nics.nics.iter().enumerate().filter(|(_, nic)| owns(nic.switch as usize)) {
+    for (s, nic) in nics.nics.iter().enumerate().filter(|(_, nic)| held_switches.contains(&(nic.switch as usize))) {
         for v in 0..vcs {
-            upstream_credits[r.global_port(nic.switch as usize, nic.port as usize) * vcs + v] = nics.credits[s * vcs + v];
+            add(r.network_port(nic.switch as usize, nic.port as usize) * vcs + v, 0, nics.credits[s * vcs + v]);
         }
     }
     for ev in sim.cal.pending_events() {
         match *ev {
             Event::FlitArrive { switch, port, vc, packet, .. } => {
                 let u = flit_phits(packet);
-                held[r.global_port(switch as usize, port as usize) * vcs + vc as usize] += u;
-                in_flight += u;
+                add(r.network_port(switch as usize, port as usize) * vcs + vc as usize, u, 0);
+                in_flight += u as u64;
             }
-            Event::Eject { packet, .. } => in_flight += flit_phits(packet),
+            Event::Eject { packet, .. } => in_flight += flit_phits(packet) as u64,
             Event::Credit { switch, port, vc, phits } => {
                 let gp = r.global_port(switch as usize, port as usize);
                 if let Peer::Switch { switch: down, port: down_port } = r.ports[gp].peer {
-                    held[r.global_port(down as usize, down_port as usize) * vcs + vc as usize] += phits as u64;
+                    add(r.network_port(down as usize, down_port as usize) * vcs + vc as usize, phits as u32, 0);
                 }
             }
             Event::NicCredit { server, vc, phits } => {
                 let nic = &nics.nics[server as usize];
-                held[r.global_port(nic.switch as usize, nic.port as usize) * vcs + vc as usize] += phits as u64;
+                add(r.network_port(nic.switch as usize, nic.port as usize) * vcs + vc as usize, phits as u32, 0);
             }
         }
     }
     let queued = nics.queued_phits() + sim.server_side.backlog_phits(&sim.parts.params);
     let st = sim.server_side.stats();
-    let sets = allocation_sets(r, &owns).err();
-    Accounting { held, upstream_credits, out_wrong, in_flight, queued, generated: st.phits_generated, delivered: st.phits_delivered, sets }
+    let sets = allocation_sets(r).err();
+    let foreign = foreign.into_iter().map(|(nv, (h, c))| (nv, h, c)).collect();
+    let first_vc = r.network_vc_of(0) as u32;
+    Accounting { first_vc, held, upstream_credits, foreign, unconnected, out_wrong, in_flight, queued, generated: st.phits_generated, delivered: st.phits_delivered, sets }
 }
 
-/// The check of the whole run from its parts' shares (`account`).
+/// The check of the whole run from its parts' shares (`account`), in the order of their
+/// switches.
 pub fn conclude(sim: &Simulation, parts: impl IntoIterator<Item = Accounting>) -> Conservation {
-    let mut parts = parts.into_iter();
-    let mut all = parts.next().expect("a run has at least one part");
-    for p in parts {
-        all.held.iter_mut().zip(&p.held).for_each(|(a, b)| *a += b);
-        all.upstream_credits.iter_mut().zip(&p.upstream_credits).for_each(|(a, b)| *a += b);
-        all.out_wrong.extend(p.out_wrong);
-        all.in_flight += p.in_flight;
-        all.queued += p.queued;
-        all.generated += p.generated;
-        all.delivered += p.delivered;
-        all.sets = all.sets.or(p.sets);
+    let parts: Vec<Accounting> = parts.into_iter().collect();
+    let (mut in_flight, mut queued, mut generated, mut delivered) = (0u64, 0u64, 0u64, 0u64);
+    let mut out_wrong = Vec::new();
+    let mut foreign = Vec::new();
+    let mut sets = None;
+    for p in &parts {
+        in_flight += p.in_flight;
+        queued += p.queued;
+        generated += p.generated;
+        delivered += p.delivered;
+        out_wrong.extend_from_slice(&p.out_wrong);
+        foreign.extend_from_slice(&p.foreign);
+        sets = sets.or(p.sets.clone());
     }
-    all.out_wrong.sort_unstable();
-    let Accounting { held, upstream_credits, out_wrong, in_flight, queued, generated, delivered, sets } = all;
+    out_wrong.sort_unstable();
+    foreign.sort_unstable_by_key(|&(nv, _, _)| nv);
     let mut first_violation = None;
     let phits_conserved = generated == delivered + in_flight + queued;
     if !phits_conserved {
         first_violation = Some(format!("phits generated {generated} != delivered {delivered} + in flight {in_flight} + queued {queued}"));
     }
-    let r = sim.switch_side.routers();
-    let vcs = r.vcs;
+    let vcs = sim.switch_side.routers().vcs;
     let cap = sim.parts.params.in_cap as u64;
     let mut credits_conserved = true;
-    for gp in 0..r.ports.len() {
-        if let Peer::Unconnected = r.ports[gp].peer {
-            continue;
-        }
-        for v in 0..vcs {
-            let gv = gp * vcs + v;
-            let out_ok = out_wrong.binary_search(&(gv as u32)).is_err();
-            if held[gv] + upstream_credits[gv] as u64 != cap || !out_ok {
+    let mut other = foreign.iter().peekable();
+    for p in &parts {
+        for (i, (&held, &credits)) in p.held.iter().zip(&p.upstream_credits).enumerate() {
+            let nv = p.first_vc as usize + i;
+            let (mut held, mut credits) = (held as u64, credits as u64);
+            while let Some(&&(f, h, c)) = other.peek() {
+                if f as usize > nv {
+                    break;
+                }
+                if f as usize == nv {
+                    held += h as u64;
+                    credits += c as u64;
+                }
+                other.next();
+            }
+            let (np, v) = (nv / vcs, nv % vcs);
+            if p.unconnected.binary_search(&(np as u32)).is_ok() {
+                continue;
+            }
+            let out_ok = out_wrong.binary_search(&(nv as u32)).is_err();
+            if held + credits != cap || !out_ok {
                 credits_conserved = false;
                 if first_violation.is_none() {
-                    first_violation = Some(format!(
-                        "global port {gp} vc {v}: held {} + upstream credits {} != capacity {cap} (output ok: {out_ok})",
-                        held[gv], upstream_credits[gv]
-                    ));
+                    first_violation = Some(format!("global port {np} vc {v}: held {held} + upstream credits {credits} != capacity {cap} (output ok: {out_ok})"));
                 }
             }
         }
@@ -158,8 +199,8 @@ pub fn conclude(sim: &Simulation, parts: impl IntoIterator<Item = Accounting>) -
 /// `out_vcs_nonempty` names exactly its output VCs that hold a flit (the link stage sends
 /// from no other), and every output VC with waiting heads is marked as waited on (else they
 /// would never be woken).
-fn allocation_sets(r: &crate::router::Routers, owns: impl Fn(usize) -> bool) -> Result<(), String> {
-    for sw in (0..r.network_ports.len()).filter(|&sw| owns(sw)) {
+fn allocation_sets(r: &crate::router::Routers) -> Result<(), String> {
+    for sw in r.held() {
         for p in 0..r.num_ports(sw) {
             let port = &r.ports[r.global_port(sw, p)];
             let (word, bit) = r.port_bit(sw, p);

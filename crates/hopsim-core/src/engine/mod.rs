@@ -70,12 +70,16 @@ struct Parts {
 }
 
 impl Parts {
-    fn build(spec: &Validated) -> SpecResult<Parts> {
+    /// The parts of one rank of a run over `ranks` MPI ranks (1: one process).
+    fn build(spec: &Validated, ranks: usize) -> SpecResult<Parts> {
         let spec: &Spec = spec;
         crate::workload::check(spec)?;
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
-        memory::check_fits(spec, topo.as_ref(), memory::available()?)?;
+        if ranks > 1 {
+            ranks::check_supported(spec, ranks, topo.num_switches())?;
+        }
+        memory::check_fits_on_ranks(spec, topo.as_ref(), memory::available()?, ranks)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
         if spec.router_staging().routes_at_front() && crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
@@ -147,19 +151,29 @@ pub struct Built {
     spec: Spec,
     parts: Parts,
     workload: Box<dyn Workload>,
+    /// The MPI ranks the run goes over (1: one process).
+    ranks: usize,
 }
 
 impl Built {
     pub fn new(spec: &Validated) -> SpecResult<Built> {
-        let parts = Parts::build(spec)?;
-        // Jobs are placed on the network here: an allocation that does not fit is bad input.
-        let workload = crate::workload::build(spec, &parts.traffic, parts.topo.as_ref(), &parts.servers)?;
-        Ok(Built { spec: Spec::clone(spec), parts, workload })
+        Self::on_ranks(spec, 1)
     }
 
-    /// The bytes its run will add to the process (`memory::estimate`).
+    /// The parts a rank of a run over `ranks` MPI ranks builds: checked as `new` checks
+    /// them, but the memory a rank needs (`memory::estimate_on_ranks`), and refused if the
+    /// ranks cannot run it yet (`ranks::check_supported`).
+    pub fn on_ranks(spec: &Validated, ranks: usize) -> SpecResult<Built> {
+        let parts = Parts::build(spec, ranks)?;
+        // Jobs are placed on the network here: an allocation that does not fit is bad input.
+        let workload = crate::workload::build(spec, &parts.traffic, parts.topo.as_ref(), &parts.servers)?;
+        Ok(Built { spec: Spec::clone(spec), parts, workload, ranks })
+    }
+
+    /// The bytes its run will add to the process, or to rank 0's on MPI ranks
+    /// (`memory::estimate_on_ranks`).
     pub fn memory_run(&self) -> u64 {
-        memory::estimate(&self.spec, self.parts.topo.as_ref()).run()
+        memory::estimate_on_ranks(&self.spec, self.parts.topo.as_ref(), self.ranks).run()
     }
 }
 
@@ -194,6 +208,9 @@ pub struct Simulation {
     checkpoint: Option<checkpoint::Schedule>,
     /// The loop's state at the checkpoint the run resumed from (`resume_from`).
     resumed: Option<checkpoint::LoopState>,
+    /// The phits every port of the network sent, by network port (`Routers::network_port`),
+    /// gathered by rank 0 of an MPI run, whose own ports are only its switches'.
+    gathered_link_phits: Option<Vec<u32>>,
     /// Packets the arena holds without growing (`Arena::with_capacity`): the run's thread
     /// makes packets while other threads step switches only while that many are not reached,
     /// since growing would move the packets they read.
@@ -205,7 +222,12 @@ impl Simulation {
     /// return the bytes its run will add to the process, with which a sweep decides how many
     /// runs fit at once.
     pub fn check(spec: &Validated) -> SpecResult<u64> {
-        Ok(Built::new(spec)?.memory_run())
+        Self::check_on_ranks(spec, 1)
+    }
+
+    /// `check` for a run over `ranks` MPI ranks: the bytes are rank 0's, the largest rank's.
+    pub fn check_on_ranks(spec: &Validated, ranks: usize) -> SpecResult<u64> {
+        Ok(Built::on_ranks(spec, ranks)?.memory_run())
     }
 
     pub fn new(spec: &Validated) -> SpecResult<Self> {
@@ -221,14 +243,20 @@ impl Simulation {
 
     /// `from_built` before its workload has started.
     fn unstarted(built: Built) -> Self {
-        let Built { spec: owned, parts, workload } = built;
+        let switches = built.parts.topo.num_switches();
+        Self::holding(built, 0..switches)
+    }
+
+    /// `unstarted`, holding the state of the switches `held` only (an MPI rank's).
+    fn holding(built: Built, held: std::ops::Range<usize>) -> Self {
+        let Built { spec: owned, parts, workload, .. } = built;
         let spec = &owned;
         let Parts { topo, routing, vc_policy, servers, params, timings, candidates, .. } = &parts;
         let candidates = *candidates;
         let p = params.packet_phits as usize;
         let (in_cap, out_cap) = (params.in_cap as usize, params.out_cap as usize);
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
-        let mut routers = Routers::new(topo.as_ref(), servers, timings, params.vcs, in_slots, out_slots, in_cap as u32, out_cap as u32);
+        let mut routers = Routers::new(topo.as_ref(), servers, timings, params.vcs, in_slots, out_slots, in_cap as u32, out_cap as u32, held.clone());
         routers.use_allocators(params.vc_allocator, params.switch_allocator);
         let nics = Nics::new(servers, &routers, params.injection_link, params.vcs, in_cap as u32);
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
@@ -239,7 +267,7 @@ impl Simulation {
         stats.by_receipt = spec.run.measure == crate::spec::Measure::Received;
         let seed = spec.run.seed;
         let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
-        let switch_rng = (0..topo.num_switches()).map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
+        let switch_rng = held.map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
         let n_servers = servers.num_servers();
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the
         // reservation is address space only, but kept within a quarter of the free memory.
@@ -267,6 +295,7 @@ impl Simulation {
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
             checkpoint: None,
             resumed: None,
+            gathered_link_phits: None,
             packet_room,
         }
     }

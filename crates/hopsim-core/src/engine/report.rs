@@ -2,7 +2,6 @@
 
 use super::invariants::Conservation;
 use super::Simulation;
-use crate::router::Peer;
 use crate::stats::jobs::JobResult;
 use crate::stats::result::{CounterTable, HistogramTable, HopTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
@@ -231,19 +230,25 @@ fn sample_table(sim: &Simulation) -> SampleTable {
     t
 }
 
+/// A row per switch-to-switch channel, from the topology: on rank 0 of an MPI run its own
+/// switches are not all of them, and the other ranks' counts were gathered
+/// (`Simulation::gathered_link_phits`).
 fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
     let r = sim.switch_side.routers();
     let topo = sim.parts.topo.as_ref();
+    let phits_of = |s: usize, p: usize| match &sim.gathered_link_phits {
+        Some(all) => all[r.network_port(s, p)],
+        None => r.ports[r.global_port(s, p)].link_phits,
+    };
     let mut t = LinkTable::default();
     for s in 0..topo.num_switches() {
-        let base = r.first_port(s);
-        for p in 0..r.network_ports[s] as usize {
-            if let Peer::Switch { switch: to, port: to_port } = r.ports[base + p].peer {
-                let phits = r.ports[base + p].link_phits as u64;
+        for p in 0..topo.network_ports(s) {
+            if let Some(to) = topo.neighbour(s, p) {
+                let phits = phits_of(s, p) as u64;
                 t.switch.push(s as u32);
                 t.port.push(p as u16);
-                t.to_switch.push(to);
-                t.to_port.push(to_port);
+                t.to_switch.push(to.switch as u32);
+                t.to_port.push(to.port as u16);
                 t.dim.push(topo.port_dimension(s, p).map_or(-1, |d| d as i32));
                 t.class.push(topo.link_class(s, p).name());
                 t.direction.push(topo.port_direction(s, p));

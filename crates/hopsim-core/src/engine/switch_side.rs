@@ -93,20 +93,15 @@ impl SwitchSide {
     /// Back to the state `save` wrote, on a side built from the same spec.
     pub fn restore(&mut self, input: &mut impl std::io::Read) -> bincode::Result<()> {
         let queued: router::Queued;
-        (self.routers, queued, self.switch_rng) = bincode::deserialize_from(input)?;
+        let routers: Routers;
+        (routers, queued, self.switch_rng) = bincode::deserialize_from(input)?;
+        let fresh = std::mem::replace(&mut self.routers, routers);
+        self.routers.hold_as(&fresh);
         self.routers.put_back_queued(queued);
         Ok(())
     }
 
     /// The switches' state, to read.
-    /// The phits sent by the ports from global port `first` on, as another rank counted them
-    /// (engine/ranks: rank 0 reports every link).
-    pub fn set_link_phits(&mut self, first: usize, phits: &[u32]) {
-        for (port, &p) in self.routers.ports[first..first + phits.len()].iter_mut().zip(phits) {
-            port.link_phits = p;
-        }
-    }
-
     pub fn routers(&self) -> &Routers {
         &self.routers
     }
@@ -234,7 +229,7 @@ impl SwitchSide {
                     servers: &parts.servers,
                     switch: sw,
                 };
-                self.head_routing.route(&at, &mut self.switch_rng[sw], packets.routed(packet));
+                self.head_routing.route(&at, &mut self.switch_rng[sw - self.routers.held().start], packets.routed(packet));
             }
             params.flit_phits(phits)
         } else {

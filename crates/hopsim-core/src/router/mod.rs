@@ -143,7 +143,19 @@ pub struct Routers {
     pub in_cap: u32,
     /// Phits of an output buffer per VC.
     pub out_cap: u32,
-    /// First global port of each switch, and one past the last (`ports_of`).
+    /// The switches held: `held.start` is the first, and every per-switch, per-port and
+    /// per-VC array below covers these switches only (an MPI rank holds its own range, one
+    /// process all). A port's index into them is local: its number in the whole network
+    /// (`network_port`) less the first held switch's first port. Not in a checkpoint: a
+    /// restored side keeps the fresh one's (`SwitchSide::restore`).
+    #[serde(skip)]
+    held: std::ops::Range<usize>,
+    /// The first held switch's first port in the whole network.
+    #[serde(skip)]
+    port_offset: usize,
+    /// First port (numbered in the whole network) of each switch of the whole network, and
+    /// one past the last: 4 bytes a switch, kept whole so that a wait-for graph's VCs and a
+    /// link table's ports are numbered alike on every rank.
     port_base: Vec<u32>,
     /// Ports of every switch when all have the same number (tori, HyperX, Dragonflies): the
     /// first port of a switch is then a product, not a read of `port_base`, which on a
@@ -376,7 +388,9 @@ impl Routers {
 }
 
 impl Routers {
-    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, timings: &ClassTimings, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32, out_cap: u32) -> Self {
+    /// The switches `held` of `topo` (all of them but on an MPI rank).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(topo: &dyn Topology, servers: &crate::topology::ServerMap, timings: &ClassTimings, vcs: usize, in_slots: u32, out_slots: u32, in_cap: u32, out_cap: u32, held: std::ops::Range<usize>) -> Self {
         let n = topo.num_switches();
         let network_ports: Vec<u16> = (0..n).map(|s| topo.network_ports(s) as u16).collect();
         let mut port_base = Vec::with_capacity(n + 1);
@@ -386,12 +400,15 @@ impl Routers {
             total += np as u32 + servers.servers_at(s) as u32;
         }
         port_base.push(total);
+        let port_offset = port_base[held.start] as usize;
+        let held_ports = port_base[held.end] as usize - port_offset;
         // Sized up front from those counts: grown by doubling, a large network's ports would
         // end in a block larger than they need, which the moves on the way leave largely in
         // small pages, and every arrival and step would pay for those in TLB misses.
-        let mut ports = Vec::with_capacity(total as usize);
+        let mut ports = Vec::with_capacity(held_ports);
         let mut rates = Rates::default();
-        for (s, &np) in network_ports.iter().enumerate() {
+        for s in held.clone() {
+            let np = network_ports[s];
             for p in 0..np as usize {
                 let peer = match topo.neighbour(s, p) {
                     Some(pp) => Peer::Switch { switch: pp.switch, port: pp.port },
@@ -403,9 +420,10 @@ impl Routers {
                 ports.push(Port::new(Peer::Server(servers.server(s, l) as u32), rates.channel(timings.of(LinkClass::Injection))));
             }
         }
-        debug_assert_eq!(ports.len(), total as usize);
+        debug_assert_eq!(ports.len(), held_ports);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let uniform = port_base.windows(2).all(|w| (w[1] - w[0]) as usize == max_ports);
+        let held_switches = held.len();
         let waiter_words = waiter_words(max_ports, vcs);
         let port_words = max_ports.div_ceil(64).max(1);
         let nvc = ports.len() * vcs;
@@ -427,6 +445,8 @@ impl Routers {
             vcs,
             in_cap,
             out_cap,
+            held,
+            port_offset,
             port_base,
             radix: if uniform { max_ports } else { 0 },
             rates,
@@ -440,7 +460,7 @@ impl Routers {
             va_waiters: vec![0; nvc * waiter_words],
             waiter_words,
             port_words,
-            port_sets: vec![PortSets::default(); n * port_words],
+            port_sets: vec![PortSets::default(); held_switches * port_words],
             prefetch,
             whole_switch_ports: WHOLE_SWITCH_BYTES / (std::mem::size_of::<Port>() + vcs * std::mem::size_of::<Vc>()),
             accept_ptr: Vec::new(),
@@ -490,12 +510,12 @@ impl Routers {
     pub fn use_allocators(&mut self, vc: crate::allocation::VcAllocator, switch: crate::allocation::SwitchAllocator) {
         if switch.matches_all_requests() {
             self.accept_ptr = vec![0; self.ports.len()];
-            self.diagonal = vec![0; self.port_base.len() - 1];
+            self.diagonal = vec![0; self.held.len()];
         }
         if switch == crate::allocation::SwitchAllocator::Lru {
             // Each switch's list starts in input VC order.
             let vcs = self.vcs;
-            self.lru = self.port_base.windows(2).flat_map(|w| 0..((w[1] - w[0]) as usize * vcs) as u16).collect();
+            self.lru = self.port_base[self.held.start..=self.held.end].windows(2).flat_map(|w| 0..((w[1] - w[0]) as usize * vcs) as u16).collect();
         }
         if matches!(vc, crate::allocation::VcAllocator::Islip { .. }) {
             self.vc_accept_ptr = vec![0; self.vc.len()];
@@ -511,7 +531,7 @@ impl Routers {
     /// The switch allocator pointers of `switch`, whose ports are `ports`, and its
     /// wavefront diagonal.
     fn allocator_pointers(&mut self, switch: usize, ports: std::ops::Range<usize>) -> (SwitchPointers<'_>, &mut u16) {
-        (SwitchPointers { ports: &mut self.ports[ports.clone()], accept: &mut self.accept_ptr[ports] }, &mut self.diagonal[switch])
+        (SwitchPointers { ports: &mut self.ports[ports.clone()], accept: &mut self.accept_ptr[ports] }, &mut self.diagonal[switch - self.held.start])
     }
 
     /// Bytes of the port, VC and buffer records of all switches.
@@ -530,22 +550,64 @@ impl Routers {
         self.va_waiters = Vec::new();
     }
 
-    /// The global ports of `switch`.
+    /// The switches held (`held`).
+    pub fn held(&self) -> std::ops::Range<usize> {
+        self.held.clone()
+    }
+
+    /// The ports of `switch` (a held one), as indices into the port arrays.
     #[inline(always)]
     pub fn ports_of(&self, switch: usize) -> std::ops::Range<usize> {
         self.first_port(switch)..self.first_port(switch + 1)
     }
 
-    /// The first global port of `switch`.
+    /// The first port of `switch` (a held one, or one past the last held), as an index into
+    /// the port arrays.
     #[inline(always)]
     pub fn first_port(&self, switch: usize) -> usize {
         if self.radix != 0 {
-            switch * self.radix
+            (switch - self.held.start) * self.radix
         } else {
-            self.port_base[switch] as usize
+            self.port_base[switch] as usize - self.port_offset
         }
     }
 
+    /// Port `port` of `switch`, any switch of the network, numbered in the whole network: the
+    /// same on every rank.
+    pub fn network_port(&self, switch: usize, port: usize) -> usize {
+        self.port_base[switch] as usize + port
+    }
+
+    /// The port that index `gp` of the port arrays holds, numbered in the whole network.
+    pub fn network_port_of(&self, gp: usize) -> usize {
+        gp + self.port_offset
+    }
+
+    /// The VC that index `gv` of the VC arrays holds, numbered in the whole network (a wait-for
+    /// graph's and a conservation check's numbering).
+    pub fn network_vc_of(&self, gv: usize) -> usize {
+        gv + self.port_offset * self.vcs
+    }
+
+    /// The index into the VC arrays of network VC `nv`, if its switch is held.
+    pub fn held_vc(&self, nv: usize) -> Option<usize> {
+        let first = self.port_offset * self.vcs;
+        nv.checked_sub(first).filter(|&gv| gv < self.vc.len())
+    }
+
+    /// The same switches as `fresh` (a checkpoint does not keep which).
+    pub fn hold_as(&mut self, fresh: &Routers) {
+        self.held = fresh.held.clone();
+        self.port_offset = fresh.port_offset;
+    }
+
+    /// The ports of the whole network.
+    pub fn network_port_count(&self) -> usize {
+        *self.port_base.last().expect("one past the last switch") as usize
+    }
+
+    /// Port `port` of `switch` (a held one) as an index into the port arrays: "global" as
+    /// opposed to the switch's own port number.
     #[inline]
     pub fn global_port(&self, switch: usize, port: usize) -> usize {
         self.first_port(switch) + port
@@ -575,7 +637,7 @@ impl Routers {
     /// its word and its bit there.
     #[inline(always)]
     pub fn port_bit(&self, switch: usize, port: usize) -> (usize, u64) {
-        (switch * self.port_words + port / 64, 1 << (port % 64))
+        ((switch - self.held.start) * self.port_words + port / 64, 1 << (port % 64))
     }
 
     /// Port `port` of `switch` now has work for its link stage (`busy_outputs`).
@@ -638,7 +700,7 @@ impl Routers {
         let std::ops::Range { start: a, end: b } = self.ports_of(switch);
         // The step reads its switch's words of marked ports first thing in each stage, far
         // from the ports in memory.
-        let w = switch * self.port_words;
+        let w = self.port_bit(switch, 0).0;
         slice(&self.port_sets[w..w + self.port_words]);
         if b - a <= self.whole_switch_ports {
             slice(&self.ports[a..b]);
@@ -807,9 +869,15 @@ impl Routers {
         total
     }
 
-    /// The switch a global port belongs to (binary search; only for reports).
+    /// The switch that index `gp` of the port arrays belongs to (binary search; only for
+    /// reports).
     pub fn switch_of_port(&self, gp: usize) -> usize {
-        self.port_base.partition_point(|&b| b as usize <= gp) - 1
+        self.switch_of_network_port(gp + self.port_offset)
+    }
+
+    /// The switch of network port `np` (`network_port`), held or not.
+    pub fn switch_of_network_port(&self, np: usize) -> usize {
+        self.port_base.partition_point(|&b| b as usize <= np) - 1
     }
 }
 

@@ -164,7 +164,7 @@ impl At {
     fn new<const W: usize>(r: &Routers, switch: usize) -> Self {
         let ports = r.ports_of(switch);
         let words = if W == 0 { r.port_words } else { W };
-        At { switch, base: ports.start, nports: ports.len(), first_word: switch * words, words }
+        At { switch, base: ports.start, nports: ports.len(), first_word: (switch - r.held.start) * words, words }
     }
 
     /// Where port `port` of the switch is in its port sets: its word and its bit there
@@ -449,12 +449,12 @@ fn vc_allocation<const V: usize, C: Schedule>(at: At, now: u64, cx: &mut StepCtx
             return islip_vc_allocation::<V>(at, now, r, cx.packets, cx.params, sc, iterations as usize, wake);
         }
         crate::allocation::VcAllocator::Unowned => {
-            let rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
+            let rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch - r.held.start]);
             return unowned_vcs::<V>(at, now, r, cx.packets, cx.params, rng, sc, wake);
         }
         crate::allocation::VcAllocator::InputFirst => {}
     }
-    let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch]);
+    let mut rng = cx.params.random_jsq_ties.then(|| &mut cx.switch_rng[switch - r.held.start]);
     // A lone head, the common case below saturation, has no rival for its output VC: it
     // wins what it asks for without a request list or an arbiter.
     if let [h] = sc.heads[..] {
@@ -686,7 +686,7 @@ fn ready_heads<const V: usize>(switch: usize, base: usize, ip: usize, word: usiz
             // A head that arrived behind another has no route yet: it takes it now, from
             // the queues as they are.
             if packets.candidates(e.packet).is_empty() {
-                f.route(r, switch, &mut rngs[switch], packets, e.packet);
+                f.route(r, switch, &mut rngs[switch - r.held.start], packets, e.packet);
             }
         }
         crate::prefetch::line(packets.get(e.packet));

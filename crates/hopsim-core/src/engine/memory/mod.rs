@@ -74,18 +74,35 @@ const ALIVE_OF_BUFFERED: (u64, u64) = (2, 5);
 
 /// What the run described by `spec` on `topo` needs, in bytes, part by part.
 pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
+    estimate_on_ranks(spec, topo, 1)
+}
+
+/// What rank 0 of the run over `ranks` MPI ranks needs (engine/ranks), the largest of its
+/// ranks: the state of its share of the switches and their servers; whole-network tables of
+/// a few bytes a switch (where each switch's ports start), the NICs, which every rank still
+/// holds for every server, and the calendar's wake-up bits; and at the end the result
+/// tables and what the other ranks send it. One rank is the one-process run.
+pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Estimate {
     use crate::router::{Entry, OutEntry, Port, Vc};
-    let n = topo.num_switches() as u64;
+    let all = topo.num_switches() as u64;
+    let held = super::parallel::Partition::new(ranks.clamp(1, topo.num_switches().max(1)), topo.num_switches()).range(0);
+    let n = held.len() as u64;
     let (mut net_ports, mut servers, mut max_ports) = (0u64, 0u64, 0u64);
+    let (mut all_net_ports, mut all_servers) = (0u64, 0u64);
     let mut server_ports_dominate = false;
     for s in 0..topo.num_switches() {
         let (np, sp) = (topo.network_ports(s) as u64, topo.servers_at(s) as u64);
-        net_ports += np;
-        servers += sp;
+        all_net_ports += np;
+        all_servers += sp;
         max_ports = max_ports.max(np + sp);
         server_ports_dominate |= sp > np;
+        if held.contains(&s) {
+            net_ports += np;
+            servers += sp;
+        }
     }
     let ports = net_ports + servers;
+    let all_ports = all_net_ports + all_servers;
     let vcs = spec.router.vcs as u64;
     let nvc = times(ports, vcs);
     let p = spec.packet.phits as u64;
@@ -110,10 +127,12 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 
     let mut parts = vec![
         // Ports (with their link's timing and phit counter), VCs.
+        // Where each switch's ports start and how many face the network: for every switch
+        // of the network, on every rank.
         Part {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
-            bytes: times(n, 4 + 2 + 8 + 32 * words(max_ports) + rng)
+            bytes: times(all, 4 + 2) + times(n, 8 + 32 * words(max_ports) + rng)
                 + times(ports, size_of::<Port>() as u64 + per_port_extra)
                 + times(nvc, size_of::<Vc>() as u64 + per_vc_extra),
         },
@@ -145,7 +164,7 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // NICs, their credits, two sets of counters (the window's and the run's), generators,
     // source-queue headers, traffic tables.
     let per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
-    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, per_server as u64 + rng) });
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(all_servers, per_server as u64 + rng) });
 
     let (queue, packets, limited) = source_queue(spec, servers);
     let key = match (limited, server_ports_dominate) {
@@ -170,9 +189,9 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let pending = (latency + flit_cycles + delay + 4 + 2).min(wheel);
     let due = |items: u64| crate::calendar::Calendar::due_bytes_per_slot(items as usize);
     let lists = times(pending, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
-    let per_slot = due(n) + due(servers);
+    let per_slot = due(all) + due(all_servers);
     let calendar_key = if lists > times(wheel, per_slot) { "link.latency" } else { size_key };
-    parts.push(Part { what: format!("event calendar ({pending} cycles of events, a wheel of {wheel})"), key: calendar_key, bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
+    parts.push(Part { what: format!("event calendar ({pending} cycles of events, a wheel of {wheel})"), key: calendar_key, bytes: lists + times(wheel, per_slot) + times(all + all_servers, 4) });
 
     // Walking a cycle block by block (engine/blocks.rs), on each thread: the cycle's events
     // picked out with their blocks (8 bytes each) and grouped by block (4), and per switch of
@@ -186,7 +205,8 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     // about a packet's length: each list at most a cycle's events, grown to a power of two,
     // two such lists counted), and its stack's touched pages; the NICs' events held back
     // while the switches step are at most one per server.
-    let threads = super::parallel::threads_at_most(spec.run.threads, topo.num_switches(), ports as usize) as u64;
+    // A rank steps its switches on its own thread.
+    let threads = if ranks > 1 { 1 } else { super::parallel::threads_at_most(spec.run.threads, topo.num_switches(), ports as usize) as u64 };
     if threads > 1 {
         let event = size_of::<crate::calendar::Event>() as u64;
         let held_back = size_of::<(u64, crate::calendar::Event)>() as u64;
@@ -212,8 +232,13 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
     let dims = topo.dims().len() as u64;
     // And the three latency histograms, exact to 65536 cycles.
     let result = times(3 * end.min(1 << 16), 8)
-        + times(net_ports, 40 + 7 * JSON_PER_NUMBER) + times(servers, 40 + 5 * JSON_PER_NUMBER) + times(n, 24 + dims * (8 + JSON_PER_NUMBER));
+        + times(all_net_ports, 40 + 7 * JSON_PER_NUMBER) + times(all_servers, 40 + 5 * JSON_PER_NUMBER) + times(all, 24 + dims * (8 + JSON_PER_NUMBER));
     parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
+    if ranks > 1 {
+        // Every port's phit count, and each rank's conservation counts (8 bytes a VC), as
+        // received and as decoded (engine/ranks).
+        parts.push(Part { what: format!("what {} other ranks send rank 0 at the end", ranks - 1), key: "ranks", bytes: times(all_ports, 4 + 8) + times(times(all_ports, vcs), 16) });
+    }
     Estimate { parts, held: resident() }
 }
 
@@ -371,8 +396,13 @@ pub fn human(bytes: u64) -> String {
 
 /// Refuse a run whose estimate exceeds `available` bytes, naming the key of its largest part.
 pub fn check_fits(spec: &Spec, topo: &dyn Topology, available: Option<u64>) -> SpecResult<()> {
+    check_fits_on_ranks(spec, topo, available, 1)
+}
+
+/// `check_fits` for one rank of a run over `ranks` MPI ranks (`estimate_on_ranks`).
+pub fn check_fits_on_ranks(spec: &Spec, topo: &dyn Topology, available: Option<u64>, ranks: usize) -> SpecResult<()> {
     let Some(avail) = available else { return Ok(()) };
-    let est = estimate(spec, topo);
+    let est = estimate_on_ranks(spec, topo, ranks);
     let total = est.run();
     if total <= avail {
         return Ok(());
@@ -408,6 +438,7 @@ fn value_of(spec: &Spec, key: &str) -> String {
         "run.cycles" => spec.run.cycles.to_string(),
         "run.temporal_bin" => spec.run.temporal_bin.to_string(),
         "link.latency" => spec.link.latency.to_string(),
+        "run.threads" => opt(spec.run.threads),
         _ => String::new(),
     }
 }

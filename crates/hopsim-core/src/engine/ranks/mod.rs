@@ -101,8 +101,7 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
 }
 
 /// Refuse `ranks_here` ranks on one machine whose memory (`available` bytes) cannot hold
-/// them all: each rank holds the whole network's arrays (`run_bytes`, the one-process
-/// estimate), and steps only its own switches.
+/// them all, each needing `run_bytes` (`memory::estimate_on_ranks`).
 pub fn check_ranks_fit(run_bytes: u64, ranks_here: usize, available: Option<u64>) -> SpecResult<()> {
     let (Some(avail), true) = (available, ranks_here > 1) else { return Ok(()) };
     let need = run_bytes.saturating_mul(ranks_here as u64);
@@ -114,7 +113,7 @@ pub fn check_ranks_fit(run_bytes: u64, ranks_here: usize, available: Option<u64>
         "ranks",
         format!("{ranks_here} on this machine"),
         format!(
-            "each rank holds the whole network, about {} a rank, {} in all, more than the {} available: launch at most {} ranks a machine",
+            "each rank needs about {} (its share of the switches, and what every rank holds of the whole network), {} in all, more than the {} available: launch at most {} ranks a machine",
             human(run_bytes),
             human(need),
             human(avail),
@@ -202,14 +201,14 @@ impl Simulation {
     /// `run_on_rank`, delivering and stepping block by block of `1 << shift` switches if
     /// given, however small the network (tests: `Simulation::walk_in_blocks`).
     pub fn run_on_rank_in_blocks(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, shift: Option<u32>) -> Result<Option<RunResult>, RankError> {
-        let built = super::Built::new(spec)?;
+        let built = super::Built::on_ranks(spec, ex.ranks())?;
         let switches = built.parts.topo.num_switches();
         check_supported(spec, ex.ranks(), switches)?;
         check_ranks_fit(built.memory_run(), ex.ranks_here(), super::memory::available()?)?;
         let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
         let fresh = |built: super::Built| {
             let shared = !built.workload.servers_independent();
-            let mut sim = Simulation::unstarted(built);
+            let mut sim = Simulation::holding(built, plan.part.range(plan.rank));
             sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.ranks, plan.part, shared));
             sim.with_workload(0, |w, cx| w.start(cx));
             sim
@@ -223,7 +222,7 @@ impl Simulation {
                     saved = Some(bincode::deserialize_from(input)?);
                     Ok(())
                 };
-                match Simulation::resume_with(fresh(super::Built::new(spec)?), path, read) {
+                match Simulation::resume_with(fresh(super::Built::on_ranks(spec, plan.ranks)?), path, read) {
                     Ok(sim) => resumed = Some((sim, saved.expect("read with the checkpoint"))),
                     Err(e) => eprintln!("hopsim: rank {}: the checkpoint {} is {e}", plan.rank, path.display()),
                 }
@@ -351,13 +350,12 @@ impl Simulation {
             p.store(self.now, std::sync::atomic::Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
-        let ports = self.switch_side.routers().first_port(own.start)..self.switch_side.routers().first_port(own.end);
         let mine = RankEnd {
             stats: bincode::serialize(self.server_side.stats()).expect("statistics serialise"),
             nics: bincode::serialize(self.server_side.nics()).expect("NICs serialise"),
-            link_phits: self.switch_side.routers().ports[ports.clone()].iter().map(|p| p.link_phits).collect(),
+            link_phits: self.switch_side.routers().ports.iter().map(|p| p.link_phits).collect(),
             phit_hops: self.phit_hops,
-            accounting: invariants::account(&self, |sw| own.contains(&sw)),
+            accounting: invariants::account(&self),
             samples: self.server_side.samples().to_vec(),
             blocked: self.blocked_switches(own.clone()),
         };
@@ -370,14 +368,17 @@ impl Simulation {
             return Ok(None);
         }
         let (mut accounting, mut blocked) = (vec![mine.accounting], mine.blocked);
+        let mut link_phits = vec![0u32; self.switch_side.routers().network_port_count()];
+        link_phits[..mine.link_phits.len()].copy_from_slice(&mine.link_phits);
         for (r, bytes) in gathered.iter().enumerate().skip(1) {
             let damaged = |what: &str, e: bincode::Error| RankFailure(format!("rank {r}'s {what} are damaged: {e}"));
             let theirs: RankEnd = bincode::deserialize(bytes).map_err(|e| damaged("results", e))?;
             let stats: crate::stats::Stats = bincode::deserialize(&theirs.stats).map_err(|e| damaged("statistics", e))?;
             let nics: crate::nic::Nics = bincode::deserialize(&theirs.nics).map_err(|e| damaged("NICs", e))?;
             self.server_side.absorb(&stats, &nics, |s| plan.owner_of_server(&servers, s) == r);
-            let first = self.switch_side.routers().first_port(plan.part.range(r).start);
-            self.switch_side.set_link_phits(first, &theirs.link_phits);
+            let first = self.switch_side.routers().network_port(plan.part.range(r).start, 0);
+            let theirs_links = link_phits.get_mut(first..first + theirs.link_phits.len()).ok_or_else(|| RankFailure(format!("rank {r}'s link counts are more than its switches' ports")))?;
+            theirs_links.copy_from_slice(&theirs.link_phits);
             self.phit_hops += theirs.phit_hops;
             self.server_side.samples_from(&theirs.samples, |s| plan.owner_of_server(&servers, s as usize) == r);
             blocked.0 += theirs.blocked.0;
@@ -388,6 +389,7 @@ impl Simulation {
             blocked.1.truncate(4);
             self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
+        self.gathered_link_phits = Some(link_phits);
         let conservation = invariants::conclude(&self, accounting);
         self.release_network();
         Ok(Some(report::summarise(&self, conservation, wall)))
