@@ -89,6 +89,23 @@ def test_a_run_over_the_limit_is_refused_naming_its_largest_part(tmp_path, monke
     run_cli("validate", path, check=0)
 
 
+def test_memory_check_warn_runs_what_the_estimate_refuses(tmp_path, monkeypatch):
+    """The estimate is made for a saturated network: HOPSIM_MEMORY_CHECK=warn says the
+    refusal as a warning and runs; another value is named with what is allowed."""
+    path = write_spec(tmp_path)
+    monkeypatch.setenv("HOPSIM_MAX_MEMORY", "1kB")
+    refused = run_cli("run", path, "--out", tmp_path / "refused", "--quiet", "--no-plots", check=2)
+    assert "HOPSIM_MEMORY_CHECK=warn runs it anyway" in refused.stderr, refused.stderr
+    monkeypatch.setenv("HOPSIM_MEMORY_CHECK", "warn")
+    warned = run_cli("run", path, "--out", tmp_path / "warned", "--quiet", "--no-plots", check=0)
+    assert "hopsim: warning:" in warned.stderr and "going on (HOPSIM_MEMORY_CHECK=warn)" in warned.stderr, warned.stderr
+    assert (tmp_path / "warned" / "runs.csv").exists()
+    monkeypatch.setenv("HOPSIM_MEMORY_CHECK", "off")
+    bad = run_cli("run", path, "--out", tmp_path / "bad", "--quiet", "--no-plots", check=2)
+    assert 'HOPSIM_MEMORY_CHECK = "off": must be "refuse" (the default) or "warn"' in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_cluster_memory_shares_the_grammar():
     assert check_cluster_table({"memory": "8GB"})["memory"] == "8GB"
     with pytest.raises(SpecError, match=r'^cluster\.memory = "lots": must be a size in bytes'):

@@ -92,10 +92,27 @@ class Prepared:
 SpecLike = Union[Mapping[str, Any], Prepared]
 
 
+#: The MPI ranks every run of this process goes over: more than one when ``hopsim`` was
+#: launched by mpirun on several (:func:`run_over_ranks`, called by hopsim.mpi).
+_ranks = 1
+
+
+def run_over_ranks(ranks: int) -> None:
+    """Every run this process prepares from now on goes over ``ranks`` MPI ranks: the engine
+    checks what they cannot do yet, and the memory it checks and estimates is a rank's."""
+    global _ranks
+    _ranks = max(1, int(ranks))
+
+
 def prepare(spec: Mapping[str, Any]) -> Prepared:
     """Check one run's spec, once; return it :class:`Prepared` to run."""
     text = spec_to_json(spec)
-    handle = _engine(_core().prepare, text)
+    try:
+        handle = _engine(_core().prepare, text, _ranks)
+    except SpecError as e:
+        if _ranks == 1:
+            raise
+        raise SpecError(f"{e} (over {_ranks} MPI ranks)") from None
     return Prepared(text, handle.seal, traces.as_written(json.loads(handle.normalized_json)), handle)
 
 
@@ -176,9 +193,9 @@ def memory_estimate(spec: SpecLike) -> dict[str, Any]:
     """The engine's estimate of the memory a run of ``spec`` needs (docs/model.md, "Memory"):
     ``parts`` (each ``what``, ``key``, ``bytes``), ``total`` (the process's peak, with what it
     holds already), ``run`` (what the run adds) and ``available`` (bytes this process may
-    still take, or None if unknown)."""
+    still take, or None if unknown). Over MPI ranks (:func:`run_over_ranks`), rank 0's."""
     text, seal = _text_and_seal(spec)
-    return json.loads(_engine(_core().memory_estimate_json, text, seal))
+    return json.loads(_engine(_core().memory_estimate_json, text, seal, _ranks))
 
 
 def memory_available() -> int | None:

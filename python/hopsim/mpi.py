@@ -142,19 +142,13 @@ def _describe_build(build: tuple[str, str]) -> str:
 
 def check_runs(runs: Iterable[Any], ranks: int, ranks_here: int = 1) -> None:
     """Refuse, before anything runs, a run that cannot go over ``ranks`` ranks: a network
-    with fewer switches than ranks (each rank simulates a share of the switches), what the
-    engine does not partition yet (naming the key), or more than this machine's memory holds
-    for its ``ranks_here`` ranks (each holds the whole network)."""
+    with fewer switches than ranks, what the engine does not partition yet (naming the key),
+    or more than this machine's memory holds for its ``ranks_here`` ranks, each needing a
+    rank's share (the engine's estimate for rank 0, the largest)."""
     from . import _core, engine, sweep
 
     for described, group in sweep.group_by_topology(list(runs)):
         switches = int(described["switches"])
-        if switches < ranks:
-            raise SpecError(
-                f"{ranks} MPI ranks, but the network of run {group[0].name} ({described.get('kind', 'network')}) "
-                f"has {switches} switch{'es' if switches != 1 else ''}: each rank simulates a share of the "
-                f"switches; launch at most {switches} ranks (mpirun -n {switches}), or run it without mpirun"
-            )
         for run in group:
             text, _seal = engine._text_and_seal(run.prepared or run.spec)
             try:
@@ -407,6 +401,9 @@ def start() -> Ranks | None:
     ranks = Ranks(comm)
     _session = ranks
     ranks.check_launch()
+    from . import engine
+
+    engine.run_over_ranks(ranks.size)
     return ranks
 
 
@@ -418,8 +415,8 @@ def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[str | None, 
     """``hopsim.simulate(spec, ranks=comm)``: every rank of the mpi4py communicator ``comm``
     calls it with the same spec; the run is partitioned over them. Rank 0 gets the result
     JSON (with the normalized spec), the others None; and the wall time. The ranks' builds
-    are checked the first time (:meth:`Ranks.check_launch`), the network's switches against
-    the ranks each time (as :func:`check_runs` does): :class:`SpecError` on every rank."""
+    are checked the first time (:meth:`Ranks.check_launch`); the engine refuses a run the
+    ranks cannot do (:class:`SpecError` on every rank)."""
     from . import engine
 
     key = comm.py2f()
@@ -428,12 +425,6 @@ def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[str | None, 
         ranks.check_launch()
         _checked[key] = ranks
     ranks = _checked[key]
-    switches = int(engine.topology(spec)["switches"])
-    if switches < ranks.size:
-        raise SpecError(
-            f"{ranks.size} MPI ranks, but the network has {switches} switch{'es' if switches != 1 else ''}: each "
-            f"rank simulates a share of the switches; use a communicator of at most {switches} ranks"
-        )
     text = engine.spec_to_json(spec)
     t0 = time.perf_counter()
     path = None if checkpoint is None else str(checkpoint)

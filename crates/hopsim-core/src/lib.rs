@@ -210,9 +210,14 @@ pub struct Prepared {
 }
 
 pub fn prepare(spec_json: &str) -> Result<Prepared, SpecError> {
+    prepare_on_ranks(spec_json, 1)
+}
+
+/// `prepare` for a run over `ranks` MPI ranks: `memory_run` is a rank's (the largest).
+pub fn prepare_on_ranks(spec_json: &str, ranks: usize) -> Result<Prepared, SpecError> {
     let spec = spec::Validated::new(spec::parse_json(spec_json)?)?;
     // The checks that need the network and the registries; `Spec::validate` ran above.
-    let memory_run = engine::Simulation::check(&spec)?;
+    let memory_run = engine::Simulation::check_on_ranks(&spec, ranks)?;
     let normalised_json = serde_json::to_string(&normalised(&spec)).expect("specs serialise");
     Ok(Prepared { spec, normalised_json, seal: spec::seal(spec_json), memory_run })
 }
@@ -309,10 +314,10 @@ pub fn switch_roles_json(spec_json: &str, seal: Option<&str>) -> Result<String, 
 /// The memory a run of the spec needs (docs/model.md, "Memory"), part by part, and what
 /// this process may still take: `{"parts": [{"what", "key", "bytes"}], "total", "run",
 /// "available"}` (`run`: the parts the run adds to the process; `available`: null if unknown).
-pub fn memory_estimate_json(spec_json: &str, seal: Option<&str>) -> Result<String, SpecError> {
+pub fn memory_estimate_json(spec_json: &str, seal: Option<&str>, ranks: usize) -> Result<String, SpecError> {
     let spec = checked(spec_json, seal)?;
     let topo = topology::build(&spec)?;
-    let est = engine::memory::estimate(&spec, topo.as_ref());
+    let est = engine::memory::estimate_on_ranks(&spec, topo.as_ref(), ranks);
     let parts: Vec<serde_json::Value> =
         est.parts.iter().map(|p| serde_json::json!({"what": p.what, "key": p.key, "bytes": p.bytes})).collect();
     let v = serde_json::json!({

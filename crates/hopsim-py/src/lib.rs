@@ -91,10 +91,13 @@ impl PreparedSpec {
     }
 }
 
-/// Parse and check one run's spec, once: a `PreparedSpec`.
+/// Parse and check one run's spec, once: a `PreparedSpec`. With `ranks` > 1, as one rank
+/// of a run over that many MPI ranks: what they cannot do yet is refused, and the memory
+/// checked and estimated is a rank's.
 #[pyfunction]
-fn prepare(py: Python<'_>, spec_json: &str) -> PyResult<PreparedSpec> {
-    py.detach(|| hopsim_core::prepare(spec_json)).map(|inner| PreparedSpec { inner }).map_err(spec_error)
+#[pyo3(signature = (spec_json, ranks=1))]
+fn prepare(py: Python<'_>, spec_json: &str, ranks: usize) -> PyResult<PreparedSpec> {
+    py.detach(|| hopsim_core::prepare_on_ranks(spec_json, ranks)).map(|inner| PreparedSpec { inner }).map_err(spec_error)
 }
 
 /// Run one simulation. Takes one run's spec as JSON, returns the result JSON; `progress`
@@ -374,11 +377,12 @@ fn topology_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResul
         .map_err(spec_error)
 }
 
-/// The memory estimate of a spec and the memory available, as JSON.
+/// The memory estimate of a spec (of a rank's share over `ranks` MPI ranks) and the memory
+/// available, as JSON.
 #[pyfunction]
-#[pyo3(signature = (spec_json, seal=None))]
-fn memory_estimate_json(py: Python<'_>, spec_json: &str, seal: Option<&str>) -> PyResult<String> {
-    py.detach(|| hopsim_core::memory_estimate_json(spec_json, seal)).map_err(spec_error)
+#[pyo3(signature = (spec_json, seal=None, ranks=1))]
+fn memory_estimate_json(py: Python<'_>, spec_json: &str, seal: Option<&str>, ranks: usize) -> PyResult<String> {
+    py.detach(|| hopsim_core::memory_estimate_json(spec_json, seal, ranks)).map_err(spec_error)
 }
 
 /// Bytes this process may still take (its cgroup, the machine, `HOPSIM_MAX_MEMORY`), or None.

@@ -8,6 +8,21 @@ use std::path::{Path, PathBuf};
 /// The environment variable that lowers the memory a run may take.
 pub const MAX_MEMORY_VAR: &str = "HOPSIM_MAX_MEMORY";
 
+/// The environment variable that turns the refusal of a run larger than the memory
+/// available into a warning (`refuses`): the estimate is made for a saturated network, and a
+/// run at a load far below saturation takes a fraction of it.
+pub const MEMORY_CHECK_VAR: &str = "HOPSIM_MEMORY_CHECK";
+
+/// Whether a run the estimate says does not fit is refused (`HOPSIM_MEMORY_CHECK` unset or
+/// `refuse`) or only warned about (`warn`); an error naming the variable for any other value.
+pub fn refuses() -> SpecResult<bool> {
+    match std::env::var(MEMORY_CHECK_VAR).as_deref() {
+        Err(_) | Ok("refuse") => Ok(true),
+        Ok("warn") => Ok(false),
+        Ok(other) => Err(SpecError::new(MEMORY_CHECK_VAR, format!("{other:?}"), "must be \"refuse\" (the default) or \"warn\"")),
+    }
+}
+
 /// What a memory size may be, for error messages.
 pub const SIZE_FORMS: &str = "a size in bytes: a number (decimals allowed) and an optional unit, \
 B, kB, MB, GB, TB, PB (powers of 1000; K, M, G, T, P alike) or KiB, MiB, GiB, TiB, PiB (powers of 1024), \

@@ -9,7 +9,7 @@ use crate::topology::Topology;
 use std::mem::size_of;
 
 mod limit;
-pub use limit::{available, available_in, parse_size, parse_size_for, Root, MAX_MEMORY_VAR, SIZE_FORMS};
+pub use limit::{available, available_in, parse_size, parse_size_for, refuses, Root, MAX_MEMORY_VAR, MEMORY_CHECK_VAR, SIZE_FORMS};
 
 /// One part of the estimate, and the key that sets its size.
 #[derive(Debug, Clone, PartialEq)]
@@ -408,17 +408,26 @@ pub fn check_fits_on_ranks(spec: &Spec, topo: &dyn Topology, available: Option<u
         return Ok(());
     }
     let big = est.largest();
-    Err(SpecError::new(
+    refuse_or_warn(SpecError::new(
         big.key,
         value_of(spec, big.key),
         format!(
-            "the run needs about {} of memory, more than the {} available; largest part: {}, {} (docs/model.md gives the estimate)",
+            "the run needs about {} of memory, more than the {} available; largest part: {}, {} (docs/model.md gives the estimate, made for a saturated network; {MEMORY_CHECK_VAR}=warn runs it anyway)",
             human(total),
             human(avail),
             big.what,
             human(big.bytes)
         ),
     ))
+}
+
+/// `Err(refusal)`, or with `HOPSIM_MEMORY_CHECK=warn` the refusal said as a warning and `Ok`.
+pub fn refuse_or_warn(refusal: SpecError) -> SpecResult<()> {
+    if refuses()? {
+        return Err(refusal);
+    }
+    eprintln!("hopsim: warning: {refusal}; going on ({MEMORY_CHECK_VAR}=warn)");
+    Ok(())
 }
 
 /// The value of one of the keys an estimate names, as the experiment file gives it.

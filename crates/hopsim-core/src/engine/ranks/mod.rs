@@ -86,7 +86,7 @@ impl Plan {
 /// asks for more, so that every run it accepts gives exactly one process's results.
 pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) -> SpecResult<()> {
     if ranks > switches {
-        return Err(SpecError::new("ranks", ranks, format!("at most one rank per switch: this network has {switches} switches")));
+        return Err(SpecError::new("ranks", ranks, format!("at most one rank per switch, and this network has {switches} switches: launch at most {switches} ranks (mpirun -n {switches})")));
     }
     if let Some(job) = spec.jobs.iter().find(|j| j.routing_mode.as_deref() == Some("app_aware")) {
         return Err(SpecError::new("jobs.routing_mode", format!("\"app_aware\" (job {:?})", job.name), "not yet on MPI ranks: App-Aware reads its NIC's counters as the run goes"));
@@ -109,7 +109,7 @@ pub fn check_ranks_fit(run_bytes: u64, ranks_here: usize, available: Option<u64>
         return Ok(());
     }
     let human = super::memory::human;
-    Err(SpecError::new(
+    super::memory::refuse_or_warn(SpecError::new(
         "ranks",
         format!("{ranks_here} on this machine"),
         format!(
