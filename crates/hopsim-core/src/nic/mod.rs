@@ -427,23 +427,67 @@ impl Nics {
         self.queued_phits
     }
 
-    /// Take in the NICs of another rank of the same run: the state of the NICs it owns
-    /// (`owns`), and every NIC's counters, since a packet is counted at its source's NIC by
-    /// the rank that delivers it.
-    pub fn absorb(&mut self, other: &Nics, owns: impl Fn(usize) -> bool) {
-        for s in 0..self.nics.len() {
-            if owns(s) {
-                self.nics[s] = other.nics[s];
-                let v = self.vcs;
-                self.credits[s * v..(s + 1) * v].copy_from_slice(&other.credits[s * v..(s + 1) * v]);
-            }
-            self.counters[s].add(&other.counters[s]);
-            self.totals[s].add(&other.totals[s]);
+    /// What a rank of a run over several sends rank 0 at the end (engine/ranks): the state
+    /// and counters of the NICs of the servers `owned`, and of every other server the only
+    /// counts a rank keeps for a server it does not own, its deliveries' packets and their
+    /// latency (the rank that delivers a packet counts it at its source).
+    pub fn part(&self, owned: std::ops::Range<usize>) -> NicsPart {
+        let v = self.vcs;
+        let foreign = (0..self.nics.len())
+            .filter(|s| !owned.contains(s) && self.totals[*s] != Counters::default())
+            .map(|s| {
+                let (w, t) = (&self.counters[s], &self.totals[s]);
+                debug_assert_eq!(*t, Counters { packets: t.packets, latency_sum: t.latency_sum, ..Counters::default() }, "only deliveries are counted at a server not owned");
+                (s as u32, w.packets, w.latency_sum, t.packets, t.latency_sum)
+            })
+            .collect();
+        NicsPart {
+            first: owned.start as u32,
+            nics: self.nics[owned.clone()].to_vec(),
+            credits: self.credits[owned.start * v..owned.end * v].to_vec(),
+            counters: self.counters[owned.clone()].to_vec(),
+            totals: self.totals[owned].to_vec(),
+            foreign,
+            queued_phits: self.queued_phits,
+            injected: self.injected,
+            injected_measured_phits: self.injected_measured_phits,
+        }
+    }
+
+    /// Take in another rank's `part`.
+    pub fn absorb(&mut self, other: &NicsPart) {
+        let (first, v) = (other.first as usize, self.vcs);
+        let owned = first..first + other.nics.len();
+        self.nics[owned.clone()].copy_from_slice(&other.nics);
+        self.credits[first * v..owned.end * v].copy_from_slice(&other.credits);
+        for (k, s) in owned.enumerate() {
+            self.counters[s].add(&other.counters[k]);
+            self.totals[s].add(&other.totals[k]);
+        }
+        for &(s, window_packets, window_latency, packets, latency) in &other.foreign {
+            let s = s as usize;
+            self.counters[s].add(&Counters { packets: window_packets, latency_sum: window_latency, ..Counters::default() });
+            self.totals[s].add(&Counters { packets, latency_sum: latency, ..Counters::default() });
         }
         self.queued_phits += other.queued_phits;
         self.injected += other.injected;
         self.injected_measured_phits += other.injected_measured_phits;
     }
+}
+
+/// A rank's NICs as it sends them to rank 0 (`Nics::part`).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct NicsPart {
+    first: u32,
+    nics: Vec<Nic>,
+    credits: Vec<u32>,
+    counters: Vec<Counters>,
+    totals: Vec<Counters>,
+    /// Servers of other ranks: (server, packets and latency in the window, over the run).
+    foreign: Vec<(u32, u32, u64, u32, u64)>,
+    queued_phits: u64,
+    injected: u64,
+    injected_measured_phits: u64,
 }
 
 /// Count something in a NIC's whole-run counters, and in its window counters when measuring.

@@ -177,8 +177,9 @@ fn one_process_order<T>(by_rank: Vec<Vec<(u64, T)>>) -> impl Iterator<Item = T> 
 /// What a rank sends rank 0 at the end of the run.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct RankEnd {
+    /// `Stats`, serialised (it is not `Clone`).
     stats: Vec<u8>,
-    nics: Vec<u8>,
+    nics: crate::nic::NicsPart,
     /// The phits each port of the rank's switches sent, from its first port on.
     link_phits: Vec<u32>,
     phit_hops: u64,
@@ -350,32 +351,43 @@ impl Simulation {
             p.store(self.now, std::sync::atomic::Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
+        let own_servers = servers.server(own.start, 0)..servers.server(own.end - 1, servers.servers_at(own.end - 1));
         let mine = RankEnd {
             stats: bincode::serialize(self.server_side.stats()).expect("statistics serialise"),
-            nics: bincode::serialize(self.server_side.nics()).expect("NICs serialise"),
+            nics: self.server_side.nics().part(own_servers),
             link_phits: self.switch_side.routers().ports.iter().map(|p| p.link_phits).collect(),
             phit_hops: self.phit_hops,
             accounting: invariants::account(&self),
             samples: self.server_side.samples().to_vec(),
             blocked: self.blocked_switches(own.clone()),
         };
-        let mut to_first = vec![Vec::new(); plan.ranks];
-        if plan.rank != 0 {
-            to_first[0] = bincode::serialize(&mine).expect("a rank's end serialises");
+        // Nothing reads the buffers, packets or events from here on: free them before the
+        // ends travel.
+        self.release_network();
+        let mut mine = Some(mine);
+        let mut link_phits = Vec::new();
+        let (mut accounting, mut blocked) = (Vec::with_capacity(plan.ranks), (0, Vec::new()));
+        if plan.rank == 0 {
+            let mine = mine.take().expect("rank 0's own");
+            link_phits = vec![0u32; self.switch_side.routers().network_port_count()];
+            link_phits[..mine.link_phits.len()].copy_from_slice(&mine.link_phits);
+            accounting.push(mine.accounting);
+            blocked = mine.blocked;
         }
-        let gathered = ex.all_to_all(to_first)?;
-        if plan.rank != 0 {
-            return Ok(None);
-        }
-        let (mut accounting, mut blocked) = (vec![mine.accounting], mine.blocked);
-        let mut link_phits = vec![0u32; self.switch_side.routers().network_port_count()];
-        link_phits[..mine.link_phits.len()].copy_from_slice(&mine.link_phits);
-        for (r, bytes) in gathered.iter().enumerate().skip(1) {
-            let damaged = |what: &str, e: bincode::Error| RankFailure(format!("rank {r}'s {what} are damaged: {e}"));
-            let theirs: RankEnd = bincode::deserialize(bytes).map_err(|e| damaged("results", e))?;
-            let stats: crate::stats::Stats = bincode::deserialize(&theirs.stats).map_err(|e| damaged("statistics", e))?;
-            let nics: crate::nic::Nics = bincode::deserialize(&theirs.nics).map_err(|e| damaged("NICs", e))?;
-            self.server_side.absorb(&stats, &nics, |s| plan.owner_of_server(&servers, s) == r);
+        // One rank at a time, so that rank 0 holds one other rank's end at once.
+        for r in 1..plan.ranks {
+            let mut to_first = vec![Vec::new(); plan.ranks];
+            if plan.rank == r {
+                to_first[0] = bincode::serialize(&mine.take().expect("sent once")).expect("a rank's end serialises");
+            }
+            let gathered = ex.all_to_all(to_first)?;
+            if plan.rank != 0 {
+                continue;
+            }
+            let theirs: RankEnd = bincode::deserialize(&gathered[r]).map_err(|e| RankFailure(format!("rank {r}'s results are damaged: {e}")))?;
+            drop(gathered);
+            let stats: crate::stats::Stats = bincode::deserialize(&theirs.stats).map_err(|e| RankFailure(format!("rank {r}'s statistics are damaged: {e}")))?;
+            self.server_side.absorb(&stats, &theirs.nics);
             let first = self.switch_side.routers().network_port(plan.part.range(r).start, 0);
             let theirs_links = link_phits.get_mut(first..first + theirs.link_phits.len()).ok_or_else(|| RankFailure(format!("rank {r}'s link counts are more than its switches' ports")))?;
             theirs_links.copy_from_slice(&theirs.link_phits);
@@ -385,13 +397,15 @@ impl Simulation {
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);
         }
+        if plan.rank != 0 {
+            return Ok(None);
+        }
         if let Some((formed, _)) = self.deadlock.as_ref().filter(|(_, place)| place.is_empty()).cloned() {
             blocked.1.truncate(4);
             self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
         self.gathered_link_phits = Some(link_phits);
         let conservation = invariants::conclude(&self, accounting);
-        self.release_network();
         Ok(Some(report::summarise(&self, conservation, wall)))
     }
 

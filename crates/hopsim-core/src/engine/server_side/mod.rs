@@ -211,10 +211,10 @@ impl ServerSide {
     }
 
     /// Take in what another rank of the same run counted (engine/ranks): its statistics,
-    /// and its NICs (`Nics::absorb`), of which `owns` names its own.
-    pub fn absorb(&mut self, stats: &Stats, nics: &Nics, owns: impl Fn(usize) -> bool) {
+    /// and its NICs (`Nics::part`).
+    pub fn absorb(&mut self, stats: &Stats, nics: &crate::nic::NicsPart) {
         self.stats.absorb(stats);
-        self.nics.absorb(nics, owns);
+        self.nics.absorb(nics);
     }
 
     /// Be one rank of a run over several (engine/ranks); before the workload starts.
