@@ -235,9 +235,9 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
         + times(all_net_ports, 40 + 7 * JSON_PER_NUMBER) + times(all_servers, 40 + 5 * JSON_PER_NUMBER) + times(all, 24 + dims * (8 + JSON_PER_NUMBER));
     parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
     if ranks > 1 {
-        // Every port's phit count, and each rank's conservation counts (8 bytes a VC), as
-        // received and as decoded (engine/ranks).
-        parts.push(Part { what: format!("what {} other ranks send rank 0 at the end", ranks - 1), key: "ranks", bytes: times(all_ports, 4 + 8) + times(times(all_ports, vcs), 16) });
+        // Every port's phit count, and one other rank's end at a time (they come in turn):
+        // its conservation counts, 8 bytes a VC of its share, as received and as decoded.
+        parts.push(Part { what: format!("the ends of {} other ranks, one at a time", ranks - 1), key: "ranks", bytes: times(all_ports, 4) + times(nvc, 16) });
     }
     Estimate { parts, held: resident() }
 }
