@@ -244,6 +244,28 @@ impl Calendar {
         self.pending == 0 && self.pending_nics == 0
     }
 
+    /// How many events each cycle after `now` holds, to take later those scheduled since
+    /// (`take_scheduled_since`).
+    pub fn event_marks(&self, now: u64) -> Vec<usize> {
+        (1..=self.mask).map(|k| self.events[((now + k) & self.mask) as usize].len()).collect()
+    }
+
+    /// Move the events scheduled for the cycles after `now` since `marks` was taken into
+    /// `out`, with their cycles: cycle by cycle, each cycle's in the order they were
+    /// scheduled (an MPI rank's steps on several threads, engine/ranks).
+    pub fn take_scheduled_since(&mut self, now: u64, marks: &[usize], out: &mut Vec<(u64, Event)>) {
+        for (k, &mark) in (1..=self.mask).zip(marks) {
+            let slot = &mut self.events[((now + k) & self.mask) as usize];
+            if slot.len() > mark {
+                self.pending -= slot.len() - mark;
+                out.extend(slot.drain(mark..).map(|ev| (now + k, ev)));
+                if slot.is_empty() {
+                    self.spare.push(std::mem::take(slot));
+                }
+            }
+        }
+    }
+
     /// All events still waiting, for the conservation checks at the end of a run.
     pub fn pending_events(&self) -> impl Iterator<Item = &Event> {
         self.events.iter().flatten()

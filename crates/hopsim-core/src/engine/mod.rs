@@ -211,6 +211,9 @@ pub struct Simulation {
     /// The phits every port of the network sent, by network port (`Routers::network_port`),
     /// gathered by rank 0 of an MPI run, whose own ports are only its switches'.
     gathered_link_phits: Option<Vec<u32>>,
+    /// What an MPI rank's threads scheduled in a cycle, taken back out of the calendar
+    /// (engine/ranks), kept for its allocation.
+    scheduled_on_team: Vec<(u64, Event)>,
     /// Packets the arena holds without growing (`Arena::with_capacity`): the run's thread
     /// makes packets while other threads step switches only while that many are not reached,
     /// since growing would move the packets they read.
@@ -296,6 +299,7 @@ impl Simulation {
             checkpoint: None,
             resumed: None,
             gathered_link_phits: None,
+            scheduled_on_team: Vec::new(),
             packet_room,
         }
     }
@@ -486,7 +490,8 @@ impl Simulation {
     fn worth_splitting(&self, now: u64, events: usize) -> bool {
         let (ports, min_events) = self.min_parallel;
         let due = self.cal.routers_due(now).max(self.switch_side.stepped_last());
-        let ports_due = due * self.switch_side.routers().ports.len() / self.parts.topo.num_switches();
+        let routers = self.switch_side.routers();
+        let ports_due = due * routers.ports.len() / routers.held().len().max(1);
         events >= min_events || ports_due >= ports
     }
 

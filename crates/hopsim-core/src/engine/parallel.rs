@@ -47,19 +47,26 @@ pub const MIN_PARALLEL_EVENTS: usize = 512;
 #[derive(Debug, Clone, Copy)]
 pub struct Partition {
     threads: usize,
-    switches: usize,
+    /// The switches split: `start..end` (an MPI rank's range, or the whole network).
+    start: usize,
+    end: usize,
     first_end: usize,
 }
 
 impl Partition {
-    /// Equal ranges.
+    /// Equal ranges of the switches of a network of `switches`.
     pub fn new(threads: usize, switches: usize) -> Self {
-        let (threads, switches) = (threads.clamp(1, switches.max(1)), switches.max(1));
-        Partition { threads, switches, first_end: switches.div_ceil(threads) }
+        Self::over(threads, 0..switches.max(1))
+    }
+    /// Equal ranges of the switches `switches` (an MPI rank's, split among its threads).
+    pub fn over(threads: usize, switches: std::ops::Range<usize>) -> Self {
+        let n = switches.len().max(1);
+        let threads = threads.clamp(1, n);
+        Partition { threads, start: switches.start, end: switches.start + n, first_end: switches.start + n.div_ceil(threads) }
     }
     /// The same threads, thread 0 owning the switches below `end`.
     pub fn with_first_end(self, end: usize) -> Self {
-        Partition { first_end: if self.threads == 1 { self.switches } else { end.min(self.switches) }, ..self }
+        Partition { first_end: if self.threads == 1 { self.end } else { end.clamp(self.start, self.end) }, ..self }
     }
     #[inline]
     pub fn owner(&self, switch: usize) -> usize {
@@ -68,7 +75,7 @@ impl Partition {
         } else if self.threads == 2 {
             1
         } else {
-            1 + ((switch - self.first_end) as u64 * (self.threads - 1) as u64 / (self.switches - self.first_end) as u64) as usize
+            1 + ((switch - self.first_end) as u64 * (self.threads - 1) as u64 / (self.end - self.first_end) as u64) as usize
         }
     }
     pub fn threads(&self) -> usize {
@@ -78,7 +85,7 @@ impl Partition {
     pub fn range(&self, t: usize) -> std::ops::Range<usize> {
         // The first switch a thread at or after `t` owns (owners ascend with switch numbers).
         let first = |t: usize| {
-            let (mut lo, mut hi) = (0, self.switches);
+            let (mut lo, mut hi) = (self.start, self.end);
             while lo < hi {
                 let mid = (lo + hi) / 2;
                 if self.owner(mid) < t {
@@ -441,10 +448,10 @@ impl Team {
     /// and `MERGER` would spend most of the run waiting for it (docs/benchmark-log.md).
     /// The split only decides who does a switch's work, never what it computes.
     fn balance(&self, run_thread_last: bool) {
-        let n = self.part.switches;
-        let step = (n / 256).max(1);
+        let (start, last) = (self.part.start, self.part.end);
+        let step = ((last - start) / 256).max(1);
         let end = self.first_end.load(Ordering::Relaxed);
-        let end = if run_thread_last { end.saturating_sub(step) } else { (end + step).min(n) };
+        let end = if run_thread_last { end.saturating_sub(step).max(start) } else { (end + step).min(last) };
         self.first_end.store(end, Ordering::Relaxed);
     }
 
@@ -581,6 +588,22 @@ mod tests {
             assert_eq!(*owners.last().unwrap(), threads - 1);
             assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, {switches} switches");
         }
+
+    #[test]
+    fn an_mpi_ranks_switches_split_among_its_threads_cover_its_range_only() {
+        for (threads, range) in [(2, 100..164), (3, 7..1007), (4, 0..5), (2, 333..335)] {
+            let p = Partition::over(threads, range.clone());
+            let ranges: Vec<_> = (0..p.threads()).map(|t| p.range(t)).collect();
+            assert_eq!(ranges[0].start, range.start, "{ranges:?}");
+            assert_eq!(ranges.last().unwrap().end, range.end, "{ranges:?}");
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()), "{ranges:?}");
+            for (t, r) in ranges.iter().enumerate() {
+                assert!(r.clone().all(|s| p.owner(s) == t), "{threads} threads over {range:?}");
+            }
+            let moved = p.with_first_end(0);
+            assert_eq!(moved.range(0).start, range.start, "thread 0 keeps the range's start");
+        }
+    }
     }
 
     #[test]

@@ -15,15 +15,19 @@ fn on_ranks(toml: &str, ranks: usize) -> hopsim_core::RunResult {
 }
 
 /// `body` with `run` lines on one process and on 2 and 3 ranks, each rank also delivering
-/// and stepping block by block of 4 switches as far larger networks do: the same results.
+/// and stepping block by block of 4 switches as far larger networks do, and on 2 threads
+/// that split every cycle: the same results.
 fn same_on_1_2_3_ranks(body: &str, run: &str) -> hopsim_core::RunResult {
     let toml = format!("{body}\n[run]\n{run}\n");
     let one = common::run(&toml);
     let print = fingerprint(&one);
+    let threaded = format!("{toml}threads = 2\n");
     for ranks in [2, 3] {
         assert_eq!(fingerprint(&on_ranks(&toml, ranks)), print, "{ranks} ranks differ from one process on\n{toml}");
         let blocks = local::run_in_blocks(&spec(&toml), ranks, 2).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(fingerprint(&blocks), print, "{ranks} ranks in blocks differ from one process on\n{toml}");
+        let split = local::run_split(&spec(&threaded), ranks).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(fingerprint(&split), print, "{ranks} ranks of 2 threads differ from one process on\n{threaded}");
     }
     one
 }

@@ -205,8 +205,8 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     // about a packet's length: each list at most a cycle's events, grown to a power of two,
     // two such lists counted), and its stack's touched pages; the NICs' events held back
     // while the switches step are at most one per server.
-    // A rank steps its switches on its own thread.
-    let threads = if ranks > 1 { 1 } else { super::parallel::threads_at_most(spec.run.threads, topo.num_switches(), ports as usize) as u64 };
+    // A rank splits its own switches among its threads.
+    let threads = super::parallel::threads_at_most(spec.run.threads, held.len(), ports as usize) as u64;
     if threads > 1 {
         let event = size_of::<crate::calendar::Event>() as u64;
         let held_back = size_of::<(u64, crate::calendar::Event)>() as u64;

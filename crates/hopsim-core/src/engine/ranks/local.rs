@@ -60,22 +60,27 @@ pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, Ran
 
 /// `run`, with each rank's checkpoints beside `checkpoint` (`Simulation::run_on_rank`).
 pub fn run_checkpointed(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>) -> Result<RunResult, RankError> {
-    run_with(spec, ranks, checkpoint, None)
+    run_with(spec, ranks, checkpoint, super::Walking::default())
 }
 
 /// `run`, each rank delivering and stepping block by block of `1 << shift` switches
-/// (`Simulation::run_on_rank_in_blocks`).
+/// (`super::Walking`).
 pub fn run_in_blocks(spec: &crate::spec::Validated, ranks: usize, shift: u32) -> Result<RunResult, RankError> {
-    run_with(spec, ranks, None, Some(shift))
+    run_with(spec, ranks, None, super::Walking { block_shift: Some(shift), split_every_phase: false })
 }
 
-fn run_with(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, shift: Option<u32>) -> Result<RunResult, RankError> {
+/// `run`, each rank's threads (`run.threads`) splitting every cycle however little it has.
+pub fn run_split(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, RankError> {
+    run_with(spec, ranks, None, super::Walking { block_shift: None, split_every_phase: true })
+}
+
+fn run_with(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, walking: super::Walking) -> Result<RunResult, RankError> {
     let exchanges = LocalExchange::connected(ranks);
     let results: Vec<Result<Option<RunResult>, RankError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = exchanges
             .into_iter()
             .map(|mut ex| {
-                scope.spawn(move || crate::engine::Simulation::run_on_rank_in_blocks(spec, &mut ex, None, checkpoint, shift))
+                scope.spawn(move || crate::engine::Simulation::run_on_rank_walking(spec, &mut ex, None, checkpoint, walking))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(RankError::Rank(RankFailure("a rank panicked".into()))))).collect()

@@ -156,6 +156,15 @@ impl Schedule for RankSend<'_> {
     }
 }
 
+/// How a rank walks its switches, for tests: block by block of `1 << shift` switches
+/// however small the network (`Simulation::walk_in_blocks`), and its threads splitting every
+/// cycle however little it has (`Simulation::split_every_phase`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Walking {
+    pub block_shift: Option<u32>,
+    pub split_every_phase: bool,
+}
+
 /// Where rank `rank` of `ranks` keeps its checkpoint, beside `path`.
 pub fn rank_checkpoint(path: &std::path::Path, rank: usize, ranks: usize) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -196,12 +205,11 @@ impl Simulation {
     /// (`rank_checkpoint`), and the ranks go on from theirs if asked and if all of them
     /// have one of the same cycle; otherwise the run starts over, said once on rank 0.
     pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>) -> Result<Option<RunResult>, RankError> {
-        Self::run_on_rank_in_blocks(spec, ex, progress, checkpoint, None)
+        Self::run_on_rank_walking(spec, ex, progress, checkpoint, Walking::default())
     }
 
-    /// `run_on_rank`, delivering and stepping block by block of `1 << shift` switches if
-    /// given, however small the network (tests: `Simulation::walk_in_blocks`).
-    pub fn run_on_rank_in_blocks(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, shift: Option<u32>) -> Result<Option<RunResult>, RankError> {
+    /// `run_on_rank`, walking the rank's switches as `walking` says (tests).
+    pub fn run_on_rank_walking(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, walking: Walking) -> Result<Option<RunResult>, RankError> {
         let built = super::Built::on_ranks(spec, ex.ranks())?;
         let switches = built.parts.topo.num_switches();
         check_supported(spec, ex.ranks(), switches)?;
@@ -255,8 +263,11 @@ impl Simulation {
             None => (fresh(built), None),
         };
         sim.progress = progress;
-        if let Some(shift) = shift {
+        if let Some(shift) = walking.block_shift {
             sim.walk_in_blocks(shift);
+        }
+        if walking.split_every_phase {
+            sim.split_every_phase();
         }
         if let Some(path) = path {
             sim.checkpoint_to(path);
@@ -264,7 +275,26 @@ impl Simulation {
         sim.run_rank(ex, plan, resumed)
     }
 
-    fn run_rank(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>) -> Result<Option<RunResult>, RankError> {
+    /// The rank's run, its switches split among `run.threads` threads of its own (the
+    /// automatic count if not given, as one process chooses it for the rank's share).
+    fn run_rank(self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>) -> Result<Option<RunResult>, RankError> {
+        let own = plan.part.range(plan.rank);
+        let threads = super::parallel::threads_for(self.spec.run.threads, own.len(), self.switch_side.routers().ports.len(), self.max_threads);
+        if threads < 2 {
+            return self.run_rank_on(ex, plan, resumed, None);
+        }
+        let team = super::parallel::Team::new(super::parallel::Partition::over(threads, own));
+        std::thread::scope(|scope| {
+            for t in 1..team.threads() {
+                let team = &team;
+                scope.spawn(move || team.serve(t));
+            }
+            let _stop = team.stop_on_drop();
+            self.run_rank_on(ex, plan, resumed, Some(&team))
+        })
+    }
+
+    fn run_rank_on(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>, team: Option<&super::parallel::Team>) -> Result<Option<RunResult>, RankError> {
         let started = std::time::Instant::now();
         let own = plan.part.range(plan.rank);
         let servers = self.parts.servers.clone();
@@ -299,7 +329,10 @@ impl Simulation {
             self.generate(now);
             let events = self.cal.take_events(now);
             let measuring = self.server_side.stats().in_window(now);
-            self.rank_switches(now, measuring, &events, &mut visit, &mut out, &plan, &servers, own.clone());
+            match team.filter(|_| self.worth_splitting(now, events.len())) {
+                Some(team) => self.rank_switches_on_team(team, now, measuring, &events, &mut visit, &mut out, &plan, &servers),
+                None => self.rank_switches(now, measuring, &events, &mut visit, &mut out, &plan, &servers, own.clone()),
+            }
             if shared {
                 self.share_calls(ex, now)?;
             }
@@ -434,6 +467,35 @@ impl Simulation {
         let stepped = super::blocks::deliver_and_step(sim, now, measuring, events, own, visit, &mut walk, blocks_out);
         self.switch_side.put_walk(walk);
         self.switch_side.set_stepped_last(stepped);
+        for ev in events.iter().filter(|ev| ev.switch().is_none()) {
+            self.deliver_to_server(now, *ev);
+        }
+    }
+
+    /// `rank_switches` split among the rank's threads (engine/parallel.rs): they schedule
+    /// into the calendar in the one-thread order, and what they scheduled is then taken out
+    /// of it, in that order, to the lists of the ranks that own it.
+    #[allow(clippy::too_many_arguments)]
+    fn rank_switches_on_team(&mut self, team: &super::parallel::Team, now: u64, measuring: bool, events: &[Event], visit: &mut Vec<u32>, out: &mut [Vec<(u64, Event)>], plan: &Plan, servers: &ServerMap) {
+        let marks = self.cal.event_marks(now);
+        let sim = crate::unsafe_parts::SharedMut::new(self);
+        team.cycle(sim, now, measuring, events, |job| {
+            // The other threads reach only their switches, their random streams and the
+            // packets those hold, and the calendar's wheels only after this thread's steps.
+            let me = sim.get();
+            me.cal.take_routers(now, visit);
+            team.publish(job, visit);
+            team.step_own(job, visit);
+        });
+        team.add_counters(self);
+        let mut scheduled = std::mem::take(&mut self.scheduled_on_team);
+        self.cal.take_scheduled_since(now, &marks, &mut scheduled);
+        let eject_sent = self.server_side.eject_times();
+        let mut send = RankSend { cal: &mut self.cal, out, plan, servers, eject_sent };
+        for (at, ev) in scheduled.drain(..) {
+            send.schedule(at, now, ev);
+        }
+        self.scheduled_on_team = scheduled;
         for ev in events.iter().filter(|ev| ev.switch().is_none()) {
             self.deliver_to_server(now, *ev);
         }
