@@ -125,7 +125,7 @@ pub fn threads_at_most(asked: Option<usize>, switches: usize, ports: usize) -> u
     by_size.min(available_cores())
 }
 
-fn available_cores() -> usize {
+pub(crate) fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

@@ -275,11 +275,15 @@ impl Simulation {
         sim.run_rank(ex, plan, resumed)
     }
 
-    /// The rank's run, its switches split among `run.threads` threads of its own (the
-    /// automatic count if not given, as one process chooses it for the rank's share).
+    /// The rank's run, its switches split among `run.threads` threads of its own; if not
+    /// given, as one process chooses for the rank's share, within the machine's cores shared
+    /// among the ranks on it (their threads wait for each other spinning: more threads than
+    /// cores would lose the cores' time to waiting).
     fn run_rank(self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>) -> Result<Option<RunResult>, RankError> {
         let own = plan.part.range(plan.rank);
-        let threads = super::parallel::threads_for(self.spec.run.threads, own.len(), self.switch_side.routers().ports.len(), self.max_threads);
+        let cores = (super::parallel::available_cores() / ex.ranks_here().max(1)).max(1);
+        let most = if self.spec.run.threads.is_some() { self.max_threads } else { self.max_threads.min(cores) };
+        let threads = super::parallel::threads_for(self.spec.run.threads, own.len(), self.switch_side.routers().ports.len(), most);
         if threads < 2 {
             return self.run_rank_on(ex, plan, resumed, None);
         }
