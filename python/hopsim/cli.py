@@ -52,7 +52,7 @@ def cmd_run(args) -> int:
         if args.cluster is not None:
             raise SpecError(f"--cluster: not with mpirun: each run goes over the {ranks.size} MPI ranks")
         if args.threads is not None:
-            raise SpecError(f"--threads: not with mpirun: each run goes over the {ranks.size} MPI ranks, one run after another")
+            raise SpecError(f"--threads: not with mpirun: each run goes over the {ranks.size} MPI ranks, one run after another (threads inside each rank: run.threads)")
 
     source = args.file
     if source is None:
