@@ -588,6 +588,7 @@ mod tests {
             assert_eq!(*owners.last().unwrap(), threads - 1);
             assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{threads} threads, {switches} switches");
         }
+    }
 
     #[test]
     fn an_mpi_ranks_switches_split_among_its_threads_cover_its_range_only() {
@@ -603,7 +604,6 @@ mod tests {
             let moved = p.with_first_end(0);
             assert_eq!(moved.range(0).start, range.start, "thread 0 keeps the range's start");
         }
-    }
     }
 
     #[test]
