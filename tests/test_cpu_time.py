@@ -50,6 +50,62 @@ def test_a_stopped_pilot_is_projected_at_its_second_half_rate():
     assert cpu_time._project([(0, 0.0), (500, 1.0)], cycles=1000, spent=1.0).whole == pytest.approx(2.0)
 
 
+def test_a_stopped_pilot_is_timed_between_the_steps_of_its_count_not_over_the_building():
+    # The count moves every 64 cycles, first after the network is built (5.9 s of CPU
+    # here); between steps the CPU time grows while the count stands still.
+    samples = [(0, 0.0), (0, 2.5), (0, 5.0), (64, 5.9), (64, 6.6), (128, 7.6), (128, 8.4), (192, 10.0), (192, 10.9)]
+    p = cpu_time._project(samples, cycles=12000, spent=10.9)
+    assert p.per_cycle == pytest.approx((10.0 - 7.6) / 64)
+    assert p.whole == pytest.approx(10.0 + (12000 - 192) * p.per_cycle)
+    # A count that never moved: no cycle was timed, and its CPU time is not that of one cycle.
+    stuck = cpu_time._project([(0, 0.0), (0, 3.0), (0, 6.2)], cycles=12000, spent=6.2)
+    assert stuck.per_cycle == pytest.approx(6.2 / cpu_time.ENGINE_STEP)
+
+
+class _FakeCounter:
+    def __init__(self):
+        self.cycles = 0
+        self.cancelled = False
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_a_pilot_goes_on_past_its_share_until_its_network_is_built_and_filled(monkeypatch):
+    # An engine that spends its pilot's whole share building the network, then publishes
+    # its count every 64 cycles, each cycle costing more as the network fills over the
+    # first 300 (from a quarter of the full cost to all of it).
+    build, full, fill = 0.4, 1e-3, 300
+
+    def cost(t):
+        return full * min(1.0, 0.25 + 0.75 * t / fill)
+
+    def simulate(spec, counter, max_threads=None):
+        _burn(build)
+        for t in range(total):
+            if t % cpu_time.ENGINE_STEP == 0:
+                counter.cycles = t
+            if counter.cancelled:
+                raise KeyboardInterrupt
+            _burn(cost(t))
+
+    monkeypatch.setattr(engine, "simulate", simulate)
+    monkeypatch.setattr(engine, "progress_counter", _FakeCounter)
+    (run,) = sweep.plan(experiment({"seeds": [1]}, cycles=100_000)).runs
+    total = sweep.run_cycles(run)
+    whole = build + sum(cost(t) for t in range(total))
+    pilot = cpu_time._pilot(run, threads=1, budget=build / 2)
+    assert not pilot.ended and pilot.spent < 0.05 * whole
+    assert 0.8 < pilot.whole / whole < 1.25, (pilot.whole, whole)
+    assert pilot.per_cycle == pytest.approx(full, rel=0.25)
+
+
 def test_a_pilot_that_ends_is_the_run_and_one_stopped_is_projected_to_its_end():
     exp = sweep.plan(experiment({"topology.dims": [[16, 16]]}, cycles=20000))
     (run,) = exp.runs

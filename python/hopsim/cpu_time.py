@@ -11,10 +11,20 @@ projected to its end at the CPU time per cycle of the second half of the cycles 
 linearly in load between its group's two pilots. Runs with ``[[jobs]]`` last as long as
 their jobs, which nothing but the run itself tells: for those the estimate is per thousand
 cycles.
+
+The engine publishes its count of cycles only every ``ENGINE_STEP`` cycles, and building
+the network comes before the first step: on a network of a million switches the building
+and the first steps take all of a pilot's share, and the cost of a cycle climbs for
+hundreds of cycles more while the network fills. So the rate is timed only between
+moments the count was seen to move, never over the building nor over the CPU time since
+the last step; and a pilot goes on past its share while it has too few steps to tell a
+rate or while the cost of a cycle still climbs, up to ``MAX_PILOT_SECONDS`` more and
+``MAX_PILOT_SHARE`` of its run's projected CPU time.
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 import threading
@@ -32,6 +42,19 @@ BUDGET_SECONDS = 6.0
 MIN_PILOT_SECONDS = 0.25
 #: How often a pilot's cycles and CPU time are read.
 SAMPLE_SECONDS = 0.01
+#: The most wall seconds a pilot goes on past its share while its rate is not settled.
+MAX_PILOT_SECONDS = 60.0
+#: A pilot stops going on past its share once it has spent this share of its run's
+#: projected CPU time: a longer look would cost more than a wrong estimate.
+MAX_PILOT_SHARE = 0.05
+#: A pilot goes on while the CPU time per cycle of the last quarter of its timed cycles
+#: exceeds that of the quarter before by more than this.
+CLIMB_TOLERANCE = 0.1
+#: The fewest steps of the count (``ENGINE_STEP``) a pilot tells a climb from: with fewer,
+#: its quarters are a step each, and a network still filling can look settled.
+MIN_STEPS = 8
+#: The engine stores its count of cycles every this many cycles, after the network is built.
+ENGINE_STEP = 64
 
 
 @dataclass
@@ -111,9 +134,10 @@ class _Pilot:
 
 
 def _pilot(run: Run, threads: int, budget: float) -> _Pilot:
-    """Simulate ``run`` for up to ``budget`` seconds, following its cycles and the process's
-    CPU time. A run that ends within the budget is measured whole; one stopped is projected
-    at the rate of the second half of the cycles it simulated."""
+    """Simulate ``run`` for ``budget`` seconds, and on while its rate is not settled
+    (:func:`_settled`), following its cycles and the process's CPU time. A run that ends
+    within that is measured whole; one stopped is projected at the rate of the second half
+    of the cycles it simulated."""
     counter = engine.progress_counter()
     failure: list[BaseException] = []
 
@@ -127,14 +151,19 @@ def _pilot(run: Run, threads: int, budget: float) -> _Pilot:
 
     start = time.process_time()
     samples = [(0, 0.0)]
+    steps: list[tuple[int, float]] = []
     worker = threading.Thread(target=simulate, daemon=True)
     worker.start()
-    deadline = time.perf_counter() + budget
+    began = time.perf_counter()
     counter_cancelled = False
     while worker.is_alive():
         worker.join(SAMPLE_SECONDS)
         samples.append((counter.cycles, time.process_time() - start))
-        if time.perf_counter() > deadline and worker.is_alive():
+        stepped = samples[-1][0] > (steps[-1][0] if steps else 0)
+        if stepped:
+            steps.append(samples[-1])
+        waited = time.perf_counter() - began
+        if waited > budget and worker.is_alive() and (waited > budget + MAX_PILOT_SECONDS or (stepped and _settled(steps, _cycles(run)))):
             counter.cancel()
             counter_cancelled = True
             worker.join()
@@ -147,21 +176,70 @@ def _pilot(run: Run, threads: int, budget: float) -> _Pilot:
     return _project(samples, _cycles(run), spent)
 
 
+def _steps(samples: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The samples at which the count of cycles was first seen at a new value: the only ones
+    whose CPU time belongs to their count (until its next step the engine goes on without
+    saying so). The first comes after the network was built."""
+    steps: list[tuple[int, float]] = []
+    for sample in samples:
+        if sample[0] > (steps[-1][0] if steps else 0):
+            steps.append(sample)
+    return steps
+
+
+def _step_at(steps: list[tuple[int, float]], share: float) -> tuple[int, float]:
+    """The first step at or past the last ``share`` of the cycles between the first and the
+    last steps."""
+    first, last = steps[0][0], steps[-1][0]
+    return steps[bisect.bisect_left(steps, last - share * (last - first), key=lambda s: s[0])]
+
+
+def _rate(since: tuple[int, float], until: tuple[int, float]) -> float:
+    return (until[1] - since[1]) / (until[0] - since[0])
+
+
+def _steps_rate(steps: list[tuple[int, float]]) -> float:
+    """CPU seconds per cycle over the second half of the stepped cycles; over all of them
+    when no step but the last falls in the second half. With fewer than two steps no cycle
+    was timed apart from building the network: then the CPU time so far over the cycles
+    done, counted as at least one of the engine's steps."""
+    if len(steps) < 2:
+        return steps[-1][1] / max(steps[-1][0], ENGINE_STEP)
+    mid = _step_at(steps, 0.5)
+    return _rate(mid if mid is not steps[-1] else steps[0], steps[-1])
+
+
 def _second_half_rate(samples: list[tuple[int, float]]) -> float:
-    """CPU seconds per cycle over the second half of the cycles the samples cover; over all
-    of them when too few samples fall in the second half."""
-    done = samples[-1][0]
-    mid = next(s for s in samples if s[0] >= done / 2)
-    if mid == samples[-1]:
-        mid = samples[0]
-    return (samples[-1][1] - mid[1]) / max(1, done - mid[0])
+    """CPU seconds per cycle over the second half of the cycles the samples time
+    (:func:`_steps_rate`)."""
+    return _steps_rate(_steps(samples) or samples[-1:])
+
+
+def _settled(steps: list[tuple[int, float]], cycles: int) -> bool:
+    """Whether a pilot past its share may stop: it has spent ``MAX_PILOT_SHARE`` of its run
+    as projected, or over at least ``MIN_STEPS`` steps its rate no longer climbs (the last
+    quarter of its stepped cycles costs about what the quarter before did)."""
+    if len(steps) < 3:
+        return False
+    done, cpu = steps[-1]
+    if cpu >= MAX_PILOT_SHARE * (cpu + _steps_rate(steps) * max(0, cycles - done)):
+        return True
+    if len(steps) < MIN_STEPS:
+        return False
+    half, quarter = _step_at(steps, 0.5), _step_at(steps, 0.25)
+    if not half[0] < quarter[0] < done:
+        return False
+    return _rate(quarter, steps[-1]) <= (1 + CLIMB_TOLERANCE) * _rate(half, quarter)
 
 
 def _project(samples: list[tuple[int, float]], cycles: int, spent: float) -> _Pilot:
-    """A stopped pilot's projection: what it spent, plus the remaining cycles at the rate of
-    its second half. ``samples`` are (cycles done, CPU seconds) from the start."""
-    per_cycle = _second_half_rate(samples)
-    return _Pilot(samples[-1][1] + per_cycle * max(0, cycles - samples[-1][0]), spent, False, per_cycle)
+    """A stopped pilot's projection: the CPU time at the last step of its count, plus the
+    remaining cycles at the rate of its second half. ``samples`` are (cycles done, CPU
+    seconds) from the start."""
+    steps = _steps(samples) or samples[-1:]
+    per_cycle = _steps_rate(steps)
+    done, cpu = steps[-1]
+    return _Pilot(cpu + per_cycle * max(0, cycles - done), spent, False, per_cycle)
 
 
 def estimate(runs: list[Run], cores: int, budget: float = BUDGET_SECONDS, on_pilot: Callable[[int, int], None] | None = None) -> CpuEstimate:
