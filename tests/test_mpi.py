@@ -237,6 +237,19 @@ def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, tex
 
 
 @needs_mpi
+def test_ranks_of_two_threads_write_the_folder_of_a_run_on_one_process(tmp_path):
+    """`run.threads` gives each rank threads of its own; a network large enough that a rank's
+    cycles are split among them (512 switches a rank at load 0.4)."""
+    text = TORUS.replace("dims = [8, 8]", "dims = [32, 32]").replace("load = 0.3", "load = 0.4")
+    text = text.replace("warmup = 500\ncycles = 2500", "warmup = 300\ncycles = 700\nthreads = 2")
+    path = write_spec(tmp_path, text)
+    run_cli("run", path, "--out", tmp_path / "one", "-q", "--no-plots", check=0)
+    proc = hopsim_over(2, "run", path, "--out", tmp_path / "ranks", "--no-plots")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    same_folders(tmp_path / "one", tmp_path / "ranks")
+
+
+@needs_mpi
 def test_other_ranks_print_nothing(tmp_path):
     """With -q, nothing at all is printed (rank 0 is quiet, the others always are)."""
     path = write_spec(tmp_path, TORUS)
