@@ -52,62 +52,20 @@ except ImportError:
 
 needs_mpi = pytest.mark.skipif(not (HAVE_MPI4PY and MPIRUN), reason="needs mpi4py and mpirun: pip install 'hopsim[mpi]'")
 
-TORUS = """\
-name = "torus-dor"
-[topology]
-kind = "torus"
-dims = [8, 8]
-servers_per_switch = 1
-[routing]
-algorithm = "dor"
-[traffic]
-pattern = "uniform"
-load = 0.3
-[run]
-warmup = 500
-cycles = 2500
-seed = 1
-"""
+def _uniform(name: str, network: str, seed: int) -> str:
+    """An experiment of `network` (its tables) under uniform traffic at load 0.3, 500 + 2,500
+    cycles."""
+    return f'name = "{name}"\n{network}[traffic]\npattern = "uniform"\nload = 0.3\n[run]\nwarmup = 500\ncycles = 2500\nseed = {seed}\n'
 
-HYPERX = """\
-name = "hyperx-valiant"
-[topology]
-kind = "hyperx"
-dims = [4, 4]
-servers_per_switch = 2
-[router]
-vcs = 4
-[routing]
-algorithm = "valiant"
-[traffic]
-pattern = "uniform"
-load = 0.3
-[run]
-warmup = 500
-cycles = 2500
-seed = 2
-"""
 
-DRAGONFLY = """\
-name = "dragonfly-ugal"
-[topology]
-kind = "dragonfly"
-switches_per_group = 4
-global_links_per_switch = 2
-servers_per_switch = 2
-[router]
-vcs = 8
-[routing]
-algorithm = "ugal_l"
-vc_policy = "min_last"
-[traffic]
-pattern = "uniform"
-load = 0.3
-[run]
-warmup = 500
-cycles = 2500
-seed = 3
-"""
+TORUS = _uniform("torus-dor", '[topology]\nkind = "torus"\ndims = [8, 8]\nservers_per_switch = 1\n[routing]\nalgorithm = "dor"\n', 1)
+HYPERX = _uniform("hyperx-valiant", '[topology]\nkind = "hyperx"\ndims = [4, 4]\nservers_per_switch = 2\n[router]\nvcs = 4\n[routing]\nalgorithm = "valiant"\n', 2)
+DRAGONFLY = _uniform(
+    "dragonfly-ugal",
+    '[topology]\nkind = "dragonfly"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n'
+    '[router]\nvcs = 8\n[routing]\nalgorithm = "ugal_l"\nvc_policy = "min_last"\n',
+    3,
+)
 
 # An application (allreduce) beside a background job: per-job files too.
 JOBS = """\
