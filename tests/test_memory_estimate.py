@@ -106,6 +106,26 @@ def test_memory_check_warn_runs_what_the_estimate_refuses(tmp_path, monkeypatch)
     assert "Traceback" not in bad.stderr
 
 
+def test_a_run_over_ranks_is_checked_as_one_rank_s_share(monkeypatch):
+    """Under mpirun (`engine.run_over_ranks`) the check and the estimate are rank 0's: a
+    network whose whole run does not fit the memory, and whose share on each of 4 ranks
+    does, is accepted; the estimate names what the other ranks send rank 0."""
+    spec = tomllib.loads(LARGE)
+    whole = engine.memory_estimate(spec)["run"]
+    try:
+        engine.run_over_ranks(4)
+        share = engine.memory_estimate(spec)
+        assert share["run"] < whole / 2, (share["run"], whole)
+        assert any(p["key"] == "ranks" for p in share["parts"]), share["parts"]
+        monkeypatch.setenv("HOPSIM_MAX_MEMORY", str((share["run"] + whole) // 2))
+        assert engine.prepare(spec).memory_run == share["run"]
+        engine.run_over_ranks(1)
+        with pytest.raises(SpecError, match="the run needs about"):
+            engine.prepare(spec)
+    finally:
+        engine.run_over_ranks(1)
+
+
 def test_cluster_memory_shares_the_grammar():
     assert check_cluster_table({"memory": "8GB"})["memory"] == "8GB"
     with pytest.raises(SpecError, match=r'^cluster\.memory = "lots": must be a size in bytes'):
