@@ -98,9 +98,10 @@ pub fn account(sim: &Simulation) -> Accounting {
         }
     }
     let nics = sim.server_side.nics();
-    for (s, nic) in nics.nics.iter().enumerate().filter(|(_, nic)| held_switches.contains(&(nic.switch as usize))) {
+    // The NICs held are those of the servers of the switches held.
+    for (i, nic) in nics.nics.iter().enumerate() {
         for v in 0..vcs {
-            add(r.network_port(nic.switch as usize, nic.port as usize) * vcs + v, 0, nics.credits[s * vcs + v]);
+            add(r.network_port(nic.switch as usize, nic.port as usize) * vcs + v, 0, nics.credits[i * vcs + v]);
         }
     }
     for ev in sim.cal.pending_events() {
@@ -118,7 +119,7 @@ pub fn account(sim: &Simulation) -> Accounting {
                 }
             }
             Event::NicCredit { server, vc, phits } => {
-                let nic = &nics.nics[server as usize];
+                let nic = nics.nic(server as usize);
                 add(r.network_port(nic.switch as usize, nic.port as usize) * vcs + vc as usize, phits as u32, 0);
             }
         }

@@ -261,7 +261,7 @@ impl Simulation {
         let (in_slots, out_slots) = crate::params::buffer_slots(spec);
         let mut routers = Routers::new(topo.as_ref(), servers, timings, params.vcs, in_slots, out_slots, in_cap as u32, out_cap as u32, held.clone());
         routers.use_allocators(params.vc_allocator, params.switch_allocator);
-        let nics = Nics::new(servers, &routers, params.injection_link, params.vcs, in_cap as u32);
+        let nics = Nics::new(servers, &routers, params.injection_link, params.vcs, in_cap as u32, servers.of_switches(held.clone()));
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
         // flit at the far end of the longest link.
         let horizon = timings.max_latency() as u64 + timings.max_cycles(p as u64) + params.pipeline_delay as u64 + 4;

@@ -172,7 +172,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
     // Sums over the servers, in 64 bits (a NIC's counts take 32).
     let (mut flits, mut stalled, mut responses, mut latency) = (0u64, 0u64, 0u64, 0u64);
     for &s in &sim.parts.traffic.active {
-        let c = &sim.server_side.nics().counters[s as usize];
+        let c = sim.server_side.nics().counters_of(s as usize);
         t.server.push(s);
         t.request_flits.push(c.request_flits.into());
         t.stalled_cycles.push(c.stalled_cycles.into());
@@ -184,7 +184,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
         t.cumulative_packet_latency.push(c.latency_sum);
         t.stalls_per_flit.push(c.stalls_per_flit());
         t.request_latency_mean.push(c.request_latency_mean());
-        t.outstanding_max.push(sim.server_side.nics().nics[s as usize].outstanding_max);
+        t.outstanding_max.push(sim.server_side.nics().nic(s as usize).outstanding_max);
         flits += u64::from(c.request_flits);
         stalled += u64::from(c.stalled_cycles);
         responses += u64::from(c.responses_received);

@@ -199,8 +199,13 @@ fn injection_vc(credits: &[u32], mut mask: u32, u: u32, pick: Pick, random_ties:
     best.map(|(_, v)| v)
 }
 
+/// The NICs of a range of servers (all of them but on an MPI rank, which holds its own), their
+/// arrays indexed from the range's first server.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Nics {
+    /// The first server held. Not in a checkpoint: a restored side keeps the fresh one's.
+    #[serde(skip)]
+    first: usize,
     pub nics: Vec<Nic>,
     pub credits: Vec<u32>,
     /// Over the measured window, and over the whole run.
@@ -218,11 +223,13 @@ pub struct Nics {
 }
 
 impl Nics {
-    pub fn new(servers: &crate::topology::ServerMap, routers: &crate::router::Routers, link: crate::link::LinkTiming, vcs: usize, in_cap: u32) -> Self {
-        let n = servers.num_servers();
+    /// The NICs of the servers `held`.
+    pub fn new(servers: &crate::topology::ServerMap, routers: &crate::router::Routers, link: crate::link::LinkTiming, vcs: usize, in_cap: u32, held: std::ops::Range<usize>) -> Self {
+        let n = held.len();
+        let first = held.start;
         let mut rates = crate::link::Rates::default();
         let channel = rates.channel(link);
-        let nics = (0..n)
+        let nics = held
             .map(|s| {
                 let sw = servers.switch_of(s);
                 let port = routers.network_ports[sw] as usize + servers.local_index(s);
@@ -248,6 +255,7 @@ impl Nics {
             })
             .collect();
         Nics {
+            first,
             nics,
             credits: vec![in_cap; n * vcs],
             counters: vec![Counters::default(); n],
@@ -262,7 +270,7 @@ impl Nics {
 
     /// Put a new packet at the tail of the source queue.
     pub fn enqueue(&mut self, server: usize, id: u32, packets: &mut Arena) {
-        let nic = &mut self.nics[server];
+        let nic = &mut self.nics[server - self.first];
         nic.queued += 1;
         let (head, tail) = (&mut nic.queue_head, &mut nic.queue_tail);
         self.queued_phits += append(head, tail, id, packets);
@@ -270,14 +278,14 @@ impl Nics {
 
     /// Put a response at the tail of the response queue.
     pub fn enqueue_response(&mut self, server: usize, id: u32, packets: &mut Arena) {
-        let nic = &mut self.nics[server];
+        let nic = &mut self.nics[server - self.first];
         let (head, tail) = (&mut nic.resp_head, &mut nic.resp_tail);
         self.queued_phits += append(head, tail, id, packets);
     }
 
     /// A response to one of this NIC's requests is back: one fewer outstanding.
     pub fn response_back(&mut self, server: usize, request_latency: u64, measuring: bool) {
-        self.nics[server].outstanding -= 1;
+        self.nics[server - self.first].outstanding -= 1;
         self.count(server, measuring, |c| {
             c.responses_received += 1;
             c.request_latency += request_latency;
@@ -286,11 +294,11 @@ impl Nics {
 
     /// Count something at `server`: over the whole run, and over the window when measuring.
     pub fn count(&mut self, server: usize, measuring: bool, add: impl Fn(&mut Counters)) {
-        count(&mut self.totals[server], &mut self.counters[server], measuring, add);
+        count(&mut self.totals[server - self.first], &mut self.counters[server - self.first], measuring, add);
     }
 
     pub fn credit(&mut self, server: usize, vc: usize, phits: u32) {
-        self.credits[server * self.vcs + vc] += phits;
+        self.credits[(server - self.first) * self.vcs + vc] += phits;
     }
 
     /// The packet whose next flit the NIC would send, and whether it is a response: the rest
@@ -299,14 +307,14 @@ impl Nics {
     /// send until a new packet or a response arrives, so credits coming back need not wake it.
     #[inline]
     pub fn next_to_send(&self, server: usize, prm: &Params) -> Option<(u32, bool)> {
-        self.nics[server].next_to_send(prm)
+        self.nics[server - self.first].next_to_send(prm)
     }
 
     /// Try to put the next flit on the injection channel (`next_to_send`).
     #[allow(clippy::too_many_arguments)]
     pub fn step(&mut self, server: usize, now: u64, prm: &Params, packets: &mut Arena, cal: &mut impl NicSchedule, vc_policy: &dyn VcPolicy, rng: &mut Rng, measuring: bool) {
         let vcs = self.vcs;
-        let nic = self.nics[server];
+        let nic = self.nics[server - self.first];
         let Some((id, response)) = nic.next_to_send(prm) else {
             return; // a new packet or a response coming back wakes it
         };
@@ -326,7 +334,7 @@ impl Nics {
         };
         let vc = if flit > 0 {
             let v = nic.sending_vc as usize;
-            (self.credits[server * vcs + v] >= u).then_some(v)
+            (self.credits[(server - self.first) * vcs + v] >= u).then_some(v)
         } else {
             let state = &packets.get(id).state;
             let mask = match prm.injection {
@@ -335,7 +343,7 @@ impl Nics {
                 InjectionRule::Policy => vc_policy.injection(state),
                 InjectionRule::Any | InjectionRule::AnyFirst | InjectionRule::AnyRoundRobin | InjectionRule::AnyRandom => prm.policy_vcs,
             };
-            let credits = &self.credits[server * vcs..(server + 1) * vcs];
+            let credits = &self.credits[(server - self.first) * vcs..(server - self.first + 1) * vcs];
             let pick = match prm.injection {
                 InjectionRule::AnyRandom => Pick::Drawn,
                 InjectionRule::AnyFirst => Pick::First { after: None },
@@ -350,15 +358,15 @@ impl Nics {
             if prm.injection == InjectionRule::AnyRandom && flit == 0 {
                 cal.wake_nic(server, now + 1);
             }
-            if self.nics[server].stall_since == NEVER && !response {
-                self.nics[server].stall_since = now;
+            if self.nics[server - self.first].stall_since == NEVER && !response {
+                self.nics[server - self.first].stall_since = now;
             }
             return;
         };
-        let nic = &mut self.nics[server];
+        let nic = &mut self.nics[server - self.first];
         if nic.stall_since != NEVER {
             let stalled = now - nic.stall_since;
-            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.stalled_cycles += stalled as u32);
+            count(&mut self.totals[server - self.first], &mut self.counters[server - self.first], measuring, |c| c.stalled_cycles += stalled as u32);
             nic.stall_since = NEVER;
         }
         if flit == 0 {
@@ -376,7 +384,7 @@ impl Nics {
                 nic.outstanding += 1;
                 nic.outstanding_max = nic.outstanding_max.max(nic.outstanding);
             }
-            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| {
+            count(&mut self.totals[server - self.first], &mut self.counters[server - self.first], measuring, |c| {
                 if response {
                     c.responses_sent += 1;
                 } else {
@@ -384,7 +392,7 @@ impl Nics {
                 }
             });
         }
-        self.credits[server * vcs + v] -= u;
+        self.credits[(server - self.first) * vcs + v] -= u;
         let busy = nic.link.send(&self.rates, u as u16);
         self.queued_phits -= u as u64;
         nic.channel_free = now + busy;
@@ -407,7 +415,7 @@ impl Nics {
             nic.next_flit = flit + 1;
         }
         if !response {
-            count(&mut self.totals[server], &mut self.counters[server], measuring, |c| c.request_flits += u);
+            count(&mut self.totals[server - self.first], &mut self.counters[server - self.first], measuring, |c| c.request_flits += u);
         }
         if flit == 0 {
             packets.get_mut(id).extra_link_latency += nic.link.latency as i32 - prm.latency as i32;
@@ -427,51 +435,60 @@ impl Nics {
         self.queued_phits
     }
 
-    /// What a rank of a run over several sends rank 0 at the end (engine/ranks): the state
-    /// and counters of the NICs of the servers `owned`, and of every other server the only
-    /// counts a rank keeps for a server it does not own, its deliveries' packets and their
-    /// latency (the rank that delivers a packet counts it at its source).
-    pub fn part(&self, owned: std::ops::Range<usize>) -> NicsPart {
-        let v = self.vcs;
-        let foreign = (0..self.nics.len())
-            .filter(|s| !owned.contains(s) && self.totals[*s] != Counters::default())
-            .map(|s| {
-                let (w, t) = (&self.counters[s], &self.totals[s]);
-                debug_assert_eq!(*t, Counters { packets: t.packets, latency_sum: t.latency_sum, ..Counters::default() }, "only deliveries are counted at a server not owned");
-                (s as u32, w.packets, w.latency_sum, t.packets, t.latency_sum)
-            })
-            .collect();
+    /// The servers whose NICs are held.
+    pub fn held(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.nics.len()
+    }
+
+    /// The NIC of `server`, a held one.
+    #[inline]
+    pub fn nic(&self, server: usize) -> &Nic {
+        &self.nics[server - self.first]
+    }
+
+    /// The window's counters of `server`, a held one.
+    pub fn counters_of(&self, server: usize) -> &Counters {
+        &self.counters[server - self.first]
+    }
+
+    /// The whole-run counters, as a workload reads them.
+    pub fn totals(&self) -> NicTotals<'_> {
+        NicTotals { first: self.first, totals: &self.totals }
+    }
+
+    /// Hold the servers from `first` on (a checkpoint does not keep which).
+    pub fn hold_first(&mut self, first: usize) {
+        self.first = first;
+    }
+
+    /// What a rank of a run over several sends rank 0 at the end (engine/ranks): its NICs.
+    pub fn part(&self) -> NicsPart {
         NicsPart {
-            first: owned.start as u32,
-            nics: self.nics[owned.clone()].to_vec(),
-            credits: self.credits[owned.start * v..owned.end * v].to_vec(),
-            counters: self.counters[owned.clone()].to_vec(),
-            totals: self.totals[owned].to_vec(),
-            foreign,
+            first: self.first as u32,
+            nics: self.nics.clone(),
+            credits: self.credits.clone(),
+            counters: self.counters.clone(),
+            totals: self.totals.clone(),
             queued_phits: self.queued_phits,
             injected: self.injected,
             injected_measured_phits: self.injected_measured_phits,
         }
     }
 
-    /// Take in another rank's `part`.
-    pub fn absorb(&mut self, other: &NicsPart) {
-        let (first, v) = (other.first as usize, self.vcs);
-        let owned = first..first + other.nics.len();
-        self.nics[owned.clone()].copy_from_slice(&other.nics);
-        self.credits[first * v..owned.end * v].copy_from_slice(&other.credits);
-        for (k, s) in owned.enumerate() {
-            self.counters[s].add(&other.counters[k]);
-            self.totals[s].add(&other.totals[k]);
+    /// Take in the NICs of the next rank (`part`), whose servers follow these: rank 0 holds
+    /// every NIC once it has taken in every other rank's, in rank order.
+    pub fn absorb(&mut self, other: &NicsPart) -> Result<(), String> {
+        if other.first as usize != self.first + self.nics.len() || other.credits.len() != other.nics.len() * self.vcs {
+            return Err(format!("its NICs start at server {} where {} was expected", other.first, self.first + self.nics.len()));
         }
-        for &(s, window_packets, window_latency, packets, latency) in &other.foreign {
-            let s = s as usize;
-            self.counters[s].add(&Counters { packets: window_packets, latency_sum: window_latency, ..Counters::default() });
-            self.totals[s].add(&Counters { packets, latency_sum: latency, ..Counters::default() });
-        }
+        self.nics.extend_from_slice(&other.nics);
+        self.credits.extend_from_slice(&other.credits);
+        self.counters.extend_from_slice(&other.counters);
+        self.totals.extend_from_slice(&other.totals);
         self.queued_phits += other.queued_phits;
         self.injected += other.injected;
         self.injected_measured_phits += other.injected_measured_phits;
+        Ok(())
     }
 }
 
@@ -483,11 +500,29 @@ pub struct NicsPart {
     credits: Vec<u32>,
     counters: Vec<Counters>,
     totals: Vec<Counters>,
-    /// Servers of other ranks: (server, packets and latency in the window, over the run).
-    foreign: Vec<(u32, u32, u64, u32, u64)>,
     queued_phits: u64,
     injected: u64,
     injected_measured_phits: u64,
+}
+
+/// The NICs' whole-run counters as a workload reads them (`workload::Ctx`): those of the
+/// servers held, and nothing counted for the others (an MPI rank running a workload whole
+/// reads them only for its own servers' results).
+#[derive(Clone, Copy)]
+pub struct NicTotals<'a> {
+    first: usize,
+    totals: &'a [Counters],
+}
+
+impl<'a> NicTotals<'a> {
+    /// The counters of every server of the network, from server 0 on.
+    pub fn all(totals: &'a [Counters]) -> Self {
+        NicTotals { first: 0, totals }
+    }
+
+    pub fn of(&self, server: usize) -> Counters {
+        server.checked_sub(self.first).and_then(|i| self.totals.get(i)).copied().unwrap_or_default()
+    }
 }
 
 /// Count something in a NIC's whole-run counters, and in its window counters when measuring.

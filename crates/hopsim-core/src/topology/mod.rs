@@ -278,6 +278,10 @@ impl ServerMap {
     pub fn servers_at(&self, switch: usize) -> usize {
         (self.first[switch + 1] - self.first[switch]) as usize
     }
+    /// The servers of the switches `switches`, numbered consecutively.
+    pub fn of_switches(&self, switches: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        self.first[switches.start] as usize..self.first[switches.end] as usize
+    }
 }
 
 pub fn build(spec: &Spec) -> SpecResult<Arc<dyn Topology>> {

@@ -151,7 +151,7 @@ impl Bandwidth {
     fn send_window(&mut self, i: usize, cx: &mut Ctx) {
         let (s, r) = self.pairs[i];
         self.started[i] = cx.now;
-        self.counters_at_start[i] = cx.nic_totals[s as usize];
+        self.counters_at_start[i] = cx.nic_totals.of(s as usize);
         for _ in 0..self.window {
             cx.posts.push(self.message.post(s, r, tag(i, false)));
         }
@@ -193,7 +193,7 @@ impl Workload for Bandwidth {
             cycles: cx.now - self.started[i],
             message_cycles: self.data_done[i] - self.started[i],
             phits: self.window as u64 * self.message.payload_phits,
-            counters: cx.nic_totals[s as usize].since(&self.counters_at_start[i]),
+            counters: cx.nic_totals.of(s as usize).since(&self.counters_at_start[i]),
         });
         self.done[i] += 1;
         if self.done[i] < self.iterations {

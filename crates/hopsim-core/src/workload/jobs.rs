@@ -258,7 +258,7 @@ impl Jobs {
             Routing::CrayDefault => Some(Routing::cray_default(alltoall)),
             Routing::AppAware => {
                 let a = rank.app_aware.as_mut().expect("app-aware ranks have one");
-                Some(a.choose(bytes, packets as u64, flits, &cx.nic_totals[src as usize]))
+                Some(a.choose(bytes, packets as u64, flits, &cx.nic_totals.of(src as usize)))
             }
         };
         job.mode_bytes[mode.map_or(0, |m| m.code() as usize)] += bytes;
@@ -551,7 +551,7 @@ mod tests {
         let (mut sent, mut received) = (vec![0usize; ranks], vec![0u32; ranks]);
         let mut now = 0;
         let mut cx_call = |jobs: &mut Jobs, now: u64, pending: &mut Vec<Post>, received: &[u32], f: &mut dyn FnMut(&mut Jobs, &mut Ctx)| {
-            let mut cx = Ctx { now, rng: &mut rngs, posts: &mut posts, timers: &mut timers, samples: &mut samples, nic_totals: &totals };
+            let mut cx = Ctx { now, rng: &mut rngs, posts: &mut posts, timers: &mut timers, samples: &mut samples, nic_totals: crate::nic::NicTotals::all(&totals) };
             f(jobs, &mut cx);
             for p in posts.drain(..) {
                 let r = p.src as usize;

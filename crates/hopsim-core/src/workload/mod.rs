@@ -108,8 +108,8 @@ pub struct Ctx<'a> {
     /// (cycle, server): call `timer` for that server then.
     pub timers: &'a mut Vec<(u64, u32)>,
     pub samples: &'a mut Vec<Sample>,
-    /// Each NIC's counters over the whole run so far.
-    pub nic_totals: &'a [crate::nic::Counters],
+    /// Each NIC's counters over the whole run so far (on an MPI rank, of its own servers).
+    pub nic_totals: crate::nic::NicTotals<'a>,
 }
 
 pub trait Workload: Send {

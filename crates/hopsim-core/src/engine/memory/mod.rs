@@ -161,10 +161,13 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let live = reachable / ALIVE_OF_BUFFERED.1 * ALIVE_OF_BUFFERED.0 + 2 * servers;
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, crate::packet::Arena::bytes_per_packet(crate::routing::max_candidates(spec, topo)) as u64) });
 
-    // NICs, their credits, two sets of counters (the window's and the run's), generators,
-    // source-queue headers, traffic tables.
-    let per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + 8 + 32 + 4 + 4 + 4 + 16;
-    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(all_servers, per_server as u64 + rng) });
+    // NICs, their credits, two sets of counters (the window's and the run's), source-queue
+    // headers and reorder counts, for the servers held; and for every server of the network,
+    // on every rank, generators, traffic tables and the random streams (a workload run
+    // whole on every rank draws from any server's).
+    let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4;
+    let every_server = 8 + 4 + 4 + 16 + rng;
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + times(all_servers, every_server) });
 
     let (queue, packets, limited) = source_queue(spec, servers);
     let key = match (limited, server_ports_dominate) {

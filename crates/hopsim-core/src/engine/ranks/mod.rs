@@ -388,10 +388,9 @@ impl Simulation {
             p.store(self.now, std::sync::atomic::Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
-        let own_servers = servers.server(own.start, 0)..servers.server(own.end - 1, servers.servers_at(own.end - 1));
         let mine = RankEnd {
             stats: bincode::serialize(self.server_side.stats()).expect("statistics serialise"),
-            nics: self.server_side.nics().part(own_servers),
+            nics: self.server_side.nics().part(),
             link_phits: self.switch_side.routers().ports.iter().map(|p| p.link_phits).collect(),
             phit_hops: self.phit_hops,
             accounting: invariants::account(&self),
@@ -424,7 +423,7 @@ impl Simulation {
             let theirs: RankEnd = bincode::deserialize(&gathered[r]).map_err(|e| RankFailure(format!("rank {r}'s results are damaged: {e}")))?;
             drop(gathered);
             let stats: crate::stats::Stats = bincode::deserialize(&theirs.stats).map_err(|e| RankFailure(format!("rank {r}'s statistics are damaged: {e}")))?;
-            self.server_side.absorb(&stats, &theirs.nics);
+            self.server_side.absorb(&stats, &theirs.nics).map_err(|e| RankFailure(format!("rank {r}'s results do not fit: {e}")))?;
             let first = self.switch_side.routers().network_port(plan.part.range(r).start, 0);
             let theirs_links = link_phits.get_mut(first..first + theirs.link_phits.len()).ok_or_else(|| RankFailure(format!("rank {r}'s link counts are more than its switches' ports")))?;
             theirs_links.copy_from_slice(&theirs.link_phits);
@@ -514,10 +513,11 @@ impl Simulation {
         let mut msgs = Vec::with_capacity(plan.ranks);
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
-                msgs.push(wire::encode(status, &[], &mut self.packets, &[], &[]));
+                msgs.push(wire::encode(status, &[], &mut self.packets, &[], &[], &[]));
             } else {
                 let messages = self.server_side.messages_for(r);
-                msgs.push(wire::encode(status, events, &mut self.packets, &messages, &streams));
+                let deliveries = self.server_side.deliveries_for(r);
+                msgs.push(wire::encode(status, events, &mut self.packets, &messages, &streams, &deliveries));
                 events.clear();
             }
         }
@@ -533,6 +533,7 @@ impl Simulation {
             // Before any packet: a message's first packet crosses a cycle after its record.
             self.server_side.messages_from(r, std::mem::take(&mut window.messages));
             self.server_side.set_streams(std::mem::take(&mut window.streams));
+            self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             windows.push(window);
         }
         for (r, window) in windows.iter().enumerate() {

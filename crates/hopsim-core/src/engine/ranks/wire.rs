@@ -82,11 +82,14 @@ pub struct Window {
     pub messages: Vec<(u32, Message)>,
     /// The random streams of the sender's servers it drew from (a shared workload).
     pub streams: Vec<(u32, Rng)>,
+    /// Packets the sender delivered whose sources are the receiver's: (source, latency,
+    /// measured).
+    pub deliveries: Vec<(u32, u64, bool)>,
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross; the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)]) -> Vec<u8> {
+pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)]) -> Vec<u8> {
     let mut records = Vec::new();
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -98,12 +101,12 @@ pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, mess
             }
         }
     }
-    bincode::serialize(&(status, events, records, messages, streams)).expect("a window serialises")
+    bincode::serialize(&(status, events, records, messages, streams, deliveries)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (status, events, packets, messages, streams) = bincode::deserialize(bytes)?;
-    Ok(Window { status, events, packets, messages, streams })
+    let (status, events, packets, messages, streams, deliveries) = bincode::deserialize(bytes)?;
+    Ok(Window { status, events, packets, messages, streams, deliveries })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

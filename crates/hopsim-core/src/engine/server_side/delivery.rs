@@ -23,7 +23,7 @@ impl ServerSide {
         // Above saturation open-loop traffic would grow the queue without bound: its message
         // that does not fit under `nic.source_queue_limit` is refused at the source and
         // counted. (Validation refuses a message longer than the whole queue.)
-        let waiting = self.backlog[src].packets() + self.nics.nics[src].queued as u64;
+        let waiting = self.backlog[self.held_index(src)].packets() + self.nics.nic(src).queued as u64;
         if post.droppable && waiting + packets as u64 > self.source_queue_limit {
             self.stats.packets_dropped_at_source += packets as u64;
             return;
@@ -51,14 +51,15 @@ impl ServerSide {
             packets as u64 * net.parts.params.packet_phits as u64
         };
         self.stats.on_generate_packets(now, packets as u64, phits);
-        if packets == 1 && message == NIL && self.backlog[src].is_empty() && self.nic_has_room(src) {
+        if packets == 1 && message == NIL && self.backlog[self.held_index(src)].is_empty() && self.nic_has_room(src) {
             // What `refill` would do with the message as the queue's only one, without
             // queueing it first: most messages below saturation.
             self.make_packet(net, src, Queued::untracked(dst as u32, now as u32));
             self.wake_nic(net, src, now);
             return;
         }
-        self.backlog[src].push_back(dst as u32, now as u32, packets, message);
+        let at = self.held_index(src);
+        self.backlog[at].push_back(dst as u32, now as u32, packets, message);
         self.refill(net, src, now);
     }
 
@@ -67,7 +68,7 @@ impl ServerSide {
     /// Tested inline, the refill out of line: after most NIC steps there is nothing to make.
     #[inline(always)]
     pub(super) fn refill(&mut self, net: &mut Net, src: usize, wake_at: u64) {
-        if !self.backlog[src].is_empty() && self.nic_has_room(src) {
+        if !self.backlog[self.held_index(src)].is_empty() && self.nic_has_room(src) {
             self.refill_from_backlog(net, src, wake_at);
         }
     }
@@ -75,15 +76,16 @@ impl ServerSide {
     /// Whether the NIC of `src` holds fewer than `READY_PACKETS` packets made ahead.
     #[inline(always)]
     fn nic_has_room(&self, src: usize) -> bool {
-        self.nics.nics[src].queued < READY_PACKETS
+        self.nics.nic(src).queued < READY_PACKETS
     }
 
     /// What `refill` does when the NIC has room and the backlog a message.
     fn refill_from_backlog(&mut self, net: &mut Net, src: usize, wake_at: u64) {
         while self.nic_has_room(src) {
-            let Some(q) = self.backlog[src].front() else { break };
+            let Some(q) = self.backlog[self.held_index(src)].front() else { break };
             let tie_dirs = self.make_packet(net, src, q);
-            self.backlog[src].advance_front(tie_dirs);
+            let at = self.held_index(src);
+            self.backlog[at].advance_front(tie_dirs);
             if q.next_seq + 1 == q.packets && q.message != NIL && self.rank.as_mut().is_some_and(|r| r.all_made(q.message)) {
                 self.messages.release(q.message);
             }
@@ -140,7 +142,7 @@ impl ServerSide {
     /// on the 8x8 torus, when a packet made for a NIC still sending woke it at once).
     #[inline(always)]
     pub(super) fn wake_nic(&self, net: &mut Net, server: usize, at: u64) {
-        net.cal.wake_nic(server, at.max(self.nics.nics[server].channel_free));
+        net.cal.wake_nic(server, at.max(self.nics.nic(server).channel_free));
     }
 
     /// Phits of packet (or request) `seq` of a message of `bytes`.
@@ -249,11 +251,13 @@ impl ServerSide {
                     self.packet_delivered(net, now, pid);
                 }
             }
-            self.reorder_held[p.dst as usize] -= held;
+            let at = self.held_index(p.dst as usize);
+            self.reorder_held[at] -= held;
         } else {
             self.stats.packets_out_of_order += 1;
             m.pending.push((p.seq, id, now));
-            let held = &mut self.reorder_held[p.dst as usize];
+            let at = self.held_index(p.dst as usize);
+            let held = &mut self.reorder_held[at];
             *held += 1;
             self.stats.reorder_buffer_max = self.stats.reorder_buffer_max.max(*held as u64);
             if !in_order {
@@ -292,10 +296,13 @@ impl ServerSide {
             return;
         }
         self.workload.packet_delivered(src, now - created);
-        self.nics.count(src as usize, self.stats.in_window(now), |c| {
-            c.packets += 1;
-            c.latency_sum += now - created;
-        });
+        let (latency, measuring) = (now - created, self.stats.in_window(now));
+        if self.nics.held().contains(&(src as usize)) {
+            self.count_delivery(src, latency, measuring);
+        } else {
+            // Counted at the source's NIC, which another rank holds.
+            self.rank.as_mut().expect("only an MPI rank holds some servers").delivered_for(&net.parts.servers, src, latency, measuring);
+        }
         net.packets.release(id);
     }
 }

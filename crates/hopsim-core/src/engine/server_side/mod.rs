@@ -14,6 +14,9 @@ pub(crate) mod rank;
 pub(super) mod timers;
 
 use backlog::Backlog;
+
+/// Bytes of one server's source-queue header (the memory estimate, engine/memory).
+pub(crate) const BACKLOG_BYTES: usize = std::mem::size_of::<Backlog>();
 use timers::Timers;
 use super::Parts;
 use crate::calendar::{Calendar, Deferred, Event};
@@ -27,9 +30,9 @@ use crate::workload::{Ctx, Post, Sample, Workload};
 
 pub(super) struct ServerSide {
     nics: Nics,
-    /// Messages queued at each NIC whose packets are not made yet.
+    /// Messages queued at each NIC held whose packets are not made yet (`held_index`).
     backlog: Vec<Backlog>,
-    /// Packets waiting in each NIC's reorder buffer.
+    /// Packets waiting in each held NIC's reorder buffer.
     reorder_held: Vec<u32>,
     nic_rng: Vec<Rng>,
     /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
@@ -63,8 +66,10 @@ pub(super) struct Net<'a> {
 }
 
 impl ServerSide {
+    /// The side of the servers whose NICs `nics` holds (all but on an MPI rank); `nic_rng`
+    /// has every server's stream, which a workload run whole on every rank draws from.
     pub fn new(nics: Nics, nic_rng: Vec<Rng>, workload: Box<dyn Workload>, stats: Stats, spec: &crate::spec::Spec) -> Self {
-        let n = nic_rng.len();
+        let n = nics.held().len();
         ServerSide {
             nics,
             backlog: vec![Backlog::default(); n],
@@ -96,7 +101,10 @@ impl ServerSide {
     pub fn restore(&mut self, input: &mut impl std::io::Read) -> bincode::Result<()> {
         type Saved = (Nics, Vec<Backlog>, Vec<u32>, Vec<Rng>, Vec<(u64, Event)>, Vec<u8>, Timers, Vec<Post>, Vec<(u64, u32)>, Vec<Sample>, Messages, Stats);
         let workload: Vec<u8>;
+        let first = self.nics.held().start;
         (self.nics, self.backlog, self.reorder_held, self.nic_rng, self.nic_events, workload, self.timers, self.posts, self.new_timers, self.samples, self.messages, self.stats) = bincode::deserialize_from::<_, Saved>(input)?;
+        debug_assert!(first == 0 || self.rank.is_some(), "a rank's NICs start past server 0");
+        self.nics.hold_first(first);
         self.workload.restore(&workload)
     }
 
@@ -140,7 +148,7 @@ impl ServerSide {
 
     /// Call the workload, then send the messages it posted and arm the timers it set.
     pub fn with_workload(&mut self, net: &mut Net, now: u64, f: impl FnOnce(&mut dyn Workload, &mut Ctx)) {
-        let mut cx = Ctx { now, rng: &mut self.nic_rng, posts: &mut self.posts, timers: &mut self.new_timers, samples: &mut self.samples, nic_totals: &self.nics.totals };
+        let mut cx = Ctx { now, rng: &mut self.nic_rng, posts: &mut self.posts, timers: &mut self.new_timers, samples: &mut self.samples, nic_totals: self.nics.totals() };
         f(self.workload.as_mut(), &mut cx);
         // On ranks: a server's messages are sent by its own rank; its timers are kept there
         // only, unless every rank runs the workload whole (`rank::RankView`).
@@ -189,6 +197,11 @@ impl ServerSide {
     pub fn step_nics(&mut self, net: &mut Net, now: u64, measuring: bool, defer: bool) {
         let mut due = std::mem::take(&mut self.nic_visit);
         net.cal.take_nics(now, &mut due);
+        if self.rank.is_some() {
+            // Visiting every NIC (`Simulation::step_everything`) names other ranks' too.
+            let held = self.nics.held();
+            due.retain(|&s| held.contains(&(s as usize)));
+        }
         for &s in &due {
             if let Some(view) = &mut self.rank {
                 view.drew(s);
@@ -212,9 +225,40 @@ impl ServerSide {
 
     /// Take in what another rank of the same run counted (engine/ranks): its statistics,
     /// and its NICs (`Nics::part`).
-    pub fn absorb(&mut self, stats: &Stats, nics: &crate::nic::NicsPart) {
+    pub fn absorb(&mut self, stats: &Stats, nics: &crate::nic::NicsPart) -> Result<(), String> {
         self.stats.absorb(stats);
-        self.nics.absorb(nics);
+        self.nics.absorb(nics)
+    }
+
+    /// A packet from `src` (a held server) was delivered `latency` cycles after it was made:
+    /// its NIC counts it.
+    fn count_delivery(&mut self, src: u32, latency: u64, measuring: bool) {
+        self.nics.count(src as usize, measuring, |c| {
+            c.packets += 1;
+            c.latency_sum += latency;
+        });
+    }
+
+    /// The packets this rank delivered for rank `to`'s servers (`RankView::delivered_for`).
+    pub fn deliveries_for(&mut self, to: usize) -> Vec<(u32, u64, bool)> {
+        self.rank.as_mut().map_or_else(Vec::new, |r| r.take_deliveries(to))
+    }
+
+    /// Packets another rank delivered for this rank's servers: their NICs count them.
+    pub fn deliveries_from(&mut self, deliveries: &[(u32, u64, bool)]) -> Result<(), String> {
+        for &(src, latency, measuring) in deliveries {
+            if !self.nics.held().contains(&(src as usize)) {
+                return Err(format!("a delivery for server {src}, which this rank does not hold"));
+            }
+            self.count_delivery(src, latency, measuring);
+        }
+        Ok(())
+    }
+
+    /// Index of `server`, a held one, in the per-server arrays of this side (`Nics::held`).
+    #[inline]
+    fn held_index(&self, server: usize) -> usize {
+        server - self.nics.held().start
     }
 
     /// Be one rank of a run over several (engine/ranks); before the workload starts.
@@ -288,10 +332,7 @@ impl ServerSide {
                 rank::Call::Packet { src, latency, measuring } => {
                     self.workload.packet_delivered(src, latency);
                     if self.rank.as_ref().is_some_and(|r| r.owns(&net.parts.servers, src)) {
-                        self.nics.count(src as usize, measuring, |c| {
-                            c.packets += 1;
-                            c.latency_sum += latency;
-                        });
+                        self.count_delivery(src, latency, measuring);
                     }
                 }
                 rank::Call::Message(done) => self.with_workload(net, now, |w, cx| w.delivered(&done, cx)),

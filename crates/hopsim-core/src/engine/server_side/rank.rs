@@ -39,6 +39,10 @@ pub(crate) struct RankView {
     /// Destination side: (source rank, serial) to the local record, and back.
     local: HashMap<(u32, u32), u32>,
     key_of: HashMap<u32, (u32, u32)>,
+    /// Packets this rank delivered whose source is another rank's, to send that rank at the
+    /// end of the cycle, which counts them at the source's NIC: (source, latency, measured).
+    /// Empty between cycles, so not in a checkpoint.
+    deliveries: Vec<Vec<(u32, u64, bool)>>,
     /// For a shared workload.
     pub shared: Option<Shared>,
 }
@@ -76,6 +80,7 @@ impl RankView {
             outgoing: vec![Vec::new(); ranks],
             local: HashMap::new(),
             key_of: HashMap::new(),
+            deliveries: vec![Vec::new(); ranks],
             shared: shared.then(Shared::default),
         }
     }
@@ -110,6 +115,17 @@ impl RankView {
     /// can be freed here.
     pub fn all_made(&mut self, id: u32) -> bool {
         self.serial_of.remove(&id).is_some()
+    }
+
+    /// A packet from `src`, another rank's server, was delivered here.
+    pub fn delivered_for(&mut self, servers: &ServerMap, src: u32, latency: u64, measuring: bool) {
+        let owner = self.owner(servers, src);
+        self.deliveries[owner].push((src, latency, measuring));
+    }
+
+    /// The deliveries to send to rank `to`, whose servers sent them (`delivered_for`).
+    pub fn take_deliveries(&mut self, to: usize) -> Vec<(u32, u64, bool)> {
+        std::mem::take(&mut self.deliveries[to])
     }
 
     /// The records to send to rank `to`.
