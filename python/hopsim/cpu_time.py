@@ -159,9 +159,7 @@ def _pilot(run: Run, threads: int, budget: float) -> _Pilot:
     while worker.is_alive():
         worker.join(SAMPLE_SECONDS)
         samples.append((counter.cycles, time.process_time() - start))
-        stepped = samples[-1][0] > (steps[-1][0] if steps else 0)
-        if stepped:
-            steps.append(samples[-1])
+        stepped = _add_step(steps, samples[-1])
         waited = time.perf_counter() - began
         if waited > budget and worker.is_alive() and (waited > budget + MAX_PILOT_SECONDS or (stepped and _settled(steps, _cycles(run)))):
             counter.cancel()
@@ -176,15 +174,23 @@ def _pilot(run: Run, threads: int, budget: float) -> _Pilot:
     return _project(samples, _cycles(run), spent)
 
 
+def _add_step(steps: list[tuple[int, float]], sample: tuple[int, float]) -> bool:
+    """Add ``sample`` to ``steps`` if the count of cycles is at a new value there, the only
+    samples whose CPU time belongs to their count (until its next step the engine goes on
+    without saying so); whether it was added."""
+    if sample[0] > (steps[-1][0] if steps else 0):
+        steps.append(sample)
+        return True
+    return False
+
+
 def _steps(samples: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """The samples at which the count of cycles was first seen at a new value: the only ones
-    whose CPU time belongs to their count (until its next step the engine goes on without
-    saying so). The first comes after the network was built."""
+    """The samples at which the count of cycles was first seen at a new value (the first
+    comes after the network was built); the last sample if the count never moved."""
     steps: list[tuple[int, float]] = []
     for sample in samples:
-        if sample[0] > (steps[-1][0] if steps else 0):
-            steps.append(sample)
-    return steps
+        _add_step(steps, sample)
+    return steps or samples[-1:]
 
 
 def _step_at(steps: list[tuple[int, float]], share: float) -> tuple[int, float]:
@@ -212,7 +218,7 @@ def _steps_rate(steps: list[tuple[int, float]]) -> float:
 def _second_half_rate(samples: list[tuple[int, float]]) -> float:
     """CPU seconds per cycle over the second half of the cycles the samples time
     (:func:`_steps_rate`)."""
-    return _steps_rate(_steps(samples) or samples[-1:])
+    return _steps_rate(_steps(samples))
 
 
 def _settled(steps: list[tuple[int, float]], cycles: int) -> bool:
@@ -236,7 +242,7 @@ def _project(samples: list[tuple[int, float]], cycles: int, spent: float) -> _Pi
     """A stopped pilot's projection: the CPU time at the last step of its count, plus the
     remaining cycles at the rate of its second half. ``samples`` are (cycles done, CPU
     seconds) from the start."""
-    steps = _steps(samples) or samples[-1:]
+    steps = _steps(samples)
     per_cycle = _steps_rate(steps)
     done, cpu = steps[-1]
     return _Pilot(cpu + per_cycle * max(0, cycles - done), spent, False, per_cycle)
