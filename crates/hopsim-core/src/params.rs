@@ -41,6 +41,9 @@ pub struct Params {
     /// in the very cycle its flit leaves, or the arrivals of later cycles would read it held
     /// (router/step.rs, `link_port`).
     pub routing_reads_queues: bool,
+    /// Whether routing reads other switches' ports too (UGAL-G): the switches then keep the
+    /// whole network's backlogs of the last cycle's end (router/observer.rs).
+    pub routing_observes_network: bool,
     /// Whether an arriving flit is delivered to its switch only when it may be served there,
     /// `pipeline_delay` cycles after its head lands (`delivered_at`), rather than when it lands.
     /// Nothing can tell the two apart when routing reads no queue and the switch's random

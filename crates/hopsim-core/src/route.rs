@@ -268,6 +268,12 @@ pub trait Congestion {
     fn waiting_for(&self, _switch: usize, _port: usize) -> u32 {
         0
     }
+    /// `port_queue` plus `waiting_for` of a switch other than the one deciding, as a global
+    /// observer saw them at the end of the last cycle (router/observer.rs); only UGAL-G reads
+    /// it. A view without time (tests) gives them as they are.
+    fn observed_backlog(&self, switch: usize, port: usize) -> u32 {
+        self.port_queue(switch, port) + self.waiting_for(switch, port)
+    }
     /// Phits of room behind output `port` of `switch`, as `switch` sees it: what its output
     /// buffer has left plus the credits it holds for the next input buffer, over all VCs (the
     /// output buffer alone under `QueueReach::OwnOutput`).

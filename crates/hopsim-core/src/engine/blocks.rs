@@ -11,8 +11,8 @@
 //! deliveries closely enough to find their lines still in cache. On a network far larger
 //! than the cache (a million switches) that is most of a hop's misses; on one that fits a
 //! block is the whole network. Routing that reads other switches' queues (`QueueView::Global`)
-//! would see steps of earlier blocks: its events are all delivered before any step
-//! (engine/mod.rs).
+//! reads them as they stood at the end of the last cycle (router/observer.rs), which neither
+//! deliveries nor steps of other blocks change.
 //!
 //! With arrivals delivered when they are ready (`Params::deliver_when_ready`) every arrival's
 //! switch steps in the cycle it is delivered; its visit was not in the cycle's list of due

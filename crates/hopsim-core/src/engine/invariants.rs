@@ -42,7 +42,8 @@ pub struct Accounting {
     queued: u64,
     generated: u64,
     delivered: u64,
-    /// A broken allocation set among this part's switches (`allocation_sets`).
+    /// A broken allocation set among this part's switches (`allocation_sets`), or a backlog
+    /// kept for routing that is not the port's (`Routers::observed_stale`).
     sets: Option<String>,
 }
 
@@ -126,7 +127,7 @@ pub fn account(sim: &Simulation) -> Accounting {
     }
     let queued = nics.queued_phits() + sim.server_side.backlog_phits(&sim.parts.params);
     let st = sim.server_side.stats();
-    let sets = allocation_sets(r).err();
+    let sets = allocation_sets(r).err().or_else(|| r.observed_stale(sim.parts.params.queue_reach));
     let foreign = foreign.into_iter().map(|(nv, (h, c))| (nv, h, c)).collect();
     let first_vc = r.network_vc_of(0) as u32;
     Accounting { first_vc, held, upstream_credits, foreign, unconnected, out_wrong, in_flight, queued, generated: st.phits_generated, delivered: st.phits_delivered, sets }

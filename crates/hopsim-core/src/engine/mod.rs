@@ -82,15 +82,6 @@ impl Parts {
         memory::check_fits_on_ranks(spec, topo.as_ref(), memory::available()?, ranks)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
         let routing = crate::routing::build(spec, &topo)?;
-        if spec.router_staging().routes_at_front() && crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
-            // A switch's step routes such heads, and steps of other switches may run at once
-            // on other threads: the routing may read only its own switch.
-            return Err(crate::error::SpecError::new(
-                "router.next_head_routing",
-                format!("{:?}", spec.router.next_head_routing),
-                format!("\"at_front\" routes heads inside their switch's step, which sees only that switch: not with routing.algorithm = {:?}, which reads other switches' queues", spec.routing.algorithm),
-            ));
-        }
         let candidates = crate::routing::checked_candidates(spec, topo.as_ref())?;
         let vc_policy = crate::deadlock_freedom::build_vc_policy(spec, &topo, routing.as_ref())?;
         let servers = ServerMap::new(topo.as_ref());
@@ -133,6 +124,7 @@ impl Parts {
             window: (spec.run.warmup, spec.run.warmup + spec.run.cycles),
             protocol,
             routing_reads_queues,
+            routing_observes_network: crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()),
             deliver_when_ready: !routing_reads_queues && !random_jsq_ties,
             policy_vcs: vc_policy.all(),
             selection: routing.selection(),
@@ -377,9 +369,6 @@ impl Simulation {
 
     fn run_on(mut self, team: Option<&parallel::Team>) -> RunResult {
         let started = std::time::Instant::now();
-        // Arrivals are delivered by the threads owning their switches unless routing reads
-        // other switches' queues, which credits delivered in the same cycle change.
-        let deliver_apart = !crate::routing::algorithm(&self.spec).is_ok_and(|a| a.reads_remote_queues());
         let window_end = self.server_side.stats().end;
         // `run.drain`: past the window, on until every packet generated in it is delivered.
         let drain_end = window_end.saturating_add(self.spec.run.drain);
@@ -391,6 +380,10 @@ impl Simulation {
         let watchdog = self.spec.run.watchdog;
         let mut visit = Vec::new();
         let mut next_report = 0;
+        let reach = self.parts.params.queue_reach;
+        // A resumed run's switches are read again: a checkpoint keeps no backlogs.
+        self.switch_side.observe_held(reach);
+        let mut observed = Vec::new();
         loop {
             if self.now >= window_end {
                 // Measured at injection: the packets measured are those sent in the window.
@@ -422,15 +415,17 @@ impl Simulation {
             let finished = match team.filter(|_| self.worth_splitting(now, events.len())) {
                 Some(team) => {
                     let limits = Limits { end, window_end, watchdog, detector_at: detector.next_at };
-                    let (finished, ahead) = self.cycle_on_team(team, now, measuring, &events, deliver_apart, &mut visit, limits);
+                    let (finished, ahead) = self.cycle_on_team(team, now, measuring, &events, &mut visit, limits);
                     generated_ahead = ahead;
                     finished
                 }
                 None => {
-                    self.cycle_alone(now, measuring, &events, deliver_apart, &mut visit);
+                    self.cycle_alone(now, measuring, &events, &mut visit);
                     self.workload_done()
                 }
             };
+            self.switch_side.observe(&events, &visit, reach, &mut observed);
+            observed.clear();
             self.cal.return_events(events);
 
             let in_network = self.server_side.in_network();
@@ -503,8 +498,8 @@ impl Simulation {
     /// One cycle on this thread alone: deliver to the switches and step them (block by block
     /// on a network far larger than the cache, blocks.rs), then deliver to the servers and
     /// step the NICs.
-    fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>) {
-        if !deliver_apart || self.switch_side.block_shift() == blocks::ONE_BLOCK {
+    fn cycle_alone(&mut self, now: u64, measuring: bool, events: &[Event], visit: &mut Vec<u32>) {
+        if self.switch_side.block_shift() == blocks::ONE_BLOCK {
             self.deliver_first(now, events);
             self.cal.take_routers(now, visit);
             self.step_switches(now, measuring, visit);
@@ -530,10 +525,9 @@ impl Simulation {
         self.switch_side.step_all(visit, now, &mut self.packets, &mut self.cal, &self.parts, measuring, &mut self.last_progress, &mut self.phit_hops);
     }
 
-    /// Deliver every event of the cycle, in calendar order, before any switch steps (routing
-    /// that reads other switches' queues needs it: the steps of a block would change them for
-    /// the next). Returns the events left for the servers (none).
-    fn deliver_first<'e>(&mut self, now: u64, events: &'e [Event]) -> &'e [Event] {
+    /// Deliver every event of the cycle, in calendar order, before any switch steps: a
+    /// network that is one block (blocks.rs).
+    fn deliver_first(&mut self, now: u64, events: &[Event]) {
         self.switch_side.prefetch_ready(now, 0..self.parts.topo.num_switches(), &self.packets);
         for (i, ev) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + router::PREFETCH_EVENTS_AHEAD) {
@@ -541,7 +535,6 @@ impl Simulation {
             }
             self.deliver(now, *ev);
         }
-        &[]
     }
 
     /// One cycle split among the team's threads (docs/parallel.md). The other threads deliver
@@ -552,8 +545,8 @@ impl Simulation {
     /// switch, its random stream or a packet a switch holds. Returns whether the workload has
     /// finished and whether the next cycle's timers fired.
     #[allow(clippy::too_many_arguments)]
-    fn cycle_on_team(&mut self, team: &parallel::Team, now: u64, measuring: bool, events: &[Event], deliver_apart: bool, visit: &mut Vec<u32>, limits: Limits) -> (bool, bool) {
-        let to_deliver = if deliver_apart { events } else { self.deliver_first(now, events) };
+    fn cycle_on_team(&mut self, team: &parallel::Team, now: u64, measuring: bool, events: &[Event], visit: &mut Vec<u32>, limits: Limits) -> (bool, bool) {
+        let to_deliver = events;
         // Packets are made meanwhile (answers, refills: fewer than an event or three per
         // server) only if the arena holds them without moving.
         let overlap = self.packets.live() + events.len() + 3 * self.parts.servers.num_servers() <= self.packet_room;

@@ -35,6 +35,8 @@ pub(super) struct SwitchSide {
     /// (`router::ReadyAhead`): arrivals wait out a pipeline delay before their switch steps,
     /// on a network far larger than the cache.
     ready_ahead: bool,
+    /// The switches a cycle touched (`observe`), kept for its room.
+    touched: Vec<u32>,
 }
 
 /// When the switch an event was delivered to must be stepped for it.
@@ -58,9 +60,49 @@ impl SwitchSide {
         if !steps_on_arrival {
             routers.wait_out_delays();
         }
+        if params.routing_observes_network {
+            routers.start_observing();
+        }
         let block_shift = blocks::block_shift(routers.bytes() / topo.num_switches().max(1), far, steps_on_arrival);
         let ready_ahead = far && !steps_on_arrival;
-        SwitchSide { routers, switch_rng, head_routing, scratch: Scratch::default(), block_shift, walk: Walk::default(), stepped_last: 0, ready_ahead }
+        SwitchSide { routers, switch_rng, head_routing, scratch: Scratch::default(), block_shift, walk: Walk::default(), stepped_last: 0, ready_ahead, touched: Vec::new() }
+    }
+
+    /// After a cycle that delivered `events` and stepped `stepped` (ascending), read again the
+    /// backlogs of the switches either touched, where routing reads other switches' ports
+    /// (router/observer.rs); each (network port, backlog) that changed is added to `changed`.
+    /// Those are the only switches whose ports a cycle changes.
+    pub fn observe(&mut self, events: &[Event], stepped: &[u32], reach: crate::route::QueueReach, changed: &mut Vec<(u32, u32)>) {
+        if !self.routers.observing() {
+            return;
+        }
+        let touched = &mut self.touched;
+        touched.clear();
+        touched.extend(events.iter().filter_map(|ev| ev.switch()).map(|s| s as u32));
+        touched.extend_from_slice(stepped);
+        touched.sort_unstable();
+        touched.dedup();
+        self.routers.observe(touched, reach, changed);
+    }
+
+    /// Read every held switch's backlogs (a run's start, or a resumed one): each (network
+    /// port, backlog) that is not zero; none where routing reads no other switch.
+    pub fn observe_held(&mut self, reach: crate::route::QueueReach) -> Vec<(u32, u32)> {
+        if !self.routers.observing() {
+            return Vec::new();
+        }
+        self.routers.observe_held(reach)
+    }
+
+    /// Take in the backlogs other ranks read of their switches.
+    pub fn set_observed(&mut self, changed: &[(u32, u32)]) -> Result<(), String> {
+        if changed.is_empty() {
+            return Ok(());
+        }
+        if !self.routers.observing() {
+            return Err("backlogs of ports, which this run's routing does not read".into());
+        }
+        self.routers.set_observed(changed)
     }
 
     /// Whether each cycle asks ahead for the heads that become ready in it.
@@ -97,6 +139,10 @@ impl SwitchSide {
         (routers, queued, self.switch_rng) = bincode::deserialize_from(input)?;
         let fresh = std::mem::replace(&mut self.routers, routers);
         self.routers.hold_as(&fresh);
+        if fresh.observing() {
+            // Read again from the restored switches (`observe_held`).
+            self.routers.start_observing();
+        }
         self.routers.put_back_queued(queued);
         Ok(())
     }

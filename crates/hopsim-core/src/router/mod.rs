@@ -4,6 +4,7 @@
 
 mod allocators;
 mod fifo;
+mod observer;
 mod step;
 
 pub use fifo::{Entry, Fifo, OutEntry, Ring};
@@ -213,6 +214,11 @@ pub struct Routers {
     /// a new head is ready after those before it); a head made able to ask sooner (the next
     /// packet behind a tail that left, a waiting head woken) clears it (`reopen_va`).
     va_from: Vec<u32>,
+    /// Per port of the whole network, its backlog at the end of the last cycle, for routing
+    /// that reads other switches' queues (observer.rs); empty otherwise. Not in a checkpoint:
+    /// it is read again from the restored switches.
+    #[serde(skip)]
+    observed: Vec<u32>,
 }
 
 /// The heads that become ready to ask for an output VC at each of the next cycles, where
@@ -468,6 +474,7 @@ impl Routers {
             diagonal: Vec::new(),
             vc_accept_ptr: Vec::new(),
             va_from: Vec::new(),
+            observed: Vec::new(),
         };
         routers.empty_flit_stores();
         routers
@@ -941,6 +948,9 @@ impl crate::route::Congestion for SwitchView<'_> {
     }
     fn waiting_for(&self, switch: usize, port: usize) -> u32 {
         self.routers.waiting_for(switch, port)
+    }
+    fn observed_backlog(&self, switch: usize, port: usize) -> u32 {
+        self.routers.observed(switch, port)
     }
     fn port_free(&self, switch: usize, port: usize) -> u32 {
         self.routers.free_on(switch, port, u32::MAX, self.reach)

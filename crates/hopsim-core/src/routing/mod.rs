@@ -39,8 +39,9 @@ use crate::topology::Topology;
 use std::sync::Arc;
 
 impl Algorithm {
-    /// Whether routing a head reads the queues of switches other than the one it is at
-    /// (a global observer's view): such runs deliver arrivals on one thread, in order.
+    /// Whether routing a head reads the queues of switches other than the one it is at (a
+    /// global observer's view): the switches then keep every port's backlog as it stood at
+    /// the end of the last cycle (router/observer.rs).
     pub fn reads_remote_queues(self) -> bool {
         self.kind().queues == QueueView::Global
     }
@@ -125,7 +126,8 @@ pub enum QueueView {
     Blind,
     /// The queues of the switch it is at (its output buffers and the credits it holds).
     OwnSwitch,
-    /// Other switches' queues too, a global observer's view (`ugal_g`).
+    /// Other switches' queues too, as they stood at the end of the last cycle: a global
+    /// observer's view (`ugal_g`).
     Global,
 }
 

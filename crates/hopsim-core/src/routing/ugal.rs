@@ -13,6 +13,8 @@
 //!   saturated link's backlog sits there, spread over the inputs, while its own queue is
 //!   bounded by one output and one input buffer), and compares their sums plus the
 //!   zero-load time of the path's hops, `sum(q) + H * hop_cycles`, with the same threshold.
+//!   Its own switch's ports it reads as they are; the others' as they stood at the end of
+//!   the last cycle (router/observer.rs says why).
 //!
 //! A packet whose drawn intermediate is its source or destination switch has no Valiant path
 //! and goes minimally. Its paths are those of `minimal` and `valiant`, so the VC policies that
@@ -348,14 +350,17 @@ pub(super) fn local_choice(
 }
 
 /// The queues along the minimal path from `from` to `to` (first hop `first`) and the phits
-/// waiting for each of its ports, as a global observer reads them, plus `hop_cycles` per
-/// hop: the path's delay if every queued phit costs a cycle.
+/// waiting for each of its ports, plus `hop_cycles` per hop: the path's delay if every queued
+/// phit costs a cycle. The deciding switch `decider` reads its own ports as they are, the
+/// others as a global observer saw them at the end of the last cycle
+/// (`Congestion::observed_backlog`).
 #[allow(clippy::too_many_arguments)]
-fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, state: &RouteState, rng: &mut Rng, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
+fn path_delay(topo: &dyn Topology, step: &dyn MinimalStep, view: &dyn Congestion, state: &RouteState, rng: &mut Rng, decider: usize, from: usize, to: usize, first: Hop, hop_cycles: u64) -> u64 {
     let (mut hop, mut cur, mut delay) = (first, from, 0);
     loop {
         let port = hop.port as usize;
-        delay += (view.port_queue(cur, port) + view.waiting_for(cur, port)) as u64 + hop_cycles;
+        let backlog = if cur == decider { view.port_queue(cur, port) + view.waiting_for(cur, port) } else { view.observed_backlog(cur, port) };
+        delay += backlog as u64 + hop_cycles;
         cur = topo.neighbour(cur, port).expect("a minimal hop leads to a switch").switch as usize;
         if cur == to {
             return delay;
@@ -387,10 +392,10 @@ impl Ugal {
         let mut second_phase = c.nm;
         second_phase.phase = 1;
         let (view, hc) = (cx.congestion, self.params.hop_cycles);
-        let d_min = path_delay(topo, step, view, &c.min, cx.rng, src, dst, c.min_hop, hc);
+        let d_min = path_delay(topo, step, view, &c.min, cx.rng, src, src, dst, c.min_hop, hc);
         let first_on = step.hop(mid, dst, &second_phase, cx.rng);
-        let d_nm = path_delay(topo, step, view, &c.nm, cx.rng, src, mid, nm_hop, hc)
-            + path_delay(topo, step, view, &second_phase, cx.rng, mid, dst, first_on, hc);
+        let d_nm = path_delay(topo, step, view, &c.nm, cx.rng, src, src, mid, nm_hop, hc)
+            + path_delay(topo, step, view, &second_phase, cx.rng, src, mid, dst, first_on, hc);
         (c.min_hop, (d_nm + self.params.threshold < d_min).then_some(nm_hop))
     }
 }

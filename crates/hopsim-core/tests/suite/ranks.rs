@@ -51,6 +51,15 @@ fn a_dragonfly_with_ugal_l_is_the_same_on_1_2_and_3_ranks() {
 }
 
 #[test]
+fn a_dragonfly_with_ugal_g_is_the_same_on_1_2_and_3_ranks() {
+    // Its global view reads other ranks' switches: their backlogs of the last cycle's end
+    // come with the exchange.
+    let r = same_on_1_2_3_ranks(&nets::dragonfly_ugal("ugal_g"), "warmup = 500\ncycles = 2000\nseed = 9");
+    assert!(r.metrics.packets_delivered > 1000);
+    assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated: the queues it reads are long");
+}
+
+#[test]
 fn aries_adaptive_routing_is_the_same_on_1_2_and_3_ranks() {
     same_on_1_2_3_ranks(nets::ARIES_ADAPTIVE, "warmup = 300\ncycles = 1500\nseed = 4");
 }
@@ -123,12 +132,10 @@ fn a_drain_and_idle_stretches_are_the_same_on_ranks() {
 fn what_ranks_cannot_do_yet_is_refused_naming_its_key() {
     let torus = "[topology]\nkind = \"torus\"\ndims = [4, 4]\n";
     for (extra, key) in [
-        ("[routing]\nalgorithm = \"ugal_g\"\n[traffic]\nload = 0.1\n", "routing.algorithm"),
         ("[nic]\nprotocol = \"put\"\n[traffic]\nload = 0.1\n", "nic.protocol"),
         ("", "jobs.routing_mode"),
     ] {
         let toml = match key {
-            "routing.algorithm" => nets::dragonfly_ugal("ugal_g"),
             "jobs.routing_mode" => "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 4\ncolumn_links = 3\nglobal_links_per_switch = 2\n\
                  [router]\nvcs = 8\n[packet]\nbytes = 64\n[routing]\nalgorithm = \"aries\"\n[traffic]\n\
                  [[jobs]]\nname = \"a\"\nranks = 4\nrouting_mode = \"app_aware\"\nworkload = { motif = \"alltoall\", bytes = 64 }\n"
@@ -185,4 +192,6 @@ fn ranks_resumed_from_their_checkpoints_give_the_results_of_a_run_never_stopped(
          [message]\npackets = 3\n[traffic]\npattern = \"uniform\"\nload = 0.4";
     same_after_resuming_on_ranks("wormhole", wormhole, "warmup = 300\ncycles = 1500\nseed = 3", 3);
     same_after_resuming_on_ranks("jobs", nets::ALLREDUCE_BESIDE_BACKGROUND, "warmup = 0\ncycles = 1000000", 2);
+    // UGAL-G's backlogs of other switches are read again from the restored ones.
+    same_after_resuming_on_ranks("ugal_g", &nets::dragonfly_ugal("ugal_g"), "warmup = 300\ncycles = 1200\nseed = 6", 3);
 }

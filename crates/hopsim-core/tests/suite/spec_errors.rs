@@ -38,11 +38,6 @@ fn each_mistake_names_its_key() {
         (format!("{TORUS}[router]\njsq_tie_break = \"last\""), "router.jsq_tie_break = \"last\""),
         (format!("{TORUS}[router]\nvc_allocation = \"speculative\""), "router.vc_allocation = \"speculative\""),
         (format!("{TORUS}[router]\nnext_head_routing = \"early\""), "router.next_head_routing = \"early\""),
-        (
-            "[topology]\nkind = \"dragonfly\"\nswitches_per_group = 4\nglobal_links_per_switch = 2\nservers_per_switch = 2\n[router]\nvcs = 4\n\
-             next_head_routing = \"at_front\"\n[routing]\nalgorithm = \"ugal_g\"".to_string(),
-            "router.next_head_routing = \"at_front\": \"at_front\" routes heads inside their switch's step",
-        ),
         (format!("{TORUS}[router]\nswitch_allocator = \"islip2\""), "router.switch_allocator = \"islip2\""),
         (format!("{TORUS}[router]\nvc_allocator = \"wavefront\""), "router.vc_allocator = \"wavefront\""),
         (format!("{TORUS}[router]\nvc_allocator = \"none\"\nflow_control = \"wormhole\""), "router.vc_allocator = \"none\": \"none\" needs router.flow_control = \"vct\""),

@@ -59,6 +59,11 @@ fn a_dragonfly_with_ugal_is_the_same_on_1_2_and_3_threads() {
         let r = same_on_1_2_3_threads(&nets::dragonfly_ugal(algorithm), "warmup = 500\ncycles = 2000\nseed = 9");
         assert!(r.metrics.packets_delivered > 1000, "{algorithm}");
     }
+    // UGAL-G routing heads inside their switches' steps, which other threads run at once:
+    // what it reads of other switches is the last cycle's end.
+    let at_front = nets::dragonfly_ugal("ugal_g").replace("[router]\n", "[router]\nnext_head_routing = \"at_front\"\n");
+    let r = same_on_1_2_3_threads(&at_front, "warmup = 500\ncycles = 2000\nseed = 9");
+    assert!(r.metrics.packets_delivered > 1000, "at_front");
 }
 
 #[test]

@@ -147,6 +147,11 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
         },
     ];
 
+    // Routing that reads other switches' ports keeps every port's backlog, on every rank.
+    if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
+        parts.push(Part { what: format!("backlogs of the network's {all_ports} ports for routing"), key: "routing.algorithm", bytes: times(all_ports, 4) });
+    }
+
     // Packets alive at saturation: the share `ALIVE_OF_BUFFERED` of the packets the buffers
     // they can reach hold. Those are the input buffers of the network ports, but no more than
     // the servers can reach: a buffer's packets at each hop of a path of up to twice the

@@ -94,9 +94,6 @@ pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) 
     if spec.nic.kind() != crate::spec::ProtocolKind::None {
         return Err(SpecError::new("nic.protocol", format!("{:?}", spec.nic.kind()), "not yet on MPI ranks: no protocol"));
     }
-    if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
-        return Err(SpecError::new("routing.algorithm", format!("{:?}", spec.routing.algorithm), "not yet on MPI ranks: it reads other switches' queues"));
-    }
     Ok(())
 }
 
@@ -308,11 +305,17 @@ impl Simulation {
         let watchdog = self.spec.run.watchdog;
         let mut out = vec![Vec::new(); plan.ranks];
         let mut visit = Vec::new();
+        let reach = self.parts.params.queue_reach;
+        let mut observed = Vec::new();
+        if self.switch_side.routers().observing() {
+            // Every rank's backlogs, read again: a checkpoint keeps none.
+            self.share_observed(ex, reach)?;
+        }
         let (mut end, mut detector, mut crossing, mut global) = match (self.resumed.take(), resumed) {
             (Some((end, _, detector)), Some((global, crossing))) => (end, detector, crossing, global),
             _ => {
                 let mut crossing = Crossing::default();
-                let global = self.exchange(ex, &plan, &mut out, &mut crossing, 0)?;
+                let global = self.exchange(ex, &plan, &mut out, &mut crossing, &mut Vec::new(), 0)?;
                 (window_end, super::deadlock::Detector::new(&self), crossing, global)
             }
         };
@@ -341,8 +344,9 @@ impl Simulation {
                 self.share_calls(ex, now)?;
             }
             self.step_nics(now, measuring, true);
+            self.switch_side.observe(&events, &visit, reach, &mut observed);
             self.cal.return_events(events);
-            global = self.exchange(ex, &plan, &mut out, &mut crossing, now)?;
+            global = self.exchange(ex, &plan, &mut out, &mut crossing, &mut observed, now)?;
 
             let in_network = global.in_network();
             if global.workload_done() {
@@ -505,22 +509,25 @@ impl Simulation {
     }
 
     /// End a cycle: send every other rank what this rank's steps scheduled for it, with this
-    /// rank's status; put what every rank sent into the calendar in rank order (the
-    /// one-process order), then the NICs' events. Returns the run's state summed over ranks.
-    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, now: u64) -> Result<Status, RankFailure> {
+    /// rank's status and the backlogs of its ports that changed (`observed`, emptied); put
+    /// what every rank sent into the calendar in rank order (the one-process order), then the
+    /// NICs' events. Returns the run's state summed over ranks.
+    #[allow(clippy::too_many_arguments)]
+    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, observed: &mut Vec<(u32, u32)>, now: u64) -> Result<Status, RankFailure> {
         let status = self.rank_status(out);
         let streams = self.server_side.streams_to_share();
         let mut msgs = Vec::with_capacity(plan.ranks);
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
-                msgs.push(wire::encode(status, &[], &mut self.packets, &[], &[], &[]));
+                msgs.push(wire::encode(status, &[], &mut self.packets, &[], &[], &[], &[]));
             } else {
                 let messages = self.server_side.messages_for(r);
                 let deliveries = self.server_side.deliveries_for(r);
-                msgs.push(wire::encode(status, events, &mut self.packets, &messages, &streams, &deliveries));
+                msgs.push(wire::encode(status, events, &mut self.packets, &messages, &streams, &deliveries, observed));
                 events.clear();
             }
         }
+        observed.clear();
         let incoming = ex.all_to_all(msgs)?;
         if incoming.len() != plan.ranks {
             return Err(RankFailure(format!("the exchange returned {} messages for {} ranks", incoming.len(), plan.ranks)));
@@ -534,6 +541,7 @@ impl Simulation {
             self.server_side.messages_from(r, std::mem::take(&mut window.messages));
             self.server_side.set_streams(std::mem::take(&mut window.streams));
             self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
+            self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             windows.push(window);
         }
         for (r, window) in windows.iter().enumerate() {
@@ -593,6 +601,18 @@ impl Simulation {
         }
         let (side, mut net) = self.server_side();
         side.make_calls(&mut net, now, one_process_order(by_rank));
+        Ok(())
+    }
+
+    /// Every rank's backlogs of its ports as they are (`SwitchSide::observe_held`), to every
+    /// rank: where routing reads other switches' ports, at a rank's start.
+    fn share_observed(&mut self, ex: &mut dyn Exchange, reach: crate::route::QueueReach) -> Result<(), RankFailure> {
+        let mine = bincode::serialize(&self.switch_side.observe_held(reach)).expect("backlogs serialise");
+        let all = ex.all_to_all(vec![mine; ex.ranks()])?;
+        for (r, bytes) in all.iter().enumerate() {
+            let theirs: Vec<(u32, u32)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s backlogs are damaged: {e}")))?;
+            self.switch_side.set_observed(&theirs).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
+        }
         Ok(())
     }
 

@@ -85,11 +85,15 @@ pub struct Window {
     /// Packets the sender delivered whose sources are the receiver's: (source, latency,
     /// measured).
     pub deliveries: Vec<(u32, u64, bool)>,
+    /// The backlogs of the sender's ports that changed in the cycle, (network port,
+    /// backlog), where routing reads other switches' ports (router/observer.rs).
+    pub observed: Vec<(u32, u32)>,
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross; the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)]) -> Vec<u8> {
+#[allow(clippy::too_many_arguments)]
+pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)], observed: &[(u32, u32)]) -> Vec<u8> {
     let mut records = Vec::new();
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -101,12 +105,12 @@ pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, mess
             }
         }
     }
-    bincode::serialize(&(status, events, records, messages, streams, deliveries)).expect("a window serialises")
+    bincode::serialize(&(status, events, records, messages, streams, deliveries, observed)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (status, events, packets, messages, streams, deliveries) = bincode::deserialize(bytes)?;
-    Ok(Window { status, events, packets, messages, streams, deliveries })
+    let (status, events, packets, messages, streams, deliveries, observed) = bincode::deserialize(bytes)?;
+    Ok(Window { status, events, packets, messages, streams, deliveries, observed })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

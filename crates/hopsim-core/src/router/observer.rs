@@ -1,0 +1,97 @@
+//! What UGAL-G's global observer knows of the switches other than the one deciding: for
+//! every port of the network, its backlog (the phits queued behind it, as
+//! `Congestion::port_queue` counts them, plus those waiting for it in its switch's input
+//! buffers, `Routers::waiting_for`) as it stood at the end of the last cycle.
+//!
+//! Why a cycle old: a decision is taken while the cycle's arrivals and credits are
+//! delivered, and what another switch has received by then depends on how the whole
+//! network's deliveries interleave, which only a single thread walking every switch in
+//! calendar order knows. The end of a cycle is a state every thread and every MPI rank
+//! agrees on: threads deliver and step apart, ranks send the backlogs that changed with the
+//! cycle's exchange, and every way of running a spec takes the same decisions. Nothing
+//! physical learns of a remote switch sooner than a cycle, so the idealized observer stays an
+//! upper bound on what a router could know. The deciding switch reads its own ports as they
+//! are (`Congestion::port_queue`, `waiting_for`), as UGAL-L does.
+//!
+//! A switch's ports change only when it receives an arrival or a credit or when it steps, so
+//! after each cycle only the switches that did are read again (`observe`).
+
+use super::Routers;
+use crate::route::QueueReach;
+
+impl Routers {
+    /// Keep the backlogs of the whole network's ports from now on, all zero (an empty
+    /// network; `observe_held` reads a restored one).
+    pub fn start_observing(&mut self) {
+        self.observed = vec![0; self.network_port_count()];
+    }
+
+    /// Whether the backlogs are kept (routing reads other switches' queues).
+    pub fn observing(&self) -> bool {
+        !self.observed.is_empty()
+    }
+
+    /// The backlog of port `port` of `switch`, any switch of the network, at the end of the
+    /// last cycle.
+    #[inline]
+    pub fn observed(&self, switch: usize, port: usize) -> u32 {
+        self.observed[self.network_port(switch, port)]
+    }
+
+    /// The backlog of port `port` of `switch` (a held one) as it is now.
+    pub fn backlog(&self, switch: usize, port: usize, reach: QueueReach) -> u32 {
+        self.queue_on(switch, port, u32::MAX, reach) + self.waiting_for(switch, port)
+    }
+
+    /// Read again the network ports of `switches` (held ones, ascending, each once), and add
+    /// to `changed` each (network port, backlog) that differs from what was kept.
+    pub fn observe(&mut self, switches: &[u32], reach: QueueReach, changed: &mut Vec<(u32, u32)>) {
+        for &s in switches {
+            let s = s as usize;
+            for p in 0..self.network_ports[s] as usize {
+                let now = self.backlog(s, p, reach);
+                let np = self.network_port(s, p);
+                if self.observed[np] != now {
+                    self.observed[np] = now;
+                    changed.push((np as u32, now));
+                }
+            }
+        }
+    }
+
+    /// Read every held switch again (a run resumed from a checkpoint, which does not keep
+    /// the backlogs): every (network port, backlog) of theirs that is not zero.
+    pub fn observe_held(&mut self, reach: QueueReach) -> Vec<(u32, u32)> {
+        let held: Vec<u32> = self.held().map(|s| s as u32).collect();
+        let mut changed = Vec::new();
+        self.observe(&held, reach, &mut changed);
+        changed
+    }
+
+    /// The first held port whose kept backlog is not its backlog now, if any: between two
+    /// cycles none may be (the conservation check asks; `observe` must have read every
+    /// switch a cycle touched).
+    pub fn observed_stale(&self, reach: QueueReach) -> Option<String> {
+        if !self.observing() {
+            return None;
+        }
+        for s in self.held() {
+            for p in 0..self.network_ports[s] as usize {
+                let (kept, now) = (self.observed(s, p), self.backlog(s, p, reach));
+                if kept != now {
+                    return Some(format!("switch {s} port {p}: the backlog kept for routing is {kept} phits, {now} now"));
+                }
+            }
+        }
+        None
+    }
+
+    /// Take in backlogs read elsewhere (another rank's switches).
+    pub fn set_observed(&mut self, changed: &[(u32, u32)]) -> Result<(), String> {
+        let ports = self.observed.len();
+        for &(np, backlog) in changed {
+            *self.observed.get_mut(np as usize).ok_or_else(|| format!("a backlog of port {np}, beyond the network's {ports} ports"))? = backlog;
+        }
+        Ok(())
+    }
+}
