@@ -178,8 +178,8 @@ def same_folders(one: Path, other: Path) -> None:
 @pytest.mark.parametrize(
     "text, ranks, plots, sweep",
     [(TORUS, 2, True, '"traffic.load" = [0.1, 0.3]\n'), (HYPERX, 3, False, '"traffic.load" = [0.1, 0.3]\n'),
-     (DRAGONFLY, 3, False, '"traffic.load" = [0.1, 0.3]\n'), (JOBS, 2, False, "")],
-    ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-3-ranks", "torus-jobs-2-ranks"],
+     (DRAGONFLY, 3, False, '"routing.algorithm" = ["ugal_l", "ugal_g"]\n'), (JOBS, 2, False, "")],
+    ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-ugal_g-3-ranks", "torus-jobs-2-ranks"],
 )
 def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, text, ranks, plots, sweep):
     path = write_spec(tmp_path, text, sweep=sweep)
