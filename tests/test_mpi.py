@@ -1,10 +1,10 @@
 """Runs over MPI ranks (``mpirun -n N hopsim run``, hopsim.mpi): real mpirun subprocesses.
 
-- a torus with DOR, a HyperX with Valiant and a Dragonfly with UGAL-L, over 2 and 3 ranks,
-  and jobs on a torus, write the output folder of a run on one thread, file by file
-  (timings aside);
+- a torus with DOR, a HyperX with Valiant, a Dragonfly with UGAL-L and UGAL-G, jobs on a
+  torus, bandwidth windows under GET and an application-aware job on Aries, over 2 and 3
+  ranks, write the output folder of a run on one thread, file by file (timings aside);
 - launches refused before anything runs, exit code 2 and one error line: more ranks than
-  switches, a run the engine does not partition yet, ranks of different builds, mpi4py
+  switches, more ranks than the machine's memory holds, ranks of different builds, mpi4py
   missing;
 - a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept;
 - ``hopsim.simulate(spec, ranks=MPI.COMM_WORLD)``;
@@ -173,13 +173,77 @@ def same_folders(one: Path, other: Path) -> None:
         else:
             assert a.read_bytes() == b.read_bytes(), f"{name} differs from the run on one thread"
 
+# Bandwidth windows under a GET protocol: requests answered at the target's rank, responses
+# completing the messages at the requester's.
+GET_WINDOWS = """\
+name = "torus-get"
+[topology]
+kind = "torus"
+dims = [4, 4]
+servers_per_switch = 2
+[packet]
+phits = 5
+[nic]
+protocol = "get"
+[message]
+bytes = 1000
+[workload]
+kind = "bandwidth"
+iterations = 3
+window = 4
+ack_bytes = 100
+[traffic]
+active_servers = 12
+[run]
+warmup = 0
+cycles = 1000000
+"""
+
+# An application-aware job under GET beside background traffic on an Aries network: modes
+# chosen from the NICs' counters at their own ranks.
+APP_AWARE = """\
+name = "aries-app-aware"
+[topology]
+kind = "aries"
+groups = 3
+chassis = 2
+blades = 2
+[router]
+vcs = 8
+[routing]
+algorithm = "aries"
+[packet]
+phits = 5
+[nic]
+protocol = "get"
+[traffic]
+[run]
+warmup = 0
+cycles = 1000000
+[[jobs]]
+name = "app"
+ranks = 8
+routing_mode = "app_aware"
+allocation = { policy = "spread" }
+app_aware = { threshold_bytes = 1024 }
+workload = { motif = "alltoall", iterations = 2, bytes = 4096 }
+[[jobs]]
+name = "noise"
+ranks = 16
+background = true
+allocation = { policy = "linear", offset = 24 }
+workload = { motif = "bernoulli", load = 0.2, bytes = 256 }
+"""
+
 
 @needs_mpi
 @pytest.mark.parametrize(
     "text, ranks, plots, sweep",
     [(TORUS, 2, True, '"traffic.load" = [0.1, 0.3]\n'), (HYPERX, 3, False, '"traffic.load" = [0.1, 0.3]\n'),
-     (DRAGONFLY, 3, False, '"routing.algorithm" = ["ugal_l", "ugal_g"]\n'), (JOBS, 2, False, "")],
-    ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-ugal_g-3-ranks", "torus-jobs-2-ranks"],
+     (DRAGONFLY, 3, False, '"routing.algorithm" = ["ugal_l", "ugal_g"]\n'), (JOBS, 2, False, ""), (GET_WINDOWS, 3, False, ""),
+     (APP_AWARE, 2, False, "")],
+    ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-ugal_g-3-ranks", "torus-jobs-2-ranks", "torus-get-3-ranks",
+         "aries-app-aware-2-ranks"],
 )
 def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, text, ranks, plots, sweep):
     path = write_spec(tmp_path, text, sweep=sweep)
@@ -225,19 +289,6 @@ def test_more_ranks_than_switches_is_refused_before_anything_runs(tmp_path):
     assert proc.returncode == 2, proc.stderr[-3000:]
     [line] = error_lines(proc.stderr)
     assert "ranks = 3" in line and "2 switches" in line and "mpirun -n 2" in line, line
-    assert not out.exists()
-
-
-@needs_mpi
-def test_a_run_the_engine_cannot_partition_yet_is_refused_before_anything_runs(tmp_path):
-    """A NIC protocol (one key of several the engine does not partition yet) is refused
-    naming the key, before any run starts, not as a failed run."""
-    path = write_spec(tmp_path, TORUS.replace("[routing]", "[nic]\nprotocol = \"put\"\n[routing]"))
-    out = tmp_path / "out"
-    proc = hopsim_over(2, "run", path, "--out", out)
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    [line] = error_lines(proc.stderr)
-    assert "nic.protocol" in line and "2 MPI ranks" in line, line
     assert not out.exists()
 
 

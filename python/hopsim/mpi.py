@@ -142,17 +142,16 @@ def _describe_build(build: tuple[str, str]) -> str:
 
 def check_runs(runs: Iterable[Any], ranks: int, ranks_here: int = 1) -> None:
     """Refuse, before anything runs, a run that cannot go over ``ranks`` ranks: a network
-    with fewer switches than ranks, what the engine does not partition yet (naming the key),
-    or more than this machine's memory holds for its ``ranks_here`` ranks, each needing a
-    rank's share (the engine's estimate for rank 0, the largest)."""
+    with fewer switches than ranks, or more than this machine's memory holds for its
+    ``ranks_here`` ranks, each needing a rank's share (the engine's estimate for rank 0, the
+    largest)."""
     from . import _core, engine, sweep
 
     for described, group in sweep.group_by_topology(list(runs)):
         switches = int(described["switches"])
         for run in group:
-            text, _seal = engine._text_and_seal(run.prepared or run.spec)
             try:
-                engine._engine(_core.check_on_ranks, text, ranks, switches)
+                engine._engine(_core.check_on_ranks, ranks, switches)
                 engine._engine(_core.check_ranks_fit, sweep.memory_run(run), ranks_here)
             except SpecError as e:
                 raise SpecError(f"{e} (run {run.name}, over {ranks} MPI ranks)") from None

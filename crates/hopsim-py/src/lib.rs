@@ -339,13 +339,11 @@ fn rank_checkpoint(path: std::path::PathBuf, rank: usize, ranks: usize) -> std::
     hopsim_core::engine::ranks::rank_checkpoint(&path, rank, ranks)
 }
 
-/// Refuse, naming the key, a run of `spec_json` that cannot go over `ranks` MPI ranks yet
-/// (`hopsim_core::engine::ranks::check_supported`); its network has `switches` switches
-/// (`topology_json`). The spec itself is not checked here: `prepare` does that.
+/// Refuse, naming `ranks`, more MPI ranks than the network's `switches`
+/// (`hopsim_core::engine::ranks::check_ranks`).
 #[pyfunction]
-fn check_on_ranks(py: Python<'_>, spec_json: &str, ranks: usize, switches: usize) -> PyResult<()> {
-    py.detach(|| hopsim_core::engine::ranks::check_supported(&hopsim_core::spec::parse_json(spec_json)?, ranks, switches))
-        .map_err(spec_error)
+fn check_on_ranks(ranks: usize, switches: usize) -> PyResult<()> {
+    hopsim_core::engine::ranks::check_ranks(ranks, switches).map_err(spec_error)
 }
 
 /// Check a spec without running it. Returns the normalized spec (defaults filled in) as JSON.

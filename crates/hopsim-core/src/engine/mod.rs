@@ -77,7 +77,7 @@ impl Parts {
         let topo = crate::topology::build(spec)?;
         spec.check_network_widths(topo.as_ref())?;
         if ranks > 1 {
-            ranks::check_supported(spec, ranks, topo.num_switches())?;
+            ranks::check_ranks(ranks, topo.num_switches())?;
         }
         memory::check_fits_on_ranks(spec, topo.as_ref(), memory::available()?, ranks)?;
         crate::deadlock_freedom::check_defined(spec, topo.kind())?;
@@ -153,8 +153,8 @@ impl Built {
     }
 
     /// The parts a rank of a run over `ranks` MPI ranks builds: checked as `new` checks
-    /// them, but the memory a rank needs (`memory::estimate_on_ranks`), and refused if the
-    /// ranks cannot run it yet (`ranks::check_supported`).
+    /// them, but the memory a rank needs (`memory::estimate_on_ranks`), and refused if there
+    /// are more ranks than switches (`ranks::check_ranks`).
     pub fn on_ranks(spec: &Validated, ranks: usize) -> SpecResult<Built> {
         let parts = Parts::build(spec, ranks)?;
         // Jobs are placed on the network here: an allocation that does not fit is bad input.

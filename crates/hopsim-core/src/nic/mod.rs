@@ -284,8 +284,13 @@ impl Nics {
     }
 
     /// A response to one of this NIC's requests is back: one fewer outstanding.
-    pub fn response_back(&mut self, server: usize, request_latency: u64, measuring: bool) {
+    pub fn response_back(&mut self, server: usize) {
         self.nics[server - self.first].outstanding -= 1;
+    }
+
+    /// Count a response back at its requester `server`, `request_latency` cycles after its
+    /// request left.
+    pub fn count_response(&mut self, server: usize, request_latency: u64, measuring: bool) {
         self.count(server, measuring, |c| {
             c.responses_received += 1;
             c.request_latency += request_latency;
@@ -522,6 +527,11 @@ impl<'a> NicTotals<'a> {
 
     pub fn of(&self, server: usize) -> Counters {
         server.checked_sub(self.first).and_then(|i| self.totals.get(i)).copied().unwrap_or_default()
+    }
+
+    /// Whether `server`'s NIC is held here (its counters are its own, not zeros).
+    pub fn holds(&self, server: usize) -> bool {
+        server.checked_sub(self.first).is_some_and(|i| i < self.totals.len())
     }
 }
 

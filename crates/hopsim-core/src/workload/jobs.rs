@@ -256,12 +256,19 @@ impl Jobs {
         let mode = match job.routing {
             Routing::Fixed(m) => m,
             Routing::CrayDefault => Some(Routing::cray_default(alltoall)),
+            // Chosen from the NIC's counters, at the NIC's MPI rank only, which alone sends
+            // the message and counts its bytes (`rank_part`).
+            Routing::AppAware if !cx.nic_totals.holds(src as usize) => None,
             Routing::AppAware => {
                 let a = rank.app_aware.as_mut().expect("app-aware ranks have one");
-                Some(a.choose(bytes, packets as u64, flits, &cx.nic_totals.of(src as usize)))
+                let mode = a.choose(bytes, packets as u64, flits, &cx.nic_totals.of(src as usize));
+                job.mode_bytes[mode.code() as usize] += bytes;
+                Some(mode)
             }
         };
-        job.mode_bytes[mode.map_or(0, |m| m.code() as usize)] += bytes;
+        if !matches!(job.routing, Routing::AppAware) {
+            job.mode_bytes[mode.map_or(0, |m| m.code() as usize)] += bytes;
+        }
         let seq = rank.sent.entry(to).or_insert(0);
         let tag = *seq;
         *seq += 1;
@@ -439,6 +446,22 @@ impl Workload for Jobs {
             .map(|j| (&j.ranks, &j.iteration_start, &j.iteration_end, &j.iteration_left, &j.rank_end, &j.message_latency, j.messages, j.bytes, &j.packet_latency, j.mode_bytes, j.ranks_left))
             .collect();
         super::save_state(&(jobs, self.running))
+    }
+    fn rank_part(&self) -> Vec<u8> {
+        let app_aware: Vec<_> = self.jobs.iter().map(|j| matches!(j.routing, Routing::AppAware).then_some(j.mode_bytes)).collect();
+        super::save_state(&app_aware)
+    }
+    fn absorb_rank_part(&mut self, part: &[u8]) -> bincode::Result<()> {
+        let theirs: Vec<Option<[u64; AriesMode::ALL.len() + 1]>> = super::load_state(part)?;
+        if theirs.len() != self.jobs.len() {
+            return Err(Box::new(bincode::ErrorKind::Custom(format!("{} jobs sent, {} in the spec", theirs.len(), self.jobs.len()))));
+        }
+        for (job, bytes) in self.jobs.iter_mut().zip(theirs) {
+            for (mine, b) in job.mode_bytes.iter_mut().zip(bytes.unwrap_or_default()) {
+                *mine += b;
+            }
+        }
+        Ok(())
     }
     fn restore(&mut self, saved: &[u8]) -> bincode::Result<()> {
         let (jobs, running): (Vec<JobProgress>, usize) = super::load_state(saved)?;

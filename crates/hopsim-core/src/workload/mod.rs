@@ -142,6 +142,16 @@ pub trait Workload: Send {
     fn job_results(&self, _nic_totals: &[crate::nic::Counters]) -> Vec<crate::stats::jobs::JobResult> {
         Vec::new()
     }
+    /// On an MPI rank running it whole: what only this rank knew of it, for rank 0 to add
+    /// to its own at the end (`absorb_rank_part`). What it decides from a NIC's counters is
+    /// decided at the NIC's own rank only.
+    fn rank_part(&self) -> Vec<u8> {
+        Vec::new()
+    }
+    /// Add another rank's `rank_part`.
+    fn absorb_rank_part(&mut self, _part: &[u8]) -> bincode::Result<()> {
+        Ok(())
+    }
     /// What a checkpoint keeps of it (engine/checkpoint.rs): the fields that change as it
     /// runs, through `save_state`. What it was built with is built again from the spec.
     fn save(&self) -> Vec<u8>;

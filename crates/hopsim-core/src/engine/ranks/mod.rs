@@ -82,17 +82,11 @@ impl Plan {
     }
 }
 
-/// What a run partitioned over `ranks` ranks can do so far: refused with the key that
-/// asks for more, so that every run it accepts gives exactly one process's results.
-pub fn check_supported(spec: &crate::spec::Spec, ranks: usize, switches: usize) -> SpecResult<()> {
+/// A run over `ranks` ranks of a network of `switches` switches: each rank must own one at
+/// least.
+pub fn check_ranks(ranks: usize, switches: usize) -> SpecResult<()> {
     if ranks > switches {
         return Err(SpecError::new("ranks", ranks, format!("at most one rank per switch, and this network has {switches} switches: launch at most {switches} ranks (mpirun -n {switches})")));
-    }
-    if let Some(job) = spec.jobs.iter().find(|j| j.routing_mode.as_deref() == Some("app_aware")) {
-        return Err(SpecError::new("jobs.routing_mode", format!("\"app_aware\" (job {:?})", job.name), "not yet on MPI ranks: App-Aware reads its NIC's counters as the run goes"));
-    }
-    if spec.nic.kind() != crate::spec::ProtocolKind::None {
-        return Err(SpecError::new("nic.protocol", format!("{:?}", spec.nic.kind()), "not yet on MPI ranks: no protocol"));
     }
     Ok(())
 }
@@ -191,6 +185,8 @@ struct RankEnd {
     phit_hops: u64,
     accounting: invariants::Accounting,
     samples: Vec<crate::workload::Sample>,
+    /// What only this rank knew of a workload run whole (`Workload::rank_part`).
+    workload: Vec<u8>,
     /// Switches holding flits, and the first few of them described (a deadlock).
     blocked: (usize, Vec<String>),
 }
@@ -209,7 +205,7 @@ impl Simulation {
     pub fn run_on_rank_walking(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, walking: Walking) -> Result<Option<RunResult>, RankError> {
         let built = super::Built::on_ranks(spec, ex.ranks())?;
         let switches = built.parts.topo.num_switches();
-        check_supported(spec, ex.ranks(), switches)?;
+        check_ranks(ex.ranks(), switches)?;
         check_ranks_fit(built.memory_run(), ex.ranks_here(), super::memory::available()?)?;
         let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
         let fresh = |built: super::Built| {
@@ -399,6 +395,7 @@ impl Simulation {
             phit_hops: self.phit_hops,
             accounting: invariants::account(&self),
             samples: self.server_side.samples().to_vec(),
+            workload: self.server_side.workload().rank_part(),
             blocked: self.blocked_switches(own.clone()),
         };
         // Nothing reads the buffers, packets or events from here on: free them before the
@@ -433,6 +430,7 @@ impl Simulation {
             theirs_links.copy_from_slice(&theirs.link_phits);
             self.phit_hops += theirs.phit_hops;
             self.server_side.samples_from(&theirs.samples, |s| plan.owner_of_server(&servers, s as usize) == r);
+            self.server_side.workload_mut().absorb_rank_part(&theirs.workload).map_err(|e| RankFailure(format!("rank {r}'s workload results are damaged: {e}")))?;
             blocked.0 += theirs.blocked.0;
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);

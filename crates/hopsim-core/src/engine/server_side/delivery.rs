@@ -86,7 +86,8 @@ impl ServerSide {
             let tie_dirs = self.make_packet(net, src, q);
             let at = self.held_index(src);
             self.backlog[at].advance_front(tie_dirs);
-            if q.next_seq + 1 == q.packets && q.message != NIL && self.rank.as_mut().is_some_and(|r| r.all_made(q.message)) {
+            let completes_here = net.parts.params.protocol.kind == crate::nic::protocol::ProtocolKind::Get;
+            if q.next_seq + 1 == q.packets && q.message != NIL && self.rank.as_mut().is_some_and(|r| r.all_made(q.message, completes_here)) {
                 self.messages.release(q.message);
             }
         }
@@ -178,6 +179,8 @@ impl ServerSide {
         // A response goes by its request's routing mode.
         let (src_switch, dst_switch) = (net.parts.servers.switch_of(src) as u32, net.parts.servers.switch_of(dst) as u32);
         let mut state = RouteState { src_switch, dst_switch, mode: req.state.mode, header: req.seq, ..Default::default() };
+        // The requester's rank knows the message by its serial (`RankView::answer_carries`).
+        let carried = self.rank.as_ref().filter(|_| message != NIL).map_or(message, |v| v.answer_carries(message));
         net.parts.routing.on_inject(&mut state, &mut self.nic_rng[src]);
         if let Some(view) = &mut self.rank {
             view.drew(src as u32);
@@ -196,7 +199,7 @@ impl ServerSide {
             kind: PacketKind::Response,
             measured,
             next: NIL,
-            message,
+            message: carried,
             seq: req.seq,
             extra_link_latency: 0,
             request_injected: req.injected,
@@ -204,6 +207,11 @@ impl ServerSide {
         self.stats.on_generate(now, phits as u64);
         self.nics.enqueue_response(src, id, net.packets);
         self.wake_nic(net, src, now);
+        if let Some(view) = self.rank.as_mut().filter(|v| get && v.is_copy(message)) {
+            // A copy of another rank's record: freed once every request is answered, which
+            // is all this rank reads of it.
+            view_answered(view, &mut self.messages, message);
+        }
     }
 
     /// The last phit of a packet has reached its destination NIC.
@@ -211,14 +219,21 @@ impl ServerSide {
         let mut p = *net.packets.get(id);
         if let Some(view) = &self.rank {
             // A packet from another rank carries its message's serial (`RankView`).
-            p.message = view.local_record(&net.parts.servers, p.src, p.dst, p.message).unwrap_or(p.message);
+            p.message = view.local_record(&net.parts.servers, &p).unwrap_or(p.message);
         }
         match p.kind {
             PacketKind::Data => {}
             PacketKind::Request => self.answer(net, now, &p),
             PacketKind::Response => {
                 let requester = p.dst as usize;
-                self.nics.response_back(requester, now - p.request_injected, self.stats.in_window(now));
+                self.nics.response_back(requester);
+                let (latency, measuring) = (now - p.request_injected, self.stats.in_window(now));
+                match self.rank.as_mut().and_then(|r| r.shared.as_mut()) {
+                    // Counted where the calls of the cycle are made, in their order: a shared
+                    // workload may read the counters (App-Aware).
+                    Some(shared) => shared.calls.push((shared.delivering_sent, super::rank::Call::Response { requester: requester as u32, latency, measuring })),
+                    None => self.nics.count_response(requester, latency, measuring),
+                }
                 // It may have waited for this response (`nic.max_outstanding`).
                 self.wake_nic(net, requester, now);
             }
@@ -304,5 +319,16 @@ impl ServerSide {
             self.rank.as_mut().expect("only an MPI rank holds some servers").delivered_for(&net.parts.servers, src, latency, measuring);
         }
         net.packets.release(id);
+    }
+}
+
+/// A request of `message`, a copy of another rank's record, is answered: the copy is freed
+/// with the last.
+fn view_answered(view: &mut super::rank::RankView, messages: &mut crate::message::Messages, message: u32) {
+    let m = messages.get_mut(message);
+    m.arrived += 1;
+    if m.arrived == m.packets {
+        messages.release(message);
+        view.completed(message);
     }
 }

@@ -120,6 +120,10 @@ impl ServerSide {
         self.workload.as_ref()
     }
 
+    pub fn workload_mut(&mut self) -> &mut dyn Workload {
+        self.workload.as_mut()
+    }
+
     /// What the workload recorded for its samples (ping-pong round trips).
     pub fn samples(&self) -> &[Sample] {
         &self.samples
@@ -333,6 +337,11 @@ impl ServerSide {
                     self.workload.packet_delivered(src, latency);
                     if self.rank.as_ref().is_some_and(|r| r.owns(&net.parts.servers, src)) {
                         self.count_delivery(src, latency, measuring);
+                    }
+                }
+                rank::Call::Response { requester, latency, measuring } => {
+                    if self.rank.as_ref().is_some_and(|r| r.owns(&net.parts.servers, requester)) {
+                        self.nics.count_response(requester as usize, latency, measuring);
                     }
                 }
                 rank::Call::Message(done) => self.with_workload(net, now, |w, cx| w.delivered(&done, cx)),

@@ -8,7 +8,10 @@
 //! cycle it was posted in, long before its first packet can get there (a packet takes at
 //! least a cycle per link), and frees its own once the last packet is made. The packets of
 //! such a message carry, instead of the source's record number, a serial number the two
-//! ranks know it by.
+//! ranks know it by. Under a GET protocol the message completes back at its source: the
+//! target answers each request from its copy of the record and frees the copy with the last
+//! answer, the responses carry the serial back, and the source keeps its record until they
+//! complete it.
 //!
 //! **A shared workload** (jobs, closed loops: `Workload::servers_independent` false) runs
 //! whole on every rank, and every rank makes the calls one process makes, in its order:
@@ -31,8 +34,10 @@ use std::collections::HashMap;
 pub(crate) struct RankView {
     rank: usize,
     part: Partition,
-    /// Source side: the serial of each record sent, by record number.
+    /// Source side: the serial of each record sent, by record number, and back (a GET
+    /// message's responses come back with it).
     serial_of: HashMap<u32, u32>,
+    own_serial: HashMap<u32, u32>,
     next_serial: u32,
     /// Records to send at the end of the cycle, per destination rank: (serial, record).
     outgoing: Vec<Vec<(u32, Message)>>,
@@ -67,6 +72,8 @@ pub(crate) enum Call {
     /// A packet from `src` reached the application, `latency` cycles after its creation;
     /// `measuring`: in the measured window (its source NIC counts it).
     Packet { src: u32, latency: u64, measuring: bool },
+    /// A response came back to `requester`, `latency` cycles after its request left.
+    Response { requester: u32, latency: u64, measuring: bool },
     Message(Delivered),
 }
 
@@ -76,6 +83,7 @@ impl RankView {
             rank,
             part,
             serial_of: HashMap::new(),
+            own_serial: HashMap::new(),
             next_serial: 0,
             outgoing: vec![Vec::new(); ranks],
             local: HashMap::new(),
@@ -101,6 +109,7 @@ impl RankView {
             let serial = self.next_serial;
             self.next_serial = self.next_serial.wrapping_add(1);
             self.serial_of.insert(id, serial);
+            self.own_serial.insert(serial, id);
             self.outgoing[to].push((serial, record.clone()));
         }
     }
@@ -112,9 +121,17 @@ impl RankView {
     }
 
     /// The last packet of record `id` is made: whether the record went to another rank and
-    /// can be freed here.
-    pub fn all_made(&mut self, id: u32) -> bool {
-        self.serial_of.remove(&id).is_some()
+    /// can be freed here. Not if the message completes here (`completes_here`: a GET
+    /// message, whose responses bring its data back): it is freed then (`completed`).
+    pub fn all_made(&mut self, id: u32, completes_here: bool) -> bool {
+        if completes_here {
+            return false;
+        }
+        let serial = self.serial_of.remove(&id);
+        if let Some(serial) = serial {
+            self.own_serial.remove(&serial);
+        }
+        serial.is_some()
     }
 
     /// A packet from `src`, another rank's server, was delivered here.
@@ -139,20 +156,40 @@ impl RankView {
         self.key_of.insert(id, (from as u32, serial));
     }
 
-    /// The local record of the message of a packet delivered here, if the message came
-    /// from another rank (its packets carry its serial until then, wherever they pass).
-    pub fn local_record(&self, servers: &ServerMap, src: u32, dst: u32, carried: u32) -> Option<u32> {
-        let from = self.owner(servers, src);
-        if carried == crate::packet::NIL || from == self.rank || self.owner(servers, dst) != self.rank {
+    /// The local record of the message of a packet delivered here, if the packet came from
+    /// another rank (its packets carry its serial until then, wherever they pass): a copy of
+    /// the source's record, or for a response the record this rank made as the requester.
+    pub fn local_record(&self, servers: &ServerMap, p: &crate::packet::Packet) -> Option<u32> {
+        let from = self.owner(servers, p.src);
+        if p.message == crate::packet::NIL || from == self.rank || self.owner(servers, p.dst) != self.rank {
             return None;
         }
-        Some(*self.local.get(&(from as u32, carried)).expect("a message's record reaches its destination before its packets"))
+        if p.kind == crate::packet::PacketKind::Response {
+            return Some(*self.own_serial.get(&p.message).expect("a response comes back to the requester's record"));
+        }
+        Some(*self.local.get(&(from as u32, p.message)).expect("a message's record reaches its destination before its packets"))
     }
 
-    /// The local record `id` of a message from another rank is complete and freed.
+    /// What the response to a request of record `id` carries as its message: the serial the
+    /// requester's rank knows it by, if `id` is a copy of another rank's record.
+    pub fn answer_carries(&self, id: u32) -> u32 {
+        self.key_of.get(&id).map_or(id, |&(_, serial)| serial)
+    }
+
+    /// Whether record `id` is a copy of another rank's record.
+    pub fn is_copy(&self, id: u32) -> bool {
+        self.key_of.contains_key(&id)
+    }
+
+    /// Record `id` is freed: a copy of another rank's whose message is complete here (or,
+    /// under GET, all of whose requests are answered), or this rank's own GET message, whose
+    /// responses completed it.
     pub fn completed(&mut self, id: u32) {
         if let Some(key) = self.key_of.remove(&id) {
             self.local.remove(&key);
+        }
+        if let Some(serial) = self.serial_of.remove(&id) {
+            self.own_serial.remove(&serial);
         }
     }
 
@@ -167,6 +204,7 @@ impl RankView {
         type Saved = (HashMap<u32, u32>, u32, HashMap<(u32, u32), u32>, HashMap<u32, (u32, u32)>, Option<HashMap<u32, u64>>);
         let eject_sent;
         (self.serial_of, self.next_serial, self.local, self.key_of, eject_sent) = bincode::deserialize_from::<_, Saved>(input)?;
+        self.own_serial = self.serial_of.iter().map(|(&id, &serial)| (serial, id)).collect();
         if let (Some(shared), Some(sent)) = (&mut self.shared, eject_sent) {
             shared.eject_sent = sent;
         }
