@@ -191,7 +191,7 @@ def aries1k(algorithm: str) -> dict:
 # Each adaptive routing next to minimal routing on the same network and load (issue 26:
 # adaptive routing may cost at most 30 % more CPU per router-cycle).
 for _net, _about, _spec, _switches, _extra, _pairs in [
-    ("dragonfly-33g", "dragonfly a=8 h=4 p=4, 33 groups, {}, ladder_reuse (6 VCs), uniform, load 0.5", dragonfly33, 264, 40_000, [("minimal", "minimal"), ("ugal_l", "UGAL-L")]),
+    ("dragonfly-33g", "dragonfly a=8 h=4 p=4, 33 groups, {}, ladder_reuse (6 VCs), uniform, load 0.5", dragonfly33, 264, 40_000, [("minimal", "minimal"), ("ugal_l", "UGAL-L"), ("ugal_g", "UGAL-G")]),
     ("aries-1k", "Aries 6 groups x 6x8 routers x 4 servers (1,152), {}, ladder_reuse (8 VCs), uniform, load 0.6", aries1k, 288, 30_000, [("minimal", "minimal"), ("aries", "adaptive mode")]),
 ]:
     for _algo, _name in _pairs:

@@ -847,33 +847,51 @@ impl Routers {
     /// or holds one: the backlog of a busy output beyond its own queue, which only a global
     /// observer counts (UGAL-G). A head waiting for several outputs counts for each.
     pub fn waiting_for(&self, switch: usize, port: usize) -> u32 {
-        let (vcs, w) = (self.vcs, self.waiter_words);
+        let vcs = self.vcs;
         let base = self.first_port(switch);
-        let gp = base + port;
-        let phits = |ip: usize, v: usize| {
-            let gv = (base + ip) * vcs + v;
-            self.vc[gv].input.iter(&self.in_store, Ring::of(gv, self.in_slots)).map(|e| e.phits as u32).sum::<u32>()
-        };
         let mut total = 0;
-        for k in 0..w {
-            let mut bits = (0..vcs).fold(0u32, |acc, v| acc | self.va_waiters[(gp * vcs + v) * w + k]);
-            while bits != 0 {
-                let bit = k * 32 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                total += phits(bit / vcs, bit % vcs);
+        self.for_each_waiting(base + port, |bit| total += self.input_phits(base * vcs + bit));
+        self.for_each_routed(switch, |gv, to| {
+            if to == port {
+                total += self.input_phits(gv);
             }
-        }
+        });
+        total
+    }
+
+    /// Call `f` with each input VC of `switch` (an index into the VC arrays) that holds an
+    /// output VC, and the output port it holds one of.
+    #[inline]
+    fn for_each_routed(&self, switch: usize, mut f: impl FnMut(usize, usize)) {
+        let base = self.first_port(switch);
         for ip in 0..self.num_ports(switch) {
             let mut routed = self.ports[base + ip].routed_vcs;
             while routed != 0 {
-                let v = routed.trailing_zeros() as usize;
+                let gv = (base + ip) * self.vcs + routed.trailing_zeros() as usize;
                 routed &= routed - 1;
-                if self.vc[(base + ip) * vcs + v].route_port as usize == port {
-                    total += phits(ip, v);
-                }
+                f(gv, self.vc[gv].route_port as usize);
             }
         }
-        total
+    }
+
+    /// Call `f` with each input VC of its switch (`in_port * vcs + vc`) whose head waits for
+    /// an output VC of port `gp` (an index into the port arrays).
+    #[inline]
+    fn for_each_waiting(&self, gp: usize, mut f: impl FnMut(usize)) {
+        let (vcs, w) = (self.vcs, self.waiter_words);
+        for k in 0..w {
+            let mut bits = (0..vcs).fold(0u32, |acc, v| acc | self.va_waiters[(gp * vcs + v) * w + k]);
+            while bits != 0 {
+                f(k * 32 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// Phits in the input buffer of VC `gv` (an index into the VC arrays).
+    #[inline]
+    fn input_phits(&self, gv: usize) -> u32 {
+        self.vc[gv].input.iter(&self.in_store, Ring::of(gv, self.in_slots)).map(|e| e.phits as u32).sum()
     }
 
     /// The switch that index `gp` of the port arrays belongs to (binary search; only for

@@ -46,16 +46,45 @@ impl Routers {
     /// Read again the network ports of `switches` (held ones, ascending, each once), and add
     /// to `changed` each (network port, backlog) that differs from what was kept.
     pub fn observe(&mut self, switches: &[u32], reach: QueueReach, changed: &mut Vec<(u32, u32)>) {
+        let (mut phits, mut backlogs) = (Vec::new(), Vec::new());
         for &s in switches {
             let s = s as usize;
-            for p in 0..self.network_ports[s] as usize {
-                let now = self.backlog(s, p, reach);
-                let np = self.network_port(s, p);
-                if self.observed[np] != now {
-                    self.observed[np] = now;
-                    changed.push((np as u32, now));
+            self.backlogs_of(s, reach, &mut phits, &mut backlogs);
+            let first = self.network_port(s, 0);
+            for (p, &now) in backlogs.iter().enumerate() {
+                if self.observed[first + p] != now {
+                    self.observed[first + p] = now;
+                    changed.push(((first + p) as u32, now));
                 }
             }
+        }
+    }
+
+    /// `backlog` of every network port of held switch `s`, into `out`, reading each input
+    /// VC's buffer once (`phits` is room for that) where port by port would read it once per
+    /// port its head waits for: a cycle reads every switch it touched.
+    fn backlogs_of(&self, s: usize, reach: QueueReach, phits: &mut Vec<u32>, out: &mut Vec<u32>) {
+        const UNREAD: u32 = u32::MAX;
+        let first_vc = self.first_port(s) * self.vcs;
+        phits.clear();
+        phits.resize(self.num_ports(s) * self.vcs, UNREAD);
+        // Only the input VCs whose heads wait or cross are read, most of them once.
+        let mut input = |bit: usize| {
+            if phits[bit] == UNREAD {
+                phits[bit] = self.input_phits(first_vc + bit);
+            }
+            phits[bit]
+        };
+        let net = self.network_ports[s] as usize;
+        out.clear();
+        out.extend((0..net).map(|p| self.queue_on(s, p, u32::MAX, reach)));
+        self.for_each_routed(s, |gv, to| {
+            if to < net {
+                out[to] += input(gv - first_vc);
+            }
+        });
+        for (p, backlog) in out.iter_mut().enumerate() {
+            self.for_each_waiting(self.global_port(s, p), |bit| *backlog += input(bit));
         }
     }
 
