@@ -140,18 +140,23 @@ fn open_loop_traffic_under_put_and_get_is_the_same_on_1_2_and_3_ranks() {
     }
 }
 
+/// An alltoall of `ranks` ranks spread over the groups of a small Aries network under GET,
+/// `routing_mode` with its `extra` keys, beside 16 ranks of background traffic at `load`.
+fn aries_alltoall_under_get(ranks: u32, bytes: u32, iterations: u32, routing_mode: &str, extra: &str, load: f64) -> String {
+    format!(
+        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n\
+         [router]\nvcs = 8\n[packet]\nphits = 5\n[nic]\nprotocol = \"get\"\n[traffic]\n\
+         [[jobs]]\nname = \"app\"\nranks = {ranks}\nworkload = {{ motif = \"alltoall\", iterations = {iterations}, bytes = {bytes} }}\n\
+         routing_mode = \"{routing_mode}\"\nallocation = {{ policy = \"spread\" }}\n{extra}\n\
+         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = {{ motif = \"bernoulli\", load = {load}, bytes = 256 }}\nbackground = true\n\
+         allocation = {{ policy = \"linear\", offset = 24 }}"
+    )
+}
+
 #[test]
 fn aries_jobs_under_a_get_protocol_are_the_same_on_1_2_and_3_ranks() {
     // The network-noise study's setting: Cray MPI's default modes, GET, background traffic.
-    let r = same_on_1_2_3_ranks(
-        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n\
-         [router]\nvcs = 8\n[packet]\nphits = 5\n[nic]\nprotocol = \"get\"\n[traffic]\n\
-         [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"alltoall\", iterations = 2, bytes = 4096 }\nrouting_mode = \"default\"\n\
-         allocation = { policy = \"spread\" }\n\
-         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 256 }\nbackground = true\n\
-         allocation = { policy = \"linear\", offset = 24 }",
-        "warmup = 0\ncycles = 2000000\nseed = 7",
-    );
+    let r = same_on_1_2_3_ranks(&aries_alltoall_under_get(8, 4096, 2, "default", "", 0.3), "warmup = 0\ncycles = 2000000\nseed = 7");
     assert!(r.jobs[0].complete && r.jobs[1].messages > 0);
 }
 
@@ -160,15 +165,8 @@ fn application_aware_jobs_are_the_same_on_1_2_and_3_ranks() {
     // Each message's mode is chosen from its NIC's counters at the NIC's rank, in the order
     // one process reads them (responses and deliveries counted in the calls' order); the
     // bytes per mode are added up on rank 0.
-    let r = same_on_1_2_3_ranks(
-        "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n\
-         [router]\nvcs = 8\n[packet]\nphits = 5\n[nic]\nprotocol = \"get\"\n[traffic]\n\
-         [[jobs]]\nname = \"app\"\nranks = 16\nworkload = { motif = \"alltoall\", iterations = 4, bytes = 1024 }\nrouting_mode = \"app_aware\"\n\
-         allocation = { policy = \"spread\" }\napp_aware = { threshold_bytes = 64 }\n\
-         [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.2, bytes = 256 }\nbackground = true\n\
-         allocation = { policy = \"linear\", offset = 24 }",
-        "warmup = 0\ncycles = 2000000\nseed = 3",
-    );
+    let aware = aries_alltoall_under_get(16, 1024, 4, "app_aware", "app_aware = { threshold_bytes = 64 }", 0.2);
+    let r = same_on_1_2_3_ranks(&aware, "warmup = 0\ncycles = 2000000\nseed = 3");
     let app = &r.jobs[0];
     assert!(app.complete);
     assert_eq!(app.mode_bytes.values().sum::<u64>(), app.bytes, "every byte counted once: {:?}", app.mode_bytes);
