@@ -219,6 +219,9 @@ pub struct Routers {
     /// it is read again from the restored switches.
     #[serde(skip)]
     observed: Vec<u32>,
+    /// Room for `observe`'s reading of a switch: its input VCs' phits and its ports' backlogs.
+    #[serde(skip)]
+    observe_room: (Vec<u32>, Vec<u32>),
 }
 
 /// The heads that become ready to ask for an output VC at each of the next cycles, where
@@ -475,6 +478,7 @@ impl Routers {
             vc_accept_ptr: Vec::new(),
             va_from: Vec::new(),
             observed: Vec::new(),
+            observe_room: (Vec::new(), Vec::new()),
         };
         routers.empty_flit_stores();
         routers

@@ -46,7 +46,8 @@ impl Routers {
     /// Read again the network ports of `switches` (held ones, ascending, each once), and add
     /// to `changed` each (network port, backlog) that differs from what was kept.
     pub fn observe(&mut self, switches: &[u32], reach: QueueReach, changed: &mut Vec<(u32, u32)>) {
-        let (mut phits, mut backlogs) = (Vec::new(), Vec::new());
+        // Room kept from cycle to cycle: this runs after every cycle.
+        let (mut phits, mut backlogs) = std::mem::take(&mut self.observe_room);
         for &s in switches {
             let s = s as usize;
             self.backlogs_of(s, reach, &mut phits, &mut backlogs);
@@ -58,6 +59,7 @@ impl Routers {
                 }
             }
         }
+        self.observe_room = (phits, backlogs);
     }
 
     /// `backlog` of every network port of held switch `s`, into `out`, reading each input
