@@ -238,7 +238,9 @@ impl SwitchSide {
         // Only a flit that waited for these credits needs the switch stepped: every
         // other reason to step a switch has its own wake-up (router/step.rs), and a step
         // with nothing to do changes nothing.
-        if q.output.front().is_some_and(|e| before < e.phits && e.phits <= q.credits) {
+        let waited = q.output.front().is_some_and(|e| before < e.phits && e.phits <= q.credits);
+        routers.mark_queue(gp);
+        if waited {
             return SwitchWake::Now(switch);
         }
         SwitchWake::None

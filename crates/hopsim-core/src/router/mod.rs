@@ -222,6 +222,16 @@ pub struct Routers {
     /// Room for `observe`'s reading of a switch: its input VCs' phits and its ports' backlogs.
     #[serde(skip)]
     observe_room: (Vec<u32>, Vec<u32>),
+    /// Per held port, the queue behind it (`queue_on`) when the observer last read it, and
+    /// whether it may have changed since (a byte each, not a bit: threads mark the ports of
+    /// their own switches, and a word would be shared among them): a
+    /// flit crossing into an output buffer, a flit sent, its space given back, credits back
+    /// (`mark_queue`). The observer reads again only the queues of those ports, where reading
+    /// every VC of every port of each switch a cycle touched was most of a UGAL-G run.
+    #[serde(skip)]
+    observed_queue: Vec<u32>,
+    #[serde(skip)]
+    queue_marks: Vec<bool>,
 }
 
 /// The heads that become ready to ask for an output VC at each of the next cycles, where
@@ -479,6 +489,8 @@ impl Routers {
             va_from: Vec::new(),
             observed: Vec::new(),
             observe_room: (Vec::new(), Vec::new()),
+            observed_queue: Vec::new(),
+            queue_marks: Vec::new(),
         };
         routers.empty_flit_stores();
         routers
@@ -649,6 +661,15 @@ impl Routers {
     #[inline(always)]
     pub fn port_bit(&self, switch: usize, port: usize) -> (usize, u64) {
         ((switch - self.held.start) * self.port_words + port / 64, 1 << (port % 64))
+    }
+
+    /// The queue behind output port `gp` (an index into the port arrays) may have changed
+    /// (`queue_marks`; nothing unless the observer keeps the backlogs).
+    #[inline(always)]
+    pub fn mark_queue(&mut self, gp: usize) {
+        if !self.queue_marks.is_empty() {
+            self.queue_marks[gp] = true;
+        }
     }
 
     /// Port `port` of `switch` now has work for its link stage (`busy_outputs`).
@@ -854,7 +875,9 @@ impl Routers {
         let vcs = self.vcs;
         let base = self.first_port(switch);
         let mut total = 0;
-        self.for_each_waiting(base + port, |bit| total += self.input_phits(base * vcs + bit));
+        if self.has_waiting_heads(switch) {
+            self.for_each_waiting(base, base + port, |bit| total += self.input_phits(base * vcs + bit));
+        }
         self.for_each_routed(switch, |gv, to| {
             if to == port {
                 total += self.input_phits(gv);
@@ -878,16 +901,28 @@ impl Routers {
         }
     }
 
-    /// Call `f` with each input VC of its switch (`in_port * vcs + vc`) whose head waits for
-    /// an output VC of port `gp` (an index into the port arrays).
+    /// Whether a head of `switch` waits for an output VC (`Port::va_waiting`): most switches
+    /// below saturation have none, and their waiter bits need not be read.
     #[inline]
-    fn for_each_waiting(&self, gp: usize, mut f: impl FnMut(usize)) {
+    fn has_waiting_heads(&self, switch: usize) -> bool {
+        self.ports[self.ports_of(switch)].iter().any(|p| p.va_waiting != 0)
+    }
+
+    /// Call `f` with each input VC of its switch (`in_port * vcs + vc`) whose head waits for
+    /// an output VC of port `gp` (an index into the port arrays; `base` is its switch's
+    /// first). A head woken by another output VC keeps its bits on this one until this one
+    /// frees (`wake_waiters`): only the bits of heads that wait now (`va_waiting`) count.
+    #[inline]
+    fn for_each_waiting(&self, base: usize, gp: usize, mut f: impl FnMut(usize)) {
         let (vcs, w) = (self.vcs, self.waiter_words);
         for k in 0..w {
             let mut bits = (0..vcs).fold(0u32, |acc, v| acc | self.va_waiters[(gp * vcs + v) * w + k]);
             while bits != 0 {
-                f(k * 32 + bits.trailing_zeros() as usize);
+                let bit = k * 32 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
+                if self.ports[base + bit / vcs].va_waiting >> (bit % vcs) & 1 == 1 {
+                    f(bit);
+                }
             }
         }
     }

@@ -14,7 +14,9 @@
 //! are (`Congestion::port_queue`, `waiting_for`), as UGAL-L does.
 //!
 //! A switch's ports change only when it receives an arrival or a credit or when it steps, so
-//! after each cycle only the switches that did are read again (`observe`).
+//! after each cycle only the switches that did are read again (`observe`), and of those only
+//! the queues marked as changed (`Routers::mark_queue`); the phits waiting in input buffers
+//! are summed again for each, reading waiter bits only where a head waits.
 
 use super::Routers;
 use crate::route::QueueReach;
@@ -24,6 +26,8 @@ impl Routers {
     /// network; `observe_held` reads a restored one).
     pub fn start_observing(&mut self) {
         self.observed = vec![0; self.network_port_count()];
+        self.observed_queue = vec![0; self.ports.len()];
+        self.queue_marks = vec![false; self.ports.len()];
     }
 
     /// Whether the backlogs are kept (routing reads other switches' queues).
@@ -50,7 +54,8 @@ impl Routers {
         let (mut phits, mut backlogs) = std::mem::take(&mut self.observe_room);
         for &s in switches {
             let s = s as usize;
-            self.backlogs_of(s, reach, &mut phits, &mut backlogs);
+            self.read_marked_queues(s, reach);
+            self.backlogs_of(s, &mut phits, &mut backlogs);
             let first = self.network_port(s, 0);
             for (p, &now) in backlogs.iter().enumerate() {
                 if self.observed[first + p] != now {
@@ -62,10 +67,21 @@ impl Routers {
         self.observe_room = (phits, backlogs);
     }
 
+    /// Read again the queues of the ports of held switch `s` marked since the last reading
+    /// (`mark_queue`), and clear their marks.
+    fn read_marked_queues(&mut self, s: usize, reach: QueueReach) {
+        let (first, net) = (self.first_port(s), self.network_ports[s] as usize);
+        for gp in self.ports_of(s) {
+            if std::mem::take(&mut self.queue_marks[gp]) && gp - first < net {
+                self.observed_queue[gp] = self.queue_on(s, gp - first, u32::MAX, reach);
+            }
+        }
+    }
+
     /// `backlog` of every network port of held switch `s`, into `out`, reading each input
     /// VC's buffer once (`phits` is room for that) where port by port would read it once per
     /// port its head waits for: a cycle reads every switch it touched.
-    fn backlogs_of(&self, s: usize, reach: QueueReach, phits: &mut Vec<u32>, out: &mut Vec<u32>) {
+    fn backlogs_of(&self, s: usize, phits: &mut Vec<u32>, out: &mut Vec<u32>) {
         const UNREAD: u32 = u32::MAX;
         let first_vc = self.first_port(s) * self.vcs;
         phits.clear();
@@ -79,14 +95,18 @@ impl Routers {
         };
         let net = self.network_ports[s] as usize;
         out.clear();
-        out.extend((0..net).map(|p| self.queue_on(s, p, u32::MAX, reach)));
+        let first = self.first_port(s);
+        out.extend(&self.observed_queue[first..first + net]);
         self.for_each_routed(s, |gv, to| {
             if to < net {
                 out[to] += input(gv - first_vc);
             }
         });
-        for (p, backlog) in out.iter_mut().enumerate() {
-            self.for_each_waiting(self.global_port(s, p), |bit| *backlog += input(bit));
+        if self.has_waiting_heads(s) {
+            let base = self.first_port(s);
+            for (p, backlog) in out.iter_mut().enumerate() {
+                self.for_each_waiting(base, base + p, |bit| *backlog += input(bit));
+            }
         }
     }
 
@@ -94,6 +114,7 @@ impl Routers {
     /// the backlogs): every (network port, backlog) of theirs that is not zero.
     pub fn observe_held(&mut self, reach: QueueReach) -> Vec<(u32, u32)> {
         let held: Vec<u32> = self.held().map(|s| s as u32).collect();
+        self.queue_marks.fill(true);
         let mut changed = Vec::new();
         self.observe(&held, reach, &mut changed);
         changed

@@ -273,6 +273,7 @@ fn return_space<const V: usize>(r: &mut Routers, gp: usize) -> usize {
     let (v, phits) = (p.tx_vc as usize, p.tx_phits);
     let gv = gp * vcs::<V>(r) + v;
     r.vc[gv].out_used -= phits;
+    r.mark_queue(gp);
     v
 }
 
@@ -402,6 +403,7 @@ fn start_flit<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &P
     match r.ports[gp].peer {
         Peer::Switch { switch: to, port: to_port } => {
             r.vc[gv].credits -= u;
+            r.mark_queue(gp);
             *sent.phit_hops += u as u64;
             cal.schedule(prm.delivered_at(start + lat), now, Event::FlitArrive { switch: to, port: to_port, vc: v as u8, packet: e.packet, flit: e.flit, tail: tail as u16 });
         }
@@ -1108,6 +1110,7 @@ fn grant<const V: usize, C: Schedule>(r: &mut Routers, cal: &mut C, prm: &Params
 
     let out = OutEntry { packet: e.packet, ready: link_may_start as u32, flit: e.flit, phits: e.phits };
     r.vc[gvo].out_used += e.phits;
+    r.mark_queue(go);
     // When the flit would be all the link has to send and may start next cycle, with the
     // credits it needs already here (they only grow until then), the link's step next cycle
     // could only start it: start it now, dated next cycle, and spare the switch that step

@@ -414,7 +414,7 @@ fn ugal_is_near_minimal_under_uniform_and_near_valiant_under_adversarial_traffic
     let (min, val) = (acc("minimal", adv, 1.0).metrics.accepted_load, acc("valiant", adv, 1.0).metrics.accepted_load);
     assert!(min < 0.6 * val, "minimal {min} against Valiant {val}");
     // UGAL-L and UGAL-G within 15 % of Valiant, PAR within 25 % (measured on this network:
-    // 0.369, 0.371 and 0.374, against Valiant's 0.387), each far above minimal.
+    // 0.369, 0.370 and 0.374, against Valiant's 0.387), each far above minimal.
     for (algo, share) in [("ugal_l", 0.85), ("ugal_g", 0.85), ("par", 0.75)] {
         let r = acc(algo, adv, 1.0);
         eprintln!("ADV+h: {algo} {:.3} (non-minimal {:.2}); minimal {min:.3}, Valiant {val:.3}", r.metrics.accepted_load, r.metrics.nonminimal_fraction);

@@ -147,9 +147,10 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
         },
     ];
 
-    // Routing that reads other switches' ports keeps every port's backlog, on every rank.
+    // Routing that reads other switches' ports keeps every port's backlog, on every rank,
+    // and for its own ports their queues as last read and a mark of those to read again.
     if crate::routing::algorithm(spec).is_ok_and(|a| a.reads_remote_queues()) {
-        parts.push(Part { what: format!("backlogs of the network's {all_ports} ports for routing"), key: "routing.algorithm", bytes: times(all_ports, 4) });
+        parts.push(Part { what: format!("backlogs of the network's {all_ports} ports for routing"), key: "routing.algorithm", bytes: times(all_ports, 4) + times(ports, 4 + 1) });
     }
 
     // Packets alive at saturation: the share `ALIVE_OF_BUFFERED` of the packets the buffers
