@@ -548,6 +548,44 @@ def test_an_exception_of_the_exchange_stops_the_engine_and_is_raised_again():
     assert echo.calls == 50  # not called again once it failed
 
 
+class SparseEcho(Echo):
+    """One rank with the exchanges of hopsim.mpi.MpiExchange: a cycle's messages go only to
+    ranks they are for, so one rank alone sends none."""
+
+    def __init__(self, fail_at: int | None = None, short: bool = False):
+        super().__init__(fail_at)
+        self.short, self.gathers = short, 0
+
+    def all_gather(self, mine):
+        self.gathers += 1
+        return [mine]
+
+    def sparse(self, out, sums, maxima):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise ConnectionError("the other rank went away")
+        assert out == [], "nothing for a rank of its own"
+        assert len(sums) == 7 and len(maxima) == 2
+        return [], list(sums)[: 6 if self.short else 7], list(maxima)
+
+    def all_to_all(self, out):
+        raise AssertionError("a cycle's exchange is sparse")
+
+
+def test_a_sparse_exchange_gives_the_result_of_one_thread():
+    from hopsim import _core
+
+    echo = SparseEcho()
+    on_rank = json.loads(_core.simulate_on_rank(SPEC_JSON, echo, True))
+    one = json.loads(_core.simulate_json(SPEC_JSON, None, 1, True))
+    assert echo.calls >= 700
+    assert _without_timings(on_rank["metrics"]) == _without_timings(one["metrics"])
+    with pytest.raises(ConnectionError, match="the other rank went away"):
+        _core.simulate_on_rank(SPEC_JSON, SparseEcho(fail_at=50))
+    with pytest.raises(ValueError, match="sparse returned 6 sums and 2 maxima; expected 7 and 2"):
+        _core.simulate_on_rank(SPEC_JSON, SparseEcho(short=True))
+
+
 def test_the_binding_refuses_a_bad_spec_and_a_bad_exchange():
     from hopsim import _core, engine
     from hopsim.spec import SpecError

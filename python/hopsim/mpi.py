@@ -2,8 +2,9 @@
 
 Orchestration only: the engine partitions the network and simulates
 (``hopsim._core.simulate_on_rank``); this module gives it an exchange between the ranks
-(:class:`MpiExchange`, one ``alltoall`` of the MPI world a simulated cycle), checks the
-launch, and has rank 0 order the runs that every rank then takes part in.
+(:class:`MpiExchange`: after each simulated cycle a message to each rank that has
+something to receive, and two small allreduces), checks the launch, and has rank 0 order
+the runs that every rank then takes part in.
 
 - A launch is detected from the environment mpirun (or srun) gives each process
   (:func:`launched_size`); mpi4py is imported only then, so a plain ``hopsim run`` never
@@ -25,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+from array import array
 from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Iterable
@@ -102,10 +104,15 @@ def _describe_lost(comm: Any, error: BaseException) -> str:
 
 
 class MpiExchange:
-    """The engine's exchange between ranks over an mpi4py communicator: ``all_to_all``
-    sends ``out[r]`` to rank ``r`` and returns what each rank sent here, by sender: one
-    pickle-based ``alltoall``, a collective every rank calls once a simulated cycle. An MPI
-    error (a rank lost) is :class:`RanksLost` naming the ranks."""
+    """The engine's exchange between ranks over an mpi4py communicator. An MPI error (a rank
+    lost) is :class:`RanksLost` naming the ranks.
+
+    - :meth:`sparse`, after every simulated cycle: a message only to the ranks this one has
+      something for (the neighbours its links cross to, the ranks of its messages'
+      destinations), and the run's state summed and maxed over the ranks.
+    - :meth:`all_to_all` and :meth:`all_gather`: the rare exchanges every rank takes part
+      in (the start, the deadlock checks, a shared workload's calls, the end).
+    """
 
     def __init__(self, comm: Any):
         from mpi4py import MPI
@@ -117,13 +124,63 @@ class MpiExchange:
         here = comm.Split_type(MPI.COMM_TYPE_SHARED)
         self.ranks_here = here.Get_size()
         here.Free()
+        self._mpi = MPI
         self._error = MPI.Exception
+        self._tag = 1
 
     def all_to_all(self, out: list[bytes]) -> list[bytes]:
+        """``out[r]`` to rank ``r``; what each rank sent here, by sender."""
         try:
             return self.comm.alltoall(out)
         except self._error as e:
             raise RanksLost(_describe_lost(self.comm, e)) from None
+
+    def all_gather(self, mine: bytes) -> list[bytes]:
+        """Every rank's ``mine``, by rank."""
+        try:
+            return self.comm.allgather(mine)
+        except self._error as e:
+            raise RanksLost(_describe_lost(self.comm, e)) from None
+
+    def sparse(self, out: list[tuple[int, bytes]], sums: list[int], maxima: list[int]) -> tuple[list[tuple[int, bytes]], list[int], list[int]]:
+        """Send each ``(rank, bytes)`` of ``out`` to its rank (another one, each at most
+        once) and return what ranks sent this one, by ascending sender, with ``sums`` added
+        up and ``maxima`` maxed over every rank (unsigned 64-bit). A collective.
+
+        No rank knows beforehand who sends to it. Synchronous sends complete only once
+        matched, so a rank whose sends have all completed joins a non-blocking barrier and
+        keeps receiving until the barrier completes: then every message was received (the
+        NBX algorithm of Hoefler, Siebert and Lumsdaine, 2010). The sums and maxima travel
+        in two non-blocking allreduces started first. Tags alternate between calls: a rank
+        that has seen a barrier complete may send the next call's messages to one that has
+        not yet."""
+        MPI = self._mpi
+        comm = self.comm
+        tag = self._tag = 3 - self._tag
+        try:
+            mine_sums, mine_max = array("Q", sums), array("Q", maxima)
+            all_sums, all_max = array("Q", bytes(8 * len(sums))), array("Q", bytes(8 * len(maxima)))
+            sends = [comm.Issend([payload, MPI.BYTE], r, tag) for r, payload in out]
+            got: list[tuple[int, bytes]] = []
+            status = MPI.Status()
+            barrier = None
+            while True:
+                while comm.Iprobe(MPI.ANY_SOURCE, tag, status):
+                    buf = bytearray(status.Get_count(MPI.BYTE))
+                    source = status.Get_source()
+                    comm.Recv([buf, MPI.BYTE], source, tag)
+                    got.append((source, bytes(buf)))
+                if barrier is None:
+                    if MPI.Request.Testall(sends):
+                        barrier = comm.Ibarrier()
+                elif barrier.Test():
+                    break
+            comm.Allreduce([mine_sums, MPI.UINT64_T], [all_sums, MPI.UINT64_T], MPI.SUM)
+            comm.Allreduce([mine_max, MPI.UINT64_T], [all_max, MPI.UINT64_T], MPI.MAX)
+        except self._error as e:
+            raise RanksLost(_describe_lost(self.comm, e)) from None
+        got.sort(key=lambda m: m[0])
+        return got, all_sums.tolist(), all_max.tolist()
 
 
 def _build() -> tuple[str, str]:
@@ -435,24 +492,31 @@ def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[str | None, 
     return out, time.perf_counter() - t0
 
 
-def measure(calls: int = 2000, bytes_per_rank: int = 64) -> float:
-    """Microseconds one :meth:`MpiExchange.all_to_all` takes here (every rank calls it;
-    rank 0's figure, the slowest rank's): ``python -m hopsim.mpi`` under mpirun."""
+def measure(calls: int = 2000, bytes_per_rank: int = 64) -> tuple[float, float]:
+    """Microseconds one :meth:`MpiExchange.all_to_all` of ``bytes_per_rank`` to every rank
+    takes here, and one :meth:`MpiExchange.sparse` of as many bytes to each neighbour on a
+    ring of the ranks, with a status of 7 sums and 2 maxima (every rank calls them; the
+    slowest rank's figures): ``python -m hopsim.mpi`` under mpirun."""
     MPI = _import_mpi()
     comm = MPI.COMM_WORLD
     exchange = MpiExchange(comm)
-    out = [bytes(bytes_per_rank)] * exchange.ranks
-    for _ in range(100):
-        exchange.all_to_all(out)
-    comm.barrier()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        exchange.all_to_all(out)
-    took = (time.perf_counter() - t0) / calls * 1e6
-    return max(comm.allgather(took))
+    n, me = exchange.ranks, exchange.rank
+    out = [bytes(bytes_per_rank)] * n
+    ring = sorted({(me + 1) % n, (me - 1) % n} - {me})
+    nbrs = [(r, bytes(bytes_per_rank)) for r in ring]
+    timings = []
+    for call in (lambda: exchange.all_to_all(out), lambda: exchange.sparse(nbrs, [1] * 7, [me, 0])):
+        for _ in range(100):
+            call()
+        comm.barrier()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        timings.append(max(comm.allgather((time.perf_counter() - t0) / calls * 1e6)))
+    return timings[0], timings[1]
 
 
 if __name__ == "__main__":  # pragma: no cover
-    us = measure()
+    dense, sparse = measure()
     if launched_rank() == 0:
-        print(f"all_to_all: {us:.1f} us a call")
+        print(f"all_to_all: {dense:.1f} us a call; sparse: {sparse:.1f} us a call")

@@ -170,7 +170,7 @@ fn result_json(result: &RunResult, spec: Option<&spec::Validated>) -> String {
     v.to_string()
 }
 
-pub use engine::ranks::{Exchange, RankError, RankFailure};
+pub use engine::ranks::{Exchange, RankError, RankFailure, Sparse};
 
 /// One rank's part of the run of `spec_json` over `exchange.ranks()` ranks (engine/ranks,
 /// docs/parallel.md): `Ok(Some(result))` on rank 0, the same result JSON one process gives

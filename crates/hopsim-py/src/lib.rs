@@ -199,13 +199,19 @@ pyo3::create_exception!(
 );
 
 /// The engine's exchange between ranks (`hopsim_core::Exchange`) as a Python object with
-/// `rank`, `ranks` and `all_to_all(list[bytes]) -> list[bytes]` (hopsim.mpi.MpiExchange):
-/// each call takes the GIL. An exception of the object's is kept, to be raised again once
-/// the engine has stopped, and given to the engine as a `RankFailure` with its text.
+/// `rank`, `ranks` and `all_to_all(list[bytes]) -> list[bytes]`, and optionally
+/// `all_gather(bytes) -> list[bytes]` and `sparse(list[tuple[int, bytes]], list[int],
+/// list[int]) -> (list[tuple[int, bytes]], list[int], list[int])` (hopsim.mpi.MpiExchange;
+/// without them the engine makes them of `all_to_all`): each call takes the GIL. An
+/// exception of the object's is kept, to be raised again once the engine has stopped, and
+/// given to the engine as a `RankFailure` with its text.
 struct PyExchange {
     exchange: Py<PyAny>,
     rank: usize,
     ranks: usize,
+    /// Whether the object has `all_gather` and `sparse` of its own.
+    gathers: bool,
+    sparse: bool,
     /// The ranks on this machine (`exchange.ranks_here`, 1 if it has none).
     ranks_here: usize,
     /// Set by `Progress.cancel()` or Ctrl-C: the next call fails instead of exchanging.
@@ -214,10 +220,47 @@ struct PyExchange {
 }
 
 impl PyExchange {
-    fn exchange(&self, out: Vec<Vec<u8>>) -> PyResult<Vec<Vec<u8>>> {
+    fn cancelled(&self) -> PyResult<()> {
         if self.cancel.load(Ordering::Relaxed) {
             return Err(PyKeyboardInterrupt::new_err("the run was cancelled"));
         }
+        Ok(())
+    }
+
+    /// The engine's `RankFailure` for an exception of the exchange, which is kept.
+    fn failed(&self, e: PyErr) -> hopsim_core::RankFailure {
+        let text = e.to_string();
+        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        hopsim_core::RankFailure(text)
+    }
+
+    fn gather(&self, mine: Vec<u8>) -> PyResult<Vec<Vec<u8>>> {
+        self.cancelled()?;
+        Python::attach(|py| {
+            let got = self.exchange.bind(py).call_method1("all_gather", (PyBytes::new(py, &mine),))?;
+            let all: Vec<Vec<u8>> = got.try_iter()?.map(|item| Ok(item?.extract::<PyBackedBytes>()?.to_vec())).collect::<PyResult<_>>()?;
+            if all.len() != self.ranks {
+                return Err(PyValueError::new_err(format!("all_gather returned {} messages; expected one from each of the {} ranks", all.len(), self.ranks)));
+            }
+            Ok(all)
+        })
+    }
+
+    fn sparse_exchange(&self, out: Vec<(usize, Vec<u8>)>, sums: Vec<u64>, maxima: Vec<u64>) -> PyResult<hopsim_core::Sparse> {
+        self.cancelled()?;
+        Python::attach(|py| {
+            let sent = PyList::new(py, out.iter().map(|(r, b)| (*r, PyBytes::new(py, b))))?;
+            let got = self.exchange.bind(py).call_method1("sparse", (sent, sums.clone(), maxima.clone()))?;
+            let (received, all_sums, all_maxima): (Vec<(usize, PyBackedBytes)>, Vec<u64>, Vec<u64>) = got.extract()?;
+            if all_sums.len() != sums.len() || all_maxima.len() != maxima.len() {
+                return Err(PyValueError::new_err(format!("sparse returned {} sums and {} maxima; expected {} and {}", all_sums.len(), all_maxima.len(), sums.len(), maxima.len())));
+            }
+            Ok(hopsim_core::Sparse { received: received.into_iter().map(|(r, b)| (r, b.to_vec())).collect(), sums: all_sums, maxima: all_maxima })
+        })
+    }
+
+    fn exchange(&self, out: Vec<Vec<u8>>) -> PyResult<Vec<Vec<u8>>> {
+        self.cancelled()?;
         Python::attach(|py| {
             let sent = PyList::new(py, out.iter().map(|b| PyBytes::new(py, b)))?;
             let got = self.exchange.bind(py).call_method1("all_to_all", (sent,))?;
@@ -251,14 +294,21 @@ impl hopsim_core::Exchange for PyExchange {
     }
 
     fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, hopsim_core::RankFailure> {
-        match self.exchange(out) {
-            Ok(received) => Ok(received),
-            Err(e) => {
-                let text = e.to_string();
-                *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                Err(hopsim_core::RankFailure(text))
-            }
+        self.exchange(out).map_err(|e| self.failed(e))
+    }
+
+    fn all_gather(&mut self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>, hopsim_core::RankFailure> {
+        if !self.gathers {
+            return self.all_to_all(vec![mine; self.ranks]);
         }
+        self.gather(mine).map_err(|e| self.failed(e))
+    }
+
+    fn sparse(&mut self, out: Vec<(usize, Vec<u8>)>, sums: Vec<u64>, maxima: Vec<u64>) -> Result<hopsim_core::Sparse, hopsim_core::RankFailure> {
+        if !self.sparse {
+            return hopsim_core::engine::ranks::sparse_over_all_to_all(self, out, sums, maxima);
+        }
+        self.sparse_exchange(out, sums, maxima).map_err(|e| self.failed(e))
     }
 }
 
@@ -270,15 +320,14 @@ fn rank_count(exchange: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
 }
 
 /// This rank's share of one run partitioned over the ranks of `exchange` (an object with
-/// `rank`, `ranks` and `all_to_all(list[bytes]) -> list[bytes]`, a collective every rank
-/// calls once a simulated cycle: hopsim.mpi.MpiExchange). Every rank calls it with the same
+/// `rank`, `ranks` and the collectives of `PyExchange`: hopsim.mpi.MpiExchange). Every rank calls it with the same
 /// spec; rank 0 gets the result JSON (what `simulate_json` returns for the spec on one
 /// thread), the others None. `with_spec` and `seal` are `simulate_json`'s; `progress` follows
 /// the cycles simulated, and `progress.cancel()` stops this rank at its next exchange (the
 /// others then wait for it: cancel every rank).
 ///
 /// A spec the engine refuses raises ValueError, the same on every rank. An exception raised
-/// by `exchange.all_to_all` stops the engine and is raised again here; a failure the engine
+/// by a method of `exchange` stops the engine and is raised again here; a failure the engine
 /// finds itself raises `RankFailure`.
 #[pyfunction]
 #[pyo3(signature = (spec_json, exchange, with_spec=false, seal=None, progress=None, checkpoint=None, resume=false))]
@@ -305,6 +354,8 @@ fn simulate_on_rank(
         rank,
         ranks,
         ranks_here,
+        gathers: exchange.hasattr("all_gather")?,
+        sparse: exchange.hasattr("sparse")?,
         cancel: Arc::new(AtomicBool::new(false)),
         error: error.clone(),
     };

@@ -39,6 +39,34 @@ fn a_torus_is_the_same_on_1_2_and_3_ranks() {
 }
 
 #[test]
+fn a_rank_sends_only_to_the_ranks_it_has_something_for() {
+    // An 8x8x4 torus over 4 ranks: each rank holds one z-plane (switches are numbered x
+    // first). With DOR, traffic shifted along x stays in each rank's plane; shifted along
+    // z it goes to the next plane's rank, whose credits and deliveries come back: two
+    // neighbours. Uniform traffic sends message records to every rank.
+    let body = |pattern: &str| format!("[topology]\nkind = \"torus\"\ndims = [8, 8, 4]\n[routing]\nalgorithm = \"dor\"\n[traffic]\n{pattern}\nload = 0.3\n[run]\nwarmup = 200\ncycles = 800\nseed = 4\n");
+    let counted = |pattern: &str| {
+        let toml = body(pattern);
+        let (result, sent) = local::run_counting(&spec(&toml), 4).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(fingerprint(&result), fingerprint(&common::run(&toml)), "4 ranks differ from one process on\n{toml}");
+        sent
+    };
+    for s in counted("pattern = \"shift\"\nshift = [1, 0, 0]") {
+        assert!(s.exchanges >= 1000, "{s:?}");
+        assert_eq!(s.messages, 0, "nothing leaves a rank's plane: {s:?}");
+    }
+    for (r, s) in counted("pattern = \"shift\"\nshift = [0, 0, 1]").iter().enumerate() {
+        let (next, previous, across) = ((r + 1) % 4, (r + 3) % 4, (r + 2) % 4);
+        assert!(s.messages_to[next] > s.exchanges / 2 && s.messages_to[previous] > s.exchanges / 2, "rank {r}: {s:?}");
+        assert_eq!(s.messages_to[across], 0, "rank {r} has nothing for the rank across: {s:?}");
+        assert!(s.messages_to.iter().all(|&n| n <= s.exchanges), "one message a cycle at most: {s:?}");
+    }
+    for (r, s) in counted("pattern = \"uniform\"").iter().enumerate() {
+        assert!(s.messages_to[(r + 2) % 4] > 0, "rank {r}: message records to the rank across: {s:?}");
+    }
+}
+
+#[test]
 fn a_hyperx_with_valiant_is_the_same_on_1_2_and_3_ranks() {
     let r = same_on_1_2_3_ranks(nets::HYPERX_VALIANT_SATURATED, "warmup = 500\ncycles = 2000\nseed = 2");
     assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated");

@@ -12,8 +12,23 @@ pub struct LocalExchange {
     rank: usize,
     to: Vec<Sender<Vec<u8>>>,
     from: Vec<Receiver<Vec<u8>>>,
-    /// Bytes this rank sent to other ranks.
+    /// Bytes this rank sent to other ranks, and messages after cycles (`sparse`): what an
+    /// MPI exchange sends, not counting the sums and maxima of the statuses.
     pub bytes_sent: u64,
+    pub messages_sent: u64,
+    /// Those messages by receiving rank.
+    pub messages_to: Vec<u64>,
+    /// Exchanges after cycles (`sparse` calls).
+    pub exchanges: u64,
+}
+
+/// What one rank sent over a run (`LocalExchange`'s counts).
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub bytes: u64,
+    pub messages: u64,
+    pub messages_to: Vec<u64>,
+    pub exchanges: u64,
 }
 
 impl LocalExchange {
@@ -28,7 +43,7 @@ impl LocalExchange {
                 dst_from.push(rx);
             }
         }
-        to.into_iter().zip(from).enumerate().map(|(rank, (to, from))| LocalExchange { rank, to, from, bytes_sent: 0 }).collect()
+        to.into_iter().zip(from).enumerate().map(|(rank, (to, from))| LocalExchange { rank, to, from, bytes_sent: 0, messages_sent: 0, messages_to: vec![0; ranks], exchanges: 0 }).collect()
     }
 }
 
@@ -51,11 +66,30 @@ impl Exchange for LocalExchange {
         }
         self.from.iter().enumerate().map(|(r, rx)| rx.recv().map_err(|_| RankFailure(format!("rank {r} has stopped")))).collect()
     }
+    fn sparse(&mut self, out: Vec<(usize, Vec<u8>)>, sums: Vec<u64>, maxima: Vec<u64>) -> Result<super::Sparse, RankFailure> {
+        let before = self.bytes_sent;
+        let payload: u64 = out.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+        self.messages_sent += out.len() as u64;
+        for (r, _) in &out {
+            if let Some(n) = self.messages_to.get_mut(*r) {
+                *n += 1;
+            }
+        }
+        self.exchanges += 1;
+        let all = super::sparse_over_all_to_all(self, out, sums, maxima);
+        self.bytes_sent = before + payload;
+        all
+    }
 }
 
 /// The run of `spec` over `ranks` ranks, each a thread of this process: rank 0's result.
 pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, RankError> {
     run_checkpointed(spec, ranks, None)
+}
+
+/// `run`, and what each rank sent, by rank.
+pub fn run_counting(spec: &crate::spec::Validated, ranks: usize) -> Result<(RunResult, Vec<Sent>), RankError> {
+    run_counted(spec, ranks, None, super::Walking::default())
 }
 
 /// `run`, with each rank's checkpoints beside `checkpoint` (`Simulation::run_on_rank`).
@@ -75,21 +109,31 @@ pub fn run_split(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResul
 }
 
 fn run_with(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, walking: super::Walking) -> Result<RunResult, RankError> {
+    run_counted(spec, ranks, checkpoint, walking).map(|(result, _)| result)
+}
+
+fn run_counted(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, walking: super::Walking) -> Result<(RunResult, Vec<Sent>), RankError> {
     let exchanges = LocalExchange::connected(ranks);
-    let results: Vec<Result<Option<RunResult>, RankError>> = std::thread::scope(|scope| {
+    let results: Vec<Result<(Option<RunResult>, Sent), RankError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = exchanges
             .into_iter()
             .map(|mut ex| {
-                scope.spawn(move || crate::engine::Simulation::run_on_rank_walking(spec, &mut ex, None, checkpoint, walking))
+                scope.spawn(move || {
+                    let result = crate::engine::Simulation::run_on_rank_walking(spec, &mut ex, None, checkpoint, walking)?;
+                    Ok((result, Sent { bytes: ex.bytes_sent, messages: ex.messages_sent, messages_to: ex.messages_to.clone(), exchanges: ex.exchanges }))
+                })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(RankError::Rank(RankFailure("a rank panicked".into()))))).collect()
     });
     let mut first = None;
+    let mut sent = Vec::with_capacity(ranks);
     for r in results {
-        if let Some(result) = r? {
+        let (result, counts) = r?;
+        if let Some(result) = result {
             first = Some(result);
         }
+        sent.push(counts);
     }
-    Ok(first.expect("rank 0 gives the result"))
+    Ok((first.expect("rank 0 gives the result"), sent))
 }

@@ -5,15 +5,15 @@
 //! random streams, NICs, workload timers, the packets at them and the statistics of what
 //! their servers send and receive. Every latency is at least one cycle, so a rank can do a
 //! whole cycle of its own switches and servers alone; what its switch steps schedule for
-//! another rank's switches goes out after the cycle, in one message per rank (`wire`), with
-//! the record of every packet whose head crosses. A cycle ends with that exchange (an
-//! `Exchange::all_to_all`), and every rank then puts what it received into its calendar in
-//! rank order, its own among them, and its NICs' events last: since ranks own ascending
-//! ranges of switches, that is the order one process schedules them in (switch steps in
-//! ascending number, then the NICs), so every later tie, random draw and sum is the same.
-//! The messages also carry each rank's status, from which every rank takes the same
-//! decisions a one-process run takes from its whole state: the end of the run, the
-//! watchdog, and the next cycle with anything to do.
+//! another rank's switches goes out after the cycle, in one message to each rank it has
+//! anything for (`wire`), with the record of every packet whose head crosses. A cycle ends
+//! with that exchange (`Exchange::sparse`), and every rank then puts what it received into
+//! its calendar in rank order, its own among them, and its NICs' events last: since ranks
+//! own ascending ranges of switches, that is the order one process schedules them in
+//! (switch steps in ascending number, then the NICs), so every later tie, random draw and
+//! sum is the same. The exchange also sums and maxes every rank's status, from which every
+//! rank takes the same decisions a one-process run takes from its whole state: the end of
+//! the run, the watchdog, and the next cycle with anything to do.
 //!
 //! A workload whose servers share state runs whole on every rank (`server_side::rank`).
 //! At the end rank 0 gathers the other ranks' statistics, NIC counters, link loads, samples
@@ -41,12 +41,65 @@ pub trait Exchange {
     fn ranks(&self) -> usize;
     /// Send `out[r]` to rank `r` for every rank (this one's included) and return what every
     /// rank sent to this one, indexed by sender. A collective: every rank calls it at the
-    /// same points of the run (once per cycle simulated, once more for a shared workload's
-    /// calls, at the deadlock checks, and at the start and end).
+    /// same points of the run (at the end, and wherever the others are not overridden).
     fn all_to_all(&mut self, out: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RankFailure>;
+    /// Every rank's `mine`, indexed by rank. A collective (a shared workload's calls, the
+    /// deadlock checks, the start).
+    fn all_gather(&mut self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>, RankFailure> {
+        let ranks = self.ranks();
+        self.all_to_all(vec![mine; ranks])
+    }
+    /// The exchange after each cycle: send each `(rank, bytes)` of `out` (another rank, each
+    /// at most once) to its rank, and return what ranks sent this one, by ascending sender,
+    /// with `sums` added up and `maxima` maxed over every rank's. A collective. Only ranks
+    /// with something for another send it a message (the neighbours its switches' links
+    /// reach, the ranks of its servers' messages), so a rank cannot count on one from each.
+    /// Here over `all_to_all`, every rank hearing from every other; an MPI exchange sends
+    /// only the messages (hopsim.mpi.MpiExchange).
+    fn sparse(&mut self, out: Vec<(usize, Vec<u8>)>, sums: Vec<u64>, maxima: Vec<u64>) -> Result<Sparse, RankFailure> {
+        sparse_over_all_to_all(self, out, sums, maxima)
+    }
     /// The ranks of the run on this machine, this one included: they share its memory.
     fn ranks_here(&self) -> usize {
         1
+    }
+}
+
+/// `Exchange::sparse` made of one `all_to_all`: each rank sends every other its sums and
+/// maxima and, if it has one, its message.
+pub fn sparse_over_all_to_all<E: Exchange + ?Sized>(ex: &mut E, out: Vec<(usize, Vec<u8>)>, sums: Vec<u64>, maxima: Vec<u64>) -> Result<Sparse, RankFailure> {
+    let ranks = ex.ranks();
+    let mut each: Vec<Option<Vec<u8>>> = vec![None; ranks];
+    for (r, bytes) in out {
+        *each.get_mut(r).ok_or_else(|| RankFailure(format!("a message for rank {r} of {ranks}")))? = Some(bytes);
+    }
+    let encoded = each.into_iter().map(|payload| bincode::serialize(&(&sums, &maxima, payload)).expect("a window serialises")).collect();
+    let mut all = Sparse { received: Vec::new(), sums: vec![0; sums.len()], maxima: vec![0; maxima.len()] };
+    for (r, bytes) in ex.all_to_all(encoded)?.into_iter().enumerate() {
+        let (s, m, payload): (Vec<u64>, Vec<u64>, Option<Vec<u8>>) = bincode::deserialize(&bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
+        all.add(&s, &m).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
+        all.received.extend(payload.map(|p| (r, p)));
+    }
+    Ok(all)
+}
+
+/// What `Exchange::sparse` returns: the messages to this rank, by ascending sender, and the
+/// sums and maxima over every rank.
+pub struct Sparse {
+    pub received: Vec<(usize, Vec<u8>)>,
+    pub sums: Vec<u64>,
+    pub maxima: Vec<u64>,
+}
+
+impl Sparse {
+    /// Add one rank's words to the sums and maxima.
+    pub fn add(&mut self, sums: &[u64], maxima: &[u64]) -> Result<(), String> {
+        if sums.len() != self.sums.len() || maxima.len() != self.maxima.len() {
+            return Err(format!("{} sums and {} maxima where the others send {} and {}", sums.len(), maxima.len(), self.sums.len(), self.maxima.len()));
+        }
+        self.sums.iter_mut().zip(sums).for_each(|(a, b)| *a = a.wrapping_add(*b));
+        self.maxima.iter_mut().zip(maxima).for_each(|(a, b)| *a = (*a).max(*b));
+        Ok(())
     }
 }
 
@@ -234,7 +287,7 @@ impl Simulation {
         if checkpoint.is_some_and(|c| c.resume) {
             // Every rank goes on from the same cycle, or all start over.
             let cycle = resumed.as_ref().map_or(u64::MAX, |(sim, _)| sim.now);
-            let all = ex.all_to_all(vec![cycle.to_le_bytes().to_vec(); plan.ranks])?;
+            let all = ex.all_gather(cycle.to_le_bytes().to_vec())?;
             let same = all.iter().all(|b| b.as_slice() == cycle.to_le_bytes());
             match resumed {
                 Some((mut sim, (global, crossing, view))) if same => {
@@ -512,45 +565,50 @@ impl Simulation {
     /// NICs' events. Returns the run's state summed over ranks.
     #[allow(clippy::too_many_arguments)]
     fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, observed: &mut Vec<(u32, u32)>, now: u64) -> Result<Status, RankFailure> {
-        let status = self.rank_status(out);
+        let (sums, maxima) = self.rank_status(out).reductions();
         let streams = self.server_side.streams_to_share();
-        let mut msgs = Vec::with_capacity(plan.ranks);
+        let mut msgs = Vec::new();
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
-                msgs.push(wire::encode(status, &[], &mut self.packets, &[], &[], &[], &[]));
-            } else {
-                let messages = self.server_side.messages_for(r);
-                let deliveries = self.server_side.deliveries_for(r);
-                msgs.push(wire::encode(status, events, &mut self.packets, &messages, &streams, &deliveries, observed));
+                continue;
+            }
+            let messages = self.server_side.messages_for(r);
+            let deliveries = self.server_side.deliveries_for(r);
+            if !wire::is_empty(events, &messages, &streams, &deliveries, observed) {
+                msgs.push((r, wire::encode(events, &mut self.packets, &messages, &streams, &deliveries, observed)));
                 events.clear();
             }
         }
         observed.clear();
-        let incoming = ex.all_to_all(msgs)?;
-        if incoming.len() != plan.ranks {
-            return Err(RankFailure(format!("the exchange returned {} messages for {} ranks", incoming.len(), plan.ranks)));
-        }
-        let mut global = Status::none();
-        let mut windows = Vec::with_capacity(plan.ranks);
-        for (r, bytes) in incoming.iter().enumerate() {
+        let exchanged = ex.sparse(msgs, sums, maxima)?;
+        let global = Status::from_reductions(&exchanged.sums, &exchanged.maxima).map_err(RankFailure)?;
+        let mut windows = Vec::with_capacity(exchanged.received.len());
+        for (r, bytes) in &exchanged.received {
+            let r = *r;
+            if r >= plan.ranks || r == plan.rank || windows.last().is_some_and(|&(last, _)| last >= r) {
+                return Err(RankFailure(format!("the exchange returned a message from rank {r} out of order, or from this rank ({}) of {}", plan.rank, plan.ranks)));
+            }
             let mut window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
-            global.add(&window.status);
             // Before any packet: a message's first packet crosses a cycle after its record.
             self.server_side.messages_from(r, std::mem::take(&mut window.messages));
             self.server_side.set_streams(std::mem::take(&mut window.streams));
             self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
-            windows.push(window);
+            windows.push((r, window));
         }
-        for (r, window) in windows.iter().enumerate() {
-            if r == plan.rank {
-                for (at, ev) in out[r].drain(..) {
-                    self.cal.schedule(at, now, ev);
-                }
-            } else {
-                for (at, ev) in crossing.take_in(r, window, &mut self.packets) {
-                    self.cal.schedule(at, now, ev);
-                }
+        // Rank order, this rank's own list among the others'.
+        let split = windows.partition_point(|&(r, _)| r < plan.rank);
+        for (r, window) in &windows[..split] {
+            for (at, ev) in crossing.take_in(*r, window, &mut self.packets) {
+                self.cal.schedule(at, now, ev);
+            }
+        }
+        for (at, ev) in out[plan.rank].drain(..) {
+            self.cal.schedule(at, now, ev);
+        }
+        for (r, window) in &windows[split..] {
+            for (at, ev) in crossing.take_in(*r, window, &mut self.packets) {
+                self.cal.schedule(at, now, ev);
             }
         }
         self.server_side.schedule_deferred(&mut self.cal, now);
@@ -591,7 +649,7 @@ impl Simulation {
     /// order the rank made them.
     fn share_calls(&mut self, ex: &mut dyn Exchange, now: u64) -> Result<(), RankFailure> {
         let mine = bincode::serialize(&self.server_side.calls_to_share()).expect("calls serialise");
-        let all = ex.all_to_all(vec![mine; ex.ranks()])?;
+        let all = ex.all_gather(mine)?;
         let mut by_rank = Vec::with_capacity(all.len());
         for (r, bytes) in all.iter().enumerate() {
             let theirs: Vec<(u64, Call)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s workload calls are damaged: {e}")))?;
@@ -606,7 +664,7 @@ impl Simulation {
     /// rank: where routing reads other switches' ports, at a rank's start.
     fn share_observed(&mut self, ex: &mut dyn Exchange, reach: crate::route::QueueReach) -> Result<(), RankFailure> {
         let mine = bincode::serialize(&self.switch_side.observe_held(reach)).expect("backlogs serialise");
-        let all = ex.all_to_all(vec![mine; ex.ranks()])?;
+        let all = ex.all_gather(mine)?;
         for (r, bytes) in all.iter().enumerate() {
             let theirs: Vec<(u32, u32)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s backlogs are damaged: {e}")))?;
             self.switch_side.set_observed(&theirs).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
@@ -618,7 +676,7 @@ impl Simulation {
     /// sent to every rank, in rank order.
     fn wait_for_graph(&self, ex: &mut dyn Exchange, detector: &mut super::deadlock::Detector, now: u64, own: std::ops::Range<usize>) -> Result<Vec<super::deadlock::Graph>, RankFailure> {
         let mine = detector.part(self, now, own).encode();
-        let parts = ex.all_to_all(vec![mine; ex.ranks()])?;
+        let parts = ex.all_gather(mine)?;
         parts.iter().enumerate().map(|(r, bytes)| super::deadlock::Graph::decode(bytes).map_err(|e| RankFailure(format!("rank {r}'s wait-for graph is damaged: {e}")))).collect()
     }
 

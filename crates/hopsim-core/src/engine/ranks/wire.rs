@@ -14,7 +14,8 @@ use std::collections::HashMap;
 /// What a rank tells every other rank about itself after a cycle: enough for all of them to
 /// take the same decisions at the end of the cycle (stop, deadlock, the next cycle to run),
 /// which a one-process run takes from its whole state. Summed over the ranks (`add`), the
-/// run's state.
+/// run's state: the exchange adds it up as two reductions, a sum and a maximum of unsigned
+/// 64-bit words (`reductions`, `from_reductions`), which MPI has built in.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Status {
     /// Packets the rank's NICs injected, and packets its NICs received.
@@ -37,12 +38,15 @@ pub struct Status {
 
 impl Status {
     /// Nothing yet: what `add` starts from to sum the ranks' statuses into the run's.
+    #[cfg(test)]
     pub fn none() -> Self {
         Status { workload_finished: true, ..Default::default() }
     }
     /// Add another rank's status: counts add up, the last progress and the next timer are
     /// the latest and the earliest, the run is busy if any rank is, and its workload
-    /// finished if every rank's is.
+    /// finished if every rank's is. The meaning of the reductions, which the tests hold
+    /// them to.
+    #[cfg(test)]
     pub fn add(&mut self, s: &Status) {
         self.injected += s.injected;
         self.delivered += s.delivered;
@@ -57,6 +61,35 @@ impl Status {
         self.measured_phits += s.measured_phits;
         self.measured_delivered_phits += s.measured_delivered_phits;
     }
+    /// The status as words to sum over the ranks and words to take the maximum of: the
+    /// flags as counts of ranks (busy, and whose workload is not finished), and the next
+    /// timer as its distance below `u64::MAX` (the earliest timer is then the maximum; no
+    /// timer is 0).
+    pub fn reductions(&self) -> (Vec<u64>, Vec<u64>) {
+        let sums = vec![self.injected, self.delivered, self.generated, self.measured_phits, self.measured_delivered_phits, self.busy as u64, !self.workload_finished as u64];
+        let maxima = vec![self.last_progress, self.next_timer.map_or(0, |t| u64::MAX - t)];
+        (sums, maxima)
+    }
+
+    /// The run's status from the reductions of every rank's (`reductions`): what `add`
+    /// makes of them.
+    pub fn from_reductions(sums: &[u64], maxima: &[u64]) -> Result<Self, String> {
+        let (&[injected, delivered, generated, measured_phits, measured_delivered_phits, busy, unfinished], &[last_progress, timer]) = (sums, maxima) else {
+            return Err(format!("the exchange returned {} sums and {} maxima, not 7 and 2", sums.len(), maxima.len()));
+        };
+        Ok(Status {
+            injected,
+            delivered,
+            generated,
+            last_progress,
+            busy: busy > 0,
+            next_timer: (timer > 0).then(|| u64::MAX - timer),
+            workload_finished: unfinished == 0,
+            measured_phits,
+            measured_delivered_phits,
+        })
+    }
+
     /// Packets injected and not delivered yet.
     pub fn in_network(&self) -> u64 {
         self.injected - self.delivered
@@ -70,10 +103,9 @@ impl Status {
     }
 }
 
-/// One rank's message to another after a cycle.
+/// One rank's message to another after a cycle, sent only when not empty (`is_empty`).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Window {
-    pub status: Status,
     /// (cycle due, event), in the order the sender's steps scheduled them.
     pub events: Vec<(u64, Event)>,
     /// The records of the packets whose heads are among `events`, in their order.
@@ -90,10 +122,14 @@ pub struct Window {
     pub observed: Vec<(u32, u32)>,
 }
 
+/// Whether a window would tell its receiver nothing, so that it is not sent.
+pub fn is_empty(events: &[(u64, Event)], messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)], observed: &[(u32, u32)]) -> bool {
+    events.is_empty() && messages.is_empty() && streams.is_empty() && deliveries.is_empty() && observed.is_empty()
+}
+
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross; the sender's copy of a packet whose tail crosses is freed.
-#[allow(clippy::too_many_arguments)]
-pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)], observed: &[(u32, u32)]) -> Vec<u8> {
+pub fn encode(events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)], observed: &[(u32, u32)]) -> Vec<u8> {
     let mut records = Vec::new();
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -105,12 +141,12 @@ pub fn encode(status: Status, events: &[(u64, Event)], packets: &mut Arena, mess
             }
         }
     }
-    bincode::serialize(&(status, events, records, messages, streams, deliveries, observed)).expect("a window serialises")
+    bincode::serialize(&(events, records, messages, streams, deliveries, observed)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (status, events, packets, messages, streams, deliveries, observed) = bincode::deserialize(bytes)?;
-    Ok(Window { status, events, packets, messages, streams, deliveries, observed })
+    let (events, packets, messages, streams, deliveries, observed) = bincode::deserialize(bytes)?;
+    Ok(Window { events, packets, messages, streams, deliveries, observed })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the
@@ -136,5 +172,32 @@ impl Crossing {
             }
             (at, ev)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Status;
+
+    #[test]
+    fn the_reductions_of_statuses_add_up_as_the_statuses_do() {
+        let ranks = [
+            Status { injected: 5, delivered: 3, generated: 6, last_progress: 40, busy: false, next_timer: None, workload_finished: true, measured_phits: 10, measured_delivered_phits: 7 },
+            Status { injected: 2, delivered: 2, generated: 2, last_progress: 44, busy: true, next_timer: Some(90), workload_finished: false, measured_phits: 4, measured_delivered_phits: 4 },
+            Status { injected: 0, delivered: 1, generated: 0, last_progress: 12, busy: false, next_timer: Some(70), workload_finished: true, measured_phits: 0, measured_delivered_phits: 1 },
+        ];
+        for take in 1..=ranks.len() {
+            let mut added = Status::none();
+            let (mut sums, mut maxima) = (vec![0u64; 7], vec![0u64; 2]);
+            for s in &ranks[..take] {
+                added.add(s);
+                let (a, b) = s.reductions();
+                sums.iter_mut().zip(a).for_each(|(x, y)| *x += y);
+                maxima.iter_mut().zip(b).for_each(|(x, y)| *x = (*x).max(y));
+            }
+            let reduced = Status::from_reductions(&sums, &maxima).unwrap();
+            assert_eq!(format!("{reduced:?}"), format!("{added:?}"), "{take} ranks");
+        }
+        assert!(Status::from_reductions(&[0; 6], &[0; 2]).is_err());
     }
 }
