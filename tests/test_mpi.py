@@ -66,6 +66,13 @@ DRAGONFLY = _uniform(
     '[router]\nvcs = 8\n[routing]\nalgorithm = "ugal_l"\nvc_policy = "min_last"\n',
     3,
 )
+# Four ranks, one z-plane each: traffic shifted along x never leaves a rank (the exchange
+# sends nothing, and the ranks only meet in the barrier and the reductions); along z it
+# goes to the next rank only.
+SHIFTED = (
+    'name = "torus-shift"\n[topology]\nkind = "torus"\ndims = [4, 4, 4]\nservers_per_switch = 1\n[routing]\nalgorithm = "dor"\n'
+    '[traffic]\npattern = "shift"\nshift = [1, 0, 0]\nload = 0.3\n[run]\nwarmup = 200\ncycles = 800\nseed = 4\n'
+)
 
 # An application (allreduce) beside a background job: per-job files too.
 JOBS = """\
@@ -241,9 +248,9 @@ workload = { motif = "bernoulli", load = 0.2, bytes = 256 }
     "text, ranks, plots, sweep",
     [(TORUS, 2, True, '"traffic.load" = [0.1, 0.3]\n'), (HYPERX, 3, False, '"traffic.load" = [0.1, 0.3]\n'),
      (DRAGONFLY, 3, False, '"routing.algorithm" = ["ugal_l", "ugal_g"]\n'), (JOBS, 2, False, ""), (GET_WINDOWS, 3, False, ""),
-     (APP_AWARE, 2, False, "")],
+     (APP_AWARE, 2, False, ""), (SHIFTED, 4, False, '"traffic.shift" = [[1, 0, 0], [0, 0, 1]]\n')],
     ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-ugal_g-3-ranks", "torus-jobs-2-ranks", "torus-get-3-ranks",
-         "aries-app-aware-2-ranks"],
+         "aries-app-aware-2-ranks", "torus-shift-x-z-4-ranks"],
 )
 def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, text, ranks, plots, sweep):
     path = write_spec(tmp_path, text, sweep=sweep)
