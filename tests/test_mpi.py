@@ -561,7 +561,7 @@ class SparseEcho(Echo):
 
     def __init__(self, fail_at: int | None = None, short: bool = False):
         super().__init__(fail_at)
-        self.short, self.gathers = short, 0
+        self.short, self.gathers, self.dense = short, 0, 0
 
     def all_gather(self, mine):
         self.gathers += 1
@@ -576,7 +576,8 @@ class SparseEcho(Echo):
         return [], list(sums)[: 6 if self.short else 7], list(maxima)
 
     def all_to_all(self, out):
-        raise AssertionError("a cycle's exchange is sparse")
+        self.dense += 1  # only at the end: the deliveries for other ranks' NICs
+        return list(out)
 
 
 def test_a_sparse_exchange_gives_the_result_of_one_thread():
@@ -585,7 +586,7 @@ def test_a_sparse_exchange_gives_the_result_of_one_thread():
     echo = SparseEcho()
     on_rank = json.loads(_core.simulate_on_rank(SPEC_JSON, echo, True))
     one = json.loads(_core.simulate_json(SPEC_JSON, None, 1, True))
-    assert echo.calls >= 700
+    assert echo.calls >= 700 and echo.dense == 1, (echo.calls, echo.dense)
     assert _without_timings(on_rank["metrics"]) == _without_timings(one["metrics"])
     with pytest.raises(ConnectionError, match="the other rank went away"):
         _core.simulate_on_rank(SPEC_JSON, SparseEcho(fail_at=50))

@@ -441,6 +441,7 @@ impl Simulation {
             p.store(self.now, std::sync::atomic::Ordering::Relaxed);
         }
         let wall = started.elapsed().as_secs_f64();
+        self.settle_deliveries(ex, &plan)?;
         let mine = RankEnd {
             stats: bincode::serialize(self.server_side.stats()).expect("statistics serialise"),
             nics: self.server_side.nics().part(),
@@ -573,9 +574,8 @@ impl Simulation {
                 continue;
             }
             let messages = self.server_side.messages_for(r);
-            let deliveries = self.server_side.deliveries_for(r);
-            if !wire::is_empty(events, &messages, &streams, &deliveries, observed) {
-                msgs.push((r, wire::encode(events, &mut self.packets, &messages, &streams, &deliveries, observed)));
+            if !wire::is_empty(events, &messages, &streams, observed) {
+                msgs.push((r, wire::encode(events, &mut self.packets, &messages, &streams, observed)));
                 events.clear();
             }
         }
@@ -592,7 +592,6 @@ impl Simulation {
             // Before any packet: a message's first packet crosses a cycle after its record.
             self.server_side.messages_from(r, std::mem::take(&mut window.messages));
             self.server_side.set_streams(std::mem::take(&mut window.streams));
-            self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             windows.push((r, window));
         }
@@ -657,6 +656,18 @@ impl Simulation {
         }
         let (side, mut net) = self.server_side();
         side.make_calls(&mut net, now, one_process_order(by_rank));
+        Ok(())
+    }
+
+    /// The packets each rank delivered for other ranks' servers, to the NICs of their
+    /// sources: one exchange at the end of the run (`RankView::delivered_for`).
+    fn settle_deliveries(&mut self, ex: &mut dyn Exchange, plan: &Plan) -> Result<(), RankFailure> {
+        let servers = self.parts.servers.clone();
+        let out = self.server_side.deliveries_by_rank(&servers, plan.ranks).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
+        for (r, bytes) in ex.all_to_all(out)?.iter().enumerate() {
+            let theirs: Vec<(u32, bool, u64, u64)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s deliveries are damaged: {e}")))?;
+            self.server_side.deliveries_from(&theirs).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
+        }
         Ok(())
     }
 

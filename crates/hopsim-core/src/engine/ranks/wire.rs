@@ -114,22 +114,19 @@ pub struct Window {
     pub messages: Vec<(u32, Message)>,
     /// The random streams of the sender's servers it drew from (a shared workload).
     pub streams: Vec<(u32, Rng)>,
-    /// Packets the sender delivered whose sources are the receiver's: (source, latency,
-    /// measured).
-    pub deliveries: Vec<(u32, u64, bool)>,
     /// The backlogs of the sender's ports that changed in the cycle, (network port,
     /// backlog), where routing reads other switches' ports (router/observer.rs).
     pub observed: Vec<(u32, u32)>,
 }
 
 /// Whether a window would tell its receiver nothing, so that it is not sent.
-pub fn is_empty(events: &[(u64, Event)], messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)], observed: &[(u32, u32)]) -> bool {
-    events.is_empty() && messages.is_empty() && streams.is_empty() && deliveries.is_empty() && observed.is_empty()
+pub fn is_empty(events: &[(u64, Event)], messages: &[(u32, Message)], streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> bool {
+    events.is_empty() && messages.is_empty() && streams.is_empty() && observed.is_empty()
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross; the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], deliveries: &[(u32, u64, bool)], observed: &[(u32, u32)]) -> Vec<u8> {
+pub fn encode(events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> Vec<u8> {
     let mut records = Vec::new();
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -141,12 +138,12 @@ pub fn encode(events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Me
             }
         }
     }
-    bincode::serialize(&(events, records, messages, streams, deliveries, observed)).expect("a window serialises")
+    bincode::serialize(&(events, records, messages, streams, observed)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (events, packets, messages, streams, deliveries, observed) = bincode::deserialize(bytes)?;
-    Ok(Window { events, packets, messages, streams, deliveries, observed })
+    let (events, packets, messages, streams, observed) = bincode::deserialize(bytes)?;
+    Ok(Window { events, packets, messages, streams, observed })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

@@ -316,7 +316,7 @@ impl ServerSide {
             self.count_delivery(src, latency, measuring);
         } else {
             // Counted at the source's NIC, which another rank holds.
-            self.rank.as_mut().expect("only an MPI rank holds some servers").delivered_for(&net.parts.servers, src, latency, measuring);
+            self.rank.as_mut().expect("only an MPI rank holds some servers").delivered_for(src, latency, measuring);
         }
         net.packets.release(id);
     }

@@ -237,24 +237,30 @@ impl ServerSide {
     /// A packet from `src` (a held server) was delivered `latency` cycles after it was made:
     /// its NIC counts it.
     fn count_delivery(&mut self, src: u32, latency: u64, measuring: bool) {
+        self.count_deliveries(src, measuring, 1, latency);
+    }
+
+    /// `packets` packets from `src`, a held server, delivered with `latencies` cycles in all.
+    fn count_deliveries(&mut self, src: u32, measuring: bool, packets: u64, latencies: u64) {
         self.nics.count(src as usize, measuring, |c| {
-            c.packets += 1;
-            c.latency_sum += latency;
+            c.packets += packets as u32;
+            c.latency_sum += latencies;
         });
     }
 
-    /// The packets this rank delivered for rank `to`'s servers (`RankView::delivered_for`).
-    pub fn deliveries_for(&mut self, to: usize) -> Vec<(u32, u64, bool)> {
-        self.rank.as_mut().map_or_else(Vec::new, |r| r.take_deliveries(to))
+    /// The packets this rank delivered for each rank's servers, by rank
+    /// (`RankView::take_deliveries`).
+    pub fn deliveries_by_rank(&mut self, servers: &crate::topology::ServerMap, ranks: usize) -> Vec<Vec<(u32, bool, u64, u64)>> {
+        self.rank.as_mut().map_or_else(|| vec![Vec::new(); ranks], |r| r.take_deliveries(servers, ranks))
     }
 
     /// Packets another rank delivered for this rank's servers: their NICs count them.
-    pub fn deliveries_from(&mut self, deliveries: &[(u32, u64, bool)]) -> Result<(), String> {
-        for &(src, latency, measuring) in deliveries {
+    pub fn deliveries_from(&mut self, deliveries: &[(u32, bool, u64, u64)]) -> Result<(), String> {
+        for &(src, measuring, packets, latencies) in deliveries {
             if !self.nics.held().contains(&(src as usize)) {
                 return Err(format!("a delivery for server {src}, which this rank does not hold"));
             }
-            self.count_delivery(src, latency, measuring);
+            self.count_deliveries(src, measuring, packets, latencies);
         }
         Ok(())
     }

@@ -44,10 +44,11 @@ pub(crate) struct RankView {
     /// Destination side: (source rank, serial) to the local record, and back.
     local: HashMap<(u32, u32), u32>,
     key_of: HashMap<u32, (u32, u32)>,
-    /// Packets this rank delivered whose source is another rank's, to send that rank at the
-    /// end of the cycle, which counts them at the source's NIC: (source, latency, measured).
-    /// Empty between cycles, so not in a checkpoint.
-    deliveries: Vec<Vec<(u32, u64, bool)>>,
+    /// Packets this rank delivered whose source is another rank's, which the source's NIC
+    /// counts: (source, measured) to (packets, latencies summed). Sent to the sources' ranks
+    /// at the end of the run: a workload whose servers are independent reads no NIC counter
+    /// while it runs, and a shared one counts its deliveries among its calls instead.
+    deliveries: HashMap<(u32, bool), (u64, u64)>,
     /// For a shared workload.
     pub shared: Option<Shared>,
 }
@@ -88,7 +89,7 @@ impl RankView {
             outgoing: vec![Vec::new(); ranks],
             local: HashMap::new(),
             key_of: HashMap::new(),
-            deliveries: vec![Vec::new(); ranks],
+            deliveries: HashMap::new(),
             shared: shared.then(Shared::default),
         }
     }
@@ -135,14 +136,22 @@ impl RankView {
     }
 
     /// A packet from `src`, another rank's server, was delivered here.
-    pub fn delivered_for(&mut self, servers: &ServerMap, src: u32, latency: u64, measuring: bool) {
-        let owner = self.owner(servers, src);
-        self.deliveries[owner].push((src, latency, measuring));
+    pub fn delivered_for(&mut self, src: u32, latency: u64, measuring: bool) {
+        let (packets, latencies) = self.deliveries.entry((src, measuring)).or_default();
+        *packets += 1;
+        *latencies += latency;
     }
 
-    /// The deliveries to send to rank `to`, whose servers sent them (`delivered_for`).
-    pub fn take_deliveries(&mut self, to: usize) -> Vec<(u32, u64, bool)> {
-        std::mem::take(&mut self.deliveries[to])
+    /// The deliveries for each rank's servers (`delivered_for`), by rank, each list in
+    /// server order: (source, measured, packets, latencies summed).
+    pub fn take_deliveries(&mut self, servers: &ServerMap, ranks: usize) -> Vec<Vec<(u32, bool, u64, u64)>> {
+        let mut all: Vec<_> = self.deliveries.drain().map(|((src, measured), (packets, latencies))| (src, measured, packets, latencies)).collect();
+        all.sort_unstable();
+        let mut by_rank = vec![Vec::new(); ranks];
+        for d in all {
+            by_rank[self.owner(servers, d.0)].push(d);
+        }
+        by_rank
     }
 
     /// The records to send to rank `to`.
@@ -196,14 +205,14 @@ impl RankView {
     /// What a checkpoint keeps of it between two cycles (engine/checkpoint.rs), when the
     /// records to send and the calls of the cycle are all sent.
     pub fn save(&self, out: &mut dyn std::io::Write) -> bincode::Result<()> {
-        bincode::serialize_into(out, &(&self.serial_of, self.next_serial, &self.local, &self.key_of, self.shared.as_ref().map(|s| &s.eject_sent)))
+        bincode::serialize_into(out, &(&self.serial_of, self.next_serial, &self.local, &self.key_of, self.shared.as_ref().map(|s| &s.eject_sent), &self.deliveries))
     }
 
     /// Back to what `save` wrote, on a view made for the same rank.
     pub fn restore(&mut self, input: &mut dyn std::io::Read) -> bincode::Result<()> {
-        type Saved = (HashMap<u32, u32>, u32, HashMap<(u32, u32), u32>, HashMap<u32, (u32, u32)>, Option<HashMap<u32, u64>>);
+        type Saved = (HashMap<u32, u32>, u32, HashMap<(u32, u32), u32>, HashMap<u32, (u32, u32)>, Option<HashMap<u32, u64>>, HashMap<(u32, bool), (u64, u64)>);
         let eject_sent;
-        (self.serial_of, self.next_serial, self.local, self.key_of, eject_sent) = bincode::deserialize_from::<_, Saved>(input)?;
+        (self.serial_of, self.next_serial, self.local, self.key_of, eject_sent, self.deliveries) = bincode::deserialize_from::<_, Saved>(input)?;
         self.own_serial = self.serial_of.iter().map(|(&id, &serial)| (serial, id)).collect();
         if let (Some(shared), Some(sent)) = (&mut self.shared, eject_sent) {
             shared.eject_sent = sent;
