@@ -21,5 +21,13 @@ pub struct Message {
     pub mode: u8,
 }
 
+impl Message {
+    /// The record as its source made it, before any packet of it arrived: what travels to
+    /// another rank with its packets (engine/server_side/rank.rs).
+    pub fn as_sent(&self) -> Message {
+        Message { arrived: 0, next_seq: 0, pending: Vec::new(), ..self.clone() }
+    }
+}
+
 /// Where messages live while their packets are on their way.
 pub type Messages = crate::slab::Slab<Message>;

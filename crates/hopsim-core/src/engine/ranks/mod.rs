@@ -264,7 +264,7 @@ impl Simulation {
         let fresh = |built: super::Built| {
             let shared = !built.workload.servers_independent();
             let mut sim = Simulation::holding(built, plan.part.range(plan.rank));
-            sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.ranks, plan.part, shared));
+            sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.part, shared));
             sim.with_workload(0, |w, cx| w.start(cx));
             sim
         };
@@ -573,9 +573,9 @@ impl Simulation {
             if r == plan.rank {
                 continue;
             }
-            let messages = self.server_side.messages_for(r);
-            if !wire::is_empty(events, &messages, &streams, observed) {
-                msgs.push((r, wire::encode(events, &mut self.packets, &messages, &streams, observed)));
+            if !wire::is_empty(events, &streams, observed) {
+                let view = self.server_side.rank_view().expect("on ranks");
+                msgs.push((r, wire::encode(events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, observed)));
                 events.clear();
             }
         }
@@ -589,25 +589,29 @@ impl Simulation {
                 return Err(RankFailure(format!("the exchange returned a message from rank {r} out of order, or from this rank ({}) of {}", plan.rank, plan.ranks)));
             }
             let mut window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
-            // Before any packet: a message's first packet crosses a cycle after its record.
-            self.server_side.messages_from(r, std::mem::take(&mut window.messages));
+            if window.carried.len() != window.packets.len() {
+                return Err(RankFailure(format!("a message from rank {r} has {} packets and {} records for them", window.packets.len(), window.carried.len())));
+            }
             self.server_side.set_streams(std::mem::take(&mut window.streams));
             self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             windows.push((r, window));
         }
         // Rank order, this rank's own list among the others'.
         let split = windows.partition_point(|&(r, _)| r < plan.rank);
-        for (r, window) in &windows[..split] {
-            for (at, ev) in crossing.take_in(*r, window, &mut self.packets) {
-                self.cal.schedule(at, now, ev);
+        let servers = self.parts.servers.clone();
+        let (side, cal, packets) = (&mut self.server_side, &mut self.cal, &mut self.packets);
+        let mut arrived = |packet: u32, p: &crate::packet::Packet, (key, record): wire::Carried| side.arrived_with(&servers, packet, p, key, record);
+        for (r, window) in &mut windows[..split] {
+            for (at, ev) in crossing.take_in(*r, window, packets, &mut arrived) {
+                cal.schedule(at, now, ev);
             }
         }
         for (at, ev) in out[plan.rank].drain(..) {
-            self.cal.schedule(at, now, ev);
+            cal.schedule(at, now, ev);
         }
-        for (r, window) in &windows[split..] {
-            for (at, ev) in crossing.take_in(*r, window, &mut self.packets) {
-                self.cal.schedule(at, now, ev);
+        for (r, window) in &mut windows[split..] {
+            for (at, ev) in crossing.take_in(*r, window, packets, &mut arrived) {
+                cal.schedule(at, now, ev);
             }
         }
         self.server_side.schedule_deferred(&mut self.cal, now);

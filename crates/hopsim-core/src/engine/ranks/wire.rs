@@ -110,8 +110,9 @@ pub struct Window {
     pub events: Vec<(u64, Event)>,
     /// The records of the packets whose heads are among `events`, in their order.
     pub packets: Vec<Packet>,
-    /// The records of messages posted to the receiver's servers: (serial, record).
-    pub messages: Vec<(u32, Message)>,
+    /// For each of those packets, the copy of its message's record it carries, if it does
+    /// (`RankView::carries`): ((source rank, serial), record).
+    pub carried: Vec<Option<Carried>>,
     /// The random streams of the sender's servers it drew from (a shared workload).
     pub streams: Vec<(u32, Rng)>,
     /// The backlogs of the sender's ports that changed in the cycle, (network port,
@@ -119,31 +120,37 @@ pub struct Window {
     pub observed: Vec<(u32, u32)>,
 }
 
+/// A message's record travelling with a packet: ((source rank, serial), record).
+pub type Carried = ((u32, u32), Message);
+
 /// Whether a window would tell its receiver nothing, so that it is not sent.
-pub fn is_empty(events: &[(u64, Event)], messages: &[(u32, Message)], streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> bool {
-    events.is_empty() && messages.is_empty() && streams.is_empty() && observed.is_empty()
+pub fn is_empty(events: &[(u64, Event)], streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> bool {
+    events.is_empty() && streams.is_empty() && observed.is_empty()
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
-/// heads cross; the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(events: &[(u64, Event)], packets: &mut Arena, messages: &[(u32, Message)], streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> Vec<u8> {
-    let mut records = Vec::new();
+/// heads cross with the message records they carry (`carries`, told of every crossing
+/// flit: (packet, head, tail)); the sender's copy of a packet whose tail crosses is freed.
+pub fn encode(events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn FnMut(u32, bool, bool) -> Option<Carried>, streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> Vec<u8> {
+    let (mut records, mut carried) = (Vec::new(), Vec::new());
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
+            let record = carries(packet, flit.is_head(), flit.is_tail());
             if flit.is_head() {
                 records.push(*packets.get(packet));
+                carried.push(record);
             }
             if flit.is_tail() {
                 packets.release(packet);
             }
         }
     }
-    bincode::serialize(&(events, records, messages, streams, observed)).expect("a window serialises")
+    bincode::serialize(&(events, records, carried, streams, observed)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (events, packets, messages, streams, observed) = bincode::deserialize(bytes)?;
-    Ok(Window { events, packets, messages, streams, observed })
+    let (events, packets, carried, streams, observed) = bincode::deserialize(bytes)?;
+    Ok(Window { events, packets, carried, streams, observed })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the
@@ -153,15 +160,19 @@ pub struct Crossing(HashMap<(u32, u32), u32>);
 
 impl Crossing {
     /// The events of `window`, from rank `from`, with their packets numbered as in this
-    /// rank's arena (a head's record copied in), in the sender's order.
-    pub fn take_in<'w>(&'w mut self, from: usize, window: &'w Window, packets: &'w mut Arena) -> impl Iterator<Item = (u64, Event)> + 'w {
-        let mut records = window.packets.iter();
+    /// rank's arena (a head's record copied in, and the message record it carries handed to
+    /// `arrived` with the packet's number here), in the sender's order.
+    pub fn take_in<'w>(&'w mut self, from: usize, window: &'w mut Window, packets: &'w mut Arena, arrived: &'w mut dyn FnMut(u32, &Packet, Carried)) -> impl Iterator<Item = (u64, Event)> + 'w {
+        let mut records = window.packets.iter().zip(window.carried.iter_mut());
         window.events.iter().map(move |&(at, mut ev)| {
             if let Event::FlitArrive { packet, flit, .. } = &mut ev {
                 let key = (from as u32, *packet);
                 if flit.is_head() {
-                    let record = *records.next().expect("a crossing head comes with its packet");
-                    let local = packets.make(|candidates| Packet { candidates, ..record });
+                    let (record, carried) = records.next().expect("a crossing head comes with its packet");
+                    let local = packets.make(|candidates| Packet { candidates, ..*record });
+                    if let Some(message) = carried.take() {
+                        arrived(local, record, message);
+                    }
                     self.0.insert(key, local);
                 }
                 let local = if flit.is_tail() { self.0.remove(&key) } else { self.0.get(&key).copied() };

@@ -134,6 +134,11 @@ impl ServerSide {
             extra_link_latency: 0,
             request_injected: NEVER,
         });
+        if message != NIL {
+            if let Some(view) = &mut self.rank {
+                view.made(id, message, self.messages.get(message));
+            }
+        }
         self.nics.enqueue(src, id, net.packets);
         state.tie_dirs
     }

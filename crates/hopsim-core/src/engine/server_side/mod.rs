@@ -281,18 +281,11 @@ impl ServerSide {
         self.rank.as_deref_mut()
     }
 
-    /// The message records to send to rank `to` (`RankView`).
-    pub fn messages_for(&mut self, to: usize) -> Vec<(u32, crate::message::Message)> {
-        self.rank.as_mut().map_or_else(Vec::new, |r| r.take_outgoing(to))
-    }
-
-    /// Message records from rank `from`.
-    pub fn messages_from(&mut self, from: usize, records: Vec<(u32, crate::message::Message)>) {
-        let view = self.rank.as_mut().expect("on ranks");
-        for (serial, record) in records {
-            let id = self.messages.alloc(record);
-            view.received(from, serial, id);
-        }
+    /// Packet `packet` (`p`) reached this rank from another with a copy of its message's
+    /// record (`RankView::arrived_with`).
+    pub fn arrived_with(&mut self, servers: &crate::topology::ServerMap, packet: u32, p: &crate::packet::Packet, key: (u32, u32), record: crate::message::Message) {
+        let (view, messages) = (self.rank.as_mut().expect("on ranks"), &mut self.messages);
+        view.arrived_with(servers, packet, p.dst, key, record, |r| messages.alloc(r));
     }
 
     /// Where a shared workload's ejections note the cycle they were scheduled in, if it is

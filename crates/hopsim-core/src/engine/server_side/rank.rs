@@ -4,11 +4,12 @@
 //!
 //! **Messages between ranks.** A message's record (its size, tag and reassembly) is made
 //! at its source, where its packets are cut, and read at its destination, where they are
-//! put together: the source sends the record to the destination's rank at the end of the
-//! cycle it was posted in, long before its first packet can get there (a packet takes at
-//! least a cycle per link), and frees its own once the last packet is made. The packets of
-//! such a message carry, instead of the source's record number, a serial number the two
-//! ranks know it by. Under a GET protocol the message completes back at its source: the
+//! put together. It travels with its packets: each packet's head that crosses to another
+//! rank carries a copy, so that a rank's messages go only to the ranks its links reach. A
+//! rank keeps one copy while any of the message's packets is at it (`transit`, `riding`);
+//! the destination's rank makes its own record from the first copy that reaches it. The
+//! source frees its record once the last packet is made. The packets of such a message
+//! carry, instead of the source's record number, a serial number the ranks know it by. Under a GET protocol the message completes back at its source: the
 //! target answers each request from its copy of the record and frees the copy with the last
 //! answer, the responses carry the serial back, and the source keeps its record until they
 //! complete it.
@@ -39,8 +40,10 @@ pub(crate) struct RankView {
     serial_of: HashMap<u32, u32>,
     own_serial: HashMap<u32, u32>,
     next_serial: u32,
-    /// Records to send at the end of the cycle, per destination rank: (serial, record).
-    outgoing: Vec<Vec<(u32, Message)>>,
+    /// The copies of records travelling with packets at this rank, by (source rank,
+    /// serial), with how many of their packets are here; and each such packet's record.
+    transit: HashMap<(u32, u32), (Message, u32)>,
+    riding: HashMap<u32, (u32, u32)>,
     /// Destination side: (source rank, serial) to the local record, and back.
     local: HashMap<(u32, u32), u32>,
     key_of: HashMap<u32, (u32, u32)>,
@@ -79,14 +82,15 @@ pub(crate) enum Call {
 }
 
 impl RankView {
-    pub fn new(rank: usize, ranks: usize, part: Partition, shared: bool) -> Self {
+    pub fn new(rank: usize, part: Partition, shared: bool) -> Self {
         RankView {
             rank,
             part,
             serial_of: HashMap::new(),
             own_serial: HashMap::new(),
             next_serial: 0,
-            outgoing: vec![Vec::new(); ranks],
+            transit: HashMap::new(),
+            riding: HashMap::new(),
             local: HashMap::new(),
             key_of: HashMap::new(),
             deliveries: HashMap::new(),
@@ -102,16 +106,60 @@ impl RankView {
         self.owner(servers, server) == self.rank
     }
 
-    /// A message record `id` was just made at its source: sent to its destination's rank if
-    /// that is another.
+    /// A message record `id` was just made at its source: numbered for the ranks if its
+    /// destination is another's.
     pub fn posted(&mut self, servers: &ServerMap, id: u32, record: &Message) {
-        let to = self.owner(servers, record.dst);
-        if to != self.rank {
+        if self.owner(servers, record.dst) != self.rank {
             let serial = self.next_serial;
             self.next_serial = self.next_serial.wrapping_add(1);
             self.serial_of.insert(id, serial);
             self.own_serial.insert(serial, id);
-            self.outgoing[to].push((serial, record.clone()));
+        }
+    }
+
+    /// Packet `packet` of record `id` was just made at its source: if the record goes to
+    /// another rank, the packet carries it.
+    #[inline]
+    pub fn made(&mut self, packet: u32, id: u32, record: &Message) {
+        if let Some(&serial) = self.serial_of.get(&id) {
+            self.ride(packet, (self.rank as u32, serial), || record.as_sent());
+        }
+    }
+
+    fn ride(&mut self, packet: u32, key: (u32, u32), record: impl FnOnce() -> Message) {
+        self.transit.entry(key).or_insert_with(|| (record(), 0)).1 += 1;
+        self.riding.insert(packet, key);
+    }
+
+    /// A flit of packet `packet` leaves for another rank: if it is the head, the copy of its
+    /// message's record it carries (with the record's (source rank, serial)); if it is the
+    /// tail, the packet is gone from here.
+    pub fn carries(&mut self, packet: u32, head: bool, tail: bool) -> Option<((u32, u32), Message)> {
+        let key = *self.riding.get(&packet)?;
+        let carried = head.then(|| (key, self.transit[&key].0.clone()));
+        if tail {
+            self.riding.remove(&packet);
+            let (_, here) = self.transit.get_mut(&key).expect("a riding packet's record is in transit");
+            *here -= 1;
+            if *here == 0 {
+                self.transit.remove(&key);
+            }
+        }
+        carried
+    }
+
+    /// Packet `packet`, whose destination is `dst`, reached this rank with a copy of its
+    /// message's record: the destination's rank makes its record of it (`alloc`) from the
+    /// first copy; another rank keeps the copy while the packet is here.
+    pub fn arrived_with(&mut self, servers: &ServerMap, packet: u32, dst: u32, key: (u32, u32), record: Message, alloc: impl FnOnce(Message) -> u32) {
+        if self.owns(servers, dst) {
+            if !self.local.contains_key(&key) {
+                let id = alloc(record);
+                self.local.insert(key, id);
+                self.key_of.insert(id, key);
+            }
+        } else {
+            self.ride(packet, key, || record);
         }
     }
 
@@ -154,16 +202,6 @@ impl RankView {
         by_rank
     }
 
-    /// The records to send to rank `to`.
-    pub fn take_outgoing(&mut self, to: usize) -> Vec<(u32, Message)> {
-        std::mem::take(&mut self.outgoing[to])
-    }
-
-    /// Rank `from` sent this record, to be numbered `id` here.
-    pub fn received(&mut self, from: usize, serial: u32, id: u32) {
-        self.local.insert((from as u32, serial), id);
-        self.key_of.insert(id, (from as u32, serial));
-    }
 
     /// The local record of the message of a packet delivered here, if the packet came from
     /// another rank (its packets carry its serial until then, wherever they pass): a copy of
@@ -205,14 +243,17 @@ impl RankView {
     /// What a checkpoint keeps of it between two cycles (engine/checkpoint.rs), when the
     /// records to send and the calls of the cycle are all sent.
     pub fn save(&self, out: &mut dyn std::io::Write) -> bincode::Result<()> {
-        bincode::serialize_into(out, &(&self.serial_of, self.next_serial, &self.local, &self.key_of, self.shared.as_ref().map(|s| &s.eject_sent), &self.deliveries))
+        let saved = (&self.serial_of, self.next_serial, &self.local, &self.key_of, self.shared.as_ref().map(|s| &s.eject_sent), &self.deliveries);
+        bincode::serialize_into(out, &(saved, &self.transit, &self.riding))
     }
 
     /// Back to what `save` wrote, on a view made for the same rank.
     pub fn restore(&mut self, input: &mut dyn std::io::Read) -> bincode::Result<()> {
         type Saved = (HashMap<u32, u32>, u32, HashMap<(u32, u32), u32>, HashMap<u32, (u32, u32)>, Option<HashMap<u32, u64>>, HashMap<(u32, bool), (u64, u64)>);
+        type Travelling = (HashMap<(u32, u32), (Message, u32)>, HashMap<u32, (u32, u32)>);
         let eject_sent;
-        (self.serial_of, self.next_serial, self.local, self.key_of, eject_sent, self.deliveries) = bincode::deserialize_from::<_, Saved>(input)?;
+        let saved: (Saved, Travelling) = bincode::deserialize_from(input)?;
+        ((self.serial_of, self.next_serial, self.local, self.key_of, eject_sent, self.deliveries), (self.transit, self.riding)) = saved;
         self.own_serial = self.serial_of.iter().map(|(&id, &serial)| (serial, id)).collect();
         if let (Some(shared), Some(sent)) = (&mut self.shared, eject_sent) {
             shared.eject_sent = sent;
