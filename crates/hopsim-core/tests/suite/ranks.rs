@@ -43,9 +43,10 @@ fn a_rank_sends_only_to_the_ranks_it_has_something_for() {
     // An 8x8x4 torus over 4 ranks: each rank holds one z-plane (switches are numbered x
     // first). With DOR, traffic shifted along x stays in each rank's plane; shifted along
     // z it goes to the next plane's rank, whose credits come back: two neighbours. Under
-    // uniform traffic too, only to the neighbours: the sources' NICs hear of their
-    // deliveries at the end, and a message of several packets travels with its packets,
-    // through the ranks between, where Valiant's detours also take it.
+    // uniform traffic, to the neighbours but for the rare cycle a rank sends the sources'
+    // NICs the deliveries it has kept for them (once they are more than its 64 servers):
+    // a message of several packets travels with its packets, through the ranks
+    // between, where Valiant's detours also take it.
     let body = |algorithm: &str, pattern: &str| format!("[topology]\nkind = \"torus\"\ndims = [8, 8, 4]\n[router]\nvcs = 4\n[routing]\nalgorithm = \"{algorithm}\"\n[traffic]\nload = 0.3\n{pattern}\n[run]\nwarmup = 200\ncycles = 800\nseed = 4\n");
     let counted_on = |algorithm: &str, pattern: &str| {
         let toml = body(algorithm, pattern);
@@ -64,13 +65,16 @@ fn a_rank_sends_only_to_the_ranks_it_has_something_for() {
         assert_eq!(s.messages_to[across], 0, "rank {r} has nothing for the rank across: {s:?}");
         assert!(s.messages_to.iter().all(|&n| n <= s.exchanges), "one message a cycle at most: {s:?}");
     }
-    for (r, s) in counted("pattern = \"uniform\"").iter().enumerate() {
-        assert_eq!(s.messages_to[(r + 2) % 4], 0, "rank {r}: nothing for the rank across: {s:?}");
-    }
-    for algorithm in ["dor", "valiant"] {
-        for (r, s) in counted_on(algorithm, "pattern = \"uniform\"\n[message]\npackets = 4").iter().enumerate() {
-            assert_eq!(s.messages_to[(r + 2) % 4], 0, "{algorithm}, rank {r}: nothing for the rank across: {s:?}");
+    let deliveries_only = |what: &str, sent: &[local::Sent]| {
+        for (r, s) in sent.iter().enumerate() {
+            assert!(s.messages_to[(r + 2) % 4] <= s.exchanges / 20, "{what}, rank {r}: only deliveries for the rank across: {s:?}");
         }
+    };
+    let sent = counted("pattern = \"uniform\"");
+    deliveries_only("one-packet messages", &sent);
+    assert!(sent.iter().enumerate().any(|(r, s)| s.messages_to[(r + 2) % 4] > 0), "deliveries sent before the end: {sent:?}");
+    for algorithm in ["dor", "valiant"] {
+        deliveries_only(algorithm, &counted_on(algorithm, "pattern = \"uniform\"\n[message]\npackets = 4"));
     }
 }
 

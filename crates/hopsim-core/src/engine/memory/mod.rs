@@ -174,6 +174,11 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4;
     let every_server = 8 + 4 + 4 + 16 + rng;
     parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + times(all_servers, every_server) });
+    // On ranks: the deliveries kept for other ranks' NICs, at most one (source, window)
+    // entry a server held before they go (`RankView::deliveries_due`), in a hash map.
+    if ranks > 1 {
+        parts.push(Part { what: "deliveries kept for other ranks' NICs".into(), key: "ranks", bytes: times(servers, 64) });
+    }
 
     let (queue, packets, limited) = source_queue(spec, servers);
     let key = match (limited, server_ports_dominate) {

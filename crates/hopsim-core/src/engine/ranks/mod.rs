@@ -568,14 +568,15 @@ impl Simulation {
     fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, observed: &mut Vec<(u32, u32)>, now: u64) -> Result<Status, RankFailure> {
         let (sums, maxima) = self.rank_status(out).reductions();
         let streams = self.server_side.streams_to_share();
+        let deliveries = self.server_side.deliveries_by_rank(&self.parts.servers, plan.ranks, true);
         let mut msgs = Vec::new();
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
                 continue;
             }
-            if !wire::is_empty(events, &streams, observed) {
+            if !wire::is_empty(events, &streams, &deliveries[r], observed) {
                 let view = self.server_side.rank_view().expect("on ranks");
-                msgs.push((r, wire::encode(events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, observed)));
+                msgs.push((r, wire::encode(events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, &deliveries[r], observed)));
                 events.clear();
             }
         }
@@ -592,6 +593,7 @@ impl Simulation {
             if window.carried.len() != window.packets.len() {
                 return Err(RankFailure(format!("a message from rank {r} has {} packets and {} records for them", window.packets.len(), window.carried.len())));
             }
+            self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             self.server_side.set_streams(std::mem::take(&mut window.streams));
             self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             windows.push((r, window));
@@ -667,7 +669,7 @@ impl Simulation {
     /// sources: one exchange at the end of the run (`RankView::delivered_for`).
     fn settle_deliveries(&mut self, ex: &mut dyn Exchange, plan: &Plan) -> Result<(), RankFailure> {
         let servers = self.parts.servers.clone();
-        let out = self.server_side.deliveries_by_rank(&servers, plan.ranks).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
+        let out = self.server_side.deliveries_by_rank(&servers, plan.ranks, false).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
         for (r, bytes) in ex.all_to_all(out)?.iter().enumerate() {
             let theirs: Vec<(u32, bool, u64, u64)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s deliveries are damaged: {e}")))?;
             self.server_side.deliveries_from(&theirs).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;

@@ -113,6 +113,9 @@ pub struct Window {
     /// For each of those packets, the copy of its message's record it carries, if it does
     /// (`RankView::carries`): ((source rank, serial), record).
     pub carried: Vec<Option<Carried>>,
+    /// Packets the sender delivered from the receiver's servers, when it had kept enough
+    /// of them (`RankView::deliveries_due`): (source, measured, packets, latencies summed).
+    pub deliveries: Vec<(u32, bool, u64, u64)>,
     /// The random streams of the sender's servers it drew from (a shared workload).
     pub streams: Vec<(u32, Rng)>,
     /// The backlogs of the sender's ports that changed in the cycle, (network port,
@@ -124,14 +127,14 @@ pub struct Window {
 pub type Carried = ((u32, u32), Message);
 
 /// Whether a window would tell its receiver nothing, so that it is not sent.
-pub fn is_empty(events: &[(u64, Event)], streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> bool {
-    events.is_empty() && streams.is_empty() && observed.is_empty()
+pub fn is_empty(events: &[(u64, Event)], streams: &[(u32, Rng)], deliveries: &[(u32, bool, u64, u64)], observed: &[(u32, u32)]) -> bool {
+    events.is_empty() && streams.is_empty() && deliveries.is_empty() && observed.is_empty()
 }
 
 /// Encode the window for another rank: its events, and the records of the packets whose
 /// heads cross with the message records they carry (`carries`, told of every crossing
 /// flit: (packet, head, tail)); the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn FnMut(u32, bool, bool) -> Option<Carried>, streams: &[(u32, Rng)], observed: &[(u32, u32)]) -> Vec<u8> {
+pub fn encode(events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn FnMut(u32, bool, bool) -> Option<Carried>, streams: &[(u32, Rng)], deliveries: &[(u32, bool, u64, u64)], observed: &[(u32, u32)]) -> Vec<u8> {
     let (mut records, mut carried) = (Vec::new(), Vec::new());
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -145,12 +148,12 @@ pub fn encode(events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn Fn
             }
         }
     }
-    bincode::serialize(&(events, records, carried, streams, observed)).expect("a window serialises")
+    bincode::serialize(&(events, records, carried, streams, deliveries, observed)).expect("a window serialises")
 }
 
 pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (events, packets, carried, streams, observed) = bincode::deserialize(bytes)?;
-    Ok(Window { events, packets, carried, streams, observed })
+    let (events, packets, carried, streams, deliveries, observed) = bincode::deserialize(bytes)?;
+    Ok(Window { events, packets, carried, streams, deliveries, observed })
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

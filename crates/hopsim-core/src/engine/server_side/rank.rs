@@ -49,8 +49,10 @@ pub(crate) struct RankView {
     key_of: HashMap<u32, (u32, u32)>,
     /// Packets this rank delivered whose source is another rank's, which the source's NIC
     /// counts: (source, measured) to (packets, latencies summed). Sent to the sources' ranks
-    /// at the end of the run: a workload whose servers are independent reads no NIC counter
-    /// while it runs, and a shared one counts its deliveries among its calls instead.
+    /// at the end of the run, or with a cycle's exchange once they are many for the rank's
+    /// servers (`deliveries_due`), so that they take memory in proportion to its share: a
+    /// workload whose servers are independent reads no NIC counter while it runs, and a
+    /// shared one counts its deliveries among its calls instead.
     deliveries: HashMap<(u32, bool), (u64, u64)>,
     /// For a shared workload.
     pub shared: Option<Shared>,
@@ -188,6 +190,12 @@ impl RankView {
         let (packets, latencies) = self.deliveries.entry((src, measuring)).or_default();
         *packets += 1;
         *latencies += latency;
+    }
+
+    /// Whether the deliveries kept for other ranks' servers are more than the rank's own
+    /// `servers`, and go with this cycle's exchange.
+    pub fn deliveries_due(&self, servers: usize) -> bool {
+        self.deliveries.len() > servers
     }
 
     /// The deliveries for each rank's servers (`delivered_for`), by rank, each list in
