@@ -53,7 +53,8 @@ pub trait Exchange {
     /// at most once) to its rank, and return what ranks sent this one, by ascending sender,
     /// with `sums` added up and `maxima` maxed over every rank's. A collective. Only ranks
     /// with something for another send it a message (the neighbours its switches' links
-    /// reach, the ranks of its servers' messages), so a rank cannot count on one from each.
+    /// reach; every rank, for a shared workload or UGAL-G), so a rank cannot count on one
+    /// from each.
     /// Here over `all_to_all`, every rank hearing from every other; an MPI exchange sends
     /// only the messages (hopsim.mpi.MpiExchange).
     fn sparse(&mut self, out: Vec<(usize, Vec<u8>)>, sums: Vec<u64>, maxima: Vec<u64>) -> Result<Sparse, RankFailure> {
@@ -600,9 +601,8 @@ impl Simulation {
         }
         // Rank order, this rank's own list among the others'.
         let split = windows.partition_point(|&(r, _)| r < plan.rank);
-        let servers = self.parts.servers.clone();
-        let (side, cal, packets) = (&mut self.server_side, &mut self.cal, &mut self.packets);
-        let mut arrived = |packet: u32, p: &crate::packet::Packet, (key, record): wire::Carried| side.arrived_with(&servers, packet, p, key, record);
+        let (servers, side, cal, packets) = (&self.parts.servers, &mut self.server_side, &mut self.cal, &mut self.packets);
+        let mut arrived = |packet: u32, p: &crate::packet::Packet, (key, record): wire::Carried| side.arrived_with(servers, packet, p, key, record);
         for (r, window) in &mut windows[..split] {
             for (at, ev) in crossing.take_in(*r, window, packets, &mut arrived) {
                 cal.schedule(at, now, ev);
@@ -665,11 +665,10 @@ impl Simulation {
         Ok(())
     }
 
-    /// The packets each rank delivered for other ranks' servers, to the NICs of their
-    /// sources: one exchange at the end of the run (`RankView::delivered_for`).
+    /// The packets each rank delivered for other ranks' servers and kept until the end, to
+    /// the NICs of their sources, in one exchange (`RankView::delivered_for`).
     fn settle_deliveries(&mut self, ex: &mut dyn Exchange, plan: &Plan) -> Result<(), RankFailure> {
-        let servers = self.parts.servers.clone();
-        let out = self.server_side.deliveries_by_rank(&servers, plan.ranks, false).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
+        let out = self.server_side.deliveries_by_rank(&self.parts.servers, plan.ranks, false).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
         for (r, bytes) in ex.all_to_all(out)?.iter().enumerate() {
             let theirs: Vec<(u32, bool, u64, u64)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s deliveries are damaged: {e}")))?;
             self.server_side.deliveries_from(&theirs).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
