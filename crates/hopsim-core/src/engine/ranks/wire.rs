@@ -1,9 +1,9 @@
 //! What one rank sends another after each cycle (`Window`), and how the receiver takes it
 //! in: the events the sender's switch steps scheduled for the receiver's switches, in step
 //! order, and the record of each packet whose head crosses, which the receiver copies into
-//! its own packet arena. A packet's number is its slot in its rank's arena, so the body
-//! flits that follow a head find the receiver's copy through `Crossing`; the sender frees
-//! its copy once the tail has left.
+//! its own packet arena, with the copy of its message's record it carries. A packet's
+//! number is its slot in its rank's arena, so the body flits that follow a head find the
+//! receiver's copy through `Crossing`; the sender frees its copy once the tail has left.
 
 use crate::calendar::Event;
 use crate::message::Message;
