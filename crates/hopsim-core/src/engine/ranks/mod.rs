@@ -575,9 +575,10 @@ impl Simulation {
             if r == plan.rank {
                 continue;
             }
-            if !wire::is_empty(events, &streams, &deliveries[r], observed) {
+            let deliveries = deliveries.as_ref().map_or(&[][..], |d| &d[r]);
+            if !wire::is_empty(events, &streams, deliveries, observed) {
                 let view = self.server_side.rank_view().expect("on ranks");
-                msgs.push((r, wire::encode(events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, &deliveries[r], observed)));
+                msgs.push((r, wire::encode(events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, deliveries, observed)));
                 events.clear();
             }
         }
@@ -668,7 +669,7 @@ impl Simulation {
     /// The packets each rank delivered for other ranks' servers and kept until the end, to
     /// the NICs of their sources, in one exchange (`RankView::delivered_for`).
     fn settle_deliveries(&mut self, ex: &mut dyn Exchange, plan: &Plan) -> Result<(), RankFailure> {
-        let out = self.server_side.deliveries_by_rank(&self.parts.servers, plan.ranks, false).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
+        let out = self.server_side.deliveries_by_rank(&self.parts.servers, plan.ranks, false).unwrap_or_else(|| vec![Vec::new(); plan.ranks]).iter().map(|d| bincode::serialize(d).expect("deliveries serialise")).collect();
         for (r, bytes) in ex.all_to_all(out)?.iter().enumerate() {
             let theirs: Vec<(u32, bool, u64, u64)> = bincode::deserialize(bytes).map_err(|e| RankFailure(format!("rank {r}'s deliveries are damaged: {e}")))?;
             self.server_side.deliveries_from(&theirs).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;

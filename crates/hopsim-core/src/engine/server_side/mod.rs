@@ -249,12 +249,13 @@ impl ServerSide {
     }
 
     /// The packets this rank delivered for each rank's servers, by rank
-    /// (`RankView::take_deliveries`); if `when_due`, only if they are due to go now.
-    pub fn deliveries_by_rank(&mut self, servers: &crate::topology::ServerMap, ranks: usize, when_due: bool) -> Vec<Vec<(u32, bool, u64, u64)>> {
+    /// (`RankView::take_deliveries`); if `when_due`, none (no list at all, as after most
+    /// cycles) unless they are due to go now.
+    pub fn deliveries_by_rank(&mut self, servers: &crate::topology::ServerMap, ranks: usize, when_due: bool) -> Option<Vec<Vec<(u32, bool, u64, u64)>>> {
         let held = self.nics.held().len();
         match self.rank.as_mut() {
-            Some(view) if !when_due || view.deliveries_due(held) => view.take_deliveries(servers, ranks),
-            _ => vec![Vec::new(); ranks],
+            Some(view) if !when_due || view.deliveries_due(held) => Some(view.take_deliveries(servers, ranks)),
+            _ => None,
         }
     }
 
