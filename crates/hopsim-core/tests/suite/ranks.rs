@@ -79,6 +79,67 @@ fn a_rank_sends_only_to_the_ranks_it_has_something_for() {
 }
 
 #[test]
+fn ranks_exchange_once_a_window_of_the_shortest_link_between_them() {
+    // The 8x8x4 torus over 4 ranks, one z-plane each, with links of 4 cycles: the ranks
+    // exchange once every 4 cycles (the drain after the measured window goes a cycle at a
+    // time), each at most one message to each neighbour, and give one process's results.
+    let toml = "[topology]\nkind = \"torus\"\ndims = [8, 8, 4]\n[link]\nlatency = 4\n[router]\nvcs = 4\n[traffic]\nload = 0.3\npattern = \"uniform\"\n[run]\nwarmup = 200\ncycles = 800\nseed = 4\n";
+    let (result, sent) = local::run_counting(&spec(toml), 4).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(fingerprint(&result), fingerprint(&common::run(toml)), "4 ranks differ from one process");
+    let drain = result.metrics.cycles - 1000;
+    for (r, s) in sent.iter().enumerate() {
+        assert!(s.exchanges <= 1000 / 4 + drain + 2, "rank {r}: {} exchanges in {} cycles: {s:?}", s.exchanges, result.metrics.cycles);
+        assert!(s.exchanges >= 1000 / 4, "rank {r}: {s:?}");
+        assert!(s.messages_to.iter().all(|&n| n <= s.exchanges), "one message a window at most: {s:?}");
+    }
+    // The Aries network's classes of links: cut inside a group, row links (10 cycles) and
+    // column links (20) cross between the ranks, and the globals (100).
+    let aries = format!("{}\n[link]\nlatency = 10\n[link.column]\nlatency = 20\n[link.global]\nlatency = 100\n[run]\nwarmup = 300\ncycles = 1500\nseed = 4\n", nets::ARIES_ADAPTIVE);
+    let (result, sent) = local::run_counting(&spec(&aries), 2).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(fingerprint(&result), fingerprint(&common::run(&aries)), "2 ranks differ from one process on the Aries network");
+    let drain = result.metrics.cycles - 1800;
+    assert!(sent.iter().all(|s| s.exchanges <= 1800 / 10 + drain + 4), "{sent:?}");
+}
+
+#[test]
+fn windows_of_several_cycles_are_the_same_on_1_2_and_3_ranks() {
+    // Links longer than a cycle: each rank runs a window of cycles alone and puts the
+    // other ranks' events into its calendar at the window's end, among its own held back
+    // (`ranks::window`). Packets spanning ranks, Valiant's detours, the drain and idle
+    // stretches, PUT and GET, a deadlock: the results of one process.
+    let latency = |n: u32| format!("\n[link]\nlatency = {n}\n");
+    let wormhole = format!("[topology]\nkind = \"torus\"\ndims = [8, 8]\n[router]\nflow_control = \"wormhole\"\ninput_buffer_phits = 4\n[traffic]\npattern = \"uniform\"\nload = 0.4{}", latency(3));
+    same_on_1_2_3_ranks(&wormhole, "warmup = 300\ncycles = 1500\nseed = 3");
+    let valiant = format!(
+        "[topology]\nkind = \"hyperx\"\ndims = [4, 4]\nservers_per_switch = 2\n[router]\nvcs = 4\n[routing]\nalgorithm = \"valiant\"\nvc_policy = \"ladder\"\n\
+         [message]\npackets = 5\nin_order = true\n[traffic]\npattern = \"uniform\"\nload = 0.4{}",
+        latency(2)
+    );
+    let r = same_on_1_2_3_ranks(&valiant, "warmup = 500\ncycles = 2500\nseed = 6");
+    assert!(r.metrics.packets_out_of_order > 0);
+    let idle = format!("[topology]\nkind = \"torus\"\ndims = [5, 5]\n[traffic]\npattern = \"uniform\"\nload = 0.01{}", latency(5));
+    same_on_1_2_3_ranks(&idle, "warmup = 200\ncycles = 3000\ndrain = 100000\nseed = 8");
+    for protocol in ["put", "get"] {
+        let body = format!(
+            "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[packet]\nphits = 5\n[nic]\nprotocol = \"{protocol}\"\nmax_outstanding = 4\n\
+             [message]\nbytes = 2000\n[traffic]\npattern = \"uniform\"\nload = 0.6{}",
+            latency(3)
+        );
+        same_on_1_2_3_ranks(&body, "warmup = 300\ncycles = 1500\nseed = 5");
+    }
+    // Found by the periodic detector; and by the watchdog, which the windows must not run
+    // past, on a ring of 8 where everything stops.
+    let r = same_on_1_2_3_ranks(&format!("{}{}", nets::DEADLOCKING_RING, latency(3)), "warmup = 100\ncycles = 200000");
+    assert!(r.metrics.deadlock && r.metrics.deadlock_where.contains("wait-for cycle"), "{}", r.metrics.deadlock_where);
+    let ring = format!("{}{}", nets::DEADLOCKING_RING.replace("dims = [8, 8]", "dims = [8]"), latency(3));
+    let r = same_on_1_2_3_ranks(&ring, "warmup = 100\ncycles = 200000\nwatchdog = 150");
+    assert!(r.metrics.deadlock && r.metrics.deadlock_cycle.is_some_and(|c| c < 1024), "the watchdog's, before the detector's first check: {}", r.metrics.deadlock_where);
+    // Checkpoints fall inside what would be a window: the window ends there.
+    let wormhole_messages = format!("{wormhole}\n[message]\npackets = 3\n");
+    same_after_resuming_on_ranks("windows", &wormhole_messages, "warmup = 300\ncycles = 1501\nseed = 3", 3);
+}
+
+#[test]
 fn a_hyperx_with_valiant_is_the_same_on_1_2_and_3_ranks() {
     let r = same_on_1_2_3_ranks(nets::HYPERX_VALIANT_SATURATED, "warmup = 500\ncycles = 2000\nseed = 2");
     assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated");

@@ -3,23 +3,26 @@
 //! Each rank owns a contiguous range of switch numbers (`parallel::Partition`, as threads
 //! do), the servers of those switches, and everything that belongs to them: their buffers,
 //! random streams, NICs, workload timers, the packets at them and the statistics of what
-//! their servers send and receive. Every latency is at least one cycle, so a rank can do a
-//! whole cycle of its own switches and servers alone; what its switch steps schedule for
-//! another rank's switches goes out after the cycle, in one message to each rank it has
-//! anything for (`wire`), with the record of every packet whose head crosses. A cycle ends
-//! with that exchange (`Exchange::sparse`), and every rank then puts what it received into
-//! its calendar in rank order, its own among them, and its NICs' events last: since ranks
-//! own ascending ranges of switches, that is the order one process schedules them in
-//! (switch steps in ascending number, then the NICs), so every later tie, random draw and
-//! sum is the same. The exchange also sums and maxes every rank's status, from which every
-//! rank takes the same decisions a one-process run takes from its whole state: the end of
-//! the run, the watchdog, and the next cycle with anything to do.
+//! their servers send and receive. Every link between two ranks' switches takes at least
+//! `lookahead` cycles, so a rank can do a window of that many cycles of its own switches and
+//! servers alone (`window`); what its switch steps schedule for another rank's switches
+//! goes out after the window, in one message to each rank it has anything for (`wire`), with
+//! the record of every packet whose head crosses. A window ends with that exchange
+//! (`Exchange::sparse`), and every rank then puts what it received into its calendar, cycle
+//! by cycle in rank order, its own among them, and its NICs' events last: since ranks own
+//! ascending ranges of switches, that is the order one process schedules them in (switch
+//! steps in ascending number, then the NICs), so every later tie, random draw and sum is the
+//! same. The exchange also sums and maxes every rank's status, from which every rank takes
+//! the same decisions a one-process run takes from its whole state: the end of the run, the
+//! watchdog, and the next cycle with anything to do; a window ends at the first cycle where
+//! one process could take one of them.
 //!
 //! A workload whose servers share state runs whole on every rank (`server_side::rank`).
 //! At the end rank 0 gathers the other ranks' statistics, NIC counters, link loads, samples
 //! and conservation counts, and writes the one result.
 
 pub mod local;
+mod window;
 mod wire;
 
 use super::{invariants, report, Simulation};
@@ -28,6 +31,7 @@ use crate::engine::server_side::rank::Call;
 use crate::error::{SpecError, SpecResult};
 use crate::stats::RunResult;
 use crate::topology::ServerMap;
+use window::Held;
 use wire::{Crossing, Status};
 
 /// A rank's part in a run can go no further: another rank died, or the exchange failed.
@@ -361,14 +365,19 @@ impl Simulation {
             // Every rank's backlogs, read again: a checkpoint keeps none.
             self.share_observed(ex, reach)?;
         }
+        let lookahead = self.lookahead(ex, &plan, shared)?;
+        let mut held = Held::new(plan.ranks);
         let (mut end, mut detector, mut crossing, mut global) = match (self.resumed.take(), resumed) {
             (Some((end, _, detector)), Some((global, crossing))) => (end, detector, crossing, global),
             _ => {
                 let mut crossing = Crossing::default();
-                let global = self.exchange(ex, &plan, &mut out, &mut crossing, &mut Vec::new(), 0)?;
+                self.end_cycle(&plan, &mut out, &mut held, &mut Vec::new(), 0, 1);
+                let global = self.exchange(ex, &plan, &mut held, &mut crossing, 0)?;
                 (window_end, super::deadlock::Detector::new(&self), crossing, global)
             }
         };
+        // The cycle before which the ranks next exchange.
+        let mut window_to = 0;
         loop {
             if self.now >= window_end {
                 if self.now >= drain_end || !global.measured_undelivered() {
@@ -380,6 +389,9 @@ impl Simulation {
                 self.rank_checkpoint((end, false, &detector), &global, &crossing);
             }
             let now = self.now;
+            if now >= window_to {
+                window_to = self.window_to(now, lookahead, &global, &detector, window_end, watchdog);
+            }
             if let Some(p) = &self.progress {
                 p.store(now, std::sync::atomic::Ordering::Relaxed);
             }
@@ -396,7 +408,12 @@ impl Simulation {
             self.step_nics(now, measuring, true);
             self.switch_side.observe(&events, &visit, reach, &mut observed);
             self.cal.return_events(events);
-            global = self.exchange(ex, &plan, &mut out, &mut crossing, &mut observed, now)?;
+            self.end_cycle(&plan, &mut out, &mut held, &mut observed, now, window_to);
+            if now + 1 < window_to {
+                self.now = now + 1;
+                continue;
+            }
+            global = self.exchange(ex, &plan, &mut held, &mut crossing, now)?;
 
             let in_network = global.in_network();
             if global.workload_done() {
@@ -561,63 +578,102 @@ impl Simulation {
         }
     }
 
-    /// End a cycle: send every other rank what this rank's steps scheduled for it, with this
-    /// rank's status and the backlogs of its ports that changed (`observed`, emptied); put
-    /// what every rank sent into the calendar in rank order (the one-process order), then the
-    /// NICs' events. Returns the run's state summed over ranks.
-    #[allow(clippy::too_many_arguments)]
-    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, out: &mut [Vec<(u64, Event)>], crossing: &mut Crossing, observed: &mut Vec<(u32, u32)>, now: u64) -> Result<Status, RankFailure> {
-        let (sums, maxima) = self.rank_status(out).reductions();
-        let streams = self.server_side.streams_to_share();
-        let deliveries = self.server_side.deliveries_by_rank(&self.parts.servers, plan.ranks, true);
-        let mut msgs = Vec::new();
+    /// The ranks' lookahead: the smallest latency of any link between two ranks' switches
+    /// (`window::lookahead_of`), or one cycle where every rank must hear from every other
+    /// after each cycle (a shared workload's calls, UGAL-G's view).
+    fn lookahead(&self, ex: &mut dyn Exchange, plan: &Plan, shared: bool) -> Result<u64, RankFailure> {
+        if shared || self.switch_side.routers().observing() {
+            return Ok(1);
+        }
+        let mine = window::lookahead_of(&self.switch_side.routers().ports, |s| plan.part.owner(s), plan.rank);
+        let mut least = u64::MAX;
+        for (r, bytes) in ex.all_gather(mine.to_le_bytes().to_vec())?.iter().enumerate() {
+            let theirs: [u8; 8] = bytes.as_slice().try_into().map_err(|_| RankFailure(format!("rank {r} sent a lookahead of {} bytes", bytes.len())))?;
+            least = least.min(u64::from_le_bytes(theirs));
+        }
+        Ok(least.max(1))
+    }
+
+    /// The end (exclusive) of the window starting at `now`: `lookahead` cycles, but no
+    /// further than the first cycle at which one process could take a decision the ranks
+    /// take together: the end of the measured window (the drain that follows goes a cycle
+    /// at a time, since it ends when the last measured packet arrives), the deadlock
+    /// detector's next check, the watchdog's first possible firing (progress inside the
+    /// window only puts it later) and the next checkpoint.
+    fn window_to(&self, now: u64, lookahead: u64, global: &Status, detector: &super::deadlock::Detector, measure_end: u64, watchdog: u64) -> u64 {
+        if lookahead <= 1 || now >= measure_end || now >= detector.next_at {
+            return now + 1;
+        }
+        let mut to = now.saturating_add(lookahead).min(measure_end).min(detector.next_at + 1).min(global.last_progress.saturating_add(watchdog).saturating_add(1));
+        if let Some(c) = self.checkpoint.as_ref().filter(|c| c.next > now) {
+            to = to.min(c.next);
+        }
+        to.max(now + 1)
+    }
+
+    /// End cycle `now` of the window ending before `to`: append what this rank's steps
+    /// scheduled for each other rank to its message (with, at the window's last cycle, the
+    /// streams drawn, the deliveries due and the backlogs that changed, `observed`,
+    /// emptied), and put the rank's own events and its NICs' due inside the window into the
+    /// calendar, holding the rest (`Held`).
+    fn end_cycle(&mut self, plan: &Plan, out: &mut [Vec<(u64, Event)>], held: &mut Held, observed: &mut Vec<(u32, u32)>, now: u64, to: u64) {
+        let last = now + 1 == to;
+        let streams = if last { self.server_side.streams_to_share() } else { Vec::new() };
+        let deliveries = if last { self.server_side.deliveries_by_rank(&self.parts.servers, plan.ranks, true) } else { None };
+        let observed_now: &[(u32, u32)] = if last { observed } else { &[] };
         for (r, events) in out.iter_mut().enumerate() {
             if r == plan.rank {
                 continue;
             }
             let deliveries = deliveries.as_ref().map_or(&[][..], |d| &d[r]);
-            if !wire::is_empty(events, &streams, deliveries, observed) {
+            if !wire::is_empty(events, &streams, deliveries, observed_now) {
+                assert!(events.iter().all(|&(at, _)| at >= to), "an event for rank {r} due inside the window ending before {to}: the lookahead is too long");
+                held.events_out |= !events.is_empty();
                 let view = self.server_side.rank_view().expect("on ranks");
-                msgs.push((r, wire::encode(events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, deliveries, observed)));
+                wire::encode(&mut held.parts[r], now, events, &mut self.packets, &mut |packet, head, tail| view.carries(packet, head, tail), &streams, deliveries, observed_now);
                 events.clear();
             }
         }
-        observed.clear();
+        if last {
+            observed.clear();
+        }
+        held.hold(&mut self.cal, now, to, &mut out[plan.rank], self.server_side.nic_events_mut());
+    }
+
+    /// End a window at its last cycle `now`: send every other rank this rank has anything
+    /// for its message (`end_cycle`), with this rank's status; put what every rank sent
+    /// and what this rank held into the calendar in the one-process order
+    /// (`Held::release`). Returns the run's state summed over ranks.
+    fn exchange(&mut self, ex: &mut dyn Exchange, plan: &Plan, held: &mut Held, crossing: &mut Crossing, now: u64) -> Result<Status, RankFailure> {
+        let (sums, maxima) = self.rank_status(held).reductions();
+        let msgs = held.parts.iter_mut().enumerate().filter(|(_, m)| !m.is_empty()).map(|(r, m)| (r, std::mem::take(m))).collect();
         let exchanged = ex.sparse(msgs, sums, maxima)?;
         let global = Status::from_reductions(&exchanged.sums, &exchanged.maxima).map_err(RankFailure)?;
-        let mut windows = Vec::with_capacity(exchanged.received.len());
+        let mut received: Vec<(usize, std::collections::VecDeque<(u64, wire::Window)>)> = Vec::with_capacity(exchanged.received.len());
         for (r, bytes) in &exchanged.received {
             let r = *r;
-            if r >= plan.ranks || r == plan.rank || windows.last().is_some_and(|&(last, _)| last >= r) {
+            if r >= plan.ranks || r == plan.rank || received.last().is_some_and(|&(last, _)| last >= r) {
                 return Err(RankFailure(format!("the exchange returned a message from rank {r} out of order, or from this rank ({}) of {}", plan.rank, plan.ranks)));
             }
-            let mut window = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
-            if window.carried.len() != window.packets.len() {
-                return Err(RankFailure(format!("a message from rank {r} has {} packets and {} records for them", window.packets.len(), window.carried.len())));
+            let mut parts = wire::decode(bytes).map_err(|e| RankFailure(format!("a message from rank {r} is damaged: {e}")))?;
+            for (_, window) in &mut parts {
+                if window.carried.len() != window.packets.len() {
+                    return Err(RankFailure(format!("a message from rank {r} has {} packets and {} records for them", window.packets.len(), window.carried.len())));
+                }
+                self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
+                self.server_side.set_streams(std::mem::take(&mut window.streams));
+                self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
             }
-            self.server_side.deliveries_from(&window.deliveries).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
-            self.server_side.set_streams(std::mem::take(&mut window.streams));
-            self.switch_side.set_observed(&window.observed).map_err(|e| RankFailure(format!("rank {r} sent {e}")))?;
-            windows.push((r, window));
+            received.push((r, parts));
         }
-        // Rank order, this rank's own list among the others'.
-        let split = windows.partition_point(|&(r, _)| r < plan.rank);
-        let (servers, side, cal, packets) = (&self.parts.servers, &mut self.server_side, &mut self.cal, &mut self.packets);
+        let (servers, side, packets) = (&self.parts.servers, &mut self.server_side, &mut self.packets);
         let mut arrived = |packet: u32, p: &crate::packet::Packet, (key, record): wire::Carried| side.arrived_with(servers, packet, p, key, record);
-        for (r, window) in &mut windows[..split] {
-            for (at, ev) in crossing.take_in(*r, window, packets, &mut arrived) {
+        held.release(&mut self.cal, now, plan.rank, &mut received, |cal, r, window| {
+            for (at, ev) in crossing.take_in(r, window, packets, &mut arrived) {
                 cal.schedule(at, now, ev);
             }
-        }
-        for (at, ev) in out[plan.rank].drain(..) {
-            cal.schedule(at, now, ev);
-        }
-        for (r, window) in &mut windows[split..] {
-            for (at, ev) in crossing.take_in(*r, window, packets, &mut arrived) {
-                cal.schedule(at, now, ev);
-            }
-        }
-        self.server_side.schedule_deferred(&mut self.cal, now);
+        })
+        .map_err(RankFailure)?;
         Ok(global)
     }
 
@@ -697,8 +753,8 @@ impl Simulation {
         parts.iter().enumerate().map(|(r, bytes)| super::deadlock::Graph::decode(bytes).map_err(|e| RankFailure(format!("rank {r}'s wait-for graph is damaged: {e}")))).collect()
     }
 
-    /// This rank's state at the end of a cycle, its events not sent yet.
-    fn rank_status(&self, out: &[Vec<(u64, Event)>]) -> Status {
+    /// This rank's state at the end of a window, its events not sent yet (`held`).
+    fn rank_status(&self, held: &Held) -> Status {
         let side = &self.server_side;
         let st = side.stats();
         let measured_phits = if self.parts.params.measure_at_injection { side.nics().injected_measured_phits } else { st.generated_measured_phits };
@@ -707,7 +763,7 @@ impl Simulation {
             delivered: st.packets_delivered,
             generated: st.packets_generated,
             last_progress: self.last_progress,
-            busy: !self.cal.is_idle() || self.cal.visits_everything() || out.iter().any(|o| !o.is_empty()) || side.holds_nic_events(),
+            busy: !self.cal.is_idle() || self.cal.visits_everything() || held.holds_events() || side.holds_nic_events(),
             next_timer: side.timers().next_at(),
             workload_finished: side.workload().finished(),
             measured_phits,

@@ -1,6 +1,6 @@
-//! What one rank sends another after each cycle (`Window`), and how the receiver takes it
-//! in: the events the sender's switch steps scheduled for the receiver's switches, in step
-//! order, and the record of each packet whose head crosses, which the receiver copies into
+//! What one rank sends another after each window of cycles (`Window`, a part per cycle),
+//! and how the receiver takes it in: the events the sender's switch steps scheduled for the
+//! receiver's switches, in step order, and the record of each packet whose head crosses, which the receiver copies into
 //! its own packet arena, with the copy of its message's record it carries. A packet's
 //! number is its slot in its rank's arena, so the body flits that follow a head find the
 //! receiver's copy through `Crossing`; the sender frees its copy once the tail has left.
@@ -103,7 +103,7 @@ impl Status {
     }
 }
 
-/// One rank's message to another after a cycle, sent only when not empty (`is_empty`).
+/// A cycle's part of one rank's message to another, made only when not empty (`is_empty`).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct Window {
     /// (cycle due, event), in the order the sender's steps scheduled them.
@@ -131,10 +131,13 @@ pub fn is_empty(events: &[(u64, Event)], streams: &[(u32, Rng)], deliveries: &[(
     events.is_empty() && streams.is_empty() && deliveries.is_empty() && observed.is_empty()
 }
 
-/// Encode the window for another rank: its events, and the records of the packets whose
-/// heads cross with the message records they carry (`carries`, told of every crossing
-/// flit: (packet, head, tail)); the sender's copy of a packet whose tail crosses is freed.
-pub fn encode(events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn FnMut(u32, bool, bool) -> Option<Carried>, streams: &[(u32, Rng)], deliveries: &[(u32, bool, u64, u64)], observed: &[(u32, u32)]) -> Vec<u8> {
+/// Append to `message` the part of cycle `cycle` for another rank: its events, and the
+/// records of the packets whose heads cross with the message records they carry
+/// (`carries`, told of every crossing flit: (packet, head, tail)); the sender's copy of a
+/// packet whose tail crosses is freed. A message is the parts of a window's cycles one
+/// after another (`decode`).
+#[allow(clippy::too_many_arguments)]
+pub fn encode(message: &mut Vec<u8>, cycle: u64, events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn FnMut(u32, bool, bool) -> Option<Carried>, streams: &[(u32, Rng)], deliveries: &[(u32, bool, u64, u64)], observed: &[(u32, u32)]) {
     let (mut records, mut carried) = (Vec::new(), Vec::new());
     for (_, ev) in events {
         if let Event::FlitArrive { packet, flit, .. } = *ev {
@@ -148,12 +151,17 @@ pub fn encode(events: &[(u64, Event)], packets: &mut Arena, carries: &mut dyn Fn
             }
         }
     }
-    bincode::serialize(&(events, records, carried, streams, deliveries, observed)).expect("a window serialises")
+    bincode::serialize_into(message, &(cycle, events, records, carried, streams, deliveries, observed)).expect("a window serialises")
 }
 
-pub fn decode(bytes: &[u8]) -> bincode::Result<Window> {
-    let (events, packets, carried, streams, deliveries, observed) = bincode::deserialize(bytes)?;
-    Ok(Window { events, packets, carried, streams, deliveries, observed })
+/// The parts of a message (`encode`), each with its cycle, in their order.
+pub fn decode(mut bytes: &[u8]) -> bincode::Result<std::collections::VecDeque<(u64, Window)>> {
+    let mut parts = std::collections::VecDeque::new();
+    while !bytes.is_empty() {
+        let (cycle, events, packets, carried, streams, deliveries, observed) = bincode::deserialize_from(&mut bytes)?;
+        parts.push_back((cycle, Window { events, packets, carried, streams, deliveries, observed }));
+    }
+    Ok(parts)
 }
 
 /// The packets of other ranks whose heads have crossed and whose tails have not: the

@@ -360,6 +360,12 @@ impl ServerSide {
         }
     }
 
+    /// The events the NIC steps held back, for a rank to put into the calendar in its
+    /// window's order (engine/ranks/window.rs).
+    pub fn nic_events_mut(&mut self) -> &mut Vec<(u64, Event)> {
+        &mut self.nic_events
+    }
+
     /// Credits back at a NIC, and flits ejected into one: everything but the switches and
     /// their wheel, so it commutes with the deliveries to the switches.
     pub fn deliver_to_server(&mut self, net: &mut Net, now: u64, ev: Event) {
