@@ -59,7 +59,11 @@ impl Held {
         for (list, held) in [(own, &mut self.own), (nic, &mut self.nic)] {
             if to == now + 1 {
                 // A window of one cycle: every event is due after it.
-                held.append(list);
+                if held.is_empty() {
+                    std::mem::swap(held, list);
+                } else {
+                    held.append(list);
+                }
                 continue;
             }
             for (at, ev) in list.drain(..) {
