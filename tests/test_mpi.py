@@ -541,7 +541,9 @@ def test_one_rank_exchanging_with_itself_gives_the_result_of_one_thread():
     echo = Echo()
     on_rank = json.loads(_core.simulate_on_rank(SPEC_JSON, echo, True))
     one = json.loads(_core.simulate_json(SPEC_JSON, None, 1, True))
-    assert echo.calls >= 700  # once a cycle (warmup and measured), and a few more
+    # A rank with no links to another runs alone up to the run's decisions: the exchanges
+    # are the lookahead's, the start's, the window ending the measured cycles, the end's.
+    assert 3 <= echo.calls <= 10, echo.calls
     assert _without_timings(on_rank["metrics"]) == _without_timings(one["metrics"])
     assert {k: v for k, v in on_rank.items() if k != "metrics"} == {k: v for k, v in one.items() if k != "metrics"}
 
@@ -549,10 +551,10 @@ def test_one_rank_exchanging_with_itself_gives_the_result_of_one_thread():
 def test_an_exception_of_the_exchange_stops_the_engine_and_is_raised_again():
     from hopsim import _core
 
-    echo = Echo(fail_at=50)
+    echo = Echo(fail_at=3)
     with pytest.raises(ConnectionError, match="the other rank went away"):
         _core.simulate_on_rank(SPEC_JSON, echo)
-    assert echo.calls == 50  # not called again once it failed
+    assert echo.calls == 3  # not called again once it failed
 
 
 class SparseEcho(Echo):
@@ -586,10 +588,10 @@ def test_a_sparse_exchange_gives_the_result_of_one_thread():
     echo = SparseEcho()
     on_rank = json.loads(_core.simulate_on_rank(SPEC_JSON, echo, True))
     one = json.loads(_core.simulate_json(SPEC_JSON, None, 1, True))
-    assert echo.calls >= 700 and echo.dense == 1, (echo.calls, echo.dense)
+    assert echo.calls >= 2 and echo.dense == 1, (echo.calls, echo.dense)
     assert _without_timings(on_rank["metrics"]) == _without_timings(one["metrics"])
     with pytest.raises(ConnectionError, match="the other rank went away"):
-        _core.simulate_on_rank(SPEC_JSON, SparseEcho(fail_at=50))
+        _core.simulate_on_rank(SPEC_JSON, SparseEcho(fail_at=2))
     with pytest.raises(ValueError, match="sparse returned 6 sums and 2 maxima; expected 7 and 2"):
         _core.simulate_on_rank(SPEC_JSON, SparseEcho(short=True))
 

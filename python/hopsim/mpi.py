@@ -2,8 +2,9 @@
 
 Orchestration only: the engine partitions the network and simulates
 (``hopsim._core.simulate_on_rank``); this module gives it an exchange between the ranks
-(:class:`MpiExchange`: after each simulated cycle a message to each rank that has
-something to receive, and two small allreduces), checks the launch, and has rank 0 order
+(:class:`MpiExchange`: after each window of simulated cycles, as long as the shortest link
+between two ranks, a message to each rank that has something to receive, and two small
+allreduces), checks the launch, and has rank 0 order
 the runs that every rank then takes part in.
 
 - A launch is detected from the environment mpirun (or srun) gives each process
@@ -107,7 +108,7 @@ class MpiExchange:
     """The engine's exchange between ranks over an mpi4py communicator. An MPI error (a rank
     lost) is :class:`RanksLost` naming the ranks.
 
-    - :meth:`sparse`, after every simulated cycle: a message only to the ranks this one has
+    - :meth:`sparse`, after every window of cycles: a message only to the ranks this one has
       something for (the neighbours its links cross to, the ranks of its messages'
       destinations), and the run's state summed and maxed over the ranks.
     - :meth:`all_to_all` and :meth:`all_gather`: the rare exchanges every rank takes part
