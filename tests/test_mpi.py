@@ -7,6 +7,8 @@
   switches, more ranks than the machine's memory holds, ranks of different builds, mpi4py
   missing;
 - a rank killed mid-sweep: one error line on rank 0, the runs finished before are kept;
+- ``srun -n 2 --mpi=pmix hopsim run`` under a real one-node Slurm (started by
+  .ci/slurm-up), and srun without an MPI plugin refused;
 - ``hopsim.simulate(spec, ranks=MPI.COMM_WORLD)``;
 - the binding without MPI: one rank exchanging with itself, an exchange that raises.
 
@@ -286,6 +288,43 @@ def test_other_ranks_print_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr == "" and proc.stdout == "", (proc.stdout, proc.stderr)
     assert len(pd.read_csv(tmp_path / "out" / "runs.csv")) == 1
+
+
+def _slurm_up() -> bool:
+    """A Slurm controller answers here (.ci/slurm-up starts a one-node Slurm)."""
+    if shutil.which("srun") is None or shutil.which("sinfo") is None:
+        return False
+    return subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30).returncode == 0
+
+
+needs_slurm = pytest.mark.skipif(not (HAVE_MPI4PY and _slurm_up()), reason="needs mpi4py and a running Slurm (bash .ci/slurm-up)")
+
+
+@needs_slurm
+def test_srun_with_pmix_writes_the_folder_of_a_run_on_one_thread(tmp_path):
+    """``srun -n 2 --mpi=pmix hopsim run``: the wheel's Open MPI finds its ranks through
+    Slurm's PMIx, as on a cluster."""
+    path = write_spec(tmp_path, DRAGONFLY)
+    run_cli("run", path, "--out", tmp_path / "one", "--threads", "1", "-q", "--no-plots", check=0)
+    proc = subprocess.run(["srun", "-n", "2", "--mpi=pmix", sys.executable, "-m", "hopsim", "run", str(path), "--out", str(tmp_path / "ranks"), "--no-plots"],
+                          capture_output=True, text=True, timeout=300, env=mpi_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("over 2 MPI ranks") == 1, proc.stderr[-2000:]
+    same_folders(tmp_path / "one", tmp_path / "ranks")
+
+
+@needs_slurm
+def test_srun_without_an_mpi_plugin_is_refused_before_anything_runs(tmp_path):
+    """``srun -n 2 hopsim run`` with no PMI: each task would be an MPI world alone, running
+    the whole study into the same folder. Refused, once, naming the fix."""
+    path = write_spec(tmp_path, TORUS)
+    out = tmp_path / "out"
+    proc = subprocess.run(["srun", "-n", "2", "--mpi=none", sys.executable, "-m", "hopsim", "run", str(path), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, env=mpi_env())
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    [line] = error_lines(proc.stderr)
+    assert "srun = 2 tasks" in line and "--mpi=pmix" in line, line
+    assert not out.exists()
 
 
 @needs_mpi

@@ -40,9 +40,11 @@ __all__ = ["launched_size", "launched_rank", "MpiExchange", "Ranks", "RanksLost"
 #: The world size each launcher puts in the environment of the processes it starts:
 #: Open MPI's mpirun, and PMI (MPICH's and Intel MPI's mpiexec, Slurm's srun --mpi=pmi2).
 _SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
-_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 #: Set by a PMIx launcher (prterun, srun --mpi=pmix) without the size.
 _PMIX_VARS = ("PMIX_RANK", "PMIX_NAMESPACE")
+#: The tasks of a Slurm job step (srun), with or without an MPI plugin to connect them.
+_SLURM_STEP_TASKS = "SLURM_STEP_NUM_TASKS"
 
 INSTALL_HINT = "pip install 'hopsim[mpi]'"
 
@@ -58,13 +60,14 @@ def _env_int(names: Iterable[str]) -> int | None:
 def launched_size() -> int | None:
     """The number of ranks this process was launched among (mpirun, mpiexec, srun), read
     from the environment: None when not launched by one; 0 when launched by a PMIx
-    launcher that does not say how many (MPI itself tells then)."""
+    launcher that does not say how many (MPI itself tells then), or by srun without an MPI
+    plugin (:func:`start` then refuses the launch)."""
     size = _env_int(_SIZE_VARS)
     if size is not None:
         return size
     if any(name in os.environ for name in _PMIX_VARS):
         return 0
-    return None
+    return _env_int([_SLURM_STEP_TASKS])
 
 
 def launched_rank() -> int:
@@ -454,6 +457,13 @@ def start() -> Ranks | None:
     MPI = _import_mpi()
     comm = MPI.COMM_WORLD
     if comm.Get_size() == 1:
+        if size > 1:
+            # srun --mpi=none: each task is an MPI world of its own, and would run the whole
+            # study alone into the same output folder.
+            raise SpecError(
+                f"srun = {size} tasks: MPI sees each task alone, so srun gave them no way to find each other; "
+                f"launch with srun --mpi=pmix (or --mpi=pmi2), or as one task"
+            )
         return None
     ranks = Ranks(comm)
     _session = ranks
