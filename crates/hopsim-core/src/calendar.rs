@@ -126,6 +126,12 @@ pub struct Calendar {
 
 impl Calendar {
     pub fn new(horizon: u64, switches: usize, servers: usize) -> Self {
+        Self::holding(horizon, 0..switches, 0..servers)
+    }
+
+    /// A calendar that visits only the switches `switches` and the NICs of the servers
+    /// `servers` (an MPI rank's): its wheels take memory for those alone.
+    pub fn holding(horizon: u64, switches: std::ops::Range<usize>, servers: std::ops::Range<usize>) -> Self {
         let size = (horizon + 2).next_power_of_two().max(64) as usize;
         Calendar {
             mask: size as u64 - 1,
@@ -194,7 +200,7 @@ impl Calendar {
     /// counted off when that slot is taken.
     #[inline]
     pub fn step_now(&mut self, switch: usize) {
-        self.routers.at[switch] = UNSET;
+        self.routers.at[switch - self.routers.first] = UNSET;
     }
 
     #[inline]
@@ -279,6 +285,8 @@ impl Calendar {
 /// the million-node torus that nearly doubles the cycles per second, docs/benchmark-log.md).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Due {
+    /// The first item held: bits and `at` are of items `first..first + at.len()`.
+    first: usize,
     /// Words of bits per slot, and the slots' bits one after the other.
     words: usize,
     bits: Vec<u64>,
@@ -300,9 +308,9 @@ impl Due {
         (words, words.div_ceil(64))
     }
 
-    fn new(slots: usize, items: usize) -> Self {
-        let (words, summary_words) = Self::words(items);
-        Due { words, bits: vec![0; slots * words], summary_words, summary: vec![0; slots * summary_words], count: vec![0; slots], at: vec![UNSET; items] }
+    fn new(slots: usize, held: std::ops::Range<usize>) -> Self {
+        let (words, summary_words) = Self::words(held.len());
+        Due { first: held.start, words, bits: vec![0; slots * words], summary_words, summary: vec![0; slots * summary_words], count: vec![0; slots], at: vec![UNSET; held.len()] }
     }
 
     /// Visit `id` at `at` unless it is already due earlier. Returns the entries added (0 or
@@ -310,6 +318,7 @@ impl Due {
     /// adds none.
     #[inline(always)]
     fn wake(&mut self, mask: u64, id: usize, at: u64) -> usize {
+        let id = id - self.first;
         if at >= self.at[id] as u64 {
             return 0;
         }
@@ -342,7 +351,7 @@ impl Due {
                     set &= set - 1;
                     if self.at[id] as u64 == now {
                         self.at[id] = UNSET;
-                        out.push(id as u32);
+                        out.push((self.first + id) as u32);
                     }
                 }
             }
@@ -353,7 +362,7 @@ impl Due {
     /// Every item, ascending, into `out` (`Calendar::visit_everything`); visits due later stay.
     fn all(&self, out: &mut Vec<u32>) {
         out.clear();
-        out.extend(0..self.at.len() as u32);
+        out.extend(self.first as u32..(self.first + self.at.len()) as u32);
     }
 }
 
@@ -406,6 +415,29 @@ mod tests {
         let due: Vec<u16> = cal.take_events(4).iter().map(|e| if let Event::Credit { phits, .. } = *e { phits } else { 0 }).collect();
         assert_eq!(due, [1, 2, 3, 4]);
         assert!(cal.is_idle());
+    }
+
+    #[test]
+    fn a_calendar_holding_a_range_visits_its_items_by_their_numbers() {
+        let mut cal = Calendar::holding(10, 100..300, 50..60);
+        for s in [299, 100, 164, 163] {
+            cal.wake_router(s, 4);
+        }
+        cal.wake_router(164, 3);
+        cal.step_now(164);
+        cal.wake_nic(59, 4);
+        cal.wake_nic(50, 4);
+        let mut out = Vec::new();
+        cal.take_routers(3, &mut out);
+        assert!(out.is_empty(), "its visit at 3 dropped: {out:?}");
+        cal.take_routers(4, &mut out);
+        assert_eq!(out, [100, 163, 299]);
+        cal.take_nics(4, &mut out);
+        assert_eq!(out, [50, 59]);
+        assert!(cal.is_idle());
+        cal.visit_everything();
+        cal.take_nics(5, &mut out);
+        assert_eq!(out, (50..60).collect::<Vec<u32>>());
     }
 
     #[test]

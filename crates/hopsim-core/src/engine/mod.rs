@@ -257,7 +257,7 @@ impl Simulation {
         // The furthest anything is scheduled: a credit after a packet's slowest tail, or a
         // flit at the far end of the longest link.
         let horizon = timings.max_latency() as u64 + timings.max_cycles(p as u64) + params.pipeline_delay as u64 + 4;
-        let cal = Calendar::new(horizon, topo.num_switches(), servers.num_servers());
+        let cal = Calendar::holding(horizon, held.clone(), servers.of_switches(held.clone()));
         let mut stats = Stats::new(spec.run.warmup, spec.run.cycles, spec.run.temporal_bin);
         stats.by_receipt = spec.run.measure == crate::spec::Measure::Received;
         let seed = spec.run.seed;

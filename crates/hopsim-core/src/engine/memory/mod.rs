@@ -203,9 +203,10 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let pending = (latency + flit_cycles + delay + 4 + 2).min(wheel);
     let due = |items: u64| crate::calendar::Calendar::due_bytes_per_slot(items as usize);
     let lists = times(pending, times(grown((2 * ports).div_ceil(flit)), size_of::<crate::calendar::Event>() as u64));
-    let per_slot = due(all) + due(all_servers);
+    // The wheels of visits hold a rank's own switches and NICs.
+    let per_slot = due(n) + due(servers);
     let calendar_key = if lists > times(wheel, per_slot) { "link.latency" } else { size_key };
-    parts.push(Part { what: format!("event calendar ({pending} cycles of events, a wheel of {wheel})"), key: calendar_key, bytes: lists + times(wheel, per_slot) + times(all + all_servers, 4) });
+    parts.push(Part { what: format!("event calendar ({pending} cycles of events, a wheel of {wheel})"), key: calendar_key, bytes: lists + times(wheel, per_slot) + times(n + servers, 4) });
 
     // Walking a cycle block by block (engine/blocks.rs), on each thread: the cycle's events
     // picked out with their blocks (8 bytes each) and grouped by block (4), and per switch of
