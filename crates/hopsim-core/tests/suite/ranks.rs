@@ -92,13 +92,20 @@ fn ranks_exchange_once_a_window_of_the_shortest_link_between_them() {
         assert!(s.exchanges >= 1000 / 4, "rank {r}: {s:?}");
         assert!(s.messages_to.iter().all(|&n| n <= s.exchanges), "one message a window at most: {s:?}");
     }
-    // The Aries network's classes of links: cut inside a group, row links (10 cycles) and
-    // column links (20) cross between the ranks, and the globals (100).
+    // The Aries network's classes of links, over 2 ranks of 12 switches: the cut falls
+    // between the two chassis of the middle group, so column links (20 cycles) cross between
+    // the ranks, and global links (100), but no row links (10).
     let aries = format!("{}\n[link]\nlatency = 10\n[link.column]\nlatency = 20\n[link.global]\nlatency = 100\n[run]\nwarmup = 300\ncycles = 1500\nseed = 4\n", nets::ARIES_ADAPTIVE);
     let (result, sent) = local::run_counting(&spec(&aries), 2).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(fingerprint(&result), fingerprint(&common::run(&aries)), "2 ranks differ from one process on the Aries network");
     let drain = result.metrics.cycles - 1800;
-    assert!(sent.iter().all(|s| s.exchanges <= 1800 / 10 + drain + 4), "{sent:?}");
+    assert!(sent.iter().all(|s| s.exchanges >= 1800 / 20 && s.exchanges <= 1800 / 20 + drain + 4), "a window of 20 cycles: {sent:?}");
+    // Cut between groups (4 groups over 2 ranks), only global links cross.
+    let groups = aries.replace("groups = 3", "groups = 4");
+    let (result, sent) = local::run_counting(&spec(&groups), 2).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(fingerprint(&result), fingerprint(&common::run(&groups)), "2 ranks differ from one process on 4 groups");
+    let drain = result.metrics.cycles - 1800;
+    assert!(sent.iter().all(|s| s.exchanges >= 1800 / 100 && s.exchanges <= 1800 / 100 + drain + 4), "a window of 100 cycles: {sent:?}");
 }
 
 #[test]
