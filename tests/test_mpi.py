@@ -1,8 +1,9 @@
 """Runs over MPI ranks (``mpirun -n N hopsim run``, hopsim.mpi): real mpirun subprocesses.
 
 - a torus with DOR, a HyperX with Valiant, a Dragonfly with UGAL-L and UGAL-G, jobs on a
-  torus, bandwidth windows under GET and an application-aware job on Aries, over 2 and 3
-  ranks, write the output folder of a run on one thread, file by file (timings aside);
+  torus, bandwidth windows under GET, an application-aware job on Aries and an Aries
+  network whose ranks exchange once a window of 20 or 100 cycles, over 2 and 3 ranks, write
+  the output folder of a run on one thread, file by file (timings aside);
 - launches refused before anything runs, exit code 2 and one error line: more ranks than
   switches, more ranks than the machine's memory holds, ranks of different builds, mpi4py
   missing;
@@ -244,15 +245,26 @@ allocation = { policy = "linear", offset = 24 }
 workload = { motif = "bernoulli", load = 0.2, bytes = 256 }
 """
 
+# Links of 10, 20 and 100 cycles: the ranks exchange once a window of the shortest link
+# between them: 20 cycles over 2 ranks (the cut falls between the two chassis of the middle
+# group), 100 over 3 (a group each).
+ARIES_WINDOWS = _uniform(
+    "aries-windows",
+    '[topology]\nkind = "aries"\ngroups = 3\nchassis = 2\nblades = 4\nservers_per_switch = 2\n[router]\nvcs = 8\n'
+    '[routing]\nalgorithm = "aries"\n[link]\nlatency = 10\n[link.column]\nlatency = 20\n[link.global]\nlatency = 100\n',
+    5,
+)
+
 
 @needs_mpi
 @pytest.mark.parametrize(
     "text, ranks, plots, sweep",
     [(TORUS, 2, True, '"traffic.load" = [0.1, 0.3]\n'), (HYPERX, 3, False, '"traffic.load" = [0.1, 0.3]\n'),
      (DRAGONFLY, 3, False, '"routing.algorithm" = ["ugal_l", "ugal_g"]\n'), (JOBS, 2, False, ""), (GET_WINDOWS, 3, False, ""),
-     (APP_AWARE, 2, False, ""), (SHIFTED, 4, False, '"traffic.shift" = [[1, 0, 0], [0, 0, 1]]\n')],
+     (APP_AWARE, 2, False, ""), (SHIFTED, 4, False, '"traffic.shift" = [[1, 0, 0], [0, 0, 1]]\n'), (ARIES_WINDOWS, 2, False, ""),
+     (ARIES_WINDOWS, 3, False, "")],
     ids=["torus-dor-2-ranks", "hyperx-valiant-3-ranks", "dragonfly-ugal_l-ugal_g-3-ranks", "torus-jobs-2-ranks", "torus-get-3-ranks",
-         "aries-app-aware-2-ranks", "torus-shift-x-z-4-ranks"],
+         "aries-app-aware-2-ranks", "torus-shift-x-z-4-ranks", "aries-windows-2-ranks", "aries-windows-3-ranks"],
 )
 def test_a_run_over_ranks_writes_the_folder_of_a_run_on_one_thread(tmp_path, text, ranks, plots, sweep):
     path = write_spec(tmp_path, text, sweep=sweep)
