@@ -261,7 +261,9 @@ impl Simulation {
         let mut stats = Stats::new(spec.run.warmup, spec.run.cycles, spec.run.temporal_bin);
         stats.by_receipt = spec.run.measure == crate::spec::Measure::Received;
         let seed = spec.run.seed;
-        let nic_rng = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(seed_for(seed, 1, s as u64))).collect();
+        // A workload whose servers are independent draws only from its own servers' streams.
+        let streams = if crate::workload::servers_independent(spec) { servers.of_switches(held.clone()) } else { 0..servers.num_servers() };
+        let nic_rng = crate::random::Streams::new(seed, streams);
         let switch_rng = held.map(|s| Rng::seed_from_u64(seed_for(seed, 2, s as u64))).collect();
         let n_servers = servers.num_servers();
         // At most a packet per buffer slot (and one partly in each VC under wormhole); the

@@ -16,6 +16,7 @@ pub const KIND: WorkloadKind = WorkloadKind {
     name: "bernoulli",
     about: "messages at traffic.load, at Bernoulli-drawn cycles",
     closed_loop: false,
+    servers_independent: true,
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     check,
@@ -105,8 +106,11 @@ impl Workload for Bernoulli {
     }
     fn start(&mut self, cx: &mut Ctx) {
         for &s in &self.active {
-            let first = self.next_send(0, &mut cx.rng[s as usize]);
-            cx.timers.push((first, s));
+            // On an MPI rank, only its own servers' (engine/ranks).
+            if let Some(rng) = cx.rng.get_mut(s as usize) {
+                let first = self.next_send(0, rng);
+                cx.timers.push((first, s));
+            }
         }
     }
     fn timer(&mut self, server: usize, cx: &mut Ctx) {
@@ -115,9 +119,6 @@ impl Workload for Bernoulli {
         cx.posts.push(self.message.post(server as u32, dst as u32, 0));
         let next = self.next_send(cx.now + 1, rng);
         cx.timers.push((next, server as u32));
-    }
-    fn servers_independent(&self) -> bool {
-        true
     }
     // Nothing changes as it runs: its draws come from the NICs' random streams.
     fn save(&self) -> Vec<u8> {

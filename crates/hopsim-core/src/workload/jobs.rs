@@ -567,7 +567,7 @@ mod tests {
             })
             .collect();
         let mut rng = Rng::seed_from_u64(seed);
-        let mut rngs: Vec<Rng> = (0..servers.num_servers()).map(|s| Rng::seed_from_u64(s as u64)).collect();
+        let mut rngs = crate::random::Streams::new(0, 0..servers.num_servers());
         let totals = vec![Counters::default(); servers.num_servers()];
         let (mut posts, mut timers, mut samples) = (Vec::new(), Vec::new(), Vec::new());
         let mut pending: Vec<Post> = Vec::new();

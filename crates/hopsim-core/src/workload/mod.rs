@@ -100,10 +100,12 @@ pub struct Delivered {
 pub struct Ctx<'a> {
     pub now: u64,
     /// The servers' random streams. A workload draws from a server's stream only in that
-    /// server's `timer` (and in `start`): on MPI ranks every rank runs the workload whole,
-    /// and the rank owning a server sends the others its stream before its timers fire
-    /// (engine/ranks).
-    pub rng: &'a mut [Rng],
+    /// server's `timer` (and in `start`): on MPI ranks every rank runs a workload whose
+    /// servers share state whole, and the rank owning a server sends the others its stream
+    /// before its timers fire (engine/ranks); a rank running one whose servers are
+    /// independent holds its own servers' streams only (`Streams::get_mut` is `None` for
+    /// the others, whose timers it does not keep).
+    pub rng: &'a mut crate::random::Streams,
     pub posts: &'a mut Vec<Post>,
     /// (cycle, server): call `timer` for that server then.
     pub timers: &'a mut Vec<(u64, u32)>,
@@ -124,12 +126,6 @@ pub trait Workload: Send {
     /// Whether a message with this tag is an acknowledgement (counted apart from the data
     /// messages, whose latency is what the papers report).
     fn is_acknowledgement(&self, _tag: u32) -> bool {
-        false
-    }
-    /// Whether each server's part of it depends on no other server's: then a run on MPI
-    /// ranks keeps only its own servers' timers and calls it for its own servers only
-    /// (engine/ranks); otherwise every rank runs it whole and calls it as one process does.
-    fn servers_independent(&self) -> bool {
         false
     }
     /// A closed-loop workload that has nothing more to send ends the run.
@@ -178,6 +174,11 @@ pub struct WorkloadKind {
     pub name: &'static str,
     pub about: &'static str,
     pub closed_loop: bool,
+    /// Whether each server's part of it depends on no other server's: then a run on MPI
+    /// ranks keeps only its own servers' timers and random streams and calls it for its own
+    /// servers only (engine/ranks); otherwise every rank runs it whole and calls it as one
+    /// process does (`servers_independent`).
+    pub servers_independent: bool,
     pub keys: &'static [Key],
     /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
@@ -221,6 +222,12 @@ pub fn kind(spec: &Spec) -> SpecResult<&'static WorkloadKind> {
 /// `[[jobs]]`, the `[workload]` table's.)
 pub fn is_open_loop(spec: &Spec) -> bool {
     Kind::from_name(&spec.workload.kind).is_some_and(|k| !k.kind().closed_loop)
+}
+
+/// Whether the run's workload has servers independent of each other
+/// (`WorkloadKind::servers_independent`); `[[jobs]]` share state.
+pub fn servers_independent(spec: &Spec) -> bool {
+    spec.jobs.is_empty() && Kind::from_name(&spec.workload.kind).is_some_and(|k| k.kind().servers_independent)
 }
 
 /// Whether a job's motif is open-loop traffic (`bernoulli`): it sends until `run.cycles`,

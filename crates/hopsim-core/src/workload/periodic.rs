@@ -16,6 +16,7 @@ pub const KIND: WorkloadKind = WorkloadKind {
     name: "periodic",
     about: "messages at traffic.load, one per fixed interval, every server in step (SST Merlin's offered_load)",
     closed_loop: false,
+    servers_independent: true,
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     check,
@@ -68,9 +69,6 @@ impl Workload for Periodic {
         self.sent[server] += 1;
         let next = self.start_of(self.sent[server]).max(cx.now + 1);
         cx.timers.push((next, server as u32));
-    }
-    fn servers_independent(&self) -> bool {
-        true
     }
     fn save(&self) -> Vec<u8> {
         super::save_state(&self.sent)

@@ -147,6 +147,19 @@ fn windows_of_several_cycles_are_the_same_on_1_2_and_3_ranks() {
 }
 
 #[test]
+fn open_loop_workloads_draw_only_from_their_ranks_streams() {
+    // Bernoulli and periodic sources over ranks: each rank holds its own servers' random
+    // streams only (`random::Streams`) and gives one process's draws, under a pattern that
+    // draws destinations (uniform) and a burst of another.
+    for workload in ["bernoulli", "periodic"] {
+        same_on_1_2_3_ranks(
+            &format!("[topology]\nkind = \"torus\"\ndims = [6, 6]\nservers_per_switch = 2\n[workload]\nkind = \"{workload}\"\n[traffic]\npattern = \"uniform\"\nload = 0.3"),
+            "warmup = 300\ncycles = 1200\nseed = 11",
+        );
+    }
+}
+
+#[test]
 fn a_hyperx_with_valiant_is_the_same_on_1_2_and_3_ranks() {
     let r = same_on_1_2_3_ranks(nets::HYPERX_VALIANT_SATURATED, "warmup = 500\ncycles = 2000\nseed = 2");
     assert!(r.metrics.accepted_load < r.metrics.offered_load, "saturated");

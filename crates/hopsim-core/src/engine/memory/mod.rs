@@ -169,11 +169,12 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
 
     // NICs, their credits, two sets of counters (the window's and the run's), source-queue
     // headers and reorder counts, for the servers held; and for every server of the network,
-    // on every rank, generators, traffic tables and the random streams (a workload run
-    // whole on every rank draws from any server's).
+    // on every rank, generators and traffic tables. The random streams are the servers
+    // held's, or every server's where a workload run whole on every rank draws from any.
     let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4;
-    let every_server = 8 + 4 + 4 + 16 + rng;
-    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + times(all_servers, every_server) });
+    let every_server = 8 + 4 + 4 + 16;
+    let streams = if crate::workload::servers_independent(spec) { servers } else { all_servers };
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + times(all_servers, every_server) + times(streams, rng) });
     // On ranks: the deliveries kept for other ranks' NICs, at most one (source, window)
     // entry a server held before they go (`RankView::deliveries_due`), in a hash map.
     if ranks > 1 {

@@ -267,7 +267,7 @@ impl Simulation {
         check_ranks_fit(built.memory_run(), ex.ranks_here(), super::memory::available()?)?;
         let plan = Plan { part: super::parallel::Partition::new(ex.ranks(), switches), rank: ex.rank(), ranks: ex.ranks() };
         let fresh = |built: super::Built| {
-            let shared = !built.workload.servers_independent();
+            let shared = !crate::workload::servers_independent(&built.spec);
             let mut sim = Simulation::holding(built, plan.part.range(plan.rank));
             sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.part, shared));
             sim.with_workload(0, |w, cx| w.start(cx));

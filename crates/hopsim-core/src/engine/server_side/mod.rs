@@ -34,7 +34,7 @@ pub(super) struct ServerSide {
     backlog: Vec<Backlog>,
     /// Packets waiting in each held NIC's reorder buffer.
     reorder_held: Vec<u32>,
-    nic_rng: Vec<Rng>,
+    nic_rng: crate::random::Streams,
     /// NICs to step this cycle (the switches' list is in use by other threads meanwhile).
     nic_visit: Vec<u32>,
     /// Events of NIC steps that ran before the switches' events reached the calendar.
@@ -67,8 +67,8 @@ pub(super) struct Net<'a> {
 
 impl ServerSide {
     /// The side of the servers whose NICs `nics` holds (all but on an MPI rank); `nic_rng`
-    /// has every server's stream, which a workload run whole on every rank draws from.
-    pub fn new(nics: Nics, nic_rng: Vec<Rng>, workload: Box<dyn Workload>, stats: Stats, spec: &crate::spec::Spec) -> Self {
+    /// has every server's stream where a workload run whole on every rank draws from any.
+    pub fn new(nics: Nics, nic_rng: crate::random::Streams, workload: Box<dyn Workload>, stats: Stats, spec: &crate::spec::Spec) -> Self {
         let n = nics.held().len();
         ServerSide {
             nics,
@@ -99,7 +99,7 @@ impl ServerSide {
 
     /// Back to the state `save` wrote, on a side built from the same spec.
     pub fn restore(&mut self, input: &mut impl std::io::Read) -> bincode::Result<()> {
-        type Saved = (Nics, Vec<Backlog>, Vec<u32>, Vec<Rng>, Vec<(u64, Event)>, Vec<u8>, Timers, Vec<Post>, Vec<(u64, u32)>, Vec<Sample>, Messages, Stats);
+        type Saved = (Nics, Vec<Backlog>, Vec<u32>, crate::random::Streams, Vec<(u64, Event)>, Vec<u8>, Timers, Vec<Post>, Vec<(u64, u32)>, Vec<Sample>, Messages, Stats);
         let workload: Vec<u8>;
         let first = self.nics.held().start;
         (self.nics, self.backlog, self.reorder_held, self.nic_rng, self.nic_events, workload, self.timers, self.posts, self.new_timers, self.samples, self.messages, self.stats) = bincode::deserialize_from::<_, Saved>(input)?;

@@ -14,7 +14,7 @@
 //! answer, the responses carry the serial back, and the source keeps its record until they
 //! complete it.
 //!
-//! **A shared workload** (jobs, closed loops: `Workload::servers_independent` false) runs
+//! **A shared workload** (jobs, closed loops: `WorkloadKind::servers_independent` false) runs
 //! whole on every rank, and every rank makes the calls one process makes, in its order:
 //! every rank fires every timer, and the calls a delivery makes (a packet or a message
 //! delivered) wait until the rank's deliveries of the cycle are done; every rank then
@@ -278,7 +278,7 @@ impl RankView {
     }
 
     /// The streams drawn from since the last exchange, for the other ranks.
-    pub fn drawn_streams(&mut self, rng: &[Rng]) -> Vec<(u32, Rng)> {
+    pub fn drawn_streams(&mut self, rng: &crate::random::Streams) -> Vec<(u32, Rng)> {
         let Some(shared) = &mut self.shared else { return Vec::new() };
         shared.drawn.sort_unstable();
         shared.drawn.dedup();
