@@ -54,8 +54,9 @@ pub trait Exchange {
         self.all_to_all(vec![mine; ranks])
     }
     /// The exchange after each window of cycles (`window`): send each `(rank, bytes)` of
-    /// `out` (another rank, each at most once) to its rank, and return what ranks sent this one, by ascending sender,
-    /// with `sums` added up and `maxima` maxed over every rank's. A collective. Only ranks
+    /// `out` (another rank, each at most once) to its rank, and return what ranks sent this
+    /// one, by ascending sender, with `sums` added up and `maxima` maxed over every rank's.
+    /// A collective. Only ranks
     /// with something for another send it a message (the neighbours its switches' links
     /// reach; every rank, for a shared workload or UGAL-G), so a rank cannot count on one
     /// from each.
