@@ -586,7 +586,8 @@ impl Simulation {
         if shared || self.switch_side.routers().observing() {
             return Ok(1);
         }
-        let mine = window::lookahead_of(&self.switch_side.routers().ports, |s| plan.part.owner(s), plan.rank);
+        let links = self.switch_side.routers().ports.iter().map(|p| (p.peer, p.link.latency));
+        let mine = window::lookahead_of(links, |s| plan.part.owner(s), plan.rank);
         let mut least = u64::MAX;
         for (r, bytes) in ex.all_gather(mine.to_le_bytes().to_vec())?.iter().enumerate() {
             let theirs: [u8; 8] = bytes.as_slice().try_into().map_err(|_| RankFailure(format!("rank {r} sent a lookahead of {} bytes", bytes.len())))?;

@@ -16,11 +16,11 @@ use crate::calendar::{Calendar, Event};
 /// The smallest latency of the links of this rank's switches that reach another rank's
 /// switches (`u64::MAX` if none do): the ranks' lookahead is the smallest over all ranks.
 /// A link's credits come back over the same class of link, with its latency.
-pub fn lookahead_of(ports: &[crate::router::Port], owner: impl Fn(usize) -> usize, rank: usize) -> u64 {
-    ports
-        .iter()
-        .filter_map(|p| match p.peer {
-            crate::router::Peer::Switch { switch, .. } if owner(switch as usize) != rank => Some(p.link.latency as u64),
+/// `links`: each port of the rank's switches, its peer and its link's latency.
+pub fn lookahead_of(links: impl Iterator<Item = (crate::router::Peer, u16)>, owner: impl Fn(usize) -> usize, rank: usize) -> u64 {
+    links
+        .filter_map(|(peer, latency)| match peer {
+            crate::router::Peer::Switch { switch, .. } if owner(switch as usize) != rank => Some(latency as u64),
             _ => None,
         })
         .min()
@@ -111,5 +111,65 @@ impl Held {
         self.nic.clear();
         self.events_out = false;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Held;
+    use crate::calendar::{Calendar, Event};
+    use std::collections::VecDeque;
+
+    /// A credit tagged `tag` (in its phits), due at `at`.
+    fn credit(tag: u16) -> Event {
+        Event::Credit { switch: 0, port: 0, vc: 0, phits: tag }
+    }
+
+    fn tags(cal: &mut Calendar, at: u64) -> Vec<u16> {
+        cal.take_events(at).iter().map(|e| if let Event::Credit { phits, .. } = *e { phits } else { 0 }).collect()
+    }
+
+    #[test]
+    fn a_window_puts_events_in_by_cycle_then_rank_then_nics() {
+        // Rank 1 of 3, a window of cycles 10..13. Its own events due inside the window (at 11
+        // and 12) go in at once; those due at 20 wait for the window's end, and go in among
+        // ranks 0's and 2's of the same cycle, cycle by cycle, the NICs' last.
+        let mut cal = Calendar::new(64, 1, 1);
+        let mut held = Held::new(3);
+        let (mut own, mut nic) = (vec![(11, credit(1)), (20, credit(110))], vec![(12, credit(2)), (20, credit(111))]);
+        held.hold(&mut cal, 10, 13, &mut own, &mut nic);
+        assert!(own.is_empty() && nic.is_empty());
+        let (mut own, mut nic) = (vec![(20, credit(120))], vec![(20, credit(121))]);
+        held.hold(&mut cal, 11, 13, &mut own, &mut nic);
+        held.hold(&mut cal, 12, 13, &mut Vec::new(), &mut Vec::new());
+        assert!(held.holds_events());
+        // What ranks 0 and 2 sent: per cycle, the tags of their events due at 20.
+        let mut received: Vec<(usize, VecDeque<(u64, Vec<u16>)>)> = vec![(0, VecDeque::from([(10, vec![100]), (12, vec![102])])), (2, VecDeque::from([(10, vec![200]), (11, vec![201])]))];
+        held.release(&mut cal, 12, 1, &mut received, |cal, _r, part| {
+            for &t in part.iter() {
+                cal.schedule(20, 12, credit(t));
+            }
+        })
+        .unwrap();
+        assert_eq!(tags(&mut cal, 11), [1]);
+        assert_eq!(tags(&mut cal, 12), [2]);
+        assert_eq!(tags(&mut cal, 20), [100, 110, 200, 111, 120, 201, 121, 102]);
+        assert!(!held.holds_events());
+        // A part of a cycle outside the window is an error, not lost.
+        held.hold(&mut cal, 30, 31, &mut Vec::new(), &mut Vec::new());
+        let mut stray: Vec<(usize, VecDeque<(u64, Vec<u16>)>)> = vec![(0, VecDeque::from([(29, vec![1])]))];
+        assert!(held.release(&mut cal, 30, 1, &mut stray, |_, _, _| {}).is_err());
+    }
+
+    #[test]
+    fn the_lookahead_is_the_shortest_link_to_another_rank() {
+        use crate::router::Peer;
+        let links = [(Peer::Switch { switch: 1, port: 0 }, 3), (Peer::Switch { switch: 5, port: 0 }, 20), (Peer::Server(0), 1), (Peer::Switch { switch: 9, port: 0 }, 7)];
+        // Switches 0-3 are rank 0's, 4-7 rank 1's, 8-11 rank 2's.
+        let of = |n: usize, rank: usize| super::lookahead_of(links[..n].iter().copied(), |s| s / 4, rank);
+        assert_eq!(of(4, 0), 7);
+        assert_eq!(of(2, 0), 20);
+        assert_eq!(of(1, 0), u64::MAX, "no link leaves the rank");
+        assert_eq!(of(4, 1), 3, "seen from rank 1, switches 1 and 9 are other ranks'");
     }
 }
