@@ -222,11 +222,6 @@ impl ServerSide {
         self.nic_visit = due;
     }
 
-    /// Whether NIC steps' events are held back (`step_nics` with `defer`).
-    pub fn holds_nic_events(&self) -> bool {
-        !self.nic_events.is_empty()
-    }
-
     /// Take in what another rank of the same run counted (engine/ranks): its statistics,
     /// and its NICs (`Nics::part`).
     pub fn absorb(&mut self, stats: &Stats, nics: &crate::nic::NicsPart) -> Result<(), String> {
