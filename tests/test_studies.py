@@ -346,6 +346,28 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
     # A size whose smaller sizes are not kept is not started before them.
     assert ps.estimate(dict(big, case="sweep3d 256^3"), runs)[0] == float("inf")
 
+    # The study is the cases that fit its budget, cheapest first, kept runs counted. With
+    # halo3d 64^3 kept idle in all three modes (300 CPU-s), halo3d 256^3 idle costs 3 x 480: a
+    # budget of 300 + 1,440 CPU-s holds it and every case no dearer, and no dearer case.
+    rows = [dict(row("halo3d 64^3", "idle", 100.0, 10_000, 10), mode=m) for m in ps.MODES]
+    pd.DataFrame(rows).to_csv(tmp_path / "runs-0.csv", index=False)
+    runs, _ = ps.kept()
+    left = ps.left_by_case(runs)
+    assert left[("cori", "halo3d 256^3", "idle")] == pytest.approx(3 * 480.0)
+    monkeypatch.setattr(ps, "STUDY_CPU_HOURS", (300.0 + 3 * 480.0 + 1) / 3600)
+    reach = ps.within_reach(runs)
+    assert ("cori", "halo3d 256^3", "idle") in reach and ("cori", "halo3d 64^3", "idle") in reach
+    assert not any(c in reach for c, v in left.items() if v > 3 * 480.0)
+    assert all(c in reach for c, v in left.items() if v <= 3 * 480.0)
+    monkeypatch.setattr(ps, "STUDY_CPU_HOURS", (300.0 + 3 * 480.0 - 1) / 3600)
+    assert ("cori", "halo3d 256^3", "idle") not in ps.within_reach(runs)
+    # A case not estimable yet (halo3d 256^3 beside the background: its idle run is not kept)
+    # is never in, whatever the budget.
+    assert left[("cori", "halo3d 256^3", "background")] == float("inf")
+    monkeypatch.setattr(ps, "STUDY_CPU_HOURS", 1e9)
+    assert ("cori", "halo3d 256^3", "background") not in ps.within_reach(runs)
+    assert "out of reach" in ps.cost_lines()[0]
+
 
 def test_aries_noise_paper_scale_page_is_recomputed_from_the_kept_runs():
     """The page's cost and table of the paper-scale study, and Figure 7's findings counted over

@@ -18,8 +18,10 @@ N workers (``--worker 0/2`` and ``--worker 1/2`` on two cores) share the plan, e
 its runs in files of its own. Runs go cheapest first: what a run will cost is estimated from
 the kept runs (a size from the next smaller size of the same benchmark, a run beside the
 background from the same case idle plus what the background costs per simulated cycle),
-and a run estimated above ``MAX_RUN_CPU_HOURS`` is not started: ``cost`` lists it with its
-estimate and the kept run it is estimated from.
+and the study is what fits ``STUDY_CPU_HOURS``: the cases (a setting, a benchmark at a size, idle
+or beside the background, in its three modes) cheapest first, as long as the kept runs and
+the estimates of those left add up to no more. A case beyond is out of reach: ``cost`` lists
+it with its estimate and the kept run it is estimated from.
 
 A run checkpoints every ``CHECKPOINT_EVERY`` cycles into data/paper/checkpoints/ (not kept
 in git), so a worker stopped mid-run (a session's end) goes on from there next time, with the
@@ -119,8 +121,8 @@ BANDWIDTH_BOUND = {"ping_pong 1MiB", "ping_pong 16MiB", "allreduce 1Mi", "alltoa
                    "alltoall 64KiB", "bcast 4MiB", "halo3d 256^3", "halo3d 1024^3", "sweep3d 256^3", "sweep3d 1024^3"}
 #: Iterations of a run, idle and beside the background, per kind of case.
 ITERATIONS = {"latency": (10, 50), "medium": (10, 20), "bandwidth": (3, 5), "app": (3, 5)}
-#: A run estimated to cost more than this is not started (``cost`` lists it).
-MAX_RUN_CPU_HOURS = 8.0
+#: The whole study, kept runs and runs left: 24 hours on this machine's two cores.
+STUDY_CPU_HOURS = 48.0
 NOISES = ["idle", "background"]
 KEY = ["setting", "case", "noise", "mode"]
 
@@ -295,12 +297,13 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
     while spent < budget_hours * 3600:
         runs, _ = kept()
         done = {key(r) for r in runs.to_dict("records")}
+        reach = within_reach(runs)
         todo = [p for p in planned() if key(p) not in done and mine(p, worker)]
         # Runs begun (a checkpoint left) first, then cheapest first.
-        costs = sorted(((0.0 if checkpoint_of(p).exists() else estimate(p, runs)[0], i, p) for i, p in enumerate(todo)),
-                       key=lambda c: c[:2])
-        if not costs or costs[0][0] > MAX_RUN_CPU_HOURS * 3600:
-            print(f"left: {len(todo)} runs, each estimated above {MAX_RUN_CPU_HOURS} CPU-hours or not estimable")
+        costs = sorted(((0.0 if checkpoint_of(p).exists() else estimate(p, runs)[0], i, p) for i, p in enumerate(todo)
+                        if case_of(p) in reach), key=lambda c: c[:2])
+        if not costs:
+            print(f"left: {len(todo)} runs, out of reach of the study's {STUDY_CPU_HOURS:.0f} CPU-hours or not estimable yet")
             return
         cost, _, run = costs[0]
         begun = "from its checkpoint" if checkpoint_of(run).exists() else f"est {cost:7.0f} s"
@@ -315,30 +318,65 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
         print(f"cpu {row['cpu_seconds']:7.1f} s  median {row['iteration_median']:10.0f} cycles", flush=True)
 
 
+def case_of(run: dict) -> tuple:
+    """The case a run is one of the modes of: (setting, benchmark at its size, noise)."""
+    return run["setting"], run["case"], run["noise"]
+
+
+def left_by_case(runs: pd.DataFrame) -> dict[tuple, float]:
+    """Each case with runs left, and what they are estimated to cost (CPU-s; inf if one of
+    them is not estimable yet)."""
+    done = {key(r) for r in runs.to_dict("records")}
+    left: dict[tuple, float] = {}
+    for p in planned():
+        if key(p) not in done:
+            left[case_of(p)] = left.get(case_of(p), 0.0) + estimate(p, runs)[0]
+    return left
+
+
+def within_reach(runs: pd.DataFrame) -> set[tuple]:
+    """The cases of the study: cheapest first, as long as the kept runs' CPU time and the
+    estimates of the runs left add up to at most ``STUDY_CPU_HOURS``. A case whose runs are
+    all kept is in; one not estimable yet is not (it comes in once its basis is kept)."""
+    left = left_by_case(runs)
+    spent = runs["cpu_seconds"].sum() if len(runs) else 0.0
+    reach = {case_of(p) for p in planned()} - set(left)
+    for case, c in sorted(left.items(), key=lambda kv: kv[1]):
+        if not math.isfinite(c) or spent + c > STUDY_CPU_HOURS * 3600:
+            break
+        spent += c
+        reach.add(case)
+    return reach
+
+
 def cost_lines() -> list[str]:
-    """Per setting and machine state: runs kept and their CPU time, runs left and their
-    estimate, and the cases whose runs are estimated above ``MAX_RUN_CPU_HOURS``."""
+    """Per setting and machine state: runs kept and their CPU time, runs left within the
+    study's budget and their estimate, the cases out of reach with theirs, and those not
+    estimable yet."""
     runs, _ = kept()
     done = {key(r): r for r in runs.to_dict("records")}
-    cap = MAX_RUN_CPU_HOURS * 3600
-    lines = ["| setting | machine | runs kept | CPU-h kept | runs left | CPU-h left (estimated) | not estimable yet | above the cap (estimate, CPU-h) |",
+    left, reach = left_by_case(runs), within_reach(runs)
+    lines = ["| setting | machine | runs kept | CPU-h kept | runs left in the study | CPU-h left (estimated) | cases out of reach (estimated CPU-h, 3 modes) | not estimable yet |",
              "|---|---|---|---|---|---|---|---|"]
     for setting in SETTINGS:
         for noise in NOISES:
             plan = [p for p in planned() if p["setting"] == setting and p["noise"] == noise]
             mine = [done[key(p)] for p in plan if key(p) in done]
-            left = [(p, estimate(p, runs)[0]) for p in plan if key(p) not in done]
-            finite = [c for _, c in left if math.isfinite(c)]
-            above = {}
-            for p, c in left:
-                if math.isfinite(c) and c > cap:
-                    above[p["case"]] = max(above.get(p["case"], 0), c)
+            todo = [p for p in plan if key(p) not in done and case_of(p) in reach]
+            cases = {case_of(p) for p in plan if key(p) not in done and case_of(p) not in reach}
+            out = [(c[1], left[c]) for c in sorted(cases, key=lambda c: left[c]) if math.isfinite(left[c])]
+            unknown = [c[1] for c in cases if not math.isfinite(left[c])]
             lines.append(f"| {setting} | {noise} | {len(mine)} of {len(plan)} | {sum(r['cpu_seconds'] for r in mine) / 3600:.2f} | "
-                         f"{len(left)} | {sum(finite) / 3600:.1f} | {len(left) - len(finite)} | "
-                         + (", ".join(f"{c} ({v / 3600:.1f})" for c, v in above.items()) or "none") + " |")
+                         f"{len(todo)} | {sum(estimate(p, runs)[0] for p in todo) / 3600:.1f} | "
+                         + (", ".join(f"{c} ({v / 3600:.1f})" for c, v in out) or "none") + f" | {len(unknown)} |")
     total = runs["cpu_seconds"].sum() / 3600 if len(runs) else 0.0
+    todo_h = sum(c for case, c in left.items() if case in reach) / 3600
+    out_h = sum(c for case, c in left.items() if case not in reach and math.isfinite(c)) / 3600
     lines.append("")
-    lines.append(f"Kept: {len(runs)} of {len(planned())} runs, {total:.2f} CPU-hours.")
+    lines.append(f"Kept: {len(runs)} of {len(planned())} runs, {total:.2f} CPU-hours. The study's budget is "
+                 f"{STUDY_CPU_HOURS:.0f} CPU-hours (24 hours on 2 cores): {todo_h:.1f} more are estimated for the runs left within "
+                 f"it; the cases out of reach are estimated at {out_h:.0f} CPU-hours, besides "
+                 f"{sum(1 for c in left.values() if not math.isfinite(c))} not estimable yet.")
     return lines
 
 
