@@ -378,3 +378,31 @@ def test_aries_noise_paper_scale_page_is_recomputed_from_the_kept_runs():
     text = ps.PAGE.read_text()
     assert ps.page_with_blocks(text) == text, "run `python -m studies.aries_noise.paper_scale page`"
 
+
+
+def test_aries_noise_paper_scale_findings_compare_the_modes(tmp_path, monkeypatch):
+    """The findings and the claims table are computed from the medians of the kept runs: each
+    mode over Default, App-Aware over the better static mode, and a case counted only once
+    its three modes are kept."""
+    from studies.aries_noise import paper_scale as ps
+
+    monkeypatch.setattr(ps, "DATA", tmp_path)
+    medians = {("bcast 4MiB", "default"): 100.0, ("bcast 4MiB", "adaptive_high_bias"): 140.0, ("bcast 4MiB", "app_aware"): 139.0,
+               ("barrier", "default"): 100.0, ("barrier", "adaptive_high_bias"): 80.0, ("barrier", "app_aware"): 82.0,
+               ("alltoall 16KiB", "default"): 100.0}
+    rows = []
+    for (case, mode), med in medians.items():
+        r = {"setting": "cori", "case": case, "noise": "idle", "mode": mode, "iterations": 3, "cpu_seconds": 1.0,
+             "simulated_cycles": 3 * med, "iteration_median": med, "bytes": 1.0, "share_adaptive": 1.0}
+        r["workload"] = ps.workload_of(r)
+        rows.append(r)
+    pd.DataFrame(rows).to_csv(tmp_path / "runs-0.csv", index=False)
+    pd.DataFrame(columns=ps.KEY + ["iteration", "cycles"]).to_csv(tmp_path / "iterations-0.csv", index=False)
+    c = ps.compared(ps.kept()[0]).set_index("case")
+    assert sorted(c.index) == ["barrier", "bcast 4MiB"]
+    assert c.loc["bcast 4MiB", "high_bias"] == pytest.approx(1.4) and c.loc["barrier", "app_aware_to_better"] == pytest.approx(82 / 80)
+    lines = "\n".join(ps.finding_lines())
+    assert "from 0.80x (cori barrier idle) to 1.40x (cori bcast 4MiB idle)" in lines
+    assert "within 5 % of the better static mode in 1 of 2 cases" in lines and "cori bcast 4MiB idle 1.39x" in lines
+    claims = "\n".join(ps.claim_lines())
+    assert "barrier (cori, idle) 0.80" in claims and "bcast 4MiB (cori, idle) 1.39" in claims and "none kept yet" in claims

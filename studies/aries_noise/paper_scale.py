@@ -6,6 +6,7 @@ App-Aware, on an otherwise idle machine and beside the file's production backgro
     python -m studies.aries_noise.paper_scale run [--budget CPU_HOURS] [--worker K/N]
     python -m studies.aries_noise.paper_scale cost     # every planned run: kept or estimated
     python -m studies.aries_noise.paper_scale table    # the page's table from the kept runs
+    python -m studies.aries_noise.paper_scale figures  # the page's figures, from the kept runs
     python -m studies.aries_noise.paper_scale page     # the page's generated blocks, rewritten
 
 Machines: examples/aries-piz-daint.toml (1,024 ranks on 257 routers over 6 groups, the
@@ -405,8 +406,7 @@ def table_lines() -> list[str]:
         if not set(MODES) <= set(g.index):
             continue
         med = g["iteration_median"]
-        shares = g.loc["app_aware"].filter(like="share_").fillna(0)
-        default = sum(v for k, v in shares.items() if k in ("share_adaptive", "share_increasingly_minimal"))
+        default = default_share(g.loc["app_aware"])
         lines.append(f"| {setting} | {case} | {noise} | {int(g.loc['default', 'iterations'])} | {med['default']:.0f} | "
                      f"{med['adaptive_high_bias'] / med['default']:.3f} | {med['app_aware'] / med['default']:.3f} | {100 * default:.0f}% |")
     return lines
@@ -414,6 +414,97 @@ def table_lines() -> list[str]:
 
 def table() -> None:
     print("\n".join(table_lines()))
+
+
+def default_share(run: pd.Series) -> float:
+    """The share of a run's bytes sent with Default's modes (adaptive, or increasingly
+    minimal for alltoall)."""
+    shares = run.filter(like="share_").fillna(0)
+    return float(sum(v for k, v in shares.items() if k in ("share_adaptive", "share_increasingly_minimal")))
+
+
+def compared(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per case with all three modes kept: each mode's median iteration over Default's, and
+    App-Aware's over the better static mode's."""
+    rows = []
+    for (setting, case, noise), g in runs.groupby(["setting", "case", "noise"]):
+        g = g.set_index("mode")
+        if not set(MODES) <= set(g.index):
+            continue
+        med = g["iteration_median"]
+        rows.append({"setting": setting, "case": case, "noise": noise, "high_bias": med["adaptive_high_bias"] / med["default"],
+                     "app_aware": med["app_aware"] / med["default"],
+                     "app_aware_to_better": med["app_aware"] / min(med["default"], med["adaptive_high_bias"])})
+    return pd.DataFrame(rows, columns=["setting", "case", "noise", "high_bias", "app_aware", "app_aware_to_better"])
+
+
+def finding_lines() -> list[str]:
+    """What the kept runs say on the paper's claims: the largest gaps between the modes, how
+    close App-Aware comes to the better static mode, and where it is worse than Default."""
+    c = compared(kept()[0])
+    if c.empty:
+        return ["No case has all three modes kept yet."]
+    name = lambda r: f"{r.setting} {r.case} {r.noise}"  # noqa: E731
+    hb_best, hb_worst = c.loc[c.high_bias.idxmin()], c.loc[c.high_bias.idxmax()]
+    within = c[c.app_aware_to_better <= 1.05]
+    worse = c[c.app_aware > 1.05].sort_values("app_aware", ascending=False)
+    better = c[c.app_aware < 0.95]
+    return [
+        f"- Cases with all three modes kept: {len(c)} ({(c.noise == 'background').sum()} beside the background).",
+        f"- High Bias against Default: from {hb_best.high_bias:.2f}x ({name(hb_best)}) to {hb_worst.high_bias:.2f}x "
+        f"({name(hb_worst)}); it is more than 1.5x slower in {(c.high_bias > 1.5).sum()} cases and more than 5 % faster in "
+        f"{(c.high_bias < 0.95).sum()}.",
+        f"- App-Aware is within 5 % of the better static mode in {len(within)} of {len(c)} cases "
+        f"({100 * len(within) / len(c):.0f} %), more than 5 % faster than Default in {len(better)}, and more than 5 % "
+        "slower than Default in " + (f"{len(worse)}: " + "; ".join(f"{name(r)} {r.app_aware:.2f}x" for r in worse.itertuples())
+                                       if len(worse) else "none") + ".",
+    ]
+
+
+#: The paper's claims on its Figures 8 and 9 (section 5.1), each with the cases it names and
+#: the ratio it speaks of: (claim, cases, column of `compared`, what the paper found).
+CLAIMS = [
+    ("High Bias is faster where little data moves", ["ping_pong 8B", "barrier", "bcast 8B", "allreduce 1"], "high_bias", "below 1"),
+    ("Default is faster for heavy traffic at large inputs", ["alltoall 64KiB", "bcast 4MiB", "halo3d 1024^3", "halo3d 256^3"], "high_bias", "above 1"),
+    ("App-Aware fails on large broadcasts and 1024^3 sweep3d", ["bcast 256KiB", "bcast 4MiB", "sweep3d 1024^3"], "app_aware", "above 1"),
+    ("App-Aware matches Default on alltoalls of 16 KiB and more", ["alltoall 16KiB", "alltoall 64KiB"], "app_aware", "about 1"),
+]
+
+
+def claim_lines() -> list[str]:
+    """Each of the paper's claims beside the ratios the kept runs give for the cases it names
+    (setting and machine state: the ratio to Default's median)."""
+    c = compared(kept()[0])
+    lines = ["| the paper (section 5.1) | ratio | the paper's | hopsim, per case kept in all three modes |", "|---|---|---|---|"]
+    words = {"high_bias": "High Bias / Default", "app_aware": "App-Aware / Default"}
+    for claim, cases, column, paper in CLAIMS:
+        rows = c[c["case"].isin(cases)].assign(at=lambda d: d["case"].map(cases.index)).sort_values(["at", "setting", "noise"])
+        got = "; ".join(f"{r.case} ({r.setting}, {r.noise}) {getattr(r, column):.2f}" for r in rows.itertuples()) or "none kept yet"
+        lines.append(f"| {claim} | {words[column]} | {paper} | {got} |")
+    return lines
+
+
+def figures() -> None:
+    """Per setting and machine state, the iteration times of each case in the three modes,
+    divided by Default's median (the paper's Figures 8-10), from the kept runs."""
+    from hopsim.plots.jobs import plot_mode_boxes
+
+    runs, its = kept()
+    IMG.mkdir(parents=True, exist_ok=True)
+    order = {c[0]: i for i, c in enumerate(CASES + APPS)}
+    titles = {"daint": "Piz Daint-like, 1,024 ranks", "cori": "Cori-like, 64 ranks",
+              "daint-apps": "Piz Daint-like, applications on 256 nodes", "daint-fft64": "Piz Daint-like, FFT on 64 nodes"}
+    for (setting, noise), part in its.groupby(["setting", "noise"]):
+        cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case")}
+        cases = {c: modes for c, modes in sorted(cases.items(), key=lambda kv: order[kv[0]]) if set(MODES) <= set(modes)}
+        if not cases:
+            continue
+        notes = {}
+        for c in cases:
+            r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")
+            notes[c] = f"{r.loc['default', 'iteration_median']:.0f} cy\n{100 * default_share(r.loc['app_aware']):.0f}% def."
+        plot_mode_boxes({c: {m: cases[c][m] for m in MODES} for c in cases}, IMG / f"aries-paper-{setting}-{noise}.png",
+                        default="default", notes=notes, title=f"{titles[setting]}, {'idle' if noise == 'idle' else 'beside the background'}")
 
 
 def figure7_seed_lines() -> list[str]:
@@ -424,7 +515,10 @@ def figure7_seed_lines() -> list[str]:
 
 
 PAGE = REPO / "docs" / "studies" / "aries-noise.md"
-BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines, "figure7 seeds": figure7_seed_lines}
+IMG = PAGE.parent / "img"
+BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines, "paper-scale findings": finding_lines,
+          "paper-scale claims": claim_lines,
+          "figure7 seeds": figure7_seed_lines}
 
 
 def page_with_blocks(text: str) -> str:
@@ -449,7 +543,7 @@ def worker(text: str) -> tuple[int, int]:
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m studies.aries_noise.paper_scale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", default="cost", choices=["run", "cost", "table", "page"])
+    parser.add_argument("what", nargs="?", default="cost", choices=["run", "cost", "table", "figures", "page"])
     parser.add_argument("--budget", type=float, default=math.inf, metavar="CPU_HOURS", help="stop starting runs after this many CPU-hours (run)")
     parser.add_argument("--worker", type=worker, default=(0, 1), metavar="K/N", help="this worker's share of the plan (run)")
     args = parser.parse_args(argv)
@@ -457,6 +551,8 @@ def main(argv: list[str]) -> None:
         study(args.budget, args.worker)
     elif args.what == "table":
         table()
+    elif args.what == "figures":
+        figures()
     elif args.what == "page":
         PAGE.write_text(page_with_blocks(PAGE.read_text()))
     else:

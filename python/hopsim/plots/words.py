@@ -55,6 +55,7 @@ VALUES: dict[str, str] = {
     "ugal_g": "UGAL-G",
     "par": "PAR",
     "adaptive": "Adaptive",
+    "default": "Default",
     "increasingly_minimal": "Increasingly Minimal",
     "adaptive_high_bias": "High Bias",
     "adaptive_low_bias": "Low Bias",
