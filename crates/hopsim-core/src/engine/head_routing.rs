@@ -70,7 +70,7 @@ fn candidates<R: Routing + ?Sized, P: VcPolicy + ?Sized>(at: &Heading, routing: 
     let Routed { state, dst, candidates: mut out } = pkt;
     out.clear();
     if state.dst_switch as usize == switch {
-        let port = at.routers.network_ports[switch] as usize + at.servers.local_index(*dst as usize);
+        let port = at.routers.network_ports_of(switch) + at.servers.local_index(*dst as usize);
         let hop = Hop { port: port as u16, dim: NO_DIM, eject: true, ..Default::default() };
         let vcs = match at.ejection {
             EjectionVcs::Any => vc_policy.allowed(state, &hop) & at.policy_vcs,

@@ -171,7 +171,7 @@ fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
     let mut t = CounterTable::default();
     // Sums over the servers, in 64 bits (a NIC's counts take 32).
     let (mut flits, mut stalled, mut responses, mut latency) = (0u64, 0u64, 0u64, 0u64);
-    for &s in &sim.parts.traffic.active {
+    for s in sim.parts.traffic.active.iter() {
         let c = sim.server_side.nics().counters_of(s as usize);
         t.server.push(s);
         t.request_flits.push(c.request_flits.into());

@@ -232,7 +232,7 @@ impl Nics {
         let nics = held
             .map(|s| {
                 let sw = servers.switch_of(s);
-                let port = routers.network_ports[sw] as usize + servers.local_index(s);
+                let port = routers.network_ports_of(sw) + servers.local_index(s);
                 Nic {
                     switch: sw as u32,
                     port: port as u16,

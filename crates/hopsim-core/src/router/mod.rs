@@ -155,18 +155,27 @@ pub struct Routers {
     #[serde(skip)]
     port_offset: usize,
     /// First port (numbered in the whole network) of each switch of the whole network, and
-    /// one past the last: 4 bytes a switch, kept whole so that a wait-for graph's VCs and a
-    /// link table's ports are numbered alike on every rank.
+    /// one past the last, kept whole so that a wait-for graph's VCs and a link table's ports
+    /// are numbered alike on every rank; empty when every switch has `radix` ports.
     port_base: Vec<u32>,
     /// Ports of every switch when all have the same number (tori, HyperX, Dragonflies): the
     /// first port of a switch is then a product, not a read of `port_base`, which on a
-    /// network of a million switches (4 MB) misses the cache at every arrival and step.
-    /// 0 when switches differ.
+    /// network of a million switches (4 MB) misses the cache at every arrival and step, and
+    /// an MPI rank keeps no table of the whole network. 0 when switches differ.
     radix: usize,
+    /// Switches of the whole network. Not in a checkpoint (`hold_as`), which therefore
+    /// reads as before this field was added.
+    #[serde(skip)]
+    switches: usize,
     pub ports: Vec<Port>,
     pub vc: Vec<Vc>,
-    /// Network ports per switch (server ports follow them).
-    pub network_ports: Vec<u16>,
+    /// Network ports per switch of the whole network (server ports follow them); empty when
+    /// every switch has `net_radix`.
+    network_ports: Vec<u16>,
+    /// Network ports of every switch when all have the same number; 0 when they differ. Not in
+    /// a checkpoint (`hold_as`).
+    #[serde(skip)]
+    net_radix: u16,
     /// Left out of a checkpoint, which keeps only the flits queued (`queued_behind`): the
     /// arrays are as large as every buffer full (gigabytes on a full-size Aries machine).
     #[serde(skip)]
@@ -442,6 +451,7 @@ impl Routers {
         debug_assert_eq!(ports.len(), held_ports);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
         let uniform = port_base.windows(2).all(|w| (w[1] - w[0]) as usize == max_ports);
+        let net_radix = if network_ports.iter().all(|&np| np == network_ports[0]) { network_ports.first().copied().unwrap_or(0) } else { 0 };
         let held_switches = held.len();
         let waiter_words = waiter_words(max_ports, vcs);
         let port_words = max_ports.div_ceil(64).max(1);
@@ -466,12 +476,14 @@ impl Routers {
             out_cap,
             held,
             port_offset,
-            port_base,
+            port_base: if uniform { Vec::new() } else { port_base },
             radix: if uniform { max_ports } else { 0 },
+            switches: n,
             rates,
             ports,
             vc,
-            network_ports,
+            network_ports: if net_radix != 0 { Vec::new() } else { network_ports },
+            net_radix,
             in_store: Vec::new(),
             out_store: Vec::new(),
             in_slots,
@@ -538,7 +550,7 @@ impl Routers {
         if switch == crate::allocation::SwitchAllocator::Lru {
             // Each switch's list starts in input VC order.
             let vcs = self.vcs;
-            self.lru = self.port_base[self.held.start..=self.held.end].windows(2).flat_map(|w| 0..((w[1] - w[0]) as usize * vcs) as u16).collect();
+            self.lru = self.held.clone().flat_map(|s| 0..(self.ports_of(s).len() * vcs) as u16).collect();
         }
         if matches!(vc, crate::allocation::VcAllocator::Islip { .. }) {
             self.vc_accept_ptr = vec![0; self.vc.len()];
@@ -595,10 +607,38 @@ impl Routers {
         }
     }
 
+    /// The first port of `switch`, any switch of the network (or one past the last),
+    /// numbered in the whole network.
+    #[inline(always)]
+    fn network_base(&self, switch: usize) -> usize {
+        if self.radix != 0 {
+            assert!(switch <= self.switches, "switch {switch} of {}", self.switches);
+            switch * self.radix
+        } else {
+            self.port_base[switch] as usize
+        }
+    }
+
+    /// Network ports of `switch`, any switch of the network (its server ports follow them).
+    #[inline(always)]
+    pub fn network_ports_of(&self, switch: usize) -> usize {
+        if self.net_radix != 0 {
+            assert!(switch < self.switches, "switch {switch} of {}", self.switches);
+            self.net_radix as usize
+        } else {
+            self.network_ports[switch] as usize
+        }
+    }
+
+    /// Bytes of the tables of the whole network it keeps (the memory estimate's, engine/memory).
+    pub fn network_table_bytes(&self) -> usize {
+        4 * self.port_base.len() + 2 * self.network_ports.len()
+    }
+
     /// Port `port` of `switch`, any switch of the network, numbered in the whole network: the
     /// same on every rank.
     pub fn network_port(&self, switch: usize, port: usize) -> usize {
-        self.port_base[switch] as usize + port
+        self.network_base(switch) + port
     }
 
     /// The port that index `gp` of the port arrays holds, numbered in the whole network.
@@ -622,11 +662,13 @@ impl Routers {
     pub fn hold_as(&mut self, fresh: &Routers) {
         self.held = fresh.held.clone();
         self.port_offset = fresh.port_offset;
+        self.switches = fresh.switches;
+        self.net_radix = fresh.net_radix;
     }
 
     /// The ports of the whole network.
     pub fn network_port_count(&self) -> usize {
-        *self.port_base.last().expect("one past the last switch") as usize
+        self.network_base(self.switches)
     }
 
     /// Port `port` of `switch` (a held one) as an index into the port arrays: "global" as
@@ -941,7 +983,11 @@ impl Routers {
 
     /// The switch of network port `np` (`network_port`), held or not.
     pub fn switch_of_network_port(&self, np: usize) -> usize {
-        self.port_base.partition_point(|&b| b as usize <= np) - 1
+        if self.radix != 0 {
+            np / self.radix
+        } else {
+            self.port_base.partition_point(|&b| b as usize <= np) - 1
+        }
     }
 }
 
@@ -1072,6 +1118,38 @@ mod tests {
         assert_eq!(std::mem::size_of::<super::Vc>(), 48);
         assert_eq!(std::mem::size_of::<super::Entry>(), 14);
         assert_eq!(std::mem::size_of::<super::OutEntry>(), 12);
+    }
+
+    /// A switch's ports are numbered alike whether the network's port tables are kept (a
+    /// fat-tree, whose levels differ) or are products (a torus, where an MPI rank then keeps
+    /// no table of the whole network): ranges, network numbers and the way back agree.
+    #[test]
+    fn ports_are_numbered_alike_with_and_without_tables() {
+        for (toml, tables) in [("[topology]\nkind = \"torus\"\ndims = [4, 4]\n", false), ("[topology]\nkind = \"fat_tree\"\nk = 2\nlevels = 3\n", true)] {
+            let spec = crate::spec::from_toml_str(toml).unwrap();
+            let topo = crate::topology::build(&spec).unwrap();
+            let servers = crate::topology::ServerMap::new(topo.as_ref());
+            let timings = crate::link::ClassTimings::build(&spec, topo.as_ref()).unwrap();
+            let n = topo.num_switches();
+            let held = n / 3..n;
+            let r = super::Routers::new(topo.as_ref(), &servers, &timings, 2, 4, 2, 8, 4, held.clone());
+            assert_eq!(r.network_table_bytes() > 0, tables, "{toml}");
+            assert_eq!(servers.bytes() > 0, tables, "{toml}");
+            let mut next = 0;
+            for s in 0..n {
+                assert_eq!(r.network_ports_of(s), topo.network_ports(s));
+                let width = topo.network_ports(s) + topo.servers_at(s);
+                for p in 0..width {
+                    assert_eq!((r.network_port(s, p), r.switch_of_network_port(next + p)), (next + p, s));
+                }
+                if held.contains(&s) {
+                    assert_eq!(r.ports_of(s).len(), width);
+                    assert_eq!(r.network_port_of(r.ports_of(s).start), next);
+                }
+                next += width;
+            }
+            assert_eq!(r.network_port_count(), next);
+        }
     }
 
     /// The benchmark's tori fall on the three sides of the thresholds they were measured on.

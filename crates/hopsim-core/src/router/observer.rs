@@ -70,7 +70,7 @@ impl Routers {
     /// Read again the queues of the ports of held switch `s` marked since the last reading
     /// (`mark_queue`), and clear their marks.
     fn read_marked_queues(&mut self, s: usize, reach: QueueReach) {
-        let (first, net) = (self.first_port(s), self.network_ports[s] as usize);
+        let (first, net) = (self.first_port(s), self.network_ports_of(s));
         for gp in self.ports_of(s) {
             if std::mem::take(&mut self.queue_marks[gp]) && gp - first < net {
                 self.observed_queue[gp] = self.queue_on(s, gp - first, u32::MAX, reach);
@@ -93,7 +93,7 @@ impl Routers {
             }
             phits[bit]
         };
-        let net = self.network_ports[s] as usize;
+        let net = self.network_ports_of(s);
         out.clear();
         let first = self.first_port(s);
         out.extend(&self.observed_queue[first..first + net]);
@@ -128,7 +128,7 @@ impl Routers {
             return None;
         }
         for s in self.held() {
-            for p in 0..self.network_ports[s] as usize {
+            for p in 0..self.network_ports_of(s) {
                 let (kept, now) = (self.observed(s, p), self.backlog(s, p, reach));
                 if kept != now {
                     return Some(format!("switch {s} port {p}: the backlog kept for routing is {kept} phits, {now} now"));

@@ -240,16 +240,33 @@ pub(crate) fn check_size(key: &str, value: String, switches: u128, servers: u128
 }
 
 /// Server numbering helper shared by all topologies: servers are numbered switch by switch.
+///
+/// Where every switch has the same number of servers (tori, HyperX, Dragonflies, Aries) the
+/// numbering is arithmetic and the map holds no table: an MPI rank of a network of millions of
+/// switches would otherwise keep 4 bytes of every server and switch of the network. Other
+/// networks (fat-trees, Dragonfly+ and graphs, whose servers hang from some switches only)
+/// keep the tables, shared between the map's copies.
 #[derive(Debug, Clone)]
 pub struct ServerMap {
-    /// First server of each switch, plus the total at the end.
-    first: Vec<u32>,
-    switch_of: Vec<u32>,
+    layout: Layout,
+}
+
+#[derive(Debug, Clone)]
+enum Layout {
+    /// `per` servers at each of `switches` switches; `reciprocal` = 2^64 / per, rounded up,
+    /// so that a server's switch is a multiplication (exact for 32-bit server numbers).
+    Uniform { per: u32, switches: u32, reciprocal: u64 },
+    /// The first server of each switch, plus the total at the end; and each server's switch.
+    Listed { first: Arc<[u32]>, switch_of: Arc<[u32]> },
 }
 
 impl ServerMap {
     pub fn new(topo: &dyn Topology) -> Self {
         let n = topo.num_switches();
+        let per = if n > 0 { topo.servers_at(0) } else { 0 };
+        if per > 0 && (1..n).all(|s| topo.servers_at(s) == per) {
+            return ServerMap::uniform(per as u32, n as u32);
+        }
         let mut first = Vec::with_capacity(n + 1);
         let mut switch_of = Vec::new();
         let mut acc = 0u32;
@@ -260,27 +277,76 @@ impl ServerMap {
             acc += k;
         }
         first.push(acc);
-        ServerMap { first, switch_of }
+        ServerMap { layout: Layout::Listed { first: first.into(), switch_of: switch_of.into() } }
     }
+
+    fn uniform(per: u32, switches: u32) -> Self {
+        let reciprocal = (u64::MAX / per as u64).wrapping_add(1);
+        ServerMap { layout: Layout::Uniform { per, switches, reciprocal } }
+    }
+
+    /// Bytes it holds for the network (the memory estimate, engine/memory).
+    pub fn bytes(&self) -> u64 {
+        match &self.layout {
+            Layout::Uniform { .. } => 0,
+            Layout::Listed { first, switch_of } => 4 * (first.len() + switch_of.len()) as u64,
+        }
+    }
+
+    /// Bytes a map of `topo` would hold, without building it.
+    pub fn bytes_for(topo: &dyn Topology) -> u64 {
+        let n = topo.num_switches();
+        let per = if n > 0 { topo.servers_at(0) } else { 0 };
+        if per > 0 && (1..n).all(|s| topo.servers_at(s) == per) {
+            0
+        } else {
+            4 * (n as u64 + 1 + (0..n).map(|s| topo.servers_at(s) as u64).sum::<u64>())
+        }
+    }
+
     pub fn num_servers(&self) -> usize {
-        *self.first.last().unwrap() as usize
+        match &self.layout {
+            Layout::Uniform { per, switches, .. } => *per as usize * *switches as usize,
+            Layout::Listed { first, .. } => *first.last().unwrap() as usize,
+        }
     }
+    #[inline]
     pub fn switch_of(&self, server: usize) -> usize {
-        self.switch_of[server] as usize
+        match &self.layout {
+            Layout::Uniform { per, switches, reciprocal } => {
+                assert!((server as u64) < *per as u64 * *switches as u64, "server {server} is not in the network");
+                // per = 1: the reciprocal wraps to 0, and every server is its own switch.
+                if *reciprocal == 0 {
+                    server
+                } else {
+                    ((*reciprocal as u128 * server as u128) >> 64) as usize
+                }
+            }
+            Layout::Listed { switch_of, .. } => switch_of[server] as usize,
+        }
+    }
+    fn first(&self, switch: usize) -> usize {
+        match &self.layout {
+            Layout::Uniform { per, switches, .. } => {
+                assert!(switch <= *switches as usize, "switch {switch} is not in the network");
+                switch * *per as usize
+            }
+            Layout::Listed { first, .. } => first[switch] as usize,
+        }
     }
     /// Index of the server among those of its switch.
     pub fn local_index(&self, server: usize) -> usize {
-        server - self.first[self.switch_of(server)] as usize
+        server - self.first(self.switch_of(server))
     }
     pub fn server(&self, switch: usize, local: usize) -> usize {
-        self.first[switch] as usize + local
+        self.first(switch) + local
     }
     pub fn servers_at(&self, switch: usize) -> usize {
-        (self.first[switch + 1] - self.first[switch]) as usize
+        self.first(switch + 1) - self.first(switch)
     }
     /// The servers of the switches `switches`, numbered consecutively.
     pub fn of_switches(&self, switches: std::ops::Range<usize>) -> std::ops::Range<usize> {
-        self.first[switches.start] as usize..self.first[switches.end] as usize
+        self.first(switches.start)..self.first(switches.end)
     }
 }
 
@@ -327,4 +393,50 @@ pub fn class_counts(topo: &dyn Topology) -> Vec<(LinkClass, usize)> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod server_map_tests {
+    use super::ServerMap;
+
+    /// The arithmetic numbering gives what division gives, for every server of small maps and
+    /// for the largest 32-bit server numbers, whatever the servers per switch.
+    #[test]
+    fn uniform_numbering_divides_exactly() {
+        for per in 1..=17u32 {
+            let switches = 1000;
+            let map = ServerMap::uniform(per, switches);
+            assert_eq!(map.num_servers(), (per * switches) as usize);
+            assert_eq!(map.bytes(), 0);
+            for s in 0..map.num_servers() {
+                let sw = s / per as usize;
+                assert_eq!(map.switch_of(s), sw, "per {per}, server {s}");
+                assert_eq!(map.local_index(s), s % per as usize);
+                assert_eq!(map.server(sw, s % per as usize), s);
+            }
+            assert_eq!(map.servers_at(switches as usize - 1), per as usize);
+            assert_eq!(map.of_switches(2..5), (2 * per as usize)..(5 * per as usize));
+            let big = ServerMap::uniform(per, u32::MAX / per);
+            for s in (u32::MAX / per * per - 1000..u32::MAX / per * per).step_by(7) {
+                assert_eq!(big.switch_of(s as usize), (s / per) as usize, "per {per}, server {s}");
+            }
+        }
+    }
+
+    /// A network whose switches hold different numbers of servers keeps its tables, and its
+    /// numbering is switch by switch all the same.
+    #[test]
+    fn listed_numbering_follows_the_switches() {
+        let topo = super::fat_tree::FatTree::new(2, 3, 2);
+        let map = ServerMap::new(&topo);
+        assert!(map.bytes() > 0 && map.bytes() == ServerMap::bytes_for(&topo));
+        let mut s = 0;
+        for sw in 0..super::Topology::num_switches(&topo) {
+            for local in 0..super::Topology::servers_at(&topo, sw) {
+                assert_eq!((map.switch_of(s), map.local_index(s), map.server(sw, local)), (sw, local, s));
+                s += 1;
+            }
+        }
+        assert_eq!(s, map.num_servers());
+    }
 }

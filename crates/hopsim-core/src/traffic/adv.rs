@@ -33,4 +33,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: super::AdvKeys::KEYS,
     defaults: super::AdvKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Adv::new(cx)?)),
+    // Each server's group and place in it, and the groups' lists of servers (`GroupServers`).
+    tables: super::Tables { per_server: 12, per_switch: 0 },
 };

@@ -14,4 +14,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
+    // Each switch's target switch (`SwitchPermutation`).
+    tables: super::Tables { per_server: 0, per_switch: 4 },
 };

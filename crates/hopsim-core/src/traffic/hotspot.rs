@@ -18,7 +18,7 @@ keys! {
 pub struct Hotspot {
     hot: Vec<u32>,
     fraction: f64,
-    pool: Vec<u32>,
+    pool: super::Active,
 }
 
 impl Hotspot {
@@ -38,7 +38,7 @@ impl Hotspot {
         if ctx.active.len() < 2 {
             return Err(SpecError::new("traffic.active_servers", ctx.active.len(), "hotspot traffic needs at least 2 communicating servers"));
         }
-        Ok(Hotspot { hot, fraction, pool: ctx.active.to_vec() })
+        Ok(Hotspot { hot, fraction, pool: ctx.active.clone() })
     }
 }
 
@@ -63,4 +63,5 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: Keys::KEYS,
     defaults: Keys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Hotspot::new(cx)?)),
+    tables: super::Tables::NONE,
 };

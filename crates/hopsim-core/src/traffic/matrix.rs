@@ -50,7 +50,7 @@ impl Matrix {
         let n = ctx.servers.num_servers();
         let rows = read(&file, n)?;
         let at = |what: String| SpecError::new(KEY, format!("{file:?}"), what);
-        if let Some(&s) = ctx.active.iter().find(|&&s| rows[s as usize].is_none()) {
+        if let Some(s) = ctx.active.iter().find(|&s| rows[s as usize].is_none()) {
             return Err(at(format!("row {} (server {s}) has no destination, but server {s} sends; give it one, or leave it out with traffic.active_servers", s + 1)));
         }
         Ok(Matrix { rows })
@@ -166,6 +166,8 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: Keys::KEYS,
     defaults: Keys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Matrix::new(cx)?)),
+    // A row per server (its header; its weights are the file's).
+    tables: super::Tables { per_server: 24, per_switch: 0 },
 };
 
 #[cfg(test)]

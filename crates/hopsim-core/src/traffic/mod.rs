@@ -1,5 +1,6 @@
 //! Traffic patterns: whom each server sends to. The injection process (when) is in `nic`.
 
+mod active;
 mod adv;
 mod adv_random;
 mod bit_complement;
@@ -19,6 +20,7 @@ use crate::topology::{Cartesian, ServerMap, Topology};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::sync::Arc;
+pub use active::Active;
 
 pub trait TrafficPattern: Send + Sync {
     fn name(&self) -> &'static str;
@@ -37,6 +39,20 @@ pub struct PatternKind {
     /// compares with `keys`.
     pub defaults: fn() -> serde_json::Value,
     pub build: fn(&mut PatternCtx) -> SpecResult<Arc<dyn TrafficPattern>>,
+    /// What it keeps for every server and every switch of the network, in bytes (on every
+    /// MPI rank: the memory estimate, engine/memory).
+    pub tables: Tables,
+}
+
+/// Bytes a pattern keeps per server and per switch of the network.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tables {
+    pub per_server: u64,
+    pub per_switch: u64,
+}
+
+impl Tables {
+    pub const NONE: Tables = Tables { per_server: 0, per_switch: 0 };
 }
 
 registry! {
@@ -112,7 +128,7 @@ pub fn pattern_names() -> String {
 pub struct Traffic {
     pub pattern: Arc<dyn TrafficPattern>,
     /// Servers that generate packets, ascending.
-    pub active: Vec<u32>,
+    pub active: Active,
     /// `traffic.burst`: another pattern, its load and its cycles `[start, end)`.
     pub burst: Option<Burst>,
 }
@@ -129,7 +145,7 @@ pub struct PatternCtx<'a> {
     pub spec: &'a Spec,
     pub topo: &'a dyn Topology,
     pub servers: &'a ServerMap,
-    pub active: &'a [u32],
+    pub active: &'a Active,
     pub rng: &'a mut Rng,
 }
 
@@ -195,6 +211,21 @@ pub fn same_local(servers: &ServerMap, src: usize, dst_switch: usize) -> usize {
     servers.server(dst_switch, local)
 }
 
+/// Bytes the traffic keeps for the whole network, on every MPI rank: the list of active
+/// servers when they are a subset, and the tables of its pattern and of its burst's (the
+/// memory estimate, engine/memory).
+pub fn table_bytes(spec: &Spec, topo: &dyn Topology) -> u64 {
+    let (n, switches) = ((0..topo.num_switches()).map(|s| topo.servers_at(s) as u64).sum::<u64>(), topo.num_switches() as u64);
+    let t = &spec.traffic;
+    let listed = match (t.active_servers, t.active_fraction) {
+        (Some(k), _) if (k as u64) < n => 4 * k as u64,
+        (None, Some(f)) if f < 1.0 => 4 * ((f * n as f64).round() as u64).clamp(1, n),
+        _ => 0,
+    };
+    let of = |name: &str| pattern(name).map_or(0, |k| k.tables.per_server * n + k.tables.per_switch * switches);
+    listed + of(&t.pattern) + t.burst.as_ref().map_or(0, |b| of(&b.pattern))
+}
+
 pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResult<Traffic> {
     let n = servers.num_servers();
     let t = &spec.traffic;
@@ -217,6 +248,7 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
         active.truncate(count);
         active.sort_unstable();
     }
+    let active = Active::of(active, n);
     let mut ctx = PatternCtx { spec, topo, servers, active: &active, rng: &mut rng };
     let name = t.pattern.as_str();
     let kind = pattern(name).ok_or_else(|| SpecError::new("traffic.pattern", format!("{name:?}"), format!("unknown traffic pattern; allowed: {}", pattern_names())))?;
@@ -247,13 +279,13 @@ fn build_burst(spec: &Spec, topo: &dyn Topology, servers: &ServerMap, b: &crate:
 }
 
 /// Destination drawn uniformly among `pool` without `src` (which may or may not be in it).
-pub fn uniform_other(pool: &[u32], src: usize, rng: &mut Rng) -> usize {
+pub fn uniform_other(pool: &Active, src: usize, rng: &mut Rng) -> usize {
     use rand::Rng as _;
     if pool.len() == 1 {
-        return pool[0] as usize;
+        return pool.at(0) as usize;
     }
     loop {
-        let d = pool[rng.gen_range(0..pool.len())] as usize;
+        let d = pool.at(rng.gen_range(0..pool.len())) as usize;
         if d != src {
             return d;
         }

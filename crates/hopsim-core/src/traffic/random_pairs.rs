@@ -49,4 +49,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(RandomPairs::new(cx)?)),
+    // Each server's partner.
+    tables: super::Tables { per_server: 4, per_switch: 0 },
 };

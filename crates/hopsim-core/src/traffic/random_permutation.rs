@@ -20,14 +20,14 @@ impl RandomPermutation {
         let mut image = ctx.active.to_vec();
         image.shuffle(ctx.rng);
         for i in 0..n {
-            if image[i] == ctx.active[i] {
+            if image[i] == ctx.active.at(i) {
                 let j = (i + 1) % n;
                 image.swap(i, j);
             }
         }
         let mut target = vec![u32::MAX; ctx.servers.num_servers()];
         for (s, d) in ctx.active.iter().zip(&image) {
-            target[*s as usize] = *d;
+            target[s as usize] = *d;
         }
         Ok(RandomPermutation { target })
     }
@@ -48,4 +48,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(RandomPermutation::new(cx)?)),
+    // Each server's image.
+    tables: super::Tables { per_server: 4, per_switch: 0 },
 };

@@ -32,4 +32,6 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: Keys::KEYS,
     defaults: Keys::defaults,
     build: |cx| Ok(std::sync::Arc::new(build(cx)?)),
+    // Each switch's target switch (`SwitchPermutation`).
+    tables: super::Tables { per_server: 0, per_switch: 4 },
 };

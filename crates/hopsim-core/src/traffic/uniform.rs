@@ -1,12 +1,12 @@
 //! Uniform random: every packet goes to a server drawn uniformly among the communicating
 //! servers other than its source.
 
-use super::{uniform_other, PatternCtx, TrafficPattern};
+use super::{uniform_other, Active, PatternCtx, TrafficPattern};
 use crate::error::{SpecError, SpecResult};
 use crate::routing::Rng;
 
 pub struct Uniform {
-    pool: Vec<u32>,
+    pool: Active,
 }
 
 impl Uniform {
@@ -14,7 +14,7 @@ impl Uniform {
         if ctx.active.len() < 2 {
             return Err(SpecError::new("traffic.active_servers", ctx.active.len(), "uniform traffic needs at least 2 communicating servers"));
         }
-        Ok(Uniform { pool: ctx.active.to_vec() })
+        Ok(Uniform { pool: ctx.active.clone() })
     }
 }
 
@@ -33,4 +33,5 @@ pub const KIND: super::PatternKind = super::PatternKind {
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     build: |cx| Ok(std::sync::Arc::new(Uniform::new(cx)?)),
+    tables: super::Tables::NONE,
 };

@@ -67,7 +67,7 @@ pub struct Bernoulli {
     main: Phase,
     /// The burst's phase and its cycles `[start, end)`.
     burst: Option<(Phase, u64, u64)>,
-    active: Vec<u32>,
+    active: crate::traffic::Active,
     message: MessageSize,
 }
 
@@ -105,7 +105,7 @@ impl Workload for Bernoulli {
         "bernoulli"
     }
     fn start(&mut self, cx: &mut Ctx) {
-        for &s in &self.active {
+        for s in self.active.iter() {
             // On an MPI rank, only its own servers' (engine/ranks).
             if let Some(rng) = cx.rng.get_mut(s as usize) {
                 let first = self.next_send(0, rng);

@@ -304,7 +304,7 @@ fn pairs(spec: &Spec, traffic: &Traffic) -> SpecResult<Vec<(u32, u32)>> {
     if n < 2 {
         return Err(SpecError::new("traffic.active_servers", n, format!("a {} test needs at least 2 communicating servers", spec.workload.kind)));
     }
-    let mut order = traffic.active.clone();
+    let mut order = traffic.active.to_vec();
     let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0x9a12, 0));
     order.shuffle(&mut rng);
     let half = n / 2;

@@ -38,7 +38,7 @@ pub struct Periodic {
     interval: f64,
     /// Messages each server has started.
     sent: Vec<u64>,
-    active: Vec<u32>,
+    active: crate::traffic::Active,
     message: MessageSize,
 }
 
@@ -46,7 +46,7 @@ impl Periodic {
     fn new(spec: &Spec, traffic: &Traffic, message: MessageSize) -> Self {
         let load = spec.traffic.load.expect("checked: a periodic workload has a load");
         let interval = (message.data_phits as f64 / load).max(1.0);
-        Periodic { pattern: traffic.pattern.clone(), interval, sent: vec![0; traffic.active.iter().map(|&s| s as usize + 1).max().unwrap_or(0)], active: traffic.active.clone(), message }
+        Periodic { pattern: traffic.pattern.clone(), interval, sent: vec![0; traffic.active.iter().map(|s| s as usize + 1).max().unwrap_or(0)], active: traffic.active.clone(), message }
     }
 
     fn start_of(&self, k: u64) -> u64 {
@@ -59,7 +59,7 @@ impl Workload for Periodic {
         "periodic"
     }
     fn start(&mut self, cx: &mut Ctx) {
-        for &s in &self.active {
+        for s in self.active.iter() {
             cx.timers.push((0, s));
         }
     }

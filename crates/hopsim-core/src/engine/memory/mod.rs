@@ -78,10 +78,10 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 }
 
 /// What rank 0 of the run over `ranks` MPI ranks needs (engine/ranks), the largest of its
-/// ranks: the state of its share of the switches and their servers; whole-network tables of
-/// a few bytes a switch (where each switch's ports start), the NICs, which every rank still
-/// holds for every server, and the calendar's wake-up bits; and at the end the result
-/// tables and what the other ranks send it. One rank is the one-process run.
+/// ranks: the state of its share of the switches and their servers; the tables every rank
+/// keeps of the whole network (ports and server numbering where switches differ, the
+/// traffic's tables, the workload's per server); and at the end the result tables and what
+/// the other ranks send it. One rank is the one-process run.
 pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Estimate {
     use crate::router::{Entry, OutEntry, Port, Vc};
     let all = topo.num_switches() as u64;
@@ -90,8 +90,14 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let (mut net_ports, mut servers, mut max_ports) = (0u64, 0u64, 0u64);
     let (mut all_net_ports, mut all_servers) = (0u64, 0u64);
     let mut server_ports_dominate = false;
+    // Where each switch's ports start and how many face the network, kept for the whole
+    // network on every rank unless every switch has as many (`Routers::network_table_bytes`).
+    let (first_radix, first_net) = (topo.network_ports(0) + topo.servers_at(0), topo.network_ports(0));
+    let (mut same_radix, mut same_net) = (true, true);
     for s in 0..topo.num_switches() {
         let (np, sp) = (topo.network_ports(s) as u64, topo.servers_at(s) as u64);
+        same_radix &= (np + sp) as usize == first_radix;
+        same_net &= np as usize == first_net;
         all_net_ports += np;
         all_servers += sp;
         max_ports = max_ports.max(np + sp);
@@ -126,13 +132,11 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let per_vc_extra = if matches!(va, crate::allocation::VcAllocator::Islip { .. }) { 2 } else { 0 } + if sw == crate::allocation::SwitchAllocator::Lru { 2 } else { 0 };
 
     let mut parts = vec![
-        // Ports (with their link's timing and phit counter), VCs.
-        // Where each switch's ports start and how many face the network: for every switch
-        // of the network, on every rank.
+        // Ports (with their link's timing and phit counter), VCs; the port tables above.
         Part {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
-            bytes: times(all, 4 + 2) + times(n, 8 + 32 * words(max_ports) + rng)
+            bytes: times(all + 1, if same_radix { 0 } else { 4 }) + times(all, if same_net { 0 } else { 2 }) + times(n, 8 + 32 * words(max_ports) + rng)
                 + times(ports, size_of::<Port>() as u64 + per_port_extra)
                 + times(nvc, size_of::<Vc>() as u64 + per_vc_extra),
         },
@@ -168,13 +172,15 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     parts.push(Part { what: "packets in flight".into(), key: buffer_key(spec, "input"), bytes: times(live, crate::packet::Arena::bytes_per_packet(crate::routing::max_candidates(spec, topo)) as u64) });
 
     // NICs, their credits, two sets of counters (the window's and the run's), source-queue
-    // headers and reorder counts, for the servers held; and for every server of the network,
-    // on every rank, generators and traffic tables. The random streams are the servers
-    // held's, or every server's where a workload run whole on every rank draws from any.
-    let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4;
-    let every_server = 8 + 4 + 4 + 16;
+    // headers, reorder counts and a workload timer, for the servers held; and on every rank,
+    // what is kept for the whole network: the server numbering where it is not arithmetic,
+    // the traffic's tables, and the workload's per server (a periodic workload's counts, the
+    // jobs' owner of each server). The random streams are the servers held's, or every
+    // server's where a workload run whole on every rank draws from any.
+    let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4 + 8;
+    let network_tables = crate::topology::ServerMap::bytes_for(topo) + crate::traffic::table_bytes(spec, topo) + times(all_servers, 8);
     let streams = if crate::workload::servers_independent(spec) { servers } else { all_servers };
-    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + times(all_servers, every_server) + times(streams, rng) });
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + network_tables + times(streams, rng) });
     // On ranks: the deliveries kept for other ranks' NICs, at most one (source, window)
     // entry a server held before they go (`RankView::deliveries_due`), in a hash map.
     if ranks > 1 {
