@@ -10,11 +10,16 @@ use crate::error::{SpecError, SpecResult};
 use crate::nic::Counters;
 use crate::spec::{ProtocolKind, Spec};
 
+/// What it keeps per pair of servers: the pair, its four counts and cycles, and its sender's
+/// counters when its window started.
+const PAIR_BYTES: u64 = 8 + 4 + 4 + 8 + 8 + std::mem::size_of::<Counters>() as u64;
+
 pub const PING_PONG: WorkloadKind = WorkloadKind {
     name: "ping_pong",
     about: "a message, answered by an acknowledgement; one sample per round trip",
     closed_loop: true,
     servers_independent: false,
+    tables_per_server: PAIR_BYTES / 2,
     keys: PingPongKeys::KEYS,
     defaults: PingPongKeys::defaults,
     check: |spec| check(spec, &ping_pong_keys(spec)?),
@@ -26,6 +31,7 @@ pub const BANDWIDTH: WorkloadKind = WorkloadKind {
     about: "window messages, then one acknowledgement; one sample per window",
     closed_loop: true,
     servers_independent: false,
+    tables_per_server: PAIR_BYTES / 2,
     keys: BandwidthKeys::KEYS,
     defaults: BandwidthKeys::defaults,
     check: |spec| check(spec, &super::own_keys(spec)?),

@@ -17,6 +17,7 @@ pub const KIND: WorkloadKind = WorkloadKind {
     about: "messages at traffic.load, at Bernoulli-drawn cycles",
     closed_loop: false,
     servers_independent: true,
+    tables_per_server: 0,
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     check,

@@ -179,6 +179,9 @@ pub struct WorkloadKind {
     /// servers only (engine/ranks); otherwise every rank runs it whole and calls it as one
     /// process does (`servers_independent`).
     pub servers_independent: bool,
+    /// What it keeps for every server of the network, in bytes (on every MPI rank: the memory
+    /// estimate, engine/memory).
+    pub tables_per_server: u64,
     pub keys: &'static [Key],
     /// Its key type's values when nothing is given (`KeyType::defaults`), which a test
     /// compares with `keys`.
@@ -228,6 +231,13 @@ pub fn is_open_loop(spec: &Spec) -> bool {
 /// (`WorkloadKind::servers_independent`); `[[jobs]]` share state.
 pub fn servers_independent(spec: &Spec) -> bool {
     spec.jobs.is_empty() && Kind::from_name(&spec.workload.kind).is_some_and(|k| k.kind().servers_independent)
+}
+
+/// Bytes the workload keeps for every server of the network (`WorkloadKind::tables_per_server`;
+/// `[[jobs]]`: the job and rank of each server), on every MPI rank.
+pub fn table_bytes(spec: &Spec, servers: u64) -> u64 {
+    let per = if spec.jobs.is_empty() { Kind::from_name(&spec.workload.kind).map_or(0, |k| k.kind().tables_per_server) } else { 8 };
+    per * servers
 }
 
 /// Whether a job's motif is open-loop traffic (`bernoulli`): it sends until `run.cycles`,

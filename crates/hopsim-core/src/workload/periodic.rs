@@ -17,6 +17,8 @@ pub const KIND: WorkloadKind = WorkloadKind {
     about: "messages at traffic.load, one per fixed interval, every server in step (SST Merlin's offered_load)",
     closed_loop: false,
     servers_independent: true,
+    // The messages each server sent so far.
+    tables_per_server: 8,
     keys: crate::component::NoKeys::KEYS,
     defaults: crate::component::NoKeys::defaults,
     check,

@@ -178,7 +178,7 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     // jobs' owner of each server). The random streams are the servers held's, or every
     // server's where a workload run whole on every rank draws from any.
     let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4 + 8;
-    let network_tables = crate::topology::ServerMap::bytes_for(topo) + crate::traffic::table_bytes(spec, topo) + times(all_servers, 8);
+    let network_tables = crate::topology::ServerMap::bytes_for(topo) + crate::traffic::table_bytes(spec, topo) + crate::workload::table_bytes(spec, all_servers);
     let streams = if crate::workload::servers_independent(spec) { servers } else { all_servers };
     parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + network_tables + times(streams, rng) });
     // On ranks: the deliveries kept for other ranks' NICs, at most one (source, window)
@@ -489,6 +489,24 @@ mod tests {
     /// "4096 load-over-time bins").
     fn part(e: &Estimate, what: &str) -> u64 {
         e.parts.iter().filter(|p| p.what.contains(what)).map(|p| p.bytes).sum()
+    }
+
+    /// A rank's NICs and what it keeps of the whole network: under open-loop uniform traffic
+    /// on a torus nothing grows with the network beyond the rank's share (a rank of 64
+    /// switches needs the same of a network twice as large), while a random permutation's
+    /// table and a periodic workload's counts do.
+    #[test]
+    fn a_rank_keeps_of_the_whole_network_only_what_its_traffic_and_workload_declare() {
+        let nics = |dims: &str, ranks: usize, more: &str| {
+            let spec = from_toml_str(&format!("[topology]\nkind = \"torus\"\ndims = {dims}\n[traffic]\nload = 0.2\n{more}")).unwrap();
+            let topo = crate::topology::build(&spec).unwrap();
+            part(&estimate_on_ranks(&spec, topo.as_ref(), ranks), "NICs")
+        };
+        assert_eq!(nics("[8, 8, 8]", 8, ""), nics("[8, 8, 16]", 16, ""));
+        let permutation = "pattern = \"random_permutation\"\n";
+        assert_eq!(nics("[8, 8, 16]", 16, permutation) - nics("[8, 8, 8]", 8, permutation), 4 * 512);
+        let periodic = "[workload]\nkind = \"periodic\"\n";
+        assert_eq!(nics("[8, 8, 16]", 16, periodic) - nics("[8, 8, 8]", 8, periodic), 8 * 512);
     }
 
     #[test]
