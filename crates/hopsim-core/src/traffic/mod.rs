@@ -217,22 +217,19 @@ pub fn same_local(servers: &ServerMap, src: usize, dst_switch: usize) -> usize {
 pub fn table_bytes(spec: &Spec, topo: &dyn Topology) -> u64 {
     let (n, switches) = ((0..topo.num_switches()).map(|s| topo.servers_at(s) as u64).sum::<u64>(), topo.num_switches() as u64);
     let t = &spec.traffic;
-    let listed = match (t.active_servers, t.active_fraction) {
-        (Some(k), _) if (k as u64) < n => 4 * k as u64,
-        (None, Some(f)) if f < 1.0 => 4 * ((f * n as f64).round() as u64).clamp(1, n),
+    let listed = match active_count(spec, n as usize) {
+        Ok(k) if (k as u64) < n => 4 * k as u64,
         _ => 0,
     };
     let of = |name: &str| pattern(name).map_or(0, |k| k.tables.per_server * n + k.tables.per_switch * switches);
     listed + of(&t.pattern) + t.burst.as_ref().map_or(0, |b| of(&b.pattern))
 }
 
-pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResult<Traffic> {
-    let n = servers.num_servers();
+/// How many of the network's `n` servers generate traffic (`traffic.active_servers`,
+/// `traffic.active_fraction`; all by default).
+fn active_count(spec: &Spec, n: usize) -> SpecResult<usize> {
     let t = &spec.traffic;
-    // The set of communicating servers is drawn from its own stream so that changing the
-    // pattern does not change which servers are on.
-    let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0x5e1ec7, 0));
-    let count = match (t.active_servers, t.active_fraction) {
+    Ok(match (t.active_servers, t.active_fraction) {
         (Some(k), _) => {
             if k == 0 || k > n {
                 return Err(SpecError::new("traffic.active_servers", k, format!("must be between 1 and the {n} servers of the network")));
@@ -241,7 +238,16 @@ pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResul
         }
         (None, Some(f)) => ((f * n as f64).round() as usize).clamp(1, n),
         (None, None) => n,
-    };
+    })
+}
+
+pub fn build(spec: &Spec, topo: &dyn Topology, servers: &ServerMap) -> SpecResult<Traffic> {
+    let n = servers.num_servers();
+    let t = &spec.traffic;
+    // The set of communicating servers is drawn from its own stream so that changing the
+    // pattern does not change which servers are on.
+    let mut rng = Rng::seed_from_u64(crate::random::seed_for(spec.run.seed, 0x5e1ec7, 0));
+    let count = active_count(spec, n)?;
     let mut active: Vec<u32> = (0..n as u32).collect();
     if count < n {
         active.shuffle(&mut rng);
