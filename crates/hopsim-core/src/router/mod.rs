@@ -630,9 +630,21 @@ impl Routers {
         }
     }
 
-    /// Bytes of the tables of the whole network it keeps (the memory estimate's, engine/memory).
-    pub fn network_table_bytes(&self) -> usize {
-        4 * self.port_base.len() + 2 * self.network_ports.len()
+    /// Bytes of the tables of the whole network it keeps.
+    pub fn network_table_bytes(&self) -> u64 {
+        4 * self.port_base.len() as u64 + 2 * self.network_ports.len() as u64
+    }
+
+    /// Bytes of the tables of the whole network that routers of `topo` keep, without
+    /// building them (the memory estimate, engine/memory): where each switch's ports start
+    /// unless every switch has as many ports, how many face the network unless every switch
+    /// has as many of those.
+    pub fn network_table_bytes_for(topo: &dyn Topology) -> u64 {
+        let n = topo.num_switches();
+        let radix = |s: usize| topo.network_ports(s) + topo.servers_at(s);
+        let same_radix = (1..n).all(|s| radix(s) == radix(0));
+        let same_net = (1..n).all(|s| topo.network_ports(s) == topo.network_ports(0)) && n > 0 && topo.network_ports(0) > 0;
+        (if same_radix && n > 0 && radix(0) > 0 { 0 } else { 4 * (n as u64 + 1) }) + if same_net { 0 } else { 2 * n as u64 }
     }
 
     /// Port `port` of `switch`, any switch of the network, numbered in the whole network: the
@@ -1134,6 +1146,7 @@ mod tests {
             let held = n / 3..n;
             let r = super::Routers::new(topo.as_ref(), &servers, &timings, 2, 4, 2, 8, 4, held.clone());
             assert_eq!(r.network_table_bytes() > 0, tables, "{toml}");
+            assert_eq!(r.network_table_bytes(), super::Routers::network_table_bytes_for(topo.as_ref()));
             assert_eq!(servers.bytes() > 0, tables, "{toml}");
             let mut next = 0;
             for s in 0..n {

@@ -263,9 +263,8 @@ enum Layout {
 impl ServerMap {
     pub fn new(topo: &dyn Topology) -> Self {
         let n = topo.num_switches();
-        let per = if n > 0 { topo.servers_at(0) } else { 0 };
-        if per > 0 && (1..n).all(|s| topo.servers_at(s) == per) {
-            return ServerMap::uniform(per as u32, n as u32);
+        if let Some(per) = Self::servers_per_switch(topo) {
+            return ServerMap::uniform(per, n as u32);
         }
         let mut first = Vec::with_capacity(n + 1);
         let mut switch_of = Vec::new();
@@ -296,12 +295,17 @@ impl ServerMap {
     /// Bytes a map of `topo` would hold, without building it.
     pub fn bytes_for(topo: &dyn Topology) -> u64 {
         let n = topo.num_switches();
-        let per = if n > 0 { topo.servers_at(0) } else { 0 };
-        if per > 0 && (1..n).all(|s| topo.servers_at(s) == per) {
-            0
-        } else {
-            4 * (n as u64 + 1 + (0..n).map(|s| topo.servers_at(s) as u64).sum::<u64>())
+        match Self::servers_per_switch(topo) {
+            Some(_) => 0,
+            None => 4 * (n as u64 + 1 + (0..n).map(|s| topo.servers_at(s) as u64).sum::<u64>()),
         }
+    }
+
+    /// The servers of every switch, where all have as many (at least one).
+    fn servers_per_switch(topo: &dyn Topology) -> Option<u32> {
+        let n = topo.num_switches();
+        let per = if n > 0 { topo.servers_at(0) } else { 0 };
+        (per > 0 && (1..n).all(|s| topo.servers_at(s) == per)).then_some(per as u32)
     }
 
     pub fn num_servers(&self) -> usize {

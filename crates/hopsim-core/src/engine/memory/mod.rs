@@ -90,14 +90,8 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let (mut net_ports, mut servers, mut max_ports) = (0u64, 0u64, 0u64);
     let (mut all_net_ports, mut all_servers) = (0u64, 0u64);
     let mut server_ports_dominate = false;
-    // Where each switch's ports start and how many face the network, kept for the whole
-    // network on every rank unless every switch has as many (`Routers::network_table_bytes`).
-    let (first_radix, first_net) = (topo.network_ports(0) + topo.servers_at(0), topo.network_ports(0));
-    let (mut same_radix, mut same_net) = (true, true);
     for s in 0..topo.num_switches() {
         let (np, sp) = (topo.network_ports(s) as u64, topo.servers_at(s) as u64);
-        same_radix &= (np + sp) as usize == first_radix;
-        same_net &= np as usize == first_net;
         all_net_ports += np;
         all_servers += sp;
         max_ports = max_ports.max(np + sp);
@@ -132,11 +126,12 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     let per_vc_extra = if matches!(va, crate::allocation::VcAllocator::Islip { .. }) { 2 } else { 0 } + if sw == crate::allocation::SwitchAllocator::Lru { 2 } else { 0 };
 
     let mut parts = vec![
-        // Ports (with their link's timing and phit counter), VCs; the port tables above.
+        // Ports (with their link's timing and phit counter), VCs; where each switch's ports
+        // start and how many face the network, on every rank, where switches differ.
         Part {
             what: format!("state of {n} switches, {ports} ports and {nvc} VCs"),
             key: port_key,
-            bytes: times(all + 1, if same_radix { 0 } else { 4 }) + times(all, if same_net { 0 } else { 2 }) + times(n, 8 + 32 * words(max_ports) + rng)
+            bytes: crate::router::Routers::network_table_bytes_for(topo) + times(n, 8 + 32 * words(max_ports) + rng)
                 + times(ports, size_of::<Port>() as u64 + per_port_extra)
                 + times(nvc, size_of::<Vc>() as u64 + per_vc_extra),
         },
