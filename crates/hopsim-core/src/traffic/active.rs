@@ -77,4 +77,18 @@ mod tests {
         assert_eq!((some.len(), some.at(1), some.bytes()), (2, 3, 8));
         assert_eq!(some.iter().collect::<Vec<_>>(), vec![1, 3]);
     }
+
+    /// A destination drawn among every server is the one the list of them gave (the same
+    /// draws from the same stream), so that holding a count changes no run's results.
+    #[test]
+    fn a_count_draws_what_the_list_drew() {
+        use rand::SeedableRng;
+        let n = 1000;
+        let (all, listed) = (Active::All(n), Active::Listed((0..n).collect::<Vec<u32>>().into()));
+        let (mut a, mut b) = (crate::routing::Rng::seed_from_u64(7), crate::routing::Rng::seed_from_u64(7));
+        for src in 0..5000 {
+            let src = src % n as usize;
+            assert_eq!(crate::traffic::uniform_other(&all, src, &mut a), crate::traffic::uniform_other(&listed, src, &mut b));
+        }
+    }
 }
