@@ -335,11 +335,12 @@ def left_by_case(runs: pd.DataFrame) -> dict[tuple, float]:
     return left
 
 
-def within_reach(runs: pd.DataFrame) -> set[tuple]:
+def within_reach(runs: pd.DataFrame, left: dict[tuple, float] | None = None) -> set[tuple]:
     """The cases of the study: cheapest first, as long as the kept runs' CPU time and the
-    estimates of the runs left add up to at most ``STUDY_CPU_HOURS``. A case whose runs are
-    all kept is in; one not estimable yet is not (it comes in once its basis is kept)."""
-    left = left_by_case(runs)
+    estimates of the runs left (``left``, from `left_by_case` if not given) add up to at most
+    ``STUDY_CPU_HOURS``. A case whose runs are all kept is in; one not estimable yet is not
+    (it comes in once its basis is kept)."""
+    left = left_by_case(runs) if left is None else left
     spent = runs["cpu_seconds"].sum() if len(runs) else 0.0
     reach = {case_of(p) for p in planned()} - set(left)
     for case, c in sorted(left.items(), key=lambda kv: kv[1]):
@@ -356,7 +357,8 @@ def cost_lines() -> list[str]:
     estimable yet."""
     runs, _ = kept()
     done = {key(r): r for r in runs.to_dict("records")}
-    left, reach = left_by_case(runs), within_reach(runs)
+    left = left_by_case(runs)
+    reach = within_reach(runs, left)
     lines = ["| setting | machine | runs kept | CPU-h kept | runs left in the study | CPU-h left (estimated) | cases out of reach (estimated CPU-h, 3 modes) | not estimable yet |",
              "|---|---|---|---|---|---|---|---|"]
     for setting in SETTINGS:
@@ -368,7 +370,7 @@ def cost_lines() -> list[str]:
             out = [(c[1], left[c]) for c in sorted(cases, key=lambda c: left[c]) if math.isfinite(left[c])]
             unknown = [c[1] for c in cases if not math.isfinite(left[c])]
             lines.append(f"| {setting} | {noise} | {len(mine)} of {len(plan)} | {sum(r['cpu_seconds'] for r in mine) / 3600:.2f} | "
-                         f"{len(todo)} | {sum(estimate(p, runs)[0] for p in todo) / 3600:.1f} | "
+                         f"{len(todo)} | {sum(left[c] for c in {case_of(p) for p in todo}) / 3600:.1f} | "
                          + (", ".join(f"{c} ({v / 3600:.1f})" for c, v in out) or "none") + f" | {len(unknown)} |")
     total = runs["cpu_seconds"].sum() / 3600 if len(runs) else 0.0
     todo_h = sum(c for case, c in left.items() if case in reach) / 3600

@@ -450,8 +450,7 @@ impl Routers {
         }
         debug_assert_eq!(ports.len(), held_ports);
         let max_ports = port_base.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
-        let uniform = port_base.windows(2).all(|w| (w[1] - w[0]) as usize == max_ports);
-        let net_radix = if network_ports.iter().all(|&np| np == network_ports[0]) { network_ports.first().copied().unwrap_or(0) } else { 0 };
+        let (radix, net_radix) = Self::alike(topo);
         let held_switches = held.len();
         let waiter_words = waiter_words(max_ports, vcs);
         let port_words = max_ports.div_ceil(64).max(1);
@@ -476,8 +475,8 @@ impl Routers {
             out_cap,
             held,
             port_offset,
-            port_base: if uniform { Vec::new() } else { port_base },
-            radix: if uniform { max_ports } else { 0 },
+            port_base: if radix != 0 { Vec::new() } else { port_base },
+            radix,
             switches: n,
             rates,
             ports,
@@ -640,11 +639,19 @@ impl Routers {
     /// unless every switch has as many ports, how many face the network unless every switch
     /// has as many of those.
     pub fn network_table_bytes_for(topo: &dyn Topology) -> u64 {
+        let n = topo.num_switches() as u64;
+        let (radix, net_radix) = Self::alike(topo);
+        (if radix != 0 { 0 } else { 4 * (n + 1) }) + if net_radix != 0 { 0 } else { 2 * n }
+    }
+
+    /// The ports and the network ports every switch of `topo` has, where all have as many
+    /// (0 where they differ): the first port of a switch and its network ports are then
+    /// products, and no table of them is kept.
+    fn alike(topo: &dyn Topology) -> (usize, u16) {
         let n = topo.num_switches();
         let radix = |s: usize| topo.network_ports(s) + topo.servers_at(s);
-        let same_radix = (1..n).all(|s| radix(s) == radix(0));
-        let same_net = (1..n).all(|s| topo.network_ports(s) == topo.network_ports(0)) && n > 0 && topo.network_ports(0) > 0;
-        (if same_radix && n > 0 && radix(0) > 0 { 0 } else { 4 * (n as u64 + 1) }) + if same_net { 0 } else { 2 * n as u64 }
+        let same = |f: &dyn Fn(usize) -> usize| if n > 0 && (1..n).all(|s| f(s) == f(0)) { f(0) } else { 0 };
+        (same(&radix), same(&|s| topo.network_ports(s)) as u16)
     }
 
     /// Port `port` of `switch`, any switch of the network, numbered in the whole network: the

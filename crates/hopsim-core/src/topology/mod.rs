@@ -253,9 +253,8 @@ pub struct ServerMap {
 
 #[derive(Debug, Clone)]
 enum Layout {
-    /// `per` servers at each of `switches` switches; `reciprocal` = 2^64 / per, rounded up,
-    /// so that a server's switch is a multiplication (exact for 32-bit server numbers).
-    Uniform { per: u32, switches: u32, reciprocal: u64 },
+    /// `per` servers at each of `switches` switches.
+    Uniform { per: u32, switches: u32 },
     /// The first server of each switch, plus the total at the end; and each server's switch.
     Listed { first: Arc<[u32]>, switch_of: Arc<[u32]> },
 }
@@ -280,8 +279,7 @@ impl ServerMap {
     }
 
     fn uniform(per: u32, switches: u32) -> Self {
-        let reciprocal = (u64::MAX / per as u64).wrapping_add(1);
-        ServerMap { layout: Layout::Uniform { per, switches, reciprocal } }
+        ServerMap { layout: Layout::Uniform { per, switches } }
     }
 
     /// Bytes it holds for the network (the memory estimate, engine/memory).
@@ -310,28 +308,23 @@ impl ServerMap {
 
     pub fn num_servers(&self) -> usize {
         match &self.layout {
-            Layout::Uniform { per, switches, .. } => *per as usize * *switches as usize,
+            Layout::Uniform { per, switches } => *per as usize * *switches as usize,
             Layout::Listed { first, .. } => *first.last().unwrap() as usize,
         }
     }
     #[inline]
     pub fn switch_of(&self, server: usize) -> usize {
         match &self.layout {
-            Layout::Uniform { per, switches, reciprocal } => {
+            Layout::Uniform { per, switches } => {
                 assert!((server as u64) < *per as u64 * *switches as u64, "server {server} is not in the network");
-                // per = 1: the reciprocal wraps to 0, and every server is its own switch.
-                if *reciprocal == 0 {
-                    server
-                } else {
-                    ((*reciprocal as u128 * server as u128) >> 64) as usize
-                }
+                server / *per as usize
             }
             Layout::Listed { switch_of, .. } => switch_of[server] as usize,
         }
     }
     fn first(&self, switch: usize) -> usize {
         match &self.layout {
-            Layout::Uniform { per, switches, .. } => {
+            Layout::Uniform { per, switches } => {
                 assert!(switch <= *switches as usize, "switch {switch} is not in the network");
                 switch * *per as usize
             }
@@ -403,8 +396,8 @@ pub fn class_counts(topo: &dyn Topology) -> Vec<(LinkClass, usize)> {
 mod server_map_tests {
     use super::ServerMap;
 
-    /// The arithmetic numbering gives what division gives, for every server of small maps and
-    /// for the largest 32-bit server numbers, whatever the servers per switch.
+    /// The arithmetic numbering numbers servers switch by switch, for every server of small
+    /// maps and for the largest 32-bit server numbers, whatever the servers per switch.
     #[test]
     fn uniform_numbering_divides_exactly() {
         for per in 1..=17u32 {

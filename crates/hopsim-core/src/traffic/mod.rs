@@ -214,8 +214,8 @@ pub fn same_local(servers: &ServerMap, src: usize, dst_switch: usize) -> usize {
 /// Bytes the traffic keeps for the whole network, on every MPI rank: the list of active
 /// servers when they are a subset, and the tables of its pattern and of its burst's (the
 /// memory estimate, engine/memory).
-pub fn table_bytes(spec: &Spec, topo: &dyn Topology) -> u64 {
-    let (n, switches) = ((0..topo.num_switches()).map(|s| topo.servers_at(s) as u64).sum::<u64>(), topo.num_switches() as u64);
+pub fn table_bytes(spec: &Spec, servers: u64, switches: u64) -> u64 {
+    let n = servers;
     let t = &spec.traffic;
     let listed = match active_count(spec, n as usize) {
         Ok(k) if (k as u64) < n => 4 * k as u64,

@@ -173,7 +173,7 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     // jobs' owner of each server). The random streams are the servers held's, or every
     // server's where a workload run whole on every rank draws from any.
     let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4 + 8;
-    let network_tables = crate::topology::ServerMap::bytes_for(topo) + crate::traffic::table_bytes(spec, topo) + crate::workload::table_bytes(spec, all_servers);
+    let network_tables = crate::topology::ServerMap::bytes_for(topo) + crate::traffic::table_bytes(spec, all_servers, all) + crate::workload::table_bytes(spec, all_servers);
     let streams = if crate::workload::servers_independent(spec) { servers } else { all_servers };
     parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + network_tables + times(streams, rng) });
     // On ranks: the deliveries kept for other ranks' NICs, at most one (source, window)
