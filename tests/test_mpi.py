@@ -599,6 +599,50 @@ def test_one_rank_exchanging_with_itself_gives_the_result_of_one_thread():
     assert {k: v for k, v in on_rank.items() if k != "metrics"} == {k: v for k, v in one.items() if k != "metrics"}
 
 
+def _spec_json(text: str) -> str:
+    import tomllib
+
+    data = tomllib.loads(text)
+    data.pop("name", None)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("text", [TORUS, APP_AWARE], ids=["torus", "aries-get-jobs"])
+def test_the_rows_rank_0_writes_are_the_files_one_process_writes(tmp_path, text):
+    """Rank 0 writes links.csv, counters.csv and topology.json itself as the ranks' ends
+    come (floats as Python writes them, NaN as nothing); the run folder holds the very bytes
+    the Python layer writes from one process's result. The real-MPI tests above compare the
+    folders of 2-4 ranks."""
+    from hopsim import _core
+
+    spec_json = _spec_json(text)
+    rows = tmp_path / "rows"
+    rows.mkdir()
+    # As `hopsim run` runs them, without the spec in the result (whose tables are then in
+    # the engine's column order).
+    on_rank = json.loads(_core.simulate_on_rank(spec_json, Echo(), False, None, None, None, False, str(rows)))
+    one = json.loads(_core.simulate_json(spec_json, None, 1, False))
+    assert sorted(on_rank["written"]) == ["counters.csv", "links.csv", "topology.json"]
+    folders = []
+    for name, result in (("one", one), ("rank", on_rank)):
+        folder = tmp_path / name
+        folder.mkdir()
+        results.write_run_dir(folder, name="x", params={}, seed=1, spec={}, result=result, wall_seconds=1.0)
+        folders.append(folder)
+    for name in ("links.csv", "counters.csv", "topology.json"):
+        assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
+    assert not (folders[1] / "extra.json").exists()
+    assert list(rows.iterdir()) == [], "the files moved into the run's folder"
+    counters = pd.read_csv(folders[1] / "counters.csv")
+    if text == APP_AWARE:
+        assert counters["stalls_per_flit"].isna().any() and counters["stalls_per_flit"].notna().any()
+    # Read back into a result, as hopsim.simulate(spec, ranks=comm) gives it: one process's.
+    again = json.loads(_core.simulate_on_rank(spec_json, Echo(), True, None, None, None, False, str(rows)))
+    again = results.read_written(again)
+    for key in ("links", "counters", "dims", "switch_coords"):
+        assert again[key] == one[key], key
+
+
 def test_an_exception_of_the_exchange_stops_the_engine_and_is_raised_again():
     from hopsim import _core
 

@@ -117,10 +117,9 @@ def simulate(
     if ranks is not None:
         from . import mpi
 
-        out, wall = mpi.simulate(ranks, data, path)
-        if out is None:
+        result, wall = mpi.simulate(ranks, data, path)
+        if result is None:
             return None
-        result = engine.result_from_json(out)
     else:
         result, wall = engine.simulate(data, with_spec=True, checkpoint=path, resume=True)
     if path is not None:

@@ -22,9 +22,12 @@ the runs that every rank then takes part in.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from array import array
@@ -32,6 +35,7 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Iterable
 
+from . import results
 from .spec import SpecError
 from .sweep import SweepStopped
 
@@ -250,14 +254,17 @@ class Ranks:
         )
 
     def run(self, text: str, seal: str | None, *, with_spec: bool = False, progress: Any = None,
-            checkpoint: str | None = None) -> str | None:
+            checkpoint: str | None = None, rows_to: str | None = None) -> str | None:
         """This rank's share of one run: the result JSON on rank 0, None elsewhere. With
         ``checkpoint`` (a path every rank reaches), each rank keeps its checkpoint beside it
-        and the run goes on from the ranks' checkpoints if they are all of one cycle."""
+        and the run goes on from the ranks' checkpoints if they are all of one cycle. On
+        rank 0, ``rows_to`` is the folder where the engine writes the result's rows per link
+        and per server as the ranks' ends come, so that rank 0 never holds a table of the
+        whole network; the result lists those files under ``written``."""
         from . import _core
 
         try:
-            return _core.simulate_on_rank(text, self.exchange, with_spec, seal, progress, checkpoint, True)
+            return _core.simulate_on_rank(text, self.exchange, with_spec, seal, progress, checkpoint, True, rows_to)
         except RanksLost:
             self.lost = True
             raise
@@ -270,10 +277,10 @@ class Ranks:
     # -- rank 0
 
     def order(self, text: str, seal: str | None, *, with_spec: bool = False, progress: Any = None,
-              checkpoint: str | None = None) -> str | None:
+              checkpoint: str | None = None, rows_to: str | None = None) -> str | None:
         """On rank 0: have every rank run ``text`` (the others are in :meth:`follow`)."""
         self._bcast(("run", text, seal, with_spec, checkpoint))
-        return self.run(text, seal, with_spec=with_spec, progress=progress, checkpoint=checkpoint)
+        return self.run(text, seal, with_spec=with_spec, progress=progress, checkpoint=checkpoint, rows_to=rows_to)
 
     def stop(self) -> None:
         """On rank 0: the ranks in :meth:`follow` return (once; later calls do nothing)."""
@@ -377,12 +384,15 @@ class RankRuns:
             if self.stopping.is_set():
                 return
             self.counter = engine.progress_counter()
+            rows: Path | None = None
             try:
                 text, seal = engine._text_and_seal(run.prepared or run.spec)
                 # As on one process (sweep._run_one): the ranks' checkpoints beside this file.
                 checkpoint = str(outdir.checkpoint_file(self.out, run.name)) if run.checkpoints else None
+                rows = outdir.temporary_rows_dir(self.out, run.name)
                 t0 = time.perf_counter()
-                out = engine._engine(lambda: self.ranks.order(text, seal, progress=self.counter, checkpoint=checkpoint))
+                out = engine._engine(lambda: self.ranks.order(text, seal, progress=self.counter, checkpoint=checkpoint,
+                                                              rows_to=str(rows)))
                 wall = time.perf_counter() - t0
                 result = engine.result_from_json(out)
                 self.store(run, self.out, result, wall, self.engine_version)
@@ -395,6 +405,9 @@ class RankRuns:
                 self.finished.put((run, e))
                 if isinstance(e, (outdir.OutputError, outdir.NotHopsims)):
                     return  # the sweep stops on it: no other run is ordered
+            finally:
+                if rows is not None:  # its files moved into the run's folder, or the run failed
+                    shutil.rmtree(rows, ignore_errors=True)
 
     def wait(self, timeout: float) -> list[tuple[Any, BaseException | None]]:
         got = []
@@ -478,10 +491,10 @@ def start() -> Ranks | None:
 _checked: dict[int, Ranks] = {}
 
 
-def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[str | None, float]:
+def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[dict[str, Any] | None, float]:
     """``hopsim.simulate(spec, ranks=comm)``: every rank of the mpi4py communicator ``comm``
     calls it with the same spec; the run is partitioned over them. Rank 0 gets the result
-    JSON (with the normalized spec), the others None; and the wall time. The ranks' builds
+    (with the normalized spec, as one process gives it), the others None; and the wall time. The ranks' builds
     are checked the first time (:meth:`Ranks.check_launch`); the engine refuses a run the
     ranks cannot do (:class:`SpecError` on every rank)."""
     from . import engine
@@ -495,12 +508,15 @@ def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[str | None, 
     text = engine.spec_to_json(spec)
     t0 = time.perf_counter()
     path = None if checkpoint is None else str(checkpoint)
-    out = engine._engine(lambda: ranks.run(text, None, with_spec=True, checkpoint=path))
+    # Rank 0 takes the rows as they come into files, and reads them back into the result.
+    with tempfile.TemporaryDirectory(prefix="hopsim-rows-") if ranks.rank == 0 else contextlib.nullcontext() as rows:
+        out = engine._engine(lambda: ranks.run(text, None, with_spec=True, checkpoint=path, rows_to=rows))
+        result = None if out is None else results.read_written(engine.result_from_json(out))
     if path is not None:  # finished: each rank's checkpoint goes
         from . import _core
 
         Path(_core.rank_checkpoint(path, ranks.rank, ranks.size)).unlink(missing_ok=True)
-    return out, time.perf_counter() - t0
+    return result, time.perf_counter() - t0
 
 
 def measure(calls: int = 2000, bytes_per_rank: int = 64) -> tuple[float, float]:

@@ -259,6 +259,12 @@ def temporary_run_dir(out: Path, name: str) -> Path:
     return _temporary_folder(out, f"{TMP_PREFIX}{name}", {"run": name})
 
 
+def temporary_rows_dir(out: Path, name: str) -> Path:
+    """A new, empty temporary folder where the engine writes the rows of run ``name`` as
+    they come from MPI ranks (its files then move into the run's folder), marked as hopsim's."""
+    return _temporary_folder(out, f"{TMP_PREFIX}.rows-{name}", {"rows": name})
+
+
 def install_run_dir(tmp: Path, out: Path, name: str) -> Path:
     """Give the finished temporary folder ``tmp`` its final name ``out/name`` by renames,
     replacing an older copy of the run if there is one."""

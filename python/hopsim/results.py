@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -125,6 +126,25 @@ def _columns_frame(table: Mapping[str, Any]) -> pd.DataFrame | None:
     return pd.DataFrame(cols)
 
 
+def read_written(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with the tables the engine wrote to files (``written``: rows from MPI
+    ranks) read back in, as one process's result holds them (a missing value as None)."""
+    import pandas as pd
+
+    written = result.pop("written", None) or {}
+    by_file = {name: key for key, name in _TABLES.items()}
+    for file_name, path in written.items():
+        if file_name == "topology.json":
+            topology = json.loads(Path(path).read_text())
+            result["dims"], result["switch_coords"] = topology["dims"], topology["switch_coords"]
+        elif file_name in by_file:
+            frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+            result[by_file[file_name]] = {
+                c: [None if isinstance(v, float) and math.isnan(v) else v for v in frame[c].tolist()] for c in frame.columns
+            }
+    return result
+
+
 def write_run_dir(
     directory: Path,
     *,
@@ -149,9 +169,13 @@ def write_run_dir(
     )
     _json_dump(metrics, directory / "metrics.json")
 
+    # Files the engine wrote itself (rows from MPI ranks): moved in, not written again.
+    written = {str(k): Path(v) for k, v in dict(result.get("written") or {}).items()}
+    for file_name, path in written.items():
+        shutil.move(path, directory / file_name)
     extra: dict[str, Any] = {}
     for key, value in result.items():
-        if key == "metrics":
+        if key in ("metrics", "written") or _TABLES.get(key) in written:
             continue
         if key in _TABLES and isinstance(value, Mapping):
             frame = _columns_frame(value)
@@ -174,10 +198,11 @@ def write_run_dir(
             write_job_files(directory, value, (result.get("metrics") or {}).get("cycle_ns"))
         else:
             extra[key] = value
-    _json_dump(
-        {"dims": result.get("dims", []), "switch_coords": result.get("switch_coords", [])},
-        directory / "topology.json",
-    )
+    if "topology.json" not in written:
+        _json_dump(
+            {"dims": result.get("dims", []), "switch_coords": result.get("switch_coords", [])},
+            directory / "topology.json",
+        )
     if extra:
         _json_dump(extra, directory / "extra.json")
 

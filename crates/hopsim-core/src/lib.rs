@@ -177,10 +177,13 @@ pub use engine::ranks::{Exchange, RankError, RankFailure, Sparse};
 /// (`simulate_json_cancellable`, with `with_spec` and `seal` as there), `Ok(None)` on the
 /// others. Every rank is given the same spec, and every rank refuses it alike. `cycles`
 /// publishes the cycles simulated so far, as on one process. With `checkpoint`, each rank
-/// keeps its checkpoints beside its path (`engine::ranks::rank_checkpoint`).
-pub fn simulate_on_rank(spec_json: &str, exchange: &mut dyn Exchange, cycles: Option<Arc<AtomicU64>>, with_spec: bool, seal: Option<&str>, checkpoint: Option<&Checkpointing>) -> Result<Option<String>, RankError> {
+/// keeps its checkpoints beside its path (`engine::ranks::rank_checkpoint`). With `rows_to`
+/// (a folder, on rank 0), the result's rows per link and per server are written there as
+/// `links.csv` and `counters.csv`, with `topology.json`, rather than held, and the result
+/// lists them under `written` (engine/rows.rs).
+pub fn simulate_on_rank(spec_json: &str, exchange: &mut dyn Exchange, cycles: Option<Arc<AtomicU64>>, with_spec: bool, seal: Option<&str>, checkpoint: Option<&Checkpointing>, rows_to: Option<&std::path::Path>) -> Result<Option<String>, RankError> {
     let spec = checked(spec_json, seal)?;
-    let Some(result) = engine::Simulation::run_on_rank(&spec, exchange, cycles, checkpoint)? else { return Ok(None) };
+    let Some(result) = engine::Simulation::run_on_rank(&spec, exchange, cycles, checkpoint, rows_to)? else { return Ok(None) };
     Ok(Some(result_json(&result, with_spec.then_some(&spec))))
 }
 

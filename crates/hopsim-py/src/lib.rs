@@ -326,11 +326,15 @@ fn rank_count(exchange: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
 /// the cycles simulated, and `progress.cancel()` stops this rank at its next exchange (the
 /// others then wait for it: cancel every rank).
 ///
+/// With `rows_to` (a folder, on rank 0), the result's rows per link and per server are
+/// written there as they come from the ranks (`links.csv`, `counters.csv`, `topology.json`),
+/// the files the Python layer writes from a result, and the result lists them under `written`.
+///
 /// A spec the engine refuses raises ValueError, the same on every rank. An exception raised
 /// by a method of `exchange` stops the engine and is raised again here; a failure the engine
 /// finds itself raises `RankFailure`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, exchange, with_spec=false, seal=None, progress=None, checkpoint=None, resume=false))]
+#[pyo3(signature = (spec_json, exchange, with_spec=false, seal=None, progress=None, checkpoint=None, resume=false, rows_to=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_on_rank(
     py: Python<'_>,
@@ -341,6 +345,7 @@ fn simulate_on_rank(
     progress: Option<&Bound<'_, Progress>>,
     checkpoint: Option<std::path::PathBuf>,
     resume: bool,
+    rows_to: Option<std::path::PathBuf>,
 ) -> PyResult<Option<String>> {
     let rank = rank_count(exchange, "rank")?;
     let ranks = rank_count(exchange, "ranks")?;
@@ -364,7 +369,7 @@ fn simulate_on_rank(
         // The engine thread keeps one Python thread state for the whole run: each exchange
         // then only takes the GIL, rather than creating and dropping a thread state a cycle.
         let checkpoint = checkpoint.map(|path| hopsim_core::Checkpointing { path, resume });
-        Python::attach(|py| py.detach(|| hopsim_core::simulate_on_rank(spec_json, &mut shared, cycles, with_spec, seal, checkpoint.as_ref())))
+        Python::attach(|py| py.detach(|| hopsim_core::simulate_on_rank(spec_json, &mut shared, cycles, with_spec, seal, checkpoint.as_ref(), rows_to.as_deref())))
     })?;
     match outcome {
         Ok(result) => Ok(result),

@@ -19,6 +19,7 @@ pub mod memory;
 pub mod parallel;
 pub mod ranks;
 mod report;
+pub mod rows;
 mod server_side;
 mod switch_side;
 
@@ -200,9 +201,6 @@ pub struct Simulation {
     checkpoint: Option<checkpoint::Schedule>,
     /// The loop's state at the checkpoint the run resumed from (`resume_from`).
     resumed: Option<checkpoint::LoopState>,
-    /// The phits every port of the network sent, by network port (`Routers::network_port`),
-    /// gathered by rank 0 of an MPI run, whose own ports are only its switches'.
-    gathered_link_phits: Option<Vec<u32>>,
     /// What an MPI rank's threads scheduled in a cycle, taken back out of the calendar
     /// (engine/ranks), kept for its allocation.
     scheduled_on_team: Vec<(u64, Event)>,
@@ -292,7 +290,6 @@ impl Simulation {
             min_parallel: (parallel::MIN_PARALLEL_PORTS, parallel::MIN_PARALLEL_EVENTS),
             checkpoint: None,
             resumed: None,
-            gathered_link_phits: None,
             scheduled_on_team: Vec::new(),
             packet_room,
         }
@@ -468,7 +465,7 @@ impl Simulation {
         let wall = started.elapsed().as_secs_f64();
         let conservation = invariants::check(&self);
         self.release_network();
-        report::summarise(&self, conservation, wall)
+        report::summarise_alone(&self, conservation, wall)
     }
 
     /// Free the buffers, VC records, packets and events once the conservation check has

@@ -3,18 +3,57 @@
 use super::invariants::Conservation;
 use super::Simulation;
 use crate::stats::jobs::JobResult;
+use super::rows::{Loads, NicSums, Rows, Written};
 use crate::stats::result::{CounterTable, HistogramTable, HopTable, Metrics, SampleTable};
 use crate::stats::{LinkTable, RunResult, Temporal};
 
-/// `cons`: the conservation check, made before the network's buffers were freed.
-pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
+/// The result's rows and the sums over them (engine/rows.rs): one process's own, or made by
+/// rank 0 from every rank's end.
+pub struct Tables {
+    pub links: LinkTable,
+    pub counters: CounterTable,
+    pub written: Written,
+    pub loads: Loads,
+    pub nics: NicSums,
+}
+
+/// The cycles the run measured over: a run cut short by the watchdog, the part that ran.
+pub fn measured_cycles(sim: &Simulation) -> f64 {
+    let st = sim.server_side.stats();
+    sim.now.min(st.end).saturating_sub(st.warmup).max(1) as f64
+}
+
+/// The rows of the switches `switches` and of the active servers among the NICs held, into
+/// `rows`, their sums into `loads` and `nics`.
+pub fn own_rows(sim: &Simulation, switches: std::ops::Range<usize>, rows: &mut Rows, loads: &mut Loads, nics: &mut NicSums) {
+    let r = sim.switch_side.routers();
+    rows.links(sim.parts.topo.as_ref(), switches, |s, p| r.ports[r.global_port(s, p)].link_phits, measured_cycles(sim), loads);
+    let held = sim.server_side.nics();
+    nics.add(&NicSums::of_totals(held));
+    for s in sim.parts.traffic.active.within(held.held()) {
+        rows.counter(s, held.counters_of(s as usize), held.nic(s as usize).outstanding_max, nics);
+    }
+}
+
+/// The result of a run on one process, its rows in it.
+pub fn summarise_alone(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
+    let (mut rows, mut loads, mut nics) = (Rows::in_memory(), Loads::default(), NicSums::default());
+    own_rows(sim, 0..sim.parts.topo.num_switches(), &mut rows, &mut loads, &mut nics);
+    let (links, counters, written) = rows.finish(sim.parts.topo.as_ref()).expect("rows kept in memory are not written");
+    summarise(sim, cons, wall, Tables { links, counters, written, loads, nics }, &sim.server_side.nics().totals)
+}
+
+/// `cons`: the conservation check, made before the network's buffers were freed; `tables`:
+/// the rows and their sums; `nic_totals`: every server's run-wide NIC counters where jobs
+/// read them (empty otherwise).
+pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64, tables: Tables, nic_totals: &[crate::nic::Counters]) -> RunResult {
     let st = sim.server_side.stats();
     let spec = &sim.spec;
     let prm = &sim.parts.params;
     let active = sim.parts.traffic.active.len() as f64;
     // A run cut short by the watchdog is measured over the part that ran.
     let simulated_end = sim.now.min(st.end);
-    let measured_cycles = simulated_end.saturating_sub(st.warmup).max(1) as f64;
+    let measured_cycles = measured_cycles(sim);
     let h = &st.latency;
     let n = st.delivered_measured.max(1) as f64;
     let hops_mean = st.hops_sum as f64 / n;
@@ -22,15 +61,15 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     let mean_phits = if st.delivered_measured > 0 { st.measured_packet_phits as f64 / n } else { prm.packet_phits as f64 };
     let (l, d, p) = (prm.latency as f64, (prm.pipeline_delay + prm.staging.zero_load_extra()) as f64, mean_phits);
 
-    let links = link_table(sim, measured_cycles);
-    let (lmax, lmean, lcv) = load_summary(&links.load);
+    let Tables { links, counters, written, loads, nics } = tables;
+    let (lmax, lmean, lcv) = loads.all.summary(measured_cycles);
 
     let generated_load = st.generated_measured_phits as f64 / (active * measured_cycles);
     let ml = &st.message_latency;
     let samples = sample_table(sim);
     let mut sample_cycles: Vec<u64> = samples.cycles.clone();
     sample_cycles.sort_unstable();
-    let jobs = sim.server_side.workload().job_results(&sim.server_side.nics().totals);
+    let jobs = sim.server_side.workload().job_results(nic_totals);
     let pick = |q: f64| if sample_cycles.is_empty() { f64::NAN } else { sample_cycles[((q * sample_cycles.len() as f64).ceil() as usize).clamp(1, sample_cycles.len()) - 1] as f64 };
     let mut m = Metrics {
         // With a burst the servers offer two loads over the window: what they generated.
@@ -46,15 +85,15 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
         hops_mean,
         nonminimal_fraction: st.nonminimal_measured as f64 / n,
         per_mode: per_mode(st),
-        per_link_class: per_link_class(&links),
+        per_link_class: per_link_class(&loads, measured_cycles),
         // Links of other latency than link.latency ([link.<class>]) add their difference.
         zero_load_latency: (hops_mean + 2.0) * l + st.extra_link_latency_sum as f64 / n + (hops_mean + 1.0) * (d + 1.0) + p - 1.0,
         packets_generated: st.packets_generated,
-        packets_injected: sim.server_side.nics().injected,
+        packets_injected: nics.injected,
         packets_delivered: st.packets_delivered,
         packets_measured_delivered: st.delivered_measured,
-        packets_in_flight_end: sim.server_side.nics().injected - st.packets_delivered,
-        packets_queued_end: st.packets_generated - sim.server_side.nics().injected,
+        packets_in_flight_end: nics.injected - st.packets_delivered,
+        packets_queued_end: st.packets_generated - nics.injected,
         packets_dropped_at_source: st.packets_dropped_at_source,
         phits_generated: st.phits_generated,
         phits_delivered: st.phits_delivered,
@@ -147,10 +186,16 @@ pub fn summarise(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
     m.stability_dips = dips;
 
     let topo = sim.parts.topo.as_ref();
-    let switch_coords = if topo.dims().is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
-    let counters = counter_table(sim, &mut m);
+    // Written with the rows (`topology.json`) when they went to files.
+    let switch_coords = if topo.dims().is_empty() || !written.is_empty() { Vec::new() } else { (0..topo.num_switches()).map(|s| topo.coordinates(s)).collect() };
+    m.nic_stalls_per_flit = crate::nic::stalls_per_flit(nics.stalled_cycles, nics.request_flits);
+    m.nic_request_latency_mean = crate::nic::request_latency_mean(nics.request_latency, nics.responses_received_measured);
+    m.requests_sent = nics.requests_sent;
+    m.responses_sent = nics.responses_sent;
+    m.responses_received = nics.responses_received;
+    m.outstanding_max = nics.outstanding_max;
     let hop_histogram = HopTable { hops: (0..st.hops_count.len() as u32).collect(), packets: st.hops_count.clone() };
-    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram, jobs }
+    RunResult { metrics: m, latency_histogram, temporal, links, switch_coords, dims: topo.dims(), counters, samples, hop_histogram, jobs, written }
 }
 
 /// `metrics.workload` of a run with `[[jobs]]`: their motifs in the file's order, the
@@ -164,40 +209,6 @@ fn jobs_workload(jobs: &[crate::spec::JobSpec]) -> String {
 /// program did all its iterations (the background and open-loop jobs never end).
 fn all_jobs_finished(results: &[JobResult]) -> bool {
     results.iter().filter(|j| !j.background && !crate::workload::is_open_loop_motif(&j.motif)).all(|j| j.complete)
-}
-
-/// The NIC counters of the active servers, and their run-wide sums in `m`.
-fn counter_table(sim: &Simulation, m: &mut Metrics) -> CounterTable {
-    let mut t = CounterTable::default();
-    // Sums over the servers, in 64 bits (a NIC's counts take 32).
-    let (mut flits, mut stalled, mut responses, mut latency) = (0u64, 0u64, 0u64, 0u64);
-    for s in sim.parts.traffic.active.iter() {
-        let c = sim.server_side.nics().counters_of(s as usize);
-        t.server.push(s);
-        t.request_flits.push(c.request_flits.into());
-        t.stalled_cycles.push(c.stalled_cycles.into());
-        t.request_packets.push(c.request_packets.into());
-        t.responses_received.push(c.responses_received.into());
-        t.cumulative_request_latency.push(c.request_latency);
-        t.responses_sent.push(c.responses_sent.into());
-        t.packets.push(c.packets.into());
-        t.cumulative_packet_latency.push(c.latency_sum);
-        t.stalls_per_flit.push(c.stalls_per_flit());
-        t.request_latency_mean.push(c.request_latency_mean());
-        t.outstanding_max.push(sim.server_side.nics().nic(s as usize).outstanding_max);
-        flits += u64::from(c.request_flits);
-        stalled += u64::from(c.stalled_cycles);
-        responses += u64::from(c.responses_received);
-        latency += c.request_latency;
-    }
-    m.nic_stalls_per_flit = crate::nic::stalls_per_flit(stalled, flits);
-    m.nic_request_latency_mean = crate::nic::request_latency_mean(latency, responses);
-    let totals = &sim.server_side.nics().totals;
-    m.requests_sent = totals.iter().map(|c| u64::from(c.request_packets)).sum();
-    m.responses_sent = totals.iter().map(|c| u64::from(c.responses_sent)).sum();
-    m.responses_received = totals.iter().map(|c| u64::from(c.responses_received)).sum();
-    m.outstanding_max = sim.server_side.nics().nics.iter().map(|n| n.outstanding_max as u64).max().unwrap_or(0);
-    t
 }
 
 /// One row per round trip (ping_pong) or window (bandwidth), with physical units if known.
@@ -230,57 +241,11 @@ fn sample_table(sim: &Simulation) -> SampleTable {
     t
 }
 
-/// A row per switch-to-switch channel, from the topology: on rank 0 of an MPI run its own
-/// switches are not all of them, and the other ranks' counts were gathered
-/// (`Simulation::gathered_link_phits`).
-fn link_table(sim: &Simulation, measured_cycles: f64) -> LinkTable {
-    let r = sim.switch_side.routers();
-    let topo = sim.parts.topo.as_ref();
-    let phits_of = |s: usize, p: usize| match &sim.gathered_link_phits {
-        Some(all) => all[r.network_port(s, p)],
-        None => r.ports[r.global_port(s, p)].link_phits,
-    };
-    let mut t = LinkTable::default();
-    for s in 0..topo.num_switches() {
-        for p in 0..topo.network_ports(s) {
-            if let Some(to) = topo.neighbour(s, p) {
-                let phits = phits_of(s, p) as u64;
-                t.switch.push(s as u32);
-                t.port.push(p as u16);
-                t.to_switch.push(to.switch as u32);
-                t.to_port.push(to.port as u16);
-                t.dim.push(topo.port_dimension(s, p).map_or(-1, |d| d as i32));
-                t.class.push(topo.link_class(s, p).name());
-                t.direction.push(topo.port_direction(s, p));
-                t.phits.push(phits);
-                t.load.push(phits as f64 / measured_cycles);
-            }
-        }
-    }
-    t
-}
-
-/// Max, mean and coefficient of variation of link loads.
-fn load_summary(loads: &[f64]) -> (f64, f64, f64) {
-    if loads.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    let n = loads.len() as f64;
-    let mean = loads.iter().sum::<f64>() / n;
-    let var = loads.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
-    let max = loads.iter().cloned().fold(0.0, f64::max);
-    (max, mean, if mean > 0.0 { var.sqrt() / mean } else { 0.0 })
-}
-
 /// Mean and largest load of each link class's channels.
-fn per_link_class(links: &LinkTable) -> std::collections::BTreeMap<String, f64> {
-    let mut by_class: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();
-    for (class, &load) in links.class.iter().zip(&links.load) {
-        by_class.entry(class).or_default().push(load);
-    }
+fn per_link_class(loads: &Loads, measured_cycles: f64) -> std::collections::BTreeMap<String, f64> {
     let mut out = std::collections::BTreeMap::new();
-    for (class, loads) in by_class {
-        let (max, mean, _) = load_summary(&loads);
+    for (class, l) in &loads.by_class {
+        let (max, mean, _) = l.summary(measured_cycles);
         out.insert(format!("link_load_mean_{class}"), mean);
         out.insert(format!("link_load_max_{class}"), max);
     }

@@ -465,49 +465,6 @@ impl Nics {
     pub fn hold_first(&mut self, first: usize) {
         self.first = first;
     }
-
-    /// What a rank of a run over several sends rank 0 at the end (engine/ranks): its NICs.
-    pub fn part(&self) -> NicsPart {
-        NicsPart {
-            first: self.first as u32,
-            nics: self.nics.clone(),
-            credits: self.credits.clone(),
-            counters: self.counters.clone(),
-            totals: self.totals.clone(),
-            queued_phits: self.queued_phits,
-            injected: self.injected,
-            injected_measured_phits: self.injected_measured_phits,
-        }
-    }
-
-    /// Take in the NICs of the next rank (`part`), whose servers follow these: rank 0 holds
-    /// every NIC once it has taken in every other rank's, in rank order.
-    pub fn absorb(&mut self, other: &NicsPart) -> Result<(), String> {
-        if other.first as usize != self.first + self.nics.len() || other.credits.len() != other.nics.len() * self.vcs {
-            return Err(format!("its NICs start at server {} where {} was expected", other.first, self.first + self.nics.len()));
-        }
-        self.nics.extend_from_slice(&other.nics);
-        self.credits.extend_from_slice(&other.credits);
-        self.counters.extend_from_slice(&other.counters);
-        self.totals.extend_from_slice(&other.totals);
-        self.queued_phits += other.queued_phits;
-        self.injected += other.injected;
-        self.injected_measured_phits += other.injected_measured_phits;
-        Ok(())
-    }
-}
-
-/// A rank's NICs as it sends them to rank 0 (`Nics::part`).
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct NicsPart {
-    first: u32,
-    nics: Vec<Nic>,
-    credits: Vec<u32>,
-    counters: Vec<Counters>,
-    totals: Vec<Counters>,
-    queued_phits: u64,
-    injected: u64,
-    injected_measured_phits: u64,
 }
 
 /// The NICs' whole-run counters as a workload reads them (`workload::Ctx`): those of the

@@ -1,5 +1,6 @@
 //! What a run measures: latency distribution, accepted load (at ejection), load over time.
 
+pub mod csv_text;
 mod histogram;
 pub mod metric_units;
 pub mod jobs;

@@ -210,4 +210,9 @@ pub struct RunResult {
     /// One per `[[jobs]]` entry, in the file's order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<super::jobs::JobResult>,
+    /// The run's files the engine wrote itself, by name (`links.csv`, `counters.csv`,
+    /// `topology.json`: engine/rows.rs), to move into the run's folder; their tables and
+    /// `switch_coords` are then empty here.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub written: std::collections::BTreeMap<String, String>,
 }

@@ -51,6 +51,15 @@ impl Active {
         (0..self.len()).map(move |i| self.at(i))
     }
 
+    /// The active servers among `servers`, in ascending order.
+    pub fn within(&self, servers: std::ops::Range<usize>) -> impl Iterator<Item = u32> + '_ {
+        let (from, to) = match self {
+            Active::All(n) => (servers.start.min(*n as usize), servers.end.min(*n as usize)),
+            Active::Listed(list) => (list.partition_point(|&s| (s as usize) < servers.start), list.partition_point(|&s| (s as usize) < servers.end)),
+        };
+        (from..to).map(move |i| self.at(i))
+    }
+
     pub fn to_vec(&self) -> Vec<u32> {
         self.iter().collect()
     }

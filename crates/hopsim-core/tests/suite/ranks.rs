@@ -356,3 +356,90 @@ fn ranks_resumed_from_their_checkpoints_give_the_results_of_a_run_never_stopped(
     // UGAL-G's backlogs of other switches are read again from the restored ones.
     same_after_resuming_on_ranks("ugal_g", &nets::dragonfly_ugal("ugal_g"), "warmup = 300\ncycles = 1200\nseed = 6", 3);
 }
+
+/// A folder of its own under the system's temporary folder, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("hopsim-rows-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The cells of a CSV file: its header, then its rows.
+fn cells(path: &std::path::Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines().map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>());
+    (lines.next().unwrap(), lines.collect())
+}
+
+/// A float's bits, every NaN alike (a file has one way to write NaN: nothing).
+fn bits(x: f64) -> u64 {
+    if x.is_nan() { f64::NAN.to_bits() } else { x.to_bits() }
+}
+
+/// A float cell as written (`csv_text`): empty for NaN.
+fn float_cell(cell: &str) -> u64 {
+    if cell.is_empty() { f64::NAN.to_bits() } else { bits(cell.parse::<f64>().unwrap()) }
+}
+
+/// On 2 and 3 ranks, rank 0 writing the rows to files as the ranks' ends come: the files
+/// hold one process's tables, row for row and bit for bit, and the rest of the result is
+/// one process's.
+fn rows_written_on_ranks_are_one_process_s(name: &str, toml: &str) {
+    let one = common::run(toml);
+    for ranks in [2, 3] {
+        let dir = Scratch::new(&format!("{name}-{ranks}"));
+        let r = local::run_writing_rows(&spec(toml), ranks, &dir.0).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(r.written.keys().collect::<Vec<_>>(), ["counters.csv", "links.csv", "topology.json"]);
+        assert!(r.links.switch.is_empty() && r.counters.server.is_empty() && r.switch_coords.is_empty(), "the rows are in the files, not the result");
+        let mut rest = r.clone();
+        (rest.links, rest.counters, rest.switch_coords, rest.written) = (one.links.clone(), one.counters.clone(), one.switch_coords.clone(), Default::default());
+        assert_eq!(fingerprint(&rest), fingerprint(&one), "{ranks} ranks writing rows differ from one process on\n{toml}");
+
+        let (header, rows) = cells(&dir.0.join("links.csv"));
+        assert_eq!(header, hopsim_core::engine::rows::LINK_COLUMNS);
+        let t = &one.links;
+        assert_eq!(rows.len(), t.switch.len());
+        for (i, row) in rows.iter().enumerate() {
+            let want = [t.switch[i].to_string(), t.port[i].to_string(), t.to_switch[i].to_string(), t.to_port[i].to_string(), t.dim[i].to_string(), t.class[i].to_string(), t.direction[i].to_string(), t.phits[i].to_string()];
+            assert_eq!(row[..8], want, "links.csv row {i}");
+            assert_eq!(float_cell(&row[8]), bits(t.load[i]), "links.csv row {i}");
+        }
+        let (header, rows) = cells(&dir.0.join("counters.csv"));
+        assert_eq!(header, hopsim_core::engine::rows::COUNTER_COLUMNS);
+        let c = &one.counters;
+        assert_eq!(rows.len(), c.server.len());
+        for (i, row) in rows.iter().enumerate() {
+            let ints = [c.server[i] as u64, c.request_flits[i], c.stalled_cycles[i], c.request_packets[i], c.responses_received[i], c.cumulative_request_latency[i], c.responses_sent[i], c.packets[i], c.cumulative_packet_latency[i]];
+            assert_eq!(row[..9], ints.map(|v| v.to_string()), "counters.csv row {i}");
+            assert_eq!((float_cell(&row[9]), float_cell(&row[10])), (bits(c.stalls_per_flit[i]), bits(c.request_latency_mean[i])), "counters.csv row {i}");
+            assert_eq!(row[11], c.outstanding_max[i].to_string(), "counters.csv row {i}");
+        }
+        let topology: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.0.join("topology.json")).unwrap()).unwrap();
+        assert_eq!(topology["dims"], serde_json::json!(one.dims));
+        assert_eq!(topology["switch_coords"], serde_json::json!(one.switch_coords));
+    }
+}
+
+#[test]
+fn rank_0_writes_the_rows_of_a_torus_as_one_process_holds_them() {
+    rows_written_on_ranks_are_one_process_s("torus", "[topology]\nkind = \"torus\"\ndims = [6, 5]\nservers_per_switch = 2\n[traffic]\npattern = \"uniform\"\nload = 0.4\n[run]\nwarmup = 300\ncycles = 1200\nseed = 2\n");
+}
+
+#[test]
+fn rank_0_writes_the_rows_of_aries_jobs_under_get_as_one_process_holds_them() {
+    // Link classes without dimensions, and NIC counters of requests and responses (s, L;
+    // NaN where a server sent none).
+    let toml = format!("{}\n[run]\nwarmup = 0\ncycles = 2000000\nseed = 7\n", aries_alltoall_under_get(8, 4096, 2, "default", "", 0.3));
+    rows_written_on_ranks_are_one_process_s("aries", &toml);
+}

@@ -80,8 +80,9 @@ pub fn estimate(spec: &Spec, topo: &dyn Topology) -> Estimate {
 /// What rank 0 of the run over `ranks` MPI ranks needs (engine/ranks), the largest of its
 /// ranks: the state of its share of the switches and their servers; the tables every rank
 /// keeps of the whole network (ports and server numbering where switches differ, the
-/// traffic's tables, the workload's per server); and at the end the result tables and what
-/// the other ranks send it. One rank is the one-process run.
+/// traffic's tables, the workload's per server); and at the end what the other ranks send
+/// it, one at a time, as it writes the result's rows. One rank is the one-process run, which
+/// holds the result's tables.
 pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Estimate {
     use crate::router::{Entry, OutEntry, Port, Vc};
     let all = topo.num_switches() as u64;
@@ -244,17 +245,27 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     });
     parts.extend(jobs_parts(spec));
     parts.extend(matrix_part(spec));
-    // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
-    // counters), per switch (its coordinates), each in memory and as JSON.
-    let dims = topo.dims().len() as u64;
-    // And the three latency histograms, exact to 65536 cycles.
-    let result = times(3 * end.min(1 << 16), 8)
-        + times(all_net_ports, 40 + 7 * JSON_PER_NUMBER) + times(all_servers, 40 + 5 * JSON_PER_NUMBER) + times(all, 24 + dims * (8 + JSON_PER_NUMBER));
-    parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
+    // The three latency histograms, exact to 65536 cycles.
+    let histograms = times(3 * end.min(1 << 16), 8);
     if ranks > 1 {
-        // Every port's phit count, and one other rank's end at a time (they come in turn):
-        // its conservation counts, 8 bytes a VC of its share, as received and as decoded.
-        parts.push(Part { what: format!("the ends of {} other ranks, one at a time", ranks - 1), key: "ranks", bytes: times(all_ports, 4) + times(nvc, 16) });
+        // Rank 0 writes the rows as each rank's end comes (engine/rows.rs), holding one
+        // other rank's end at a time (they come in turn, as received and as decoded): its
+        // ports' phit counts, its servers' window counters and most requests outstanding,
+        // its conservation counts (8 bytes a VC of its share); and where jobs read them,
+        // every server's run-wide counters, which each end adds to.
+        let counters = size_of::<crate::nic::Counters>() as u64;
+        let jobs = !spec.jobs.is_empty();
+        let other = times(ports, 4) + times(servers, counters + 4 + if jobs { counters } else { 0 }) + times(nvc, 8);
+        parts.push(Part { what: format!("the result's histograms and file buffers, and the ends of {} other ranks, one at a time", ranks - 1), key: "ranks", bytes: histograms + times(other, 2) + 3 * super::rows::FILE_BUFFER as u64 });
+        if jobs {
+            parts.push(Part { what: format!("run-wide NIC counters of the network's {all_servers} servers, for the jobs' results"), key: "jobs", bytes: times(all_servers, counters) });
+        }
+    } else {
+        // Result tables: a row per switch-to-switch channel (7 columns), per server (5 NIC
+        // counters), per switch (its coordinates), each in memory and as JSON.
+        let dims = topo.dims().len() as u64;
+        let result = histograms + times(all_net_ports, 40 + 7 * JSON_PER_NUMBER) + times(all_servers, 40 + 5 * JSON_PER_NUMBER) + times(all, 24 + dims * (8 + JSON_PER_NUMBER));
+        parts.push(Part { what: "result tables".into(), key: "run", bytes: result });
     }
     Estimate { parts, held: resident() }
 }

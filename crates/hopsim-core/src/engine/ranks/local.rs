@@ -89,7 +89,12 @@ pub fn run(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResult, Ran
 
 /// `run`, and what each rank sent, by rank.
 pub fn run_counting(spec: &crate::spec::Validated, ranks: usize) -> Result<(RunResult, Vec<Sent>), RankError> {
-    run_counted(spec, ranks, None, super::Walking::default())
+    run_counted(spec, ranks, None, super::Walking::default(), None)
+}
+
+/// `run`, rank 0 writing the result's rows per link and per server to files in `dir`.
+pub fn run_writing_rows(spec: &crate::spec::Validated, ranks: usize, dir: &std::path::Path) -> Result<RunResult, RankError> {
+    run_counted(spec, ranks, None, super::Walking::default(), Some(dir)).map(|(result, _)| result)
 }
 
 /// `run`, with each rank's checkpoints beside `checkpoint` (`Simulation::run_on_rank`).
@@ -109,17 +114,17 @@ pub fn run_split(spec: &crate::spec::Validated, ranks: usize) -> Result<RunResul
 }
 
 fn run_with(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, walking: super::Walking) -> Result<RunResult, RankError> {
-    run_counted(spec, ranks, checkpoint, walking).map(|(result, _)| result)
+    run_counted(spec, ranks, checkpoint, walking, None).map(|(result, _)| result)
 }
 
-fn run_counted(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, walking: super::Walking) -> Result<(RunResult, Vec<Sent>), RankError> {
+fn run_counted(spec: &crate::spec::Validated, ranks: usize, checkpoint: Option<&crate::Checkpointing>, walking: super::Walking, rows_to: Option<&std::path::Path>) -> Result<(RunResult, Vec<Sent>), RankError> {
     let exchanges = LocalExchange::connected(ranks);
     let results: Vec<Result<(Option<RunResult>, Sent), RankError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = exchanges
             .into_iter()
             .map(|mut ex| {
                 scope.spawn(move || {
-                    let result = crate::engine::Simulation::run_on_rank_walking(spec, &mut ex, None, checkpoint, walking)?;
+                    let result = crate::engine::Simulation::run_on_rank_walking(spec, &mut ex, None, checkpoint, walking, rows_to)?;
                     Ok((result, Sent { bytes: ex.bytes_sent, messages: ex.messages_sent, messages_to: ex.messages_to.clone(), exchanges: ex.exchanges }))
                 })
             })

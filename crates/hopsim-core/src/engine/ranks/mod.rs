@@ -25,6 +25,7 @@ pub mod local;
 mod window;
 mod wire;
 
+use super::rows::{Loads, NicSums, Rows};
 use super::{invariants, report, Simulation};
 use crate::calendar::{Calendar, Event, Schedule};
 use crate::engine::server_side::rank::Call;
@@ -238,7 +239,7 @@ fn one_process_order<T>(by_rank: Vec<Vec<(u64, T)>>) -> impl Iterator<Item = T> 
 struct RankEnd {
     /// `Stats`, serialised (it is not `Clone`).
     stats: Vec<u8>,
-    nics: crate::nic::NicsPart,
+    nics: NicsEnd,
     /// The phits each port of the rank's switches sent, from its first port on.
     link_phits: Vec<u32>,
     phit_hops: u64,
@@ -250,18 +251,32 @@ struct RankEnd {
     blocked: (usize, Vec<String>),
 }
 
+/// A rank's NICs as rank 0 needs them at the end: each held server's counters of the
+/// measured window and most requests outstanding (its row), the sums over the whole run, and
+/// where jobs read them, each server's whole-run counters.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct NicsEnd {
+    first: u32,
+    counters: Vec<crate::nic::Counters>,
+    outstanding_max: Vec<u32>,
+    sums: NicSums,
+    totals: Vec<crate::nic::Counters>,
+}
+
 impl Simulation {
     /// This rank's part of the run of `spec` over `exchange.ranks()` ranks, publishing its
     /// cycles in `progress` if given: the run's result on rank 0, `None` on the others.
     /// With `checkpoint`, each rank writes its own checkpoint beside that path
     /// (`rank_checkpoint`), and the ranks go on from theirs if asked and if all of them
     /// have one of the same cycle; otherwise the run starts over, said once on rank 0.
-    pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>) -> Result<Option<RunResult>, RankError> {
-        Self::run_on_rank_walking(spec, ex, progress, checkpoint, Walking::default())
+    /// On rank 0 with `rows_to`, the result's rows per link and per server go to files there
+    /// (`rows::Rows::to_files`) as the ranks' ends come, rather than into the result.
+    pub fn run_on_rank(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, rows_to: Option<&std::path::Path>) -> Result<Option<RunResult>, RankError> {
+        Self::run_on_rank_walking(spec, ex, progress, checkpoint, Walking::default(), rows_to)
     }
 
     /// `run_on_rank`, walking the rank's switches as `walking` says (tests).
-    pub fn run_on_rank_walking(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, walking: Walking) -> Result<Option<RunResult>, RankError> {
+    pub fn run_on_rank_walking(spec: &crate::spec::Validated, ex: &mut dyn Exchange, progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>, checkpoint: Option<&crate::Checkpointing>, walking: Walking, rows_to: Option<&std::path::Path>) -> Result<Option<RunResult>, RankError> {
         let built = super::Built::on_ranks(spec, ex.ranks())?;
         let switches = built.parts.topo.num_switches();
         check_ranks(ex.ranks(), switches)?;
@@ -324,20 +339,20 @@ impl Simulation {
         if let Some(path) = path {
             sim.checkpoint_to(path);
         }
-        sim.run_rank(ex, plan, resumed)
+        sim.run_rank(ex, plan, resumed, rows_to)
     }
 
     /// The rank's run, its switches split among `run.threads` threads of its own; if not
     /// given, as one process chooses for the rank's share, within the machine's cores shared
     /// among the ranks on it (their threads wait for each other spinning: more threads than
     /// cores would lose the cores' time to waiting).
-    fn run_rank(self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>) -> Result<Option<RunResult>, RankError> {
+    fn run_rank(self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>, rows_to: Option<&std::path::Path>) -> Result<Option<RunResult>, RankError> {
         let own = plan.part.range(plan.rank);
         let cores = (super::parallel::available_cores() / ex.ranks_here().max(1)).max(1);
         let most = if self.spec.run.threads.is_some() { self.max_threads } else { self.max_threads.min(cores) };
         let threads = super::parallel::threads_for(self.spec.run.threads, own.len(), self.switch_side.routers().ports.len(), most);
         if threads < 2 {
-            return self.run_rank_on(ex, plan, resumed, None);
+            return self.run_rank_on(ex, plan, resumed, None, rows_to);
         }
         let team = super::parallel::Team::new(super::parallel::Partition::over(threads, own));
         std::thread::scope(|scope| {
@@ -346,11 +361,11 @@ impl Simulation {
                 scope.spawn(move || team.serve(t));
             }
             let _stop = team.stop_on_drop();
-            self.run_rank_on(ex, plan, resumed, Some(&team))
+            self.run_rank_on(ex, plan, resumed, Some(&team), rows_to)
         })
     }
 
-    fn run_rank_on(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>, team: Option<&super::parallel::Team>) -> Result<Option<RunResult>, RankError> {
+    fn run_rank_on(mut self, ex: &mut dyn Exchange, plan: Plan, resumed: Option<(Status, Crossing)>, team: Option<&super::parallel::Team>, rows_to: Option<&std::path::Path>) -> Result<Option<RunResult>, RankError> {
         let started = std::time::Instant::now();
         let own = plan.part.range(plan.rank);
         let servers = self.parts.servers.clone();
@@ -461,9 +476,17 @@ impl Simulation {
         }
         let wall = started.elapsed().as_secs_f64();
         self.settle_deliveries(ex, &plan)?;
+        let jobs_read_totals = !self.spec.jobs.is_empty();
+        let nics = self.server_side.nics();
         let mine = RankEnd {
             stats: bincode::serialize(self.server_side.stats()).expect("statistics serialise"),
-            nics: self.server_side.nics().part(),
+            nics: NicsEnd {
+                first: nics.held().start as u32,
+                counters: nics.counters.clone(),
+                outstanding_max: nics.nics.iter().map(|n| n.outstanding_max).collect(),
+                sums: NicSums::of_totals(nics),
+                totals: if jobs_read_totals { nics.totals.clone() } else { Vec::new() },
+            },
             link_phits: self.switch_side.routers().ports.iter().map(|p| p.link_phits).collect(),
             phit_hops: self.phit_hops,
             accounting: invariants::account(&self),
@@ -475,14 +498,21 @@ impl Simulation {
         // ends travel.
         self.release_network();
         let mut mine = Some(mine);
-        let mut link_phits = Vec::new();
         let (mut accounting, mut blocked) = (Vec::with_capacity(plan.ranks), (0, Vec::new()));
+        // Rank 0's rows and sums: its own, then each other rank's as it comes.
+        let mut ends = None;
         if plan.rank == 0 {
+            let mut rows = match rows_to {
+                Some(dir) => Rows::to_files(dir).map_err(RankFailure)?,
+                None => Rows::in_memory(),
+            };
+            let (mut loads, mut sums) = (Loads::default(), NicSums::default());
+            report::own_rows(&self, own.clone(), &mut rows, &mut loads, &mut sums);
             let mine = mine.take().expect("rank 0's own");
-            link_phits = vec![0u32; self.switch_side.routers().network_port_count()];
-            link_phits[..mine.link_phits.len()].copy_from_slice(&mine.link_phits);
+            let totals = mine.nics.totals;
             accounting.push(mine.accounting);
             blocked = mine.blocked;
+            ends = Some((rows, loads, sums, totals));
         }
         // One rank at a time, so that rank 0 holds one other rank's end at once.
         for r in 1..plan.ranks {
@@ -491,16 +521,13 @@ impl Simulation {
                 to_first[0] = bincode::serialize(&mine.take().expect("sent once")).expect("a rank's end serialises");
             }
             let gathered = ex.all_to_all(to_first)?;
-            if plan.rank != 0 {
-                continue;
-            }
+            let Some((rows, loads, sums, totals)) = ends.as_mut() else { continue };
             let theirs: RankEnd = bincode::deserialize(&gathered[r]).map_err(|e| RankFailure(format!("rank {r}'s results are damaged: {e}")))?;
             drop(gathered);
             let stats: crate::stats::Stats = bincode::deserialize(&theirs.stats).map_err(|e| RankFailure(format!("rank {r}'s statistics are damaged: {e}")))?;
-            self.server_side.absorb(&stats, &theirs.nics).map_err(|e| RankFailure(format!("rank {r}'s results do not fit: {e}")))?;
-            let first = self.switch_side.routers().network_port(plan.part.range(r).start, 0);
-            let theirs_links = link_phits.get_mut(first..first + theirs.link_phits.len()).ok_or_else(|| RankFailure(format!("rank {r}'s link counts are more than its switches' ports")))?;
-            theirs_links.copy_from_slice(&theirs.link_phits);
+            self.server_side.absorb(&stats);
+            self.absorb_rows(&plan, r, &theirs, rows, loads, sums).map_err(|e| RankFailure(format!("rank {r}'s results do not fit: {e}")))?;
+            totals.extend_from_slice(&theirs.nics.totals);
             self.phit_hops += theirs.phit_hops;
             self.server_side.samples_from(&theirs.samples, |s| plan.owner_of_server(&servers, s as usize) == r);
             self.server_side.workload_mut().absorb_rank_part(&theirs.workload).map_err(|e| RankFailure(format!("rank {r}'s workload results are damaged: {e}")))?;
@@ -508,16 +535,39 @@ impl Simulation {
             blocked.1.extend(theirs.blocked.1);
             accounting.push(theirs.accounting);
         }
-        if plan.rank != 0 {
-            return Ok(None);
-        }
+        let Some((rows, loads, nics, totals)) = ends else { return Ok(None) };
         if let Some((formed, _)) = self.deadlock.as_ref().filter(|(_, place)| place.is_empty()).cloned() {
             blocked.1.truncate(4);
             self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
-        self.gathered_link_phits = Some(link_phits);
         let conservation = invariants::conclude(&self, accounting);
-        Ok(Some(report::summarise(&self, conservation, wall)))
+        let (links, counters, written) = rows.finish(self.parts.topo.as_ref()).map_err(RankFailure)?;
+        Ok(Some(report::summarise(&self, conservation, wall, report::Tables { links, counters, written, loads, nics }, &totals)))
+    }
+
+    /// On rank 0: the rows of rank `r`'s links and servers from its end, in the order one
+    /// process makes them, and its sums.
+    fn absorb_rows(&self, plan: &Plan, r: usize, theirs: &RankEnd, rows: &mut Rows, loads: &mut Loads, sums: &mut NicSums) -> Result<(), String> {
+        let routers = self.switch_side.routers();
+        let range = plan.part.range(r);
+        // Every port of its switches, those of servers included, numbered as in the network.
+        let first_port = routers.network_port(range.start, 0);
+        let end_port = if range.end < self.parts.topo.num_switches() { routers.network_port(range.end, 0) } else { routers.network_port_count() };
+        if theirs.link_phits.len() != end_port - first_port {
+            return Err(format!("{} link counts for the {} ports of its switches", theirs.link_phits.len(), end_port - first_port));
+        }
+        rows.links(self.parts.topo.as_ref(), range, |s, p| theirs.link_phits[routers.network_port(s, p) - first_port], report::measured_cycles(self), loads);
+        let n = &theirs.nics;
+        if n.counters.len() != n.outstanding_max.len() {
+            return Err(format!("{} NICs' counters and {} NICs' outstanding requests", n.counters.len(), n.outstanding_max.len()));
+        }
+        let held = n.first as usize..n.first as usize + n.counters.len();
+        for s in self.parts.traffic.active.within(held) {
+            let i = s as usize - n.first as usize;
+            rows.counter(s, &n.counters[i], n.outstanding_max[i], sums);
+        }
+        sums.add(&n.sums);
+        Ok(())
     }
 
     /// Deliver this rank's events and step its switches due, what they schedule going to

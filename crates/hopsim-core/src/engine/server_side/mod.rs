@@ -222,11 +222,9 @@ impl ServerSide {
         self.nic_visit = due;
     }
 
-    /// Take in what another rank of the same run counted (engine/ranks): its statistics,
-    /// and its NICs (`Nics::part`).
-    pub fn absorb(&mut self, stats: &Stats, nics: &crate::nic::NicsPart) -> Result<(), String> {
+    /// Take in another rank's statistics of the same run (engine/ranks).
+    pub fn absorb(&mut self, stats: &Stats) {
         self.stats.absorb(stats);
-        self.nics.absorb(nics)
     }
 
     /// A packet from `src` (a held server) was delivered `latency` cycles after it was made:
