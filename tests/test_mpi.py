@@ -610,9 +610,9 @@ def _spec_json(text: str) -> str:
 @pytest.mark.parametrize("text", [TORUS, APP_AWARE], ids=["torus", "aries-get-jobs"])
 def test_the_rows_rank_0_writes_are_the_files_one_process_writes(tmp_path, text):
     """Rank 0 writes links.csv, counters.csv and topology.json itself as the ranks' ends
-    come (floats as Python writes them, NaN as nothing); the run folder holds the very bytes
-    the Python layer writes from one process's result. The real-MPI tests above compare the
-    folders of 2-4 ranks."""
+    come, and one process under `hopsim run` likewise (floats as Python writes them, NaN as
+    nothing); the run folder holds the very bytes the Python layer writes from a result's
+    tables. The real-MPI tests above compare the folders of 2-4 ranks."""
     from hopsim import _core
 
     spec_json = _spec_json(text)
@@ -623,16 +623,21 @@ def test_the_rows_rank_0_writes_are_the_files_one_process_writes(tmp_path, text)
     on_rank = json.loads(_core.simulate_on_rank(spec_json, Echo(), False, None, None, None, False, str(rows)))
     one = json.loads(_core.simulate_json(spec_json, None, 1, False))
     assert sorted(on_rank["written"]) == ["counters.csv", "links.csv", "topology.json"]
+    # One process writing its rows itself, as `hopsim run` has it.
+    alone_rows = tmp_path / "alone-rows"
+    alone_rows.mkdir()
+    alone = json.loads(_core.simulate_json(spec_json, None, 1, False, None, None, False, str(alone_rows)))
+    assert alone["links"]["switch"] == [] and sorted(alone["written"]) == sorted(on_rank["written"])
     folders = []
-    for name, result in (("one", one), ("rank", on_rank)):
+    for name, result in (("one", one), ("rank", on_rank), ("alone", alone)):
         folder = tmp_path / name
         folder.mkdir()
         results.write_run_dir(folder, name="x", params={}, seed=1, spec={}, result=result, wall_seconds=1.0)
         folders.append(folder)
     for name in ("links.csv", "counters.csv", "topology.json"):
-        assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
+        assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes() == (folders[2] / name).read_bytes(), name
     assert not (folders[1] / "extra.json").exists()
-    assert list(rows.iterdir()) == [], "the files moved into the run's folder"
+    assert list(rows.iterdir()) == [] and list(alone_rows.iterdir()) == [], "the files moved into the run's folder"
     counters = pd.read_csv(folders[1] / "counters.csv")
     if text == APP_AWARE:
         assert counters["stalls_per_flit"].isna().any() and counters["stalls_per_flit"].notna().any()

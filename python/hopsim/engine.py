@@ -148,6 +148,7 @@ def simulate(
     with_spec: bool = False,
     checkpoint: Path | None = None,
     resume: bool = False,
+    rows_to: Path | None = None,
 ) -> tuple[dict[str, Any], float]:
     """Run one simulation; return ``(result, wall_seconds)``. ``progress``: a
     :func:`progress_counter` that follows the run. ``max_threads``: the most threads the run
@@ -157,14 +158,17 @@ def simulate(
     :class:`Prepared` spec is not validated again. ``checkpoint``: the file the run writes
     its checkpoints to (``run.checkpoint_every``); with ``resume``, the run goes on from the
     checkpoint there if there is one of this spec (else it starts over, saying why on
-    stderr), with the results of a run never stopped."""
+    stderr), with the results of a run never stopped. ``rows_to``: a folder where the engine
+    writes the rows per link and per server itself (``links.csv``, ``counters.csv``,
+    ``topology.json``, listed under ``written``: :func:`hopsim.results.write_run_dir` moves
+    them into the run's folder) rather than returning them."""
     core = _core()
     text, seal = _text_and_seal(spec)
     t0 = time.perf_counter()
     if isinstance(spec, Prepared) and spec.handle is not None:
-        out = _engine(core.simulate_prepared, spec.handle, progress, max_threads, with_spec, checkpoint, resume)
+        out = _engine(core.simulate_prepared, spec.handle, progress, max_threads, with_spec, checkpoint, resume, rows_to)
     else:
-        out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal, checkpoint, resume)
+        out = _engine(core.simulate_json, text, progress, max_threads, with_spec, seal, checkpoint, resume, rows_to)
     wall = time.perf_counter() - t0
     return result_from_json(out), wall
 

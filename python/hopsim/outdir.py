@@ -260,8 +260,8 @@ def temporary_run_dir(out: Path, name: str) -> Path:
 
 
 def temporary_rows_dir(out: Path, name: str) -> Path:
-    """A new, empty temporary folder where the engine writes the rows of run ``name`` as
-    they come from MPI ranks (its files then move into the run's folder), marked as hopsim's."""
+    """A new, empty temporary folder where the engine writes the rows per link and per
+    server of run ``name`` (its files then move into the run's folder), marked as hopsim's."""
     return _temporary_folder(out, f"{TMP_PREFIX}.rows-{name}", {"rows": name})
 
 

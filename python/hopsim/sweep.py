@@ -244,8 +244,14 @@ def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = No
     # A checkpoint in the folder was left by this sweep's run or, with --resume, by the one
     # it resumes (`execute` drops the others first).
     checkpoint = outdir.checkpoint_file(out, run.name) if run.checkpoints else None
-    result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads, checkpoint=checkpoint, resume=True)
-    name = store_run(run, out, result, wall, engine_version)
+    # The engine writes the rows per link and per server itself; they move into the run's folder.
+    rows = outdir.temporary_rows_dir(out, run.name)
+    try:
+        result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads, checkpoint=checkpoint, resume=True,
+                                       rows_to=rows)
+        name = store_run(run, out, result, wall, engine_version)
+    finally:
+        shutil.rmtree(rows, ignore_errors=True)
     outdir.drop_checkpoint(out, run.name)
     return name
 

@@ -90,7 +90,8 @@ pub fn simulate_json(spec_json: &str, cycles: Option<Arc<AtomicU64>>) -> Result<
 /// With `with_spec`, the result also holds `spec`, the spec with the engine's defaults filled
 /// in (what `validate_json` returns), so that one call both validates and runs.
 /// With `seal` (what `prepare_json` returned for this very text), the spec is not validated
-/// again.
+/// again. With `rows_to` (a folder), the rows per link and per server go to files there
+/// (`engine::rows`), listed in the result under `written`, rather than into the result.
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_json_cancellable(
     spec_json: &str,
@@ -100,8 +101,9 @@ pub fn simulate_json_cancellable(
     with_spec: bool,
     seal: Option<&str>,
     checkpoint: Option<&Checkpointing>,
+    rows_to: Option<&std::path::Path>,
 ) -> Result<Option<String>, SpecError> {
-    simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec, checkpoint)
+    simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec, checkpoint, rows_to)
 }
 
 /// Where a run keeps its checkpoints (`run.checkpoint_every`), and whether it goes on from
@@ -143,6 +145,7 @@ fn start_or_resume(spec: &spec::Validated, checkpoint: Option<&Checkpointing>) -
 
 /// `simulate_json_cancellable` of a spec validated already (`prepare`): neither parsed nor
 /// validated again.
+#[allow(clippy::too_many_arguments)]
 pub fn simulate_validated(
     spec: &spec::Validated,
     cycles: Option<Arc<AtomicU64>>,
@@ -150,12 +153,16 @@ pub fn simulate_validated(
     max_threads: Option<usize>,
     with_spec: bool,
     checkpoint: Option<&Checkpointing>,
+    rows_to: Option<&std::path::Path>,
 ) -> Result<Option<String>, SpecError> {
     let mut sim = followed(start_or_resume(spec, checkpoint)?, cycles, Some(cancel.clone()));
     if let Some(n) = max_threads {
         sim.limit_threads(n);
     }
-    let result = sim.run();
+    let result = match rows_to {
+        Some(dir) => sim.run_writing_rows(dir).map_err(|e| SpecError::new("out", dir.display(), e))?,
+        None => sim.run(),
+    };
     if cancel.load(Ordering::Relaxed) {
         return Ok(None);
     }

@@ -105,13 +105,15 @@ fn prepare(py: Python<'_>, spec_json: &str, ranks: usize) -> PyResult<PreparedSp
 /// (a sweep running several runs at once gives each its share of the cores); `with_spec`
 /// adds `spec` to the result, the spec with the engine's defaults filled in, so that one
 /// call validates and runs (the spec is validated once); `seal`, the one `prepare_json` gave
-/// for this very text, spares validating it again.
+/// for this very text, spares validating it again; `rows_to` (a folder) takes the rows per
+/// link and per server into files there (`links.csv`, `counters.csv`, `topology.json`), the
+/// files the Python layer writes from a result, listed in the result under `written`.
 ///
 /// The engine runs on its own thread while this one waits without the GIL, waking up to
 /// check for signals: Ctrl-C stops the engine and raises KeyboardInterrupt, with nothing
 /// returned of the stopped run. So does `progress.cancel()`.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false, seal=None, checkpoint=None, resume=false))]
+#[pyo3(signature = (spec_json, progress=None, max_threads=None, with_spec=false, seal=None, checkpoint=None, resume=false, rows_to=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     py: Python<'_>,
@@ -122,14 +124,15 @@ fn simulate_json(
     seal: Option<&str>,
     checkpoint: Option<std::path::PathBuf>,
     resume: bool,
+    rows_to: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let checkpoint = checkpoint.map(|path| hopsim_core::Checkpointing { path, resume });
-    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_json_cancellable(spec_json, cycles, cancel, max_threads, with_spec, seal, checkpoint.as_ref()))
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_json_cancellable(spec_json, cycles, cancel, max_threads, with_spec, seal, checkpoint.as_ref(), rows_to.as_deref()))
 }
 
 /// `simulate_json` of a `PreparedSpec`: neither parsed nor validated again.
 #[pyfunction]
-#[pyo3(signature = (prepared, progress=None, max_threads=None, with_spec=false, checkpoint=None, resume=false))]
+#[pyo3(signature = (prepared, progress=None, max_threads=None, with_spec=false, checkpoint=None, resume=false, rows_to=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_prepared(
     py: Python<'_>,
@@ -139,9 +142,10 @@ fn simulate_prepared(
     with_spec: bool,
     checkpoint: Option<std::path::PathBuf>,
     resume: bool,
+    rows_to: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let checkpoint = checkpoint.map(|path| hopsim_core::Checkpointing { path, resume });
-    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec, checkpoint.as_ref()))
+    run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec, checkpoint.as_ref(), rows_to.as_deref()))
 }
 
 type Outcome = Result<Option<String>, hopsim_core::SpecError>;

@@ -35,12 +35,12 @@ pub fn own_rows(sim: &Simulation, switches: std::ops::Range<usize>, rows: &mut R
     }
 }
 
-/// The result of a run on one process, its rows in it.
-pub fn summarise_alone(sim: &Simulation, cons: Conservation, wall: f64) -> RunResult {
-    let (mut rows, mut loads, mut nics) = (Rows::in_memory(), Loads::default(), NicSums::default());
+/// The result of a run on one process, its rows in it or written to `rows`' files.
+pub fn summarise_alone(sim: &Simulation, cons: Conservation, wall: f64, mut rows: Rows) -> Result<RunResult, String> {
+    let (mut loads, mut nics) = (Loads::default(), NicSums::default());
     own_rows(sim, 0..sim.parts.topo.num_switches(), &mut rows, &mut loads, &mut nics);
-    let (links, counters, written) = rows.finish(sim.parts.topo.as_ref()).expect("rows kept in memory are not written");
-    summarise(sim, cons, wall, Tables { links, counters, written, loads, nics }, &sim.server_side.nics().totals)
+    let (links, counters, written) = rows.finish(sim.parts.topo.as_ref())?;
+    Ok(summarise(sim, cons, wall, Tables { links, counters, written, loads, nics }, &sim.server_side.nics().totals))
 }
 
 /// `cons`: the conservation check, made before the network's buffers were freed; `tables`:

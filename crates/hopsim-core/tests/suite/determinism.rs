@@ -61,7 +61,7 @@ fn a_cancelled_run_returns_nothing_and_a_clear_flag_changes_nothing() {
     let s = hopsim_core::spec::from_toml_str(&text).unwrap();
     let json = serde_json::to_string(&s).unwrap();
     let cycles = Arc::new(AtomicU64::new(0));
-    let stopped = hopsim_core::simulate_json_cancellable(&json, Some(cycles.clone()), Arc::new(AtomicBool::new(true)), None, false, None, None);
+    let stopped = hopsim_core::simulate_json_cancellable(&json, Some(cycles.clone()), Arc::new(AtomicBool::new(true)), None, false, None, None, None);
     assert_eq!(stopped.unwrap(), None);
     assert_eq!(cycles.load(Ordering::Relaxed), 0);
 
