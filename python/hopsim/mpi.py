@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable
 
 from . import results
 from .spec import SpecError
-from .sweep import SweepStopped
+from .sweep import SweepStopped, cannot_store
 
 __all__ = ["launched_size", "launched_rank", "MpiExchange", "Ranks", "RanksLost", "check_runs", "start", "session"]
 
@@ -389,7 +389,10 @@ class RankRuns:
                 text, seal = engine._text_and_seal(run.prepared or run.spec)
                 # As on one process (sweep._run_one): the ranks' checkpoints beside this file.
                 checkpoint = str(outdir.checkpoint_file(self.out, run.name)) if run.checkpoints else None
-                rows = outdir.temporary_rows_dir(self.out, run.name)
+                try:
+                    rows = outdir.temporary_rows_dir(self.out, run.name)
+                except OSError as e:
+                    raise cannot_store(run, self.out, e) from None
                 t0 = time.perf_counter()
                 out = engine._engine(lambda: self.ranks.order(text, seal, progress=self.counter, checkpoint=checkpoint,
                                                               rows_to=str(rows)))

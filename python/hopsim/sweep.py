@@ -232,12 +232,17 @@ def store_run(run: Run, out: Path, result: Mapping[str, Any], wall: float, engin
         outdir.install_run_dir(tmp, out, run.name)
         tmp = None
     except OSError as e:
-        raise outdir.cannot_write(out / run.name, e, f"; the runs finished before are kept in {out}, and "
-                                                     f"--resume redoes the others once there is room") from None
+        raise cannot_store(run, out, e) from None
     finally:
         if tmp is not None:  # not installed: nothing of it stays
             shutil.rmtree(tmp, ignore_errors=True)
     return run.name
+
+
+def cannot_store(run: Run, out: Path, e: OSError) -> outdir.OutputError:
+    """The one error of a run whose files could not be written (by this layer or the engine)."""
+    return outdir.cannot_write(out / run.name, e, f"; the runs finished before are kept in {out}, and "
+                                                  f"--resume redoes the others once there is room")
 
 
 def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None, max_threads: int | None = None) -> str:
@@ -245,13 +250,18 @@ def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = No
     # it resumes (`execute` drops the others first).
     checkpoint = outdir.checkpoint_file(out, run.name) if run.checkpoints else None
     # The engine writes the rows per link and per server itself; they move into the run's folder.
-    rows = outdir.temporary_rows_dir(out, run.name)
+    rows: Path | None = None
     try:
-        result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads, checkpoint=checkpoint, resume=True,
-                                       rows_to=rows)
+        try:
+            rows = outdir.temporary_rows_dir(out, run.name)
+            result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads, checkpoint=checkpoint,
+                                           resume=True, rows_to=rows)
+        except OSError as e:
+            raise cannot_store(run, out, e) from None
         name = store_run(run, out, result, wall, engine_version)
     finally:
-        shutil.rmtree(rows, ignore_errors=True)
+        if rows is not None:
+            shutil.rmtree(rows, ignore_errors=True)
     outdir.drop_checkpoint(out, run.name)
     return name
 

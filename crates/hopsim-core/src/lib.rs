@@ -102,8 +102,22 @@ pub fn simulate_json_cancellable(
     seal: Option<&str>,
     checkpoint: Option<&Checkpointing>,
     rows_to: Option<&std::path::Path>,
-) -> Result<Option<String>, SpecError> {
+) -> Result<Option<String>, RunError> {
     simulate_validated(&checked(spec_json, seal)?, cycles, cancel, max_threads, with_spec, checkpoint, rows_to)
+}
+
+/// Why a run gave no result: its spec (or a checkpoint it names), or a file of its rows that
+/// could not be written (`rows_to`).
+#[derive(Debug)]
+pub enum RunError {
+    Spec(SpecError),
+    Write(engine::rows::WriteError),
+}
+
+impl From<SpecError> for RunError {
+    fn from(e: SpecError) -> Self {
+        RunError::Spec(e)
+    }
 }
 
 /// Where a run keeps its checkpoints (`run.checkpoint_every`), and whether it goes on from
@@ -154,13 +168,13 @@ pub fn simulate_validated(
     with_spec: bool,
     checkpoint: Option<&Checkpointing>,
     rows_to: Option<&std::path::Path>,
-) -> Result<Option<String>, SpecError> {
+) -> Result<Option<String>, RunError> {
     let mut sim = followed(start_or_resume(spec, checkpoint)?, cycles, Some(cancel.clone()));
     if let Some(n) = max_threads {
         sim.limit_threads(n);
     }
     let result = match rows_to {
-        Some(dir) => sim.run_writing_rows(dir).map_err(|e| SpecError::new("out", dir.display(), e))?,
+        Some(dir) => sim.run_writing_rows(dir).map_err(RunError::Write)?,
         None => sim.run(),
     };
     if cancel.load(Ordering::Relaxed) {

@@ -6,7 +6,7 @@
 //! `ValueError` whose message is the engine's one-line message, starting with
 //! the dotted key.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyList};
@@ -148,12 +148,28 @@ fn simulate_prepared(
     run_engine(py, progress, |cycles, cancel| hopsim_core::simulate_validated(&prepared.inner.spec, cycles, cancel, max_threads, with_spec, checkpoint.as_ref(), rows_to.as_deref()))
 }
 
-type Outcome = Result<Option<String>, hopsim_core::SpecError>;
+type Outcome = Result<Option<String>, hopsim_core::RunError>;
+
+/// A run's error as Python's: a bad spec as ValueError, a file the engine could not write as
+/// OSError (with its errno and path), as the Python layer's own files fail.
+fn run_error(e: hopsim_core::RunError) -> PyErr {
+    match e {
+        hopsim_core::RunError::Spec(e) => spec_error(e),
+        hopsim_core::RunError::Write(w) => match w.error.raw_os_error() {
+            Some(errno) => {
+                let text = w.error.to_string();
+                let strerror = text.strip_suffix(&format!(" (os error {errno})")).unwrap_or(&text).to_string();
+                PyOSError::new_err((errno, strerror, w.path.display().to_string()))
+            }
+            None => PyOSError::new_err(w.to_string()),
+        },
+    }
+}
 
 /// Run `engine` (cycles to publish, flag that stops it) on a thread of its own, waiting
 /// without the GIL and waking to let Python handle signals.
 fn run_engine(py: Python<'_>, progress: Option<&Bound<'_, Progress>>, engine: impl FnOnce(Option<Arc<AtomicU64>>, Arc<AtomicBool>) -> Outcome + Send) -> PyResult<String> {
-    on_engine_thread(py, progress, engine)?.map_err(spec_error)?.ok_or_else(|| PyKeyboardInterrupt::new_err("the run was cancelled"))
+    on_engine_thread(py, progress, engine)?.map_err(run_error)?.ok_or_else(|| PyKeyboardInterrupt::new_err("the run was cancelled"))
 }
 
 /// Run `engine` (cycles to publish, flag that stops it) on a thread of its own and return

@@ -357,12 +357,12 @@ impl Simulation {
     /// `run`, the result's rows per link and per server written to `links.csv` and
     /// `counters.csv` in `dir`, with `topology.json`, rather than held (engine/rows.rs): the
     /// files the Python layer writes from a result, for a fraction of the time and memory.
-    pub fn run_writing_rows(self, dir: &std::path::Path) -> Result<RunResult, String> {
+    pub fn run_writing_rows(self, dir: &std::path::Path) -> Result<RunResult, rows::WriteError> {
         let rows = rows::Rows::to_files(dir)?;
         self.run_into(rows)
     }
 
-    fn run_into(self, rows: rows::Rows) -> Result<RunResult, String> {
+    fn run_into(self, rows: rows::Rows) -> Result<RunResult, rows::WriteError> {
         let threads = parallel::threads_for(self.spec.run.threads, self.parts.topo.num_switches(), self.switch_side.routers().ports.len(), self.max_threads);
         if threads <= 1 {
             return self.run_on(None, rows);
@@ -378,7 +378,7 @@ impl Simulation {
         })
     }
 
-    fn run_on(mut self, team: Option<&parallel::Team>, rows: rows::Rows) -> Result<RunResult, String> {
+    fn run_on(mut self, team: Option<&parallel::Team>, rows: rows::Rows) -> Result<RunResult, rows::WriteError> {
         let started = std::time::Instant::now();
         let window_end = self.server_side.stats().end;
         // `run.drain`: past the window, on until every packet generated in it is delivered.

@@ -36,7 +36,7 @@ pub fn own_rows(sim: &Simulation, switches: std::ops::Range<usize>, rows: &mut R
 }
 
 /// The result of a run on one process, its rows in it or written to `rows`' files.
-pub fn summarise_alone(sim: &Simulation, cons: Conservation, wall: f64, mut rows: Rows) -> Result<RunResult, String> {
+pub fn summarise_alone(sim: &Simulation, cons: Conservation, wall: f64, mut rows: Rows) -> Result<RunResult, super::rows::WriteError> {
     let (mut loads, mut nics) = (Loads::default(), NicSums::default());
     own_rows(sim, 0..sim.parts.topo.num_switches(), &mut rows, &mut loads, &mut nics);
     let (links, counters, written) = rows.finish(sim.parts.topo.as_ref())?;

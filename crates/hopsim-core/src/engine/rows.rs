@@ -134,7 +134,21 @@ pub struct Files {
     links: std::io::BufWriter<std::fs::File>,
     counters: std::io::BufWriter<std::fs::File>,
     line: String,
-    error: Option<(PathBuf, std::io::Error)>,
+    error: Option<WriteError>,
+}
+
+/// A file of the run's rows that could not be written, and why (a full disk, a file-size
+/// limit): the Python layer reports it as it reports its own files (`OSError`).
+#[derive(Debug)]
+pub struct WriteError {
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write {}: {}", self.path.display(), self.error)
+    }
 }
 
 /// The run's files written by the engine, by name (`RunResult::written`).
@@ -152,8 +166,8 @@ impl Rows {
     }
 
     /// Rows written to `links.csv` and `counters.csv` in `dir` (an existing folder).
-    pub fn to_files(dir: &Path) -> Result<Self, String> {
-        let open = |name: &str, header: &[&str]| create(&dir.join(name), header).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
+    pub fn to_files(dir: &Path) -> Result<Self, WriteError> {
+        let open = |name: &str, header: &[&str]| create(&dir.join(name), header).map_err(|error| WriteError { path: dir.join(name), error });
         Ok(Rows::Files(Files { dir: dir.to_path_buf(), links: open("links.csv", &LINK_COLUMNS)?, counters: open("counters.csv", &COUNTER_COLUMNS)?, line: String::new(), error: None }))
     }
 
@@ -251,7 +265,7 @@ impl Rows {
     /// The tables kept in memory (empty when written), and the files written by name, or
     /// the first error writing them. With files, `topology.json` is written too: the
     /// network's `dims` and every switch's coordinates, as the Python layer writes it.
-    pub fn finish(self, topo: &dyn Topology) -> Result<(LinkTable, CounterTable, Written), String> {
+    pub fn finish(self, topo: &dyn Topology) -> Result<(LinkTable, CounterTable, Written), WriteError> {
         match self {
             Rows::Memory { links, counters } => Ok((links, counters, Written::new())),
             Rows::Files(mut f) => {
@@ -261,12 +275,12 @@ impl Rows {
                 f.note(r, "counters.csv");
                 let topology = f.dir.join("topology.json");
                 if f.error.is_none() {
-                    if let Err(e) = write_topology(topo, &topology) {
-                        f.error = Some((topology.clone(), e));
+                    if let Err(error) = write_topology(topo, &topology) {
+                        f.error = Some(WriteError { path: topology.clone(), error });
                     }
                 }
-                if let Some((path, e)) = f.error {
-                    return Err(format!("cannot write {}: {e}", path.display()));
+                if let Some(e) = f.error {
+                    return Err(e);
                 }
                 let written = ["links.csv", "counters.csv", "topology.json"].iter().map(|n| (n.to_string(), f.dir.join(n).display().to_string())).collect();
                 Ok((LinkTable::default(), CounterTable::default(), written))
@@ -277,8 +291,8 @@ impl Rows {
 
 impl Files {
     fn note(&mut self, r: std::io::Result<()>, name: &str) {
-        if let (Err(e), None) = (r, &self.error) {
-            self.error = Some((self.dir.join(name), e));
+        if let (Err(error), None) = (r, &self.error) {
+            self.error = Some(WriteError { path: self.dir.join(name), error });
         }
     }
 }

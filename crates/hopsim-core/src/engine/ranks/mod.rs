@@ -503,7 +503,7 @@ impl Simulation {
         let mut ends = None;
         if plan.rank == 0 {
             let mut rows = match rows_to {
-                Some(dir) => Rows::to_files(dir).map_err(RankFailure)?,
+                Some(dir) => Rows::to_files(dir).map_err(|e| RankFailure(e.to_string()))?,
                 None => Rows::in_memory(),
             };
             let (mut loads, mut sums) = (Loads::default(), NicSums::default());
@@ -541,7 +541,7 @@ impl Simulation {
             self.deadlock = Some((formed, self.describe_blocked_from(blocked.0, &blocked.1)));
         }
         let conservation = invariants::conclude(&self, accounting);
-        let (links, counters, written) = rows.finish(self.parts.topo.as_ref()).map_err(RankFailure)?;
+        let (links, counters, written) = rows.finish(self.parts.topo.as_ref()).map_err(|e| RankFailure(e.to_string()))?;
         Ok(Some(report::summarise(&self, conservation, wall, report::Tables { links, counters, written, loads, nics }, &totals)))
     }
 
