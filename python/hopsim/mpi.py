@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from typing import Any, Callable, Iterable
 
 from . import results
 from .spec import SpecError
-from .sweep import SweepStopped, cannot_store
+from .sweep import SweepStopped, rows_folder
 
 __all__ = ["launched_size", "launched_rank", "MpiExchange", "Ranks", "RanksLost", "check_runs", "start", "session"]
 
@@ -384,21 +383,17 @@ class RankRuns:
             if self.stopping.is_set():
                 return
             self.counter = engine.progress_counter()
-            rows: Path | None = None
             try:
                 text, seal = engine._text_and_seal(run.prepared or run.spec)
                 # As on one process (sweep._run_one): the ranks' checkpoints beside this file.
                 checkpoint = str(outdir.checkpoint_file(self.out, run.name)) if run.checkpoints else None
-                try:
-                    rows = outdir.temporary_rows_dir(self.out, run.name)
-                except OSError as e:
-                    raise cannot_store(run, self.out, e) from None
-                t0 = time.perf_counter()
-                out = engine._engine(lambda: self.ranks.order(text, seal, progress=self.counter, checkpoint=checkpoint,
-                                                              rows_to=str(rows)))
-                wall = time.perf_counter() - t0
-                result = engine.result_from_json(out)
-                self.store(run, self.out, result, wall, self.engine_version)
+                with rows_folder(run, self.out) as rows:
+                    t0 = time.perf_counter()
+                    out = engine._engine(lambda: self.ranks.order(text, seal, progress=self.counter, checkpoint=checkpoint,
+                                                                  rows_to=str(rows)))
+                    wall = time.perf_counter() - t0
+                    result = engine.result_from_json(out)
+                    self.store(run, self.out, result, wall, self.engine_version)
                 outdir.drop_checkpoint(self.out, run.name)
                 self.finished.put((run, None))
             except RanksLost as e:
@@ -408,9 +403,6 @@ class RankRuns:
                 self.finished.put((run, e))
                 if isinstance(e, (outdir.OutputError, outdir.NotHopsims)):
                     return  # the sweep stops on it: no other run is ordered
-            finally:
-                if rows is not None:  # its files moved into the run's folder, or the run failed
-                    shutil.rmtree(rows, ignore_errors=True)
 
     def wait(self, timeout: float) -> list[tuple[Any, BaseException | None]]:
         got = []

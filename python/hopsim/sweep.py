@@ -11,6 +11,7 @@ same spec.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,7 +19,7 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from . import engine, input_files, outdir, results
 from .cluster import check_cluster_table
@@ -245,23 +246,32 @@ def cannot_store(run: Run, out: Path, e: OSError) -> outdir.OutputError:
                                                   f"--resume redoes the others once there is room")
 
 
+@contextlib.contextmanager
+def rows_folder(run: Run, out: Path) -> Iterator[Path]:
+    """A temporary folder of ``out`` where the engine writes the rows per link and per server
+    of ``run`` (:func:`store_run` moves them into the run's folder), removed afterwards
+    whatever happened; a folder that cannot be made is the run's one write error."""
+    try:
+        rows = outdir.temporary_rows_dir(out, run.name)
+    except OSError as e:
+        raise cannot_store(run, out, e) from None
+    try:
+        yield rows
+    finally:
+        shutil.rmtree(rows, ignore_errors=True)
+
+
 def _run_one(run: Run, out: Path, engine_version: str | None, progress: Any = None, max_threads: int | None = None) -> str:
     # A checkpoint in the folder was left by this sweep's run or, with --resume, by the one
     # it resumes (`execute` drops the others first).
     checkpoint = outdir.checkpoint_file(out, run.name) if run.checkpoints else None
-    # The engine writes the rows per link and per server itself; they move into the run's folder.
-    rows: Path | None = None
-    try:
+    with rows_folder(run, out) as rows:
         try:
-            rows = outdir.temporary_rows_dir(out, run.name)
             result, wall = engine.simulate(run.prepared or run.spec, progress, max_threads, checkpoint=checkpoint,
                                            resume=True, rows_to=rows)
-        except OSError as e:
+        except OSError as e:  # the engine could not write the rows
             raise cannot_store(run, out, e) from None
         name = store_run(run, out, result, wall, engine_version)
-    finally:
-        if rows is not None:
-            shutil.rmtree(rows, ignore_errors=True)
     outdir.drop_checkpoint(out, run.name)
     return name
 
