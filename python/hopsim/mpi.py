@@ -517,7 +517,7 @@ def simulate(comm: Any, spec: Any, checkpoint: Any = None) -> tuple[dict[str, An
 def measure(calls: int = 2000, bytes_per_rank: int = 64) -> tuple[float, float]:
     """Microseconds one :meth:`MpiExchange.all_to_all` of ``bytes_per_rank`` to every rank
     takes here, and one :meth:`MpiExchange.sparse` of as many bytes to each neighbour on a
-    ring of the ranks, with a status of 7 sums and 2 maxima (every rank calls them; the
+    ring of the ranks, with a status of 7 sums and 4 maxima (every rank calls them; the
     slowest rank's figures): ``python -m hopsim.mpi`` under mpirun."""
     MPI = _import_mpi()
     comm = MPI.COMM_WORLD
@@ -527,7 +527,7 @@ def measure(calls: int = 2000, bytes_per_rank: int = 64) -> tuple[float, float]:
     ring = sorted({(me + 1) % n, (me - 1) % n} - {me})
     nbrs = [(r, bytes(bytes_per_rank)) for r in ring]
     timings = []
-    for call in (lambda: exchange.all_to_all(out), lambda: exchange.sparse(nbrs, [1] * 7, [me, 0])):
+    for call in (lambda: exchange.all_to_all(out), lambda: exchange.sparse(nbrs, [1] * 7, [me, 0, 0, 0])):
         for _ in range(100):
             call()
         comm.barrier()

@@ -394,6 +394,7 @@ impl Simulation {
         let reach = self.parts.params.queue_reach;
         // A resumed run's switches are read again: a checkpoint keeps no backlogs.
         self.switch_side.observe_held(reach);
+        self.server_side.set_shortest_link(self.switch_side.routers().shortest_switch_link());
         let mut observed = Vec::new();
         loop {
             if self.now >= window_end {
@@ -432,7 +433,7 @@ impl Simulation {
                 }
                 None => {
                     self.cycle_alone(now, measuring, &events, &mut visit);
-                    self.workload_done()
+                    self.workload_done(now)
                 }
             };
             self.switch_side.observe(&events, &visit, reach, &mut observed);
@@ -501,9 +502,10 @@ impl Simulation {
         events >= min_events || ports_due >= ports
     }
 
-    /// A closed-loop workload has nothing more to send and everything it sent arrived.
-    fn workload_done(&self) -> bool {
-        self.server_side.workload_done()
+    /// After cycle `now`, a closed-loop workload has nothing more to send and everything it
+    /// sent arrived (`ServerSide::workload_done`).
+    fn workload_done(&mut self, now: u64) -> bool {
+        self.server_side.workload_done(now)
     }
 
     /// One cycle on this thread alone: deliver to the switches and step them (block by block
@@ -576,7 +578,7 @@ impl Simulation {
             team.step_own(job, visit);
             if overlap {
                 me.servers_and_nics(now, measuring, to_deliver, true);
-                finished = me.workload_done();
+                finished = me.workload_done(now);
                 ahead = !finished && me.may_generate_ahead(now, limits);
                 if ahead {
                     me.generate(now + 1);
@@ -588,7 +590,7 @@ impl Simulation {
             self.server_side.schedule_deferred(&mut self.cal, now);
         } else {
             self.servers_and_nics(now, measuring, to_deliver, false);
-            finished = self.workload_done();
+            finished = self.workload_done(now);
         }
         (finished, ahead)
     }
@@ -636,6 +638,10 @@ impl Simulation {
         let mut next = self.server_side.timers().next_at().map_or(end, |t| t.min(end));
         if in_network > 0 {
             next = next.min(self.last_progress.saturating_add(watchdog));
+        }
+        if let Some(stop) = self.server_side.stop_ahead(now) {
+            // The run ends no sooner than the cycle before the background's stop.
+            next = next.min(stop - 1);
         }
         next.max(now + 1)
     }

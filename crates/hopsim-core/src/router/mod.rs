@@ -654,6 +654,12 @@ impl Routers {
         (same(&radix), same(&|s| topo.network_ports(s)) as u16)
     }
 
+    /// The shortest latency of a link between two of the switches held (`u64::MAX` if none
+    /// leaves one).
+    pub fn shortest_switch_link(&self) -> u64 {
+        self.ports.iter().filter(|p| matches!(p.peer, Peer::Switch { .. })).map(|p| p.link.latency as u64).min().unwrap_or(u64::MAX)
+    }
+
     /// Port `port` of `switch`, any switch of the network, numbered in the whole network: the
     /// same on every rank.
     pub fn network_port(&self, switch: usize, port: usize) -> usize {

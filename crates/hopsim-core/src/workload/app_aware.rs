@@ -31,9 +31,14 @@ pub struct Sample {
 
 impl Sample {
     /// From counters over an interval; none if nothing came back in it. L is the
-    /// request-to-response latency under a `nic.protocol`, else the packets' latency.
-    pub fn of(c: &Counters) -> Option<Sample> {
-        let latency = if c.responses_received > 0 {
+    /// request-to-response latency under a `nic.protocol` (`requests`), as Aries's NIC
+    /// counts it: the NIC sees its requests' responses, not its packets reaching their
+    /// destination. Without a protocol it is the packets' latency, which no NIC sees.
+    pub fn of(c: &Counters, requests: bool) -> Option<Sample> {
+        let latency = if requests {
+            if c.responses_received == 0 {
+                return None;
+            }
             c.request_latency_mean()
         } else if c.packets > 0 {
             c.latency_sum as f64 / c.packets as f64
@@ -97,10 +102,10 @@ impl AppAware {
         }
     }
 
-    /// The mode of the next message, of `bytes` in `p` requests of `f` flits, the NIC's
-    /// counters now being `nic`.
-    pub fn choose(&mut self, bytes: u64, p: u64, f: u64, nic: &Counters) -> AriesMode {
-        if let Some(s) = Sample::of(&nic.since(&self.read)) {
+    /// The mode of the next message, of `bytes` in `p` requests (under a protocol:
+    /// `requests`) of `f` flits, the NIC's counters now being `nic`.
+    pub fn choose(&mut self, bytes: u64, p: u64, f: u64, nic: &Counters, requests: bool) -> AriesMode {
+        if let Some(s) = Sample::of(&nic.since(&self.read), requests) {
             self.seen[Self::slot(self.current)] = Some((s, 0));
         }
         self.read = *nic;
@@ -169,22 +174,33 @@ mod tests {
     }
 
     #[test]
+    fn under_a_protocol_only_responses_give_a_sample() {
+        // Packets of this NIC delivered at their destinations, no response back yet: the NIC
+        // has seen nothing. Without a protocol, the packets' latency is the sample.
+        let delivered = Counters { packets: 8, latency_sum: 800, request_flits: 40, stalled_cycles: 20, ..Default::default() };
+        assert!(Sample::of(&delivered, true).is_none());
+        assert_eq!(Sample::of(&delivered, false), Some(Sample { latency: 100.0, stalls: 0.5 }));
+        let answered = Counters { responses_received: 4, request_latency: 1200, ..delivered };
+        assert_eq!(Sample::of(&answered, true), Some(Sample { latency: 300.0, stalls: 0.5 }));
+    }
+
+    #[test]
     fn small_messages_go_with_high_bias_until_the_threshold() {
         let params = AppAwareSpec { threshold_bytes: 4096, ..Default::default() };
         let mut a = AppAware::new(params, AriesMode::Adaptive);
         let nic = Counters::default();
         for _ in 0..3 {
-            assert_eq!(a.choose(1024, 16, 80, &nic), AriesMode::AdaptiveHighBias);
+            assert_eq!(a.choose(1024, 16, 80, &nic, true), AriesMode::AdaptiveHighBias);
         }
         // The fourth KiB reaches the threshold: with no sample yet the mode stays.
-        assert_eq!(a.choose(1024, 16, 80, &nic), AriesMode::AdaptiveHighBias);
+        assert_eq!(a.choose(1024, 16, 80, &nic, true), AriesMode::AdaptiveHighBias);
         // A high-bias sample with many stalls: large messages switch to adaptive.
         let mut c = Counters { request_flits: 1000, stalled_cycles: 3000, responses_received: 10, request_latency: 10_000, ..Default::default() };
-        assert_eq!(a.choose(1 << 20, 16384, 81920, &c), AriesMode::Adaptive);
+        assert_eq!(a.choose(1 << 20, 16384, 81920, &c, true), AriesMode::Adaptive);
         // Adaptive's own sample, far slower: back to high bias (compared with the stored one).
         c.request_flits += 1000;
         c.responses_received += 10;
         c.request_latency += 10_000_000;
-        assert_eq!(a.choose(1 << 20, 16384, 81920, &c), AriesMode::AdaptiveHighBias);
+        assert_eq!(a.choose(1 << 20, 16384, 81920, &c, true), AriesMode::AdaptiveHighBias);
     }
 }

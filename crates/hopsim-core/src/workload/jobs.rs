@@ -1,8 +1,13 @@
 //! `[[jobs]]`: several applications at once, each on its own servers. Every rank runs its
 //! motif's program (`motifs`), or open-loop traffic among the job's ranks; each message goes
 //! with the job's routing mode, or the one application-aware routing picks for it. The run
-//! ends when every job but the background has done its iterations (the background then
-//! stops sending).
+//! ends when every job but the background has done its iterations; the background stops
+//! sending the network's shortest switch-to-switch link latency later (`Workload::stop`), a
+//! delay no split of the run over MPI ranks changes, since their windows are no longer.
+//!
+//! On MPI ranks each rank runs the programs of the servers it holds (`partition`): the
+//! ranks share nothing but the run's end, which they learn together after each window, and
+//! rank 0 adds the others' results to its own at the end (`rank_part`).
 
 use super::app_aware::AppAware;
 use super::motifs::{Motif, Op};
@@ -171,8 +176,15 @@ pub struct Jobs {
     /// Without a protocol: bytes per packet and phits per packet.
     packet_bytes: f64,
     packet_phits: u64,
-    /// Jobs other than the background that have not finished.
+    /// Jobs other than the background that have not finished (on an MPI rank running its
+    /// part, those with ranks of its own left).
     running: usize,
+    /// The cycle `running` reached 0 at.
+    finished_at: Option<u64>,
+    /// The background sends before this cycle only (`Workload::stop`).
+    stop: Option<u64>,
+    /// Each MPI rank runs its own servers' programs (`Workload::partition`).
+    partitioned: bool,
     /// A job other than the background runs open-loop traffic: the run lasts run.cycles.
     endless: bool,
 }
@@ -223,8 +235,16 @@ impl Jobs {
             packet_bytes: spec.packet.bytes.unwrap_or(1.0),
             packet_phits: spec.packet.phits as u64,
             running,
+            finished_at: None,
+            stop: None,
+            partitioned: false,
             endless,
         })
+    }
+
+    /// Whether the background has stopped sending by `now`.
+    fn stopped(&self, now: u64) -> bool {
+        self.stop.is_some_and(|s| now >= s)
     }
 
     /// Phits of the packets carrying a message of `bytes`.
@@ -261,7 +281,7 @@ impl Jobs {
             Routing::AppAware if !cx.nic_totals.holds(src as usize) => None,
             Routing::AppAware => {
                 let a = rank.app_aware.as_mut().expect("app-aware ranks have one");
-                let mode = a.choose(bytes, packets as u64, flits, &cx.nic_totals.of(src as usize));
+                let mode = a.choose(bytes, packets as u64, flits, &cx.nic_totals.of(src as usize), self.protocol.is_on());
                 job.mode_bytes[mode.code() as usize] += bytes;
                 Some(mode)
             }
@@ -282,7 +302,7 @@ impl Jobs {
     /// finishes.
     fn advance(&mut self, j: usize, r: usize, cx: &mut Ctx) {
         loop {
-            if self.running == 0 && self.jobs[j].spec.background {
+            if self.jobs[j].spec.background && self.stopped(cx.now) {
                 return; // the application is done: cross traffic stops
             }
             let job = &mut self.jobs[j];
@@ -304,6 +324,9 @@ impl Jobs {
                     job.ranks_left -= 1;
                     if job.ranks_left == 0 {
                         self.running -= 1;
+                        if self.running == 0 {
+                            self.finished_at = Some(cx.now);
+                        }
                     }
                     return;
                 }
@@ -371,7 +394,7 @@ impl Jobs {
 
     /// An open-loop rank's message, and when it sends the next.
     fn open_loop(&mut self, j: usize, r: usize, cx: &mut Ctx) {
-        if self.running == 0 && self.jobs[j].spec.background {
+        if self.jobs[j].spec.background && self.stopped(cx.now) {
             return;
         }
         let job = &self.jobs[j];
@@ -409,7 +432,12 @@ impl Jobs {
             iteration_start: starts.clone(),
             iteration_cycles: (0..done).map(|i| job.iteration_end[i] - starts[i]).collect(),
             rank_cycles: job.rank_end.clone(),
-            message_latency: job.message_latency.clone(),
+            // Sorted: on MPI ranks each rank records its own servers' messages.
+            message_latency: {
+                let mut m = job.message_latency.clone();
+                m.sort_unstable();
+                m
+            },
             messages: job.messages,
             bytes: job.bytes,
             packets: h.count(),
@@ -432,6 +460,51 @@ impl Jobs {
     }
 }
 
+/// What an MPI rank running its part of the jobs tells rank 0 of a job (`rank_part`): its
+/// iterations' first start and last end and the ranks left in each, each rank's end, the
+/// message latencies, messages, bytes, packet latencies, bytes per mode and ranks left, all
+/// of its own ranks, and their timelines.
+type JobPart = (Vec<u64>, Vec<u64>, Vec<usize>, Vec<u64>, Vec<u64>, u64, u64, Histogram, [u64; AriesMode::ALL.len() + 1], usize, Vec<(u32, Vec<Call>)>);
+
+impl Job {
+    /// Add another MPI rank's part of this job (`JobPart`) to this rank's.
+    fn absorb(&mut self, part: JobPart) -> Result<(), String> {
+        let (starts, ends, left, rank_end, latencies, messages, bytes, packet_latency, mode_bytes, ranks_left, timelines) = part;
+        let n = self.ranks.len();
+        if starts.len() != ends.len() || starts.len() != left.len() || rank_end.len() != n {
+            return Err(format!("a part of job {:?} of {} iterations and {} ranks", self.spec.name, starts.len(), rank_end.len()));
+        }
+        for (i, ((s, e), l)) in starts.into_iter().zip(ends).zip(left).enumerate() {
+            if i == self.iteration_start.len() {
+                self.iteration_start.push(s);
+                self.iteration_end.push(e);
+                self.iteration_left.push(l);
+                continue;
+            }
+            self.iteration_start[i] = self.iteration_start[i].min(s);
+            self.iteration_end[i] = self.iteration_end[i].max(e);
+            // Each part counts down from all ranks the ones it finished.
+            self.iteration_left[i] = (self.iteration_left[i] + l).checked_sub(n).ok_or("more ranks finished an iteration than the job has")?;
+        }
+        for (mine, theirs) in self.rank_end.iter_mut().zip(rank_end) {
+            *mine = (*mine).max(theirs);
+        }
+        self.message_latency.extend(latencies);
+        self.messages += messages;
+        self.bytes += bytes;
+        self.packet_latency.absorb(&packet_latency);
+        for (mine, b) in self.mode_bytes.iter_mut().zip(mode_bytes) {
+            *mine += b;
+        }
+        self.ranks_left += ranks_left;
+        for (r, t) in timelines {
+            let rank = self.ranks.get_mut(r as usize).ok_or("a timeline of a rank the job does not have")?;
+            rank.timeline = Some(t);
+        }
+        Ok(())
+    }
+}
+
 /// What changes of a job as it runs (`Workload::save`), in the order of `Job`'s fields.
 type JobProgress = (Vec<Rank>, Vec<u64>, Vec<u64>, Vec<usize>, Vec<u64>, Vec<u64>, u64, u64, Histogram, [u64; AriesMode::ALL.len() + 1], usize);
 
@@ -445,33 +518,64 @@ impl Workload for Jobs {
             .iter()
             .map(|j| (&j.ranks, &j.iteration_start, &j.iteration_end, &j.iteration_left, &j.rank_end, &j.message_latency, j.messages, j.bytes, &j.packet_latency, j.mode_bytes, j.ranks_left))
             .collect();
-        super::save_state(&(jobs, self.running))
+        super::save_state(&(jobs, self.running, self.finished_at, self.stop))
     }
     fn rank_part(&self) -> Vec<u8> {
-        let app_aware: Vec<_> = self.jobs.iter().map(|j| matches!(j.routing, Routing::AppAware).then_some(j.mode_bytes)).collect();
-        super::save_state(&app_aware)
+        if !self.partitioned {
+            // Every rank ran the whole workload: only what App-Aware chose at a NIC's own
+            // rank differs.
+            let app_aware: Vec<_> = self.jobs.iter().map(|j| matches!(j.routing, Routing::AppAware).then_some(j.mode_bytes)).collect();
+            return super::save_state(&app_aware);
+        }
+        let parts: Vec<JobPart> = self
+            .jobs
+            .iter()
+            .map(|j| {
+                let timelines = j.ranks.iter().enumerate().filter(|(_, r)| r.started).filter_map(|(i, r)| r.timeline.clone().map(|t| (i as u32, t))).collect();
+                (j.iteration_start.clone(), j.iteration_end.clone(), j.iteration_left.clone(), j.rank_end.clone(), j.message_latency.clone(), j.messages, j.bytes, j.packet_latency.clone(), j.mode_bytes, j.ranks_left, timelines)
+            })
+            .collect();
+        super::save_state(&parts)
     }
     fn absorb_rank_part(&mut self, part: &[u8]) -> bincode::Result<()> {
-        let theirs: Vec<Option<[u64; AriesMode::ALL.len() + 1]>> = super::load_state(part)?;
-        if theirs.len() != self.jobs.len() {
-            return Err(Box::new(bincode::ErrorKind::Custom(format!("{} jobs sent, {} in the spec", theirs.len(), self.jobs.len()))));
-        }
-        for (job, bytes) in self.jobs.iter_mut().zip(theirs) {
-            for (mine, b) in job.mode_bytes.iter_mut().zip(bytes.unwrap_or_default()) {
-                *mine += b;
+        let count_error = |sent: usize, have: usize| Err(Box::new(bincode::ErrorKind::Custom(format!("{sent} jobs sent, {have} in the spec"))));
+        if !self.partitioned {
+            let theirs: Vec<Option<[u64; AriesMode::ALL.len() + 1]>> = super::load_state(part)?;
+            if theirs.len() != self.jobs.len() {
+                return count_error(theirs.len(), self.jobs.len());
             }
+            for (job, bytes) in self.jobs.iter_mut().zip(theirs) {
+                for (mine, b) in job.mode_bytes.iter_mut().zip(bytes.unwrap_or_default()) {
+                    *mine += b;
+                }
+            }
+            return Ok(());
+        }
+        let theirs: Vec<JobPart> = super::load_state(part)?;
+        if theirs.len() != self.jobs.len() {
+            return count_error(theirs.len(), self.jobs.len());
+        }
+        for (job, part) in self.jobs.iter_mut().zip(theirs) {
+            job.absorb(part).map_err(|e| Box::new(bincode::ErrorKind::Custom(e)))?;
         }
         Ok(())
     }
     fn restore(&mut self, saved: &[u8]) -> bincode::Result<()> {
-        let (jobs, running): (Vec<JobProgress>, usize) = super::load_state(saved)?;
+        // A checkpoint of a build before the background's stop was kept has neither field.
+        let (jobs, running, finished_at, stop): (Vec<JobProgress>, usize, Option<u64>, Option<u64>) = match super::load_state(saved) {
+            Ok(state) => state,
+            Err(_) => {
+                let (jobs, running): (Vec<JobProgress>, usize) = super::load_state(saved)?;
+                (jobs, running, None, None)
+            }
+        };
         if jobs.len() != self.jobs.len() {
             return Err(Box::new(bincode::ErrorKind::Custom(format!("{} jobs saved, {} in the spec", jobs.len(), self.jobs.len()))));
         }
         for (j, p) in self.jobs.iter_mut().zip(jobs) {
             (j.ranks, j.iteration_start, j.iteration_end, j.iteration_left, j.rank_end, j.message_latency, j.messages, j.bytes, j.packet_latency, j.mode_bytes, j.ranks_left) = p;
         }
-        self.running = running;
+        (self.running, self.finished_at, self.stop) = (running, finished_at, stop);
         Ok(())
     }
     fn start(&mut self, cx: &mut Ctx) {
@@ -521,6 +625,28 @@ impl Workload for Jobs {
     }
     fn finished(&self) -> bool {
         self.running == 0 && !self.endless
+    }
+    fn finished_at(&self) -> Option<u64> {
+        self.finished_at.filter(|_| self.finished())
+    }
+    fn sends_after_finishing(&self) -> bool {
+        self.jobs.iter().any(|j| j.spec.background)
+    }
+    fn stop(&mut self, at: u64) {
+        self.stop = Some(at);
+    }
+    fn stopping_at(&self) -> Option<u64> {
+        self.stop
+    }
+    fn partition(&mut self, holds: &dyn Fn(u32) -> bool) {
+        self.partitioned = true;
+        for job in &mut self.jobs {
+            job.ranks_left = job.servers.iter().filter(|&&s| holds(s)).count();
+        }
+        self.running = self.jobs.iter().filter(|j| !j.spec.background && j.ranks_left > 0).count();
+        if self.running == 0 {
+            self.finished_at = Some(0);
+        }
     }
     fn job_results(&self, totals: &[Counters]) -> Vec<JobResult> {
         self.jobs.iter().map(|j| self.result(j, totals)).collect()

@@ -102,8 +102,8 @@ pub struct Ctx<'a> {
     /// The servers' random streams. A workload draws from a server's stream only in that
     /// server's `timer` (and in `start`): on MPI ranks every rank runs a workload whose
     /// servers share state whole, and the rank owning a server sends the others its stream
-    /// before its timers fire (engine/ranks); a rank running one whose servers are
-    /// independent holds its own servers' streams only (`Streams::get_mut` is `None` for
+    /// before its timers fire (engine/ranks); a rank running its own servers' part of one
+    /// (`servers_independent`) holds their streams only (`Streams::get_mut` is `None` for
     /// the others, whose timers it does not keep).
     pub rng: &'a mut crate::random::Streams,
     pub posts: &'a mut Vec<Post>,
@@ -128,19 +128,42 @@ pub trait Workload: Send {
     fn is_acknowledgement(&self, _tag: u32) -> bool {
         false
     }
-    /// A closed-loop workload that has nothing more to send ends the run.
+    /// A closed-loop workload that has nothing more to send ends the run (on an MPI rank
+    /// running its part, `partition`: that part has nothing more to send).
     fn finished(&self) -> bool {
         false
     }
+    /// The cycle it finished at (`finished`), for a workload that tells: the engine then
+    /// fixes, once the whole of it finished, the cycle from which what still sends stops
+    /// (`stop`). One that does not tell ends the run as it finishes.
+    fn finished_at(&self) -> Option<u64> {
+        None
+    }
+    /// Whether some of it still sends once the rest finished (a background): it then stops
+    /// the network's shortest switch-to-switch link latency after the end, which no MPI
+    /// rank's window exceeds, rather than the next cycle.
+    fn sends_after_finishing(&self) -> bool {
+        false
+    }
+    /// The whole workload finished: what still sends stops from cycle `at`.
+    fn stop(&mut self, _at: u64) {}
+    /// The cycle `stop` fixed.
+    fn stopping_at(&self) -> Option<u64> {
+        None
+    }
+    /// On MPI ranks, for a workload whose servers share nothing but the run's end
+    /// (`WorkloadKind::servers_independent`, `[[jobs]]`): this rank runs the part of the
+    /// servers it `holds`, and `finished`, `finished_at` and `rank_part` speak of that part.
+    fn partition(&mut self, _holds: &dyn Fn(u32) -> bool) {}
     /// A packet from `src` reached the application, `latency` cycles after its creation.
     fn packet_delivered(&mut self, _src: u32, _latency: u64) {}
     /// Per-job results (`[[jobs]]`), given each NIC's counters over the whole run.
     fn job_results(&self, _nic_totals: &[crate::nic::Counters]) -> Vec<crate::stats::jobs::JobResult> {
         Vec::new()
     }
-    /// On an MPI rank running it whole: what only this rank knew of it, for rank 0 to add
-    /// to its own at the end (`absorb_rank_part`). What it decides from a NIC's counters is
-    /// decided at the NIC's own rank only.
+    /// On an MPI rank: what only this rank knew of it, for rank 0 to add to its own at the
+    /// end (`absorb_rank_part`): its part's results (`partition`), or, run whole on every
+    /// rank, what it decided from a NIC's counters, which only the NIC's own rank decides.
     fn rank_part(&self) -> Vec<u8> {
         Vec::new()
     }
@@ -228,9 +251,19 @@ pub fn is_open_loop(spec: &Spec) -> bool {
 }
 
 /// Whether the run's workload has servers independent of each other
-/// (`WorkloadKind::servers_independent`); `[[jobs]]` share state.
+/// (`WorkloadKind::servers_independent`). `[[jobs]]` share only the run's end
+/// (`Workload::partition`), unless a message completes away from its destination's rank (a
+/// GET protocol completes it at its source, whose rank would have to call the destination's
+/// program in the same cycle) or App-Aware routing reads, without a `nic.protocol`, the
+/// latency of its NIC's packets delivered at other ranks, which one process counts at once.
 pub fn servers_independent(spec: &Spec) -> bool {
-    spec.jobs.is_empty() && Kind::from_name(&spec.workload.kind).is_some_and(|k| k.kind().servers_independent)
+    if !spec.jobs.is_empty() {
+        use crate::nic::protocol::{Protocol, ProtocolKind};
+        let protocol = Protocol::from_spec(spec);
+        let app_aware = spec.jobs.iter().any(|j| j.routing_mode.as_deref() == Some("app_aware"));
+        return protocol.kind != ProtocolKind::Get && (!app_aware || protocol.is_on());
+    }
+    Kind::from_name(&spec.workload.kind).is_some_and(|k| k.kind().servers_independent)
 }
 
 /// Bytes the workload keeps for every server of the network (`WorkloadKind::tables_per_server`;

@@ -294,6 +294,46 @@ fn application_aware_jobs_are_the_same_on_1_2_and_3_ranks() {
     assert!(app.mode_bytes.len() == 2, "both modes chosen: {:?}", app.mode_bytes);
 }
 
+/// The network-noise study's setting at a small size: Aries links of 10 (row), 20 (column)
+/// and 100 (global) cycles, PUT requests, an alltoall under App-Aware (its timeline kept)
+/// beside background traffic.
+fn aries_alltoall_under_put() -> String {
+    "[topology]\nkind = \"aries\"\ngroups = 3\nchassis = 2\nblades = 2\n[routing]\nalgorithm = \"aries\"\n\
+     [link]\nlatency = 10\n[link.column]\nlatency = 20\n[link.global]\nlatency = 100\n\
+     [router]\nvcs = 8\n[packet]\nphits = 5\n[nic]\nprotocol = \"put\"\n[traffic]\n\
+     [[jobs]]\nname = \"app\"\nranks = 16\nworkload = { motif = \"alltoall\", iterations = 3, bytes = 1024 }\n\
+     routing_mode = \"app_aware\"\napp_aware = { threshold_bytes = 64 }\ntimeline = true\nallocation = { policy = \"spread\" }\n\
+     [[jobs]]\nname = \"noise\"\nranks = 16\nworkload = { motif = \"bernoulli\", load = 0.3, bytes = 256 }\nbackground = true\n\
+     allocation = { policy = \"linear\", offset = 24 }"
+        .to_string()
+}
+
+#[test]
+fn jobs_under_put_run_windows_of_the_shortest_link_on_ranks() {
+    // Each rank runs only its own servers' programs; the ranks share the run's end alone,
+    // so they exchange once a window, as for open-loop traffic: here 10 cycles, the
+    // network's shortest link, however long the links between the ranks (the background
+    // sends that long after the job's end, so that every rank has heard of the end first).
+    let body = aries_alltoall_under_put();
+    let run = "warmup = 0\ncycles = 2000000\nseed = 3";
+    let r = same_on_1_2_3_ranks(&body, run);
+    let app = &r.jobs[0];
+    assert!(app.complete && r.jobs[1].messages > 0);
+    assert_eq!(app.mode_bytes.values().sum::<u64>(), app.bytes, "every byte counted once: {:?}", app.mode_bytes);
+    assert_eq!(app.timeline.len(), 16, "every rank's timeline, gathered on rank 0");
+    let end = app.iteration_start[0] + app.iteration_cycles.iter().sum::<u64>();
+    assert!(r.metrics.cycles >= end + 10, "the run ends no sooner than the background's stop: job end {end}, run {}", r.metrics.cycles);
+    let toml = format!("{body}\n[run]\n{run}\n");
+    for ranks in [2, 3] {
+        let (counted, sent) = local::run_counting(&spec(&toml), ranks).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(fingerprint(&counted), fingerprint(&r));
+        for s in &sent {
+            assert!(s.exchanges * 9 <= r.metrics.cycles && s.exchanges * 11 >= r.metrics.cycles, "{ranks} ranks: {} exchanges in {} cycles", s.exchanges, r.metrics.cycles);
+        }
+    }
+    same_after_resuming_on_ranks("put-jobs", &body, run, 2);
+}
+
 #[test]
 fn a_drain_and_idle_stretches_are_the_same_on_ranks() {
     // At a low load most cycles are skipped, which every rank must agree on; the drain ends

@@ -285,7 +285,8 @@ impl Simulation {
         let fresh = |built: super::Built| {
             let shared = !crate::workload::servers_independent(&built.spec);
             let mut sim = Simulation::holding(built, plan.part.range(plan.rank));
-            sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.part, shared));
+            let servers = sim.parts.servers.clone();
+            sim.server_side.on_rank(crate::engine::server_side::rank::RankView::new(plan.rank, plan.part, shared), &servers);
             sim.with_workload(0, |w, cx| w.start(cx));
             sim
         };
@@ -432,8 +433,8 @@ impl Simulation {
             global = self.exchange(ex, &plan, &mut held, &mut crossing, now)?;
 
             let in_network = global.in_network();
-            if global.workload_done() {
-                self.now = now + 1;
+            if let Some(last) = self.run_end(&global, now) {
+                self.now = last + 1;
                 self.finished_early = true;
                 break;
             }
@@ -467,6 +468,9 @@ impl Simulation {
                 let mut next = global.next_timer.map_or(end, |t| t.min(end));
                 if in_network > 0 {
                     next = next.min(last_progress.saturating_add(watchdog));
+                }
+                if let Some(stop) = self.server_side.stop_ahead(now) {
+                    next = next.min(stop - 1);
                 }
                 next.max(now + 1)
             };
@@ -631,19 +635,47 @@ impl Simulation {
 
     /// The ranks' lookahead: the smallest latency of any link between two ranks' switches
     /// (`window::lookahead_of`), or one cycle where every rank must hear from every other
-    /// after each cycle (a shared workload's calls, UGAL-G's view).
-    fn lookahead(&self, ex: &mut dyn Exchange, plan: &Plan, shared: bool) -> Result<u64, RankFailure> {
+    /// after each cycle (a shared workload's calls, UGAL-G's view). It is no longer than
+    /// the network's shortest link where a background sends on after the rest of the
+    /// workload finished (`ServerSide::stop_cycle`), which it tells the servers' side.
+    fn lookahead(&mut self, ex: &mut dyn Exchange, plan: &Plan, shared: bool) -> Result<u64, RankFailure> {
+        let routers = self.switch_side.routers();
+        let links = routers.ports.iter().map(|p| (p.peer, p.link.latency));
+        let mine = [window::lookahead_of(links, |s| plan.part.owner(s), plan.rank), routers.shortest_switch_link()];
+        let (mut across, mut shortest) = (u64::MAX, u64::MAX);
+        for (r, bytes) in ex.all_gather(mine.iter().flat_map(|w| w.to_le_bytes()).collect())?.iter().enumerate() {
+            let theirs: [u8; 16] = bytes.as_slice().try_into().map_err(|_| RankFailure(format!("rank {r} sent a lookahead of {} bytes", bytes.len())))?;
+            let word = |i: usize| u64::from_le_bytes(theirs[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+            across = across.min(word(0));
+            shortest = shortest.min(word(1));
+        }
+        self.server_side.set_shortest_link(shortest);
         if shared || self.switch_side.routers().observing() {
             return Ok(1);
         }
-        let links = self.switch_side.routers().ports.iter().map(|p| (p.peer, p.link.latency));
-        let mine = window::lookahead_of(links, |s| plan.part.owner(s), plan.rank);
-        let mut least = u64::MAX;
-        for (r, bytes) in ex.all_gather(mine.to_le_bytes().to_vec())?.iter().enumerate() {
-            let theirs: [u8; 8] = bytes.as_slice().try_into().map_err(|_| RankFailure(format!("rank {r} sent a lookahead of {} bytes", bytes.len())))?;
-            least = least.min(u64::from_le_bytes(theirs));
+        if self.server_side.workload().sends_after_finishing() {
+            across = across.min(shortest);
         }
-        Ok(least.max(1))
+        Ok(across.max(1))
+    }
+
+    /// After the window ending with cycle `now`, whether the run's workload is done, and
+    /// the last cycle of the run then: the cycle one process ends it after. Ranks learn
+    /// only at the window's end that the workload finished and what it sent arrived; after
+    /// the later of the cycle before its stop (`ServerSide::stop_cycle`, fixed from the
+    /// latest rank's finish) and the run's last delivery, nothing is sent or delivered, so
+    /// the cycles stepped since change nothing. A workload that does not tell when it
+    /// finished runs whole on every rank, whose window is one cycle.
+    fn run_end(&mut self, global: &Status, now: u64) -> Option<u64> {
+        if !global.workload_finished {
+            return None;
+        }
+        let side = &mut self.server_side;
+        let stop = side.workload().finished_at().map(|_| side.stop_cycle(global.finished_at));
+        if global.generated != global.delivered || stop.is_some_and(|at| now + 1 < at) {
+            return None;
+        }
+        Some(stop.map_or(now, |at| (at - 1).max(global.last_delivery)))
     }
 
     /// The end (exclusive) of the window starting at `now`: `lookahead` cycles, but no
@@ -820,6 +852,8 @@ impl Simulation {
             busy: !self.cal.is_idle() || self.cal.visits_everything() || held.holds_events(),
             next_timer: side.timers().next_at(),
             workload_finished: side.workload().finished(),
+            finished_at: side.workload().finished_at().unwrap_or(0),
+            last_delivery: side.rank_view_ref().map_or(0, |v| v.last_delivery),
             measured_phits,
             measured_delivered_phits: st.measured_packet_phits,
         }

@@ -29,8 +29,12 @@ pub struct Status {
     pub busy: bool,
     /// The rank's next workload timer.
     pub next_timer: Option<u64>,
-    /// Its workload has nothing more to send (a closed-loop one).
+    /// Its workload has nothing more to send (a closed-loop one), and the cycle it finished
+    /// at (`Workload::finished_at`, 0 if it does not tell); the run's is the latest.
     pub workload_finished: bool,
+    pub finished_at: u64,
+    /// The last cycle a packet reached the application at this rank.
+    pub last_delivery: u64,
     /// Phits of packets measured (sent or generated in the window), and of those delivered.
     pub measured_phits: u64,
     pub measured_delivered_phits: u64,
@@ -58,6 +62,8 @@ impl Status {
             (a, b) => a.or(b),
         };
         self.workload_finished &= s.workload_finished;
+        self.finished_at = self.finished_at.max(s.finished_at);
+        self.last_delivery = self.last_delivery.max(s.last_delivery);
         self.measured_phits += s.measured_phits;
         self.measured_delivered_phits += s.measured_delivered_phits;
     }
@@ -67,15 +73,15 @@ impl Status {
     /// timer is 0).
     pub fn reductions(&self) -> (Vec<u64>, Vec<u64>) {
         let sums = vec![self.injected, self.delivered, self.generated, self.measured_phits, self.measured_delivered_phits, self.busy as u64, !self.workload_finished as u64];
-        let maxima = vec![self.last_progress, self.next_timer.map_or(0, |t| u64::MAX - t)];
+        let maxima = vec![self.last_progress, self.next_timer.map_or(0, |t| u64::MAX - t), self.finished_at, self.last_delivery];
         (sums, maxima)
     }
 
     /// The run's status from the reductions of every rank's (`reductions`): what `add`
     /// makes of them.
     pub fn from_reductions(sums: &[u64], maxima: &[u64]) -> Result<Self, String> {
-        let (&[injected, delivered, generated, measured_phits, measured_delivered_phits, busy, unfinished], &[last_progress, timer]) = (sums, maxima) else {
-            return Err(format!("the exchange returned {} sums and {} maxima, not 7 and 2", sums.len(), maxima.len()));
+        let (&[injected, delivered, generated, measured_phits, measured_delivered_phits, busy, unfinished], &[last_progress, timer, finished_at, last_delivery]) = (sums, maxima) else {
+            return Err(format!("the exchange returned {} sums and {} maxima, not 7 and 4", sums.len(), maxima.len()));
         };
         Ok(Status {
             injected,
@@ -85,6 +91,8 @@ impl Status {
             busy: busy > 0,
             next_timer: (timer > 0).then(|| u64::MAX - timer),
             workload_finished: unfinished == 0,
+            finished_at,
+            last_delivery,
             measured_phits,
             measured_delivered_phits,
         })
@@ -93,10 +101,6 @@ impl Status {
     /// Packets injected and not delivered yet.
     pub fn in_network(&self) -> u64 {
         self.injected - self.delivered
-    }
-    /// A closed-loop workload has nothing more to send and everything it sent arrived.
-    pub fn workload_done(&self) -> bool {
-        self.workload_finished && self.generated == self.delivered
     }
     pub fn measured_undelivered(&self) -> bool {
         self.measured_delivered_phits < self.measured_phits
@@ -201,13 +205,13 @@ mod tests {
     #[test]
     fn the_reductions_of_statuses_add_up_as_the_statuses_do() {
         let ranks = [
-            Status { injected: 5, delivered: 3, generated: 6, last_progress: 40, busy: false, next_timer: None, workload_finished: true, measured_phits: 10, measured_delivered_phits: 7 },
-            Status { injected: 2, delivered: 2, generated: 2, last_progress: 44, busy: true, next_timer: Some(90), workload_finished: false, measured_phits: 4, measured_delivered_phits: 4 },
-            Status { injected: 0, delivered: 1, generated: 0, last_progress: 12, busy: false, next_timer: Some(70), workload_finished: true, measured_phits: 0, measured_delivered_phits: 1 },
+            Status { injected: 5, delivered: 3, generated: 6, last_progress: 40, busy: false, next_timer: None, workload_finished: true, finished_at: 300, last_delivery: 310, measured_phits: 10, measured_delivered_phits: 7 },
+            Status { injected: 2, delivered: 2, generated: 2, last_progress: 44, busy: true, next_timer: Some(90), workload_finished: false, finished_at: 0, last_delivery: 320, measured_phits: 4, measured_delivered_phits: 4 },
+            Status { injected: 0, delivered: 1, generated: 0, last_progress: 12, busy: false, next_timer: Some(70), workload_finished: true, finished_at: 305, last_delivery: 0, measured_phits: 0, measured_delivered_phits: 1 },
         ];
         for take in 1..=ranks.len() {
             let mut added = Status::none();
-            let (mut sums, mut maxima) = (vec![0u64; 7], vec![0u64; 2]);
+            let (mut sums, mut maxima) = (vec![0u64; 7], vec![0u64; 4]);
             for s in &ranks[..take] {
                 added.add(s);
                 let (a, b) = s.reductions();
@@ -217,6 +221,7 @@ mod tests {
             let reduced = Status::from_reductions(&sums, &maxima).unwrap();
             assert_eq!(format!("{reduced:?}"), format!("{added:?}"), "{take} ranks");
         }
-        assert!(Status::from_reductions(&[0; 6], &[0; 2]).is_err());
+        assert!(Status::from_reductions(&[0; 6], &[0; 4]).is_err());
+        assert!(Status::from_reductions(&[0; 7], &[0; 2]).is_err());
     }
 }

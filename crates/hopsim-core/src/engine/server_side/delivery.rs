@@ -309,6 +309,9 @@ impl ServerSide {
         let p = net.packets.get(id);
         let (src, created) = (p.src, p.created);
         self.stats.on_deliver(now, p);
+        if let Some(view) = &mut self.rank {
+            view.last_delivery = now;
+        }
         if let Some(shared) = self.rank.as_mut().and_then(|r| r.shared.as_mut()) {
             let call = super::rank::Call::Packet { src, latency: now - created, measuring: self.stats.in_window(now) };
             shared.calls.push((shared.delivering_sent, call));

@@ -54,6 +54,9 @@ pub(super) struct ServerSide {
     /// On MPI ranks: which servers are this rank's, the messages between ranks, and what
     /// keeps a shared workload the same on every rank (`rank::RankView`).
     rank: Option<Box<rank::RankView>>,
+    /// The network's shortest switch-to-switch link latency: how long what a workload still
+    /// sends after it finished goes on (`stop_delay`).
+    shortest_link: u64,
 }
 
 /// What the servers' side reads and writes beyond its own state during a call.
@@ -87,6 +90,7 @@ impl ServerSide {
             source_queue_limit: spec.nic.source_queue_limit,
             in_order: spec.message.in_order,
             rank: None,
+            shortest_link: 1,
         }
     }
 
@@ -138,9 +142,42 @@ impl ServerSide {
         self.nics.injected - self.stats.packets_delivered
     }
 
-    /// A closed-loop workload has nothing more to send and everything it sent arrived.
-    pub fn workload_done(&self) -> bool {
-        self.workload.finished() && self.stats.packets_generated == self.stats.packets_delivered
+    /// After cycle `now`: a closed-loop workload has nothing more to send (what still sends
+    /// after it finished has stopped, `stop_cycle`) and everything it sent arrived.
+    pub fn workload_done(&mut self, now: u64) -> bool {
+        if !self.workload.finished() {
+            return false;
+        }
+        let stopped = match self.workload.finished_at() {
+            Some(at) => now + 1 >= self.stop_cycle(at),
+            None => true,
+        };
+        stopped && self.stats.packets_generated == self.stats.packets_delivered
+    }
+
+    /// The cycle from which what the workload still sends stops, the whole of it having
+    /// finished at cycle `finished`: fixed the first time it is asked (`Workload::stop`).
+    /// A cycle later unless some of it sends on (a background), which goes on for the
+    /// network's shortest link latency: no MPI rank's window is longer, so every rank has
+    /// heard of the end before the stop, however the run is split.
+    pub fn stop_cycle(&mut self, finished: u64) -> u64 {
+        if let Some(at) = self.workload.stopping_at() {
+            return at;
+        }
+        let delay = if self.workload.sends_after_finishing() { self.shortest_link } else { 1 };
+        self.workload.stop(finished + delay);
+        finished + delay
+    }
+
+    /// The stop fixed (`stop_cycle`) if it is later than cycle `now + 1`: the run must not
+    /// skip past the cycle before it.
+    pub fn stop_ahead(&self, now: u64) -> Option<u64> {
+        self.workload.stopping_at().filter(|&at| at > now + 1)
+    }
+
+    /// The network's shortest switch-to-switch link latency (`stop_cycle`).
+    pub fn set_shortest_link(&mut self, cycles: u64) {
+        self.shortest_link = cycles.max(1);
     }
 
     /// Phits of the packets measured (those sent in the window when measured at injection,
@@ -270,13 +307,22 @@ impl ServerSide {
     }
 
     /// Be one rank of a run over several (engine/ranks); before the workload starts.
-    pub fn on_rank(&mut self, view: rank::RankView) {
+    /// Run as one MPI rank; a rank running its own servers' part of the workload
+    /// (`WorkloadKind::servers_independent`) tells the workload which servers those are.
+    pub fn on_rank(&mut self, view: rank::RankView, servers: &crate::topology::ServerMap) {
+        if view.shared.is_none() {
+            self.workload.partition(&|s| view.owns(servers, s));
+        }
         self.rank = Some(Box::new(view));
     }
 
     /// This rank's view (`rank::RankView`), on ranks.
     pub fn rank_view(&mut self) -> Option<&mut rank::RankView> {
         self.rank.as_deref_mut()
+    }
+
+    pub fn rank_view_ref(&self) -> Option<&rank::RankView> {
+        self.rank.as_deref()
     }
 
     /// Packet `packet` (`p`) reached this rank from another with a copy of its message's

@@ -14,7 +14,8 @@
 //! answer, the responses carry the serial back, and the source keeps its record until they
 //! complete it.
 //!
-//! **A shared workload** (jobs, closed loops: `WorkloadKind::servers_independent` false) runs
+//! **A shared workload** (closed loops, jobs under GET or under App-Aware without a protocol:
+//! `workload::servers_independent` false; other jobs run each rank's part, `partition`) runs
 //! whole on every rank, and every rank makes the calls one process makes, in its order:
 //! every rank fires every timer, and the calls a delivery makes (a packet or a message
 //! delivered) wait until the rank's deliveries of the cycle are done; every rank then
@@ -56,6 +57,10 @@ pub(crate) struct RankView {
     deliveries: HashMap<(u32, bool), (u64, u64)>,
     /// For a shared workload.
     pub shared: Option<Shared>,
+    /// The last cycle a packet reached the application here: a run whose workload finished
+    /// ends after the later of this over the ranks and the workload's stop, which ranks
+    /// learn only at a window's end.
+    pub last_delivery: u64,
 }
 
 /// What keeps a shared workload the same on every rank.
@@ -97,6 +102,7 @@ impl RankView {
             key_of: HashMap::new(),
             deliveries: HashMap::new(),
             shared: shared.then(Shared::default),
+            last_delivery: 0,
         }
     }
 
@@ -252,7 +258,7 @@ impl RankView {
     /// records to send and the calls of the cycle are all sent.
     pub fn save(&self, out: &mut dyn std::io::Write) -> bincode::Result<()> {
         let saved = (&self.serial_of, self.next_serial, &self.local, &self.key_of, self.shared.as_ref().map(|s| &s.eject_sent), &self.deliveries);
-        bincode::serialize_into(out, &(saved, &self.transit, &self.riding))
+        bincode::serialize_into(out, &(saved, &self.transit, &self.riding, self.last_delivery))
     }
 
     /// Back to what `save` wrote, on a view made for the same rank.
@@ -260,8 +266,8 @@ impl RankView {
         type Saved = (HashMap<u32, u32>, u32, HashMap<(u32, u32), u32>, HashMap<u32, (u32, u32)>, Option<HashMap<u32, u64>>, HashMap<(u32, bool), (u64, u64)>);
         type Travelling = (HashMap<(u32, u32), (Message, u32)>, HashMap<u32, (u32, u32)>);
         let eject_sent;
-        let saved: (Saved, Travelling) = bincode::deserialize_from(input)?;
-        ((self.serial_of, self.next_serial, self.local, self.key_of, eject_sent, self.deliveries), (self.transit, self.riding)) = saved;
+        let saved: (Saved, Travelling, u64) = bincode::deserialize_from(input)?;
+        ((self.serial_of, self.next_serial, self.local, self.key_of, eject_sent, self.deliveries), (self.transit, self.riding), self.last_delivery) = saved;
         self.own_serial = self.serial_of.iter().map(|(&id, &serial)| (serial, id)).collect();
         if let (Some(shared), Some(sent)) = (&mut self.shared, eject_sent) {
             shared.eject_sent = sent;
