@@ -217,7 +217,12 @@ fn sample_table(sim: &Simulation) -> SampleTable {
     let bytes_per_phit = spec.bytes_per_phit();
     let cycle_ns = spec.cycle_ns(sim.parts.params.fastest_gbytes_per_s);
     let mut t = SampleTable::default();
-    for s in sim.server_side.samples() {
+    // By the cycle each ended, then its pair: the order one process records them in but for
+    // samples ending in one cycle, whose order would otherwise be the ranks' (MPI ranks
+    // record their own senders' samples).
+    let mut samples: Vec<_> = sim.server_side.samples().iter().collect();
+    samples.sort_by_key(|s| (s.start + s.cycles, s.src, s.dst, s.iteration));
+    for s in samples {
         t.src.push(s.src);
         t.dst.push(s.dst);
         t.iteration.push(s.iteration);

@@ -10,15 +10,15 @@ use crate::error::{SpecError, SpecResult};
 use crate::nic::Counters;
 use crate::spec::{ProtocolKind, Spec};
 
-/// What it keeps per pair of servers: the pair, its four counts and cycles, and its sender's
+/// What it keeps per pair of servers: the pair, its three counts and cycles, and its sender's
 /// counters when its window started.
-const PAIR_BYTES: u64 = 8 + 4 + 4 + 8 + 8 + std::mem::size_of::<Counters>() as u64;
+const PAIR_BYTES: u64 = 8 + 4 + 4 + 8 + std::mem::size_of::<Counters>() as u64;
 
 pub const PING_PONG: WorkloadKind = WorkloadKind {
     name: "ping_pong",
     about: "a message, answered by an acknowledgement; one sample per round trip",
     closed_loop: true,
-    servers_independent: false,
+    servers_independent: true,
     tables_per_server: PAIR_BYTES / 2,
     keys: PingPongKeys::KEYS,
     defaults: PingPongKeys::defaults,
@@ -30,7 +30,7 @@ pub const BANDWIDTH: WorkloadKind = WorkloadKind {
     name: "bandwidth",
     about: "window messages, then one acknowledgement; one sample per window",
     closed_loop: true,
-    servers_independent: false,
+    servers_independent: true,
     tables_per_server: PAIR_BYTES / 2,
     keys: BandwidthKeys::KEYS,
     defaults: BandwidthKeys::defaults,
@@ -130,11 +130,12 @@ pub struct Bandwidth {
     received: Vec<u32>,
     done: Vec<u32>,
     started: Vec<u64>,
-    /// When the window's last data message was complete.
-    data_done: Vec<u64>,
     /// The sender's counters when the window started.
     counters_at_start: Vec<Counters>,
+    /// Pairs not done (on an MPI rank running its part, `partition`: of its own senders),
+    /// and the cycle the last was done at.
     active_pairs: usize,
+    finished_at: Option<u64>,
 }
 
 impl Bandwidth {
@@ -150,9 +151,9 @@ impl Bandwidth {
             received: vec![0; n],
             done: vec![0; n],
             started: vec![0; n],
-            data_done: vec![0; n],
             counters_at_start: vec![Counters::default(); n],
             active_pairs: n,
+            finished_at: None,
         }
     }
 
@@ -188,7 +189,7 @@ impl Workload for Bandwidth {
             self.received[i] += 1;
             if self.received[i] == self.window {
                 self.received[i] = 0;
-                self.data_done[i] = cx.now;
+                // Made now, the acknowledgement tells its sender when the data was complete.
                 cx.posts.push(self.ack.post(r, s, tag(i, true)));
             }
             return;
@@ -199,7 +200,7 @@ impl Workload for Bandwidth {
             iteration: self.done[i],
             start: self.started[i],
             cycles: cx.now - self.started[i],
-            message_cycles: self.data_done[i] - self.started[i],
+            message_cycles: msg.created - self.started[i],
             phits: self.window as u64 * self.message.payload_phits,
             counters: cx.nic_totals.of(s as usize).since(&self.counters_at_start[i]),
         });
@@ -208,16 +209,28 @@ impl Workload for Bandwidth {
             self.send_window(i, cx);
         } else {
             self.active_pairs -= 1;
+            if self.active_pairs == 0 {
+                self.finished_at = Some(cx.now);
+            }
         }
     }
     fn finished(&self) -> bool {
         self.active_pairs == 0
     }
+    fn finished_at(&self) -> Option<u64> {
+        self.finished_at.filter(|_| self.finished())
+    }
+    fn partition(&mut self, holds: &dyn Fn(u32) -> bool) {
+        self.active_pairs = self.pairs.iter().filter(|&&(s, _)| holds(s)).count();
+        if self.active_pairs == 0 {
+            self.finished_at = Some(0);
+        }
+    }
     fn save(&self) -> Vec<u8> {
-        super::save_state(&(&self.received, &self.done, &self.started, &self.data_done, &self.counters_at_start, self.active_pairs))
+        super::save_state(&(&self.received, &self.done, &self.started, &self.counters_at_start, self.active_pairs, self.finished_at))
     }
     fn restore(&mut self, saved: &[u8]) -> bincode::Result<()> {
-        (self.received, self.done, self.started, self.data_done, self.counters_at_start, self.active_pairs) = super::load_state(saved)?;
+        (self.received, self.done, self.started, self.counters_at_start, self.active_pairs, self.finished_at) = super::load_state(saved)?;
         Ok(())
     }
 }

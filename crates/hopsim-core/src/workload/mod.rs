@@ -197,10 +197,11 @@ pub struct WorkloadKind {
     pub name: &'static str,
     pub about: &'static str,
     pub closed_loop: bool,
-    /// Whether each server's part of it depends on no other server's: then a run on MPI
-    /// ranks keeps only its own servers' timers and random streams and calls it for its own
-    /// servers only (engine/ranks); otherwise every rank runs it whole and calls it as one
-    /// process does (`servers_independent`).
+    /// Whether each server's part of it depends on no other server's but through the
+    /// messages they exchange and the run's end: then a run on MPI ranks keeps only its own
+    /// servers' timers and random streams and calls it for its own servers only
+    /// (engine/ranks, `Workload::partition`); otherwise every rank runs it whole and calls it
+    /// as one process does (`servers_independent`).
     pub servers_independent: bool,
     /// What it keeps for every server of the network, in bytes (on every MPI rank: the memory
     /// estimate, engine/memory).
@@ -254,16 +255,17 @@ pub fn is_open_loop(spec: &Spec) -> bool {
 /// (`WorkloadKind::servers_independent`). `[[jobs]]` share only the run's end
 /// (`Workload::partition`), unless a message completes away from its destination's rank (a
 /// GET protocol completes it at its source, whose rank would have to call the destination's
-/// program in the same cycle) or App-Aware routing reads, without a `nic.protocol`, the
+/// program in the same cycle; so too for the closed loops) or App-Aware routing reads, without a `nic.protocol`, the
 /// latency of its NIC's packets delivered at other ranks, which one process counts at once.
 pub fn servers_independent(spec: &Spec) -> bool {
+    use crate::nic::protocol::{Protocol, ProtocolKind};
+    let protocol = Protocol::from_spec(spec);
+    let get = protocol.kind == ProtocolKind::Get;
     if !spec.jobs.is_empty() {
-        use crate::nic::protocol::{Protocol, ProtocolKind};
-        let protocol = Protocol::from_spec(spec);
         let app_aware = spec.jobs.iter().any(|j| j.routing_mode.as_deref() == Some("app_aware"));
-        return protocol.kind != ProtocolKind::Get && (!app_aware || protocol.is_on());
+        return !get && (!app_aware || protocol.is_on());
     }
-    Kind::from_name(&spec.workload.kind).is_some_and(|k| k.kind().servers_independent)
+    Kind::from_name(&spec.workload.kind).is_some_and(|k| k.kind().servers_independent && !(k.kind().closed_loop && get))
 }
 
 /// Bytes the workload keeps for every server of the network (`WorkloadKind::tables_per_server`;

@@ -211,9 +211,30 @@ fn messages_of_several_packets_are_the_same_on_ranks() {
 
 #[test]
 fn a_ping_pong_workload_is_the_same_on_1_2_and_3_ranks() {
-    // Closed loop: every rank runs the workload whole and makes its calls in one order.
+    // Closed loop: each rank runs its own senders' and receivers' parts.
     let r = same_on_1_2_3_ranks(&nets::ping_pong("[5, 5, 5]", 20), "warmup = 0\ncycles = 2000000");
     assert!(!r.samples.src.is_empty());
+}
+
+#[test]
+fn closed_loops_under_put_run_windows_of_the_links_between_ranks() {
+    // Ping-pong and bandwidth windows with links of 8 cycles: a message completes at its
+    // receiver's rank, its acknowledgement at its sender's, which records the sample, so
+    // the ranks exchange once every 8 cycles and still give one process's samples.
+    for (kind, extra) in [("ping_pong", ""), ("bandwidth", "window = 4\n")] {
+        let body = format!(
+            "[topology]\nkind = \"torus\"\ndims = [4, 4]\nservers_per_switch = 2\n[link]\nlatency = 8\n[packet]\nphits = 5\n\
+             [nic]\nprotocol = \"put\"\n[message]\nbytes = 2000\n[workload]\nkind = \"{kind}\"\niterations = 5\n{extra}[traffic]\nactive_servers = 24"
+        );
+        let run = "warmup = 0\ncycles = 1000000\nseed = 2";
+        let r = same_on_1_2_3_ranks(&body, run);
+        assert!(r.metrics.workload_complete && r.samples.src.len() == 12 * 5, "{kind}: {} samples", r.samples.src.len());
+        let (counted, sent) = local::run_counting(&spec(&format!("{body}\n[run]\n{run}\n")), 2).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(fingerprint(&counted), fingerprint(&r));
+        for s in &sent {
+            assert!(s.exchanges * 6 <= r.metrics.cycles, "{kind}: {} exchanges in {} cycles", s.exchanges, r.metrics.cycles);
+        }
+    }
 }
 
 #[test]

@@ -354,10 +354,15 @@ impl ServerSide {
         self.rank.as_mut().map_or_else(Vec::new, |r| r.drawn_streams(&self.nic_rng))
     }
 
-    /// Take, for each sample another rank also recorded (a shared workload records every
-    /// sample on every rank), its NIC counters from the rank owning its source (`owns`),
-    /// which alone counts that NIC.
+    /// Take another rank's samples: those of its own senders, where each rank runs its own
+    /// servers' part of the workload; else (a shared workload records every sample on every
+    /// rank), for each sample, its NIC counters from the rank owning its source (`owns`),
+    /// which alone counts that NIC. The result orders them (`report::sample_table`).
     pub fn samples_from(&mut self, theirs: &[Sample], owns: impl Fn(u32) -> bool) {
+        if !self.shares_workload() {
+            self.samples.extend_from_slice(theirs);
+            return;
+        }
         for (mine, theirs) in self.samples.iter_mut().zip(theirs) {
             if owns(theirs.src) {
                 mine.counters = theirs.counters;

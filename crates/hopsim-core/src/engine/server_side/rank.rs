@@ -14,9 +14,9 @@
 //! answer, the responses carry the serial back, and the source keeps its record until they
 //! complete it.
 //!
-//! **A shared workload** (closed loops, jobs under GET or under App-Aware without a protocol:
-//! `workload::servers_independent` false; other jobs run each rank's part, `partition`) runs
-//! whole on every rank, and every rank makes the calls one process makes, in its order:
+//! **A shared workload** (closed loops and jobs under GET, jobs under App-Aware without a
+//! protocol: `workload::servers_independent` false; otherwise each rank runs its own
+//! servers' part, `Workload::partition`) runs whole on every rank, and every rank makes the calls one process makes, in its order:
 //! every rank fires every timer, and the calls a delivery makes (a packet or a message
 //! delivered) wait until the rank's deliveries of the cycle are done; every rank then
 //! sends its calls to all, and all make them in the one-process order (by the cycle their
