@@ -26,6 +26,10 @@ use std::collections::{HashMap, HashSet};
 
 const NO_JOB: (u32, u32) = (u32::MAX, u32::MAX);
 
+/// What `[[jobs]]` keep for each server, at most (the memory estimate): its (job, rank), and
+/// the state of the program rank it may run, which every MPI rank keeps for every job rank.
+pub(crate) const BYTES_PER_SERVER: u64 = 8 + std::mem::size_of::<Rank>() as u64;
+
 /// How a job's messages choose their routing mode.
 enum Routing {
     /// The run's `routing.mode` (`None`) or the job's.

@@ -269,9 +269,9 @@ pub fn servers_independent(spec: &Spec) -> bool {
 }
 
 /// Bytes the workload keeps for every server of the network (`WorkloadKind::tables_per_server`;
-/// `[[jobs]]`: the job and rank of each server), on every MPI rank.
+/// `[[jobs]]`: `jobs::BYTES_PER_SERVER`), on every MPI rank.
 pub fn table_bytes(spec: &Spec, servers: u64) -> u64 {
-    let per = if spec.jobs.is_empty() { Kind::from_name(&spec.workload.kind).map_or(0, |k| k.kind().tables_per_server) } else { 8 };
+    let per = if spec.jobs.is_empty() { Kind::from_name(&spec.workload.kind).map_or(0, |k| k.kind().tables_per_server) } else { jobs::BYTES_PER_SERVER };
     per * servers
 }
 
