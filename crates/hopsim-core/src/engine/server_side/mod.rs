@@ -55,7 +55,7 @@ pub(super) struct ServerSide {
     /// keeps a shared workload the same on every rank (`rank::RankView`).
     rank: Option<Box<rank::RankView>>,
     /// The network's shortest switch-to-switch link latency: how long what a workload still
-    /// sends after it finished goes on (`stop_delay`).
+    /// sends after it finished goes on (`stop_cycle`).
     shortest_link: u64,
 }
 
@@ -306,9 +306,9 @@ impl ServerSide {
         server - self.nics.held().start
     }
 
-    /// Be one rank of a run over several (engine/ranks); before the workload starts.
-    /// Run as one MPI rank; a rank running its own servers' part of the workload
-    /// (`WorkloadKind::servers_independent`) tells the workload which servers those are.
+    /// Be one rank of a run over several (engine/ranks); before the workload starts. A rank
+    /// running its own servers' part of the workload (`workload::servers_independent`) tells
+    /// the workload which servers those are.
     pub fn on_rank(&mut self, view: rank::RankView, servers: &crate::topology::ServerMap) {
         if view.shared.is_none() {
             self.workload.partition(&|s| view.owns(servers, s));
@@ -321,6 +321,7 @@ impl ServerSide {
         self.rank.as_deref_mut()
     }
 
+    /// This rank's view, to read.
     pub fn rank_view_ref(&self) -> Option<&rank::RankView> {
         self.rank.as_deref()
     }
