@@ -440,6 +440,24 @@ def compared(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setting", "case", "noise", "high_bias", "app_aware", "app_aware_to_better"])
 
 
+def scaling_factors(runs: pd.DataFrame) -> tuple[float, int, float, int]:
+    """App-Aware's scaling factors as the paper derives them: the medians, over the cases
+    kept idle under both Default and High Bias, of High Bias's L over Default's and of its s
+    over Default's (cases where Default stalled), and how many cases each counts."""
+    idle = runs[runs.noise == "idle"]
+    both = idle.pivot_table(index=["setting", "case"], columns="mode", values=["request_latency_mean", "stalls_per_flit"])
+    if both.empty or not {"default", "adaptive_high_bias"} <= set(both.columns.get_level_values(1)):
+        return math.nan, 0, math.nan, 0
+    ratio = lambda col: (both[col]["adaptive_high_bias"] / both[col]["default"]).replace([math.inf], math.nan).dropna()
+    latency, stalls = ratio("request_latency_mean"), ratio("stalls_per_flit")
+    return float(latency.median()), len(latency), float(stalls.median()), len(stalls)
+
+
+def calibration_lines() -> list[str]:
+    latency, n_latency, stalls, n_stalls = scaling_factors(kept()[0])
+    return [f"- L_bs / L_ad: median {latency:.3f} over {n_latency} cases; s_bs / s_ad: median {stalls:.3f} over {n_stalls} cases."]
+
+
 def finding_lines() -> list[str]:
     """What the kept runs say on the paper's claims: the largest gaps between the modes, how
     close App-Aware comes to the better static mode, and where it is worse than Default."""
@@ -519,7 +537,7 @@ def figure7_seed_lines() -> list[str]:
 PAGE = REPO / "docs" / "studies" / "aries-noise.md"
 IMG = PAGE.parent / "img"
 BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines, "paper-scale findings": finding_lines,
-          "paper-scale claims": claim_lines,
+          "paper-scale claims": claim_lines, "paper-scale calibration": calibration_lines,
           "figure7 seeds": figure7_seed_lines}
 
 
