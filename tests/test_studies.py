@@ -219,53 +219,6 @@ def test_table_piped_into_head_is_not_an_error():
     assert "Traceback" not in err and "BrokenPipe" not in err, err
 
 
-def test_aries_noise_table_from_kept_runs():
-    """The network-noise page's table and its claim (app-aware within 5 % of the better
-    static mode in at least 80 % of the cases) come from the kept runs."""
-    out = study("aries_noise.study", "table").stdout
-    m = re.search(r"app-aware within 5% of the better static mode in (\d+) of (\d+) cases", out)
-    assert m, out
-    within, cases = int(m.group(1)), int(m.group(2))
-    assert cases >= 12 and within >= 0.8 * cases
-
-
-def test_median_ratio_interval_tells_apart_only_what_differs():
-    """The bootstrap interval of a ratio of medians holds the true ratio, excludes 1 when two
-    samples really differ and contains 1 when they come from one distribution."""
-    from studies.aries_noise.study import median_ratio_interval
-
-    rng = np.random.default_rng(7)
-    same_a, same_b = rng.lognormal(7.0, 0.4, 20), rng.lognormal(7.0, 0.4, 20)
-    low, high = median_ratio_interval(list(same_a), list(same_b))
-    assert low < 1.0 < high
-    slower = rng.lognormal(7.0 + np.log(1.5), 0.05, 20)
-    base = rng.lognormal(7.0, 0.05, 20)
-    low, high = median_ratio_interval(list(slower), list(base))
-    assert 1.0 < low < 1.5 < high < 1.7
-
-
-def test_aries_noise_reads_the_runs_of_both_processes_each_once(tmp_path):
-    """The study's two processes (from the plan's start and from its end) keep their runs in
-    two files; every command reads both, each run once (the first file's copy), with the
-    iterations of that copy."""
-    from studies.aries_noise.study import KEPT, kept
-
-    def row(case, median):
-        return {"setting": "cori", "case": case, "noise": False, "mode": "adaptive", "iterations": 2, "iteration_median": median}
-
-    def iteration(case, cycles):
-        return {"setting": "cori", "case": case, "noise": False, "mode": "adaptive", "iteration": 0, "cycles": cycles}
-
-    (runs_a, its_a), (runs_b, its_b) = KEPT[False], KEPT[True]
-    pd.DataFrame([row("barrier", 10), row("bcast 8B", 20)]).to_csv(tmp_path / runs_a, index=False)
-    pd.DataFrame([iteration("barrier", 10), iteration("bcast 8B", 20)]).to_csv(tmp_path / its_a, index=False)
-    pd.DataFrame([row("bcast 8B", 99), row("alltoall 8B", 30)]).to_csv(tmp_path / runs_b, index=False)
-    pd.DataFrame([iteration("bcast 8B", 99), iteration("alltoall 8B", 30)]).to_csv(tmp_path / its_b, index=False)
-    rows, its = kept(tmp_path)
-    assert sorted((r["case"], r["iteration_median"]) for r in rows) == [("alltoall 8B", 30), ("barrier", 10), ("bcast 8B", 20)]
-    assert sorted((i["case"], i["cycles"]) for i in its) == [("alltoall 8B", 30), ("barrier", 10), ("bcast 8B", 20)]
-
-
 def test_aries_noise_kept_byte_shares_match_each_run_s_mode():
     """A run under a fixed mode sends every byte with it; every run's shares sum to one. Three
     alltoall rows once had their shares a column to the right."""
