@@ -504,27 +504,55 @@ def claim_lines() -> list[str]:
     return lines
 
 
+FIGURE_TITLES = {"daint": "Piz Daint-like, 1,024 ranks", "cori": "Cori-like, 64 ranks",
+                 "daint-apps": "Piz Daint-like, applications on 256 nodes", "daint-fft64": "Piz Daint-like, FFT on 64 nodes"}
+
+
+def complete_cases(its: pd.DataFrame) -> dict[tuple[str, str], dict[str, dict[str, list[int]]]]:
+    """Per (setting, machine state), the cases kept in all three modes, in the plan's order,
+    each mode's iteration times."""
+    order = {c[0]: i for i, c in enumerate(CASES + APPS)}
+    out = {}
+    for (setting, noise), part in its.groupby(["setting", "noise"]):
+        cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case")}
+        cases = {c: modes for c, modes in sorted(cases.items(), key=lambda kv: order[kv[0]]) if set(MODES) <= set(modes)}
+        if cases:
+            out[(setting, noise)] = cases
+    return out
+
+
+def figure_path(setting: str, noise: str) -> Path:
+    return IMG / f"aries-paper-{setting}-{noise}.png"
+
+
 def figures() -> None:
     """Per setting and machine state, the iteration times of each case in the three modes,
-    divided by Default's median (the paper's Figures 8-10), from the kept runs."""
+    divided by Default's median (the paper's Figures 8-10), from the kept runs; a setting
+    and state with no case kept in all three modes has no figure (an older one is removed)."""
     from hopsim.plots.jobs import plot_mode_boxes
 
     runs, its = kept()
     IMG.mkdir(parents=True, exist_ok=True)
-    order = {c[0]: i for i, c in enumerate(CASES + APPS)}
-    titles = {"daint": "Piz Daint-like, 1,024 ranks", "cori": "Cori-like, 64 ranks",
-              "daint-apps": "Piz Daint-like, applications on 256 nodes", "daint-fft64": "Piz Daint-like, FFT on 64 nodes"}
-    for (setting, noise), part in its.groupby(["setting", "noise"]):
-        cases = {c: {m: list(g["cycles"]) for m, g in p.groupby("mode")} for c, p in part.groupby("case")}
-        cases = {c: modes for c, modes in sorted(cases.items(), key=lambda kv: order[kv[0]]) if set(MODES) <= set(modes)}
-        if not cases:
-            continue
+    drawn = complete_cases(its)
+    for setting in SETTINGS:
+        for noise in NOISES:
+            if (setting, noise) not in drawn:
+                figure_path(setting, noise).unlink(missing_ok=True)
+    for (setting, noise), cases in drawn.items():
         notes = {}
         for c in cases:
             r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")
             notes[c] = f"{r.loc['default', 'iteration_median']:.0f} cy\n{100 * default_share(r.loc['app_aware']):.0f}% def."
-        plot_mode_boxes({c: {m: cases[c][m] for m in MODES} for c in cases}, IMG / f"aries-paper-{setting}-{noise}.png",
-                        default="default", notes=notes, title=f"{titles[setting]}, {'idle' if noise == 'idle' else 'beside the background'}")
+        plot_mode_boxes({c: {m: cases[c][m] for m in MODES} for c in cases}, figure_path(setting, noise),
+                        default="default", notes=notes, title=f"{FIGURE_TITLES[setting]}, {'idle' if noise == 'idle' else 'beside the background'}")
+
+
+def figure_lines() -> list[str]:
+    """The page's figures: those of the settings and states with a case kept in all three modes."""
+    drawn = complete_cases(kept()[1])
+    lines = [f"![{FIGURE_TITLES[s]}, {'idle' if n == 'idle' else 'beside the background'}](img/{figure_path(s, n).name})"
+             for s in SETTINGS for n in NOISES if (s, n) in drawn]
+    return lines or ["No case is kept in all three modes yet."]
 
 
 def figure7_seed_lines() -> list[str]:
@@ -538,6 +566,7 @@ PAGE = REPO / "docs" / "studies" / "aries-noise.md"
 IMG = PAGE.parent / "img"
 BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines, "paper-scale findings": finding_lines,
           "paper-scale claims": claim_lines, "paper-scale calibration": calibration_lines,
+          "paper-scale figures": figure_lines,
           "figure7 seeds": figure7_seed_lines}
 
 
