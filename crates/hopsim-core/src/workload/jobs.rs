@@ -26,9 +26,13 @@ use std::collections::{HashMap, HashSet};
 
 const NO_JOB: (u32, u32) = (u32::MAX, u32::MAX);
 
-/// What `[[jobs]]` keep for each server, at most (the memory estimate): its (job, rank), and
-/// the state of the program rank it may run, which every MPI rank keeps for every job rank.
-pub(crate) const BYTES_PER_SERVER: u64 = 8 + std::mem::size_of::<Rank>() as u64;
+/// What `[[jobs]]` keep for each server of the network, at most (the memory estimate): its
+/// (job, rank), and for the job rank it may run, its server and group, its end and where its
+/// program's state is.
+pub(crate) const BYTES_PER_SERVER: u64 = 8 + 8 + 8 + 8;
+/// The state of a program rank, kept by the process that runs it (every MPI rank where the
+/// workload runs whole on each).
+pub(crate) const PROGRAM_BYTES: u64 = std::mem::size_of::<Rank>() as u64;
 
 /// How a job's messages choose their routing mode.
 enum Routing {
@@ -101,7 +105,9 @@ struct Job {
     routing: Routing,
     servers: Vec<u32>,
     groups: Vec<u32>,
-    ranks: Vec<Rank>,
+    /// Each rank's program, where this process runs it (on an MPI rank running its part,
+    /// its own servers' ranks only: `partition`).
+    ranks: Vec<Option<Box<Rank>>>,
     iteration_start: Vec<u64>,
     iteration_end: Vec<u64>,
     /// Per iteration: ranks that have not finished it.
@@ -144,10 +150,12 @@ impl Job {
             Work::OpenLoop { .. } => AriesMode::Adaptive,
         };
         let ranks = (0..js.ranks)
-            .map(|_| Rank {
-                app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)),
-                timeline: js.timeline.then(Vec::new),
-                ..Default::default()
+            .map(|_| {
+                Some(Box::new(Rank {
+                    app_aware: matches!(routing, Routing::AppAware).then(|| AppAware::new(js.app_aware.clone(), adaptive)),
+                    timeline: js.timeline.then(Vec::new),
+                    ..Default::default()
+                }))
             })
             .collect();
         Ok(Job {
@@ -276,7 +284,7 @@ impl Jobs {
         let (packets, flits) = self.size(bytes);
         let job = &mut self.jobs[j];
         let src = job.servers[r];
-        let rank = &mut job.ranks[r];
+        let rank = run_here(&mut job.ranks, r);
         let mode = match job.routing {
             Routing::Fixed(m) => m,
             Routing::CrayDefault => Some(Routing::cray_default(alltoall)),
@@ -312,7 +320,7 @@ impl Jobs {
             let job = &mut self.jobs[j];
             let Work::Program(motif) = &job.work else { unreachable!("only programs advance") };
             let n = job.ranks.len();
-            let rank = &mut job.ranks[r];
+            let rank = run_here(&mut job.ranks, r);
             if rank.pc == rank.ops.len() {
                 if rank.started {
                     let it = rank.iteration as usize;
@@ -449,7 +457,7 @@ impl Jobs {
             packet_latency_median: h.quantile(0.5),
             packet_latency_q3: h.quantile(0.75),
             packet_latency_mean: h.mean(),
-            timeline: job.ranks.iter().filter_map(|r| r.timeline.clone()).collect(),
+            timeline: job.ranks.iter().flatten().filter_map(|r| r.timeline.clone()).collect(),
             unsupported_events: match &job.work {
                 Work::Program(m) => m.unsupported_events(),
                 Work::OpenLoop { .. } => Default::default(),
@@ -502,10 +510,26 @@ impl Job {
         }
         self.ranks_left += ranks_left;
         for (r, t) in timelines {
-            let rank = self.ranks.get_mut(r as usize).ok_or("a timeline of a rank the job does not have")?;
-            rank.timeline = Some(t);
+            let slot = self.ranks.get_mut(r as usize).ok_or("a timeline of a rank the job does not have")?;
+            slot.get_or_insert_with(Default::default).timeline = Some(t);
         }
         Ok(())
+    }
+}
+
+/// The program of job rank `r`, which this process runs.
+fn run_here(ranks: &mut [Option<Box<Rank>>], r: usize) -> &mut Rank {
+    ranks[r].as_deref_mut().expect("a job rank's program runs where its server is held")
+}
+
+/// A job's programs as a checkpoint keeps them: every rank's, one this process does not run
+/// as a rank that never started (the layout of a run whole on one process).
+struct SavedRanks<'a>(&'a [Option<Box<Rank>>]);
+
+impl serde::Serialize for SavedRanks<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let none = Rank::default();
+        s.collect_seq(self.0.iter().map(|r| r.as_deref().unwrap_or(&none)))
     }
 }
 
@@ -520,7 +544,7 @@ impl Workload for Jobs {
         let jobs: Vec<_> = self
             .jobs
             .iter()
-            .map(|j| (&j.ranks, &j.iteration_start, &j.iteration_end, &j.iteration_left, &j.rank_end, &j.message_latency, j.messages, j.bytes, &j.packet_latency, j.mode_bytes, j.ranks_left))
+            .map(|j| (SavedRanks(&j.ranks), &j.iteration_start, &j.iteration_end, &j.iteration_left, &j.rank_end, &j.message_latency, j.messages, j.bytes, &j.packet_latency, j.mode_bytes, j.ranks_left))
             .collect();
         super::save_state(&(jobs, self.running, self.finished_at, self.stop))
     }
@@ -535,7 +559,7 @@ impl Workload for Jobs {
             .jobs
             .iter()
             .map(|j| {
-                let timelines = j.ranks.iter().enumerate().filter(|(_, r)| r.started).filter_map(|(i, r)| r.timeline.clone().map(|t| (i as u32, t))).collect();
+                let timelines = j.ranks.iter().enumerate().filter_map(|(i, r)| r.as_deref().filter(|r| r.started).and_then(|r| r.timeline.clone()).map(|t| (i as u32, t))).collect();
                 (j.iteration_start.clone(), j.iteration_end.clone(), j.iteration_left.clone(), j.rank_end.clone(), j.message_latency.clone(), j.messages, j.bytes, j.packet_latency.clone(), j.mode_bytes, j.ranks_left, timelines)
             })
             .collect();
@@ -577,7 +601,17 @@ impl Workload for Jobs {
             return Err(Box::new(bincode::ErrorKind::Custom(format!("{} jobs saved, {} in the spec", jobs.len(), self.jobs.len()))));
         }
         for (j, p) in self.jobs.iter_mut().zip(jobs) {
-            (j.ranks, j.iteration_start, j.iteration_end, j.iteration_left, j.rank_end, j.message_latency, j.messages, j.bytes, j.packet_latency, j.mode_bytes, j.ranks_left) = p;
+            let ranks;
+            (ranks, j.iteration_start, j.iteration_end, j.iteration_left, j.rank_end, j.message_latency, j.messages, j.bytes, j.packet_latency, j.mode_bytes, j.ranks_left) = p;
+            if ranks.len() != j.ranks.len() {
+                return Err(Box::new(bincode::ErrorKind::Custom(format!("{} ranks saved of job {:?}, {} in the spec", ranks.len(), j.spec.name, j.ranks.len()))));
+            }
+            // The ranks this process does not run (`partition`) stay without a program.
+            for (slot, saved) in j.ranks.iter_mut().zip(ranks) {
+                if slot.is_some() {
+                    *slot = Some(Box::new(saved));
+                }
+            }
         }
         (self.running, self.finished_at, self.stop) = (running, finished_at, stop);
         Ok(())
@@ -609,7 +643,7 @@ impl Workload for Jobs {
         if !matches!(job.work, Work::Program(_)) {
             return;
         }
-        let rank = &mut job.ranks[r as usize];
+        let rank = run_here(&mut job.ranks, r as usize);
         if rank.waiting == Some((from, msg.tag)) {
             rank.waiting = None;
             if let Some(c) = rank.timeline.as_mut().and_then(|t| t.last_mut()) {
@@ -646,6 +680,11 @@ impl Workload for Jobs {
         self.partitioned = true;
         for job in &mut self.jobs {
             job.ranks_left = job.servers.iter().filter(|&&s| holds(s)).count();
+            for (slot, &s) in job.ranks.iter_mut().zip(&job.servers) {
+                if !holds(s) {
+                    *slot = None;
+                }
+            }
         }
         self.running = self.jobs.iter().filter(|j| !j.spec.background && j.ranks_left > 0).count();
         if self.running == 0 {
@@ -740,6 +779,32 @@ mod tests {
         }
         assert!(jobs.finished(), "{workload}: the job did not finish");
         assert_eq!(sent.iter().sum::<usize>(), need.iter().map(Vec::len).sum::<usize>(), "{workload}: sends");
+    }
+
+    #[test]
+    fn a_rank_of_a_partitioned_run_keeps_only_its_own_servers_programs() {
+        let toml = "[topology]\nkind = \"torus\"\ndims = [4]\nservers_per_switch = 4\n[packet]\nbytes = 64\n[traffic]\n\
+                    [[jobs]]\nname = \"app\"\nranks = 8\nworkload = { motif = \"allreduce\", iterations = 2 }\n\
+                    [[jobs]]\nname = \"noise\"\nranks = 8\nworkload = { motif = \"barrier\" }\nbackground = true\nallocation = { policy = \"linear\", offset = 8 }\n";
+        let spec = crate::spec::from_toml_str(toml).unwrap();
+        let topo = crate::topology::build(&spec).unwrap();
+        let servers = ServerMap::new(topo.as_ref());
+        let mut jobs = Jobs::build(&spec, topo.as_ref(), &servers).unwrap();
+        let saved = jobs.save();
+        // This rank holds servers 4-11: ranks 4-7 of the application, 0-3 of the background.
+        jobs.partition(&|s| (4..12).contains(&s));
+        let held: Vec<Vec<bool>> = jobs.jobs.iter().map(|j| j.ranks.iter().map(Option::is_some).collect()).collect();
+        assert_eq!(held[0], [false, false, false, false, true, true, true, true]);
+        assert_eq!(held[1], [true, true, true, true, false, false, false, false]);
+        assert_eq!((jobs.jobs[0].ranks_left, jobs.running), (4, 1));
+        assert!(!jobs.finished() && jobs.sends_after_finishing());
+        // A checkpoint of the whole run restores this rank's programs only.
+        jobs.restore(&saved).unwrap();
+        assert_eq!(jobs.jobs[0].ranks.iter().filter(|r| r.is_some()).count(), 4);
+        // A rank holding no application rank has finished its part from the start.
+        let mut other = Jobs::build(&spec, topo.as_ref(), &servers).unwrap();
+        other.partition(&|s| s >= 12);
+        assert_eq!(other.finished_at(), Some(0));
     }
 
     #[test]

@@ -275,6 +275,17 @@ pub fn table_bytes(spec: &Spec, servers: u64) -> u64 {
     per * servers
 }
 
+/// Bytes of the program state `[[jobs]]` keep for each server whose program a process runs
+/// (`jobs::PROGRAM_BYTES`): its own servers', or every server's where the workload runs
+/// whole on every MPI rank (`servers_independent`).
+pub fn program_bytes(spec: &Spec) -> u64 {
+    if spec.jobs.is_empty() {
+        0
+    } else {
+        jobs::PROGRAM_BYTES
+    }
+}
+
 /// Whether a job's motif is open-loop traffic (`bernoulli`): it sends until `run.cycles`,
 /// has no iterations and never finishes, so it cannot be late either.
 pub fn is_open_loop_motif(motif: &str) -> bool {

@@ -171,12 +171,13 @@ pub fn estimate_on_ranks(spec: &Spec, topo: &dyn Topology, ranks: usize) -> Esti
     // headers, reorder counts and a workload timer, for the servers held; and on every rank,
     // what is kept for the whole network: the server numbering where it is not arithmetic,
     // the traffic's tables, and the workload's per server (a periodic workload's counts, the
-    // jobs' owner of each server). The random streams are the servers held's, or every
-    // server's where a workload run whole on every rank draws from any.
+    // jobs' owner of each server). The random streams and the jobs' programs are the servers
+    // held's, or every server's where a workload runs whole on every rank.
     let held_per_server = size_of::<crate::nic::Nic>() + 2 * size_of::<crate::nic::Counters>() + 4 * spec.router.vcs + super::server_side::BACKLOG_BYTES + 4 + 8;
     let network_tables = crate::topology::ServerMap::bytes_for(topo) + crate::traffic::table_bytes(spec, all_servers, all) + crate::workload::table_bytes(spec, all_servers);
     let streams = if crate::workload::servers_independent(spec) { servers } else { all_servers };
-    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + network_tables + times(streams, rng) });
+    let programs = times(streams, crate::workload::program_bytes(spec));
+    parts.push(Part { what: "NICs".into(), key: "topology.servers_per_switch", bytes: times(servers, held_per_server as u64) + network_tables + times(streams, rng) + programs });
     // On ranks: the deliveries kept for other ranks' NICs, at most one (source, window)
     // entry a server held before they go (`RankView::deliveries_due`), in a hash map.
     if ranks > 1 {
