@@ -359,3 +359,31 @@ def test_aries_noise_paper_scale_findings_compare_the_modes(tmp_path, monkeypatc
     assert "within 5 % of the better static mode in 1 of 2 cases" in lines and "cori bcast 4MiB idle 1.39x" in lines
     claims = "\n".join(ps.claim_lines())
     assert "barrier (cori, idle) 0.80" in claims and "bcast 4MiB (cori, idle) 1.39" in claims and "none kept yet" in claims
+
+
+def test_aries_noise_paper_scale_figures_only_for_cases_kept_in_all_modes(tmp_path, monkeypatch):
+    """A setting's figure is drawn once a case has its three modes kept, the page lists only
+    those, and a figure left from older runs of a setting with no such case is removed."""
+    from studies.aries_noise import paper_scale as ps
+
+    data, img = tmp_path / "data", tmp_path / "img"
+    data.mkdir()
+    img.mkdir()
+    monkeypatch.setattr(ps, "DATA", data)
+    monkeypatch.setattr(ps, "IMG", img)
+    rows, its = [], []
+    for mode, cycles in [("default", [100, 110]), ("adaptive_high_bias", [80, 85]), ("app_aware", [82, 84])]:
+        for setting, case in [("cori", "barrier"), ("daint", "barrier")][: 2 if mode == "default" else 1]:
+            r = {"setting": setting, "case": case, "noise": "idle", "mode": mode, "iterations": 2, "cpu_seconds": 1.0,
+                 "simulated_cycles": sum(cycles), "iteration_median": sum(cycles) / 2, "bytes": 1.0, "share_adaptive": 1.0}
+            r["workload"] = ps.workload_of(r)
+            rows.append(r)
+            its += [{k: r[k] for k in ps.KEY} | {"iteration": i, "cycles": c} for i, c in enumerate(cycles)]
+    pd.DataFrame(rows).to_csv(data / "runs-0.csv", index=False)
+    pd.DataFrame(its).to_csv(data / "iterations-0.csv", index=False)
+    stale = img / "aries-paper-daint-idle.png"
+    stale.write_bytes(b"old")
+    ps.figures()
+    assert (img / "aries-paper-cori-idle.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not stale.exists(), "daint has no case kept in all three modes"
+    assert ps.figure_lines() == ["![Cori-like, 64 ranks, idle](img/aries-paper-cori-idle.png)"]
