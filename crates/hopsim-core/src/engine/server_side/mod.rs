@@ -165,8 +165,9 @@ impl ServerSide {
             return at;
         }
         let delay = if self.workload.sends_after_finishing() { self.shortest_link } else { 1 };
-        self.workload.stop(finished + delay);
-        finished + delay
+        let at = finished.saturating_add(delay);
+        self.workload.stop(at);
+        at
     }
 
     /// The stop fixed (`stop_cycle`) if it is later than cycle `now + 1`: the run must not
@@ -175,9 +176,10 @@ impl ServerSide {
         self.workload.stopping_at().filter(|&at| at > now + 1)
     }
 
-    /// The network's shortest switch-to-switch link latency (`stop_cycle`).
+    /// The network's shortest switch-to-switch link latency (`stop_cycle`); `u64::MAX` if
+    /// no link joins two switches, where one cycle will do: no rank's window is longer.
     pub fn set_shortest_link(&mut self, cycles: u64) {
-        self.shortest_link = cycles.max(1);
+        self.shortest_link = if cycles == u64::MAX { 1 } else { cycles.max(1) };
     }
 
     /// Phits of the packets measured (those sent in the window when measured at injection,
