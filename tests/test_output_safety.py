@@ -27,7 +27,8 @@ LONG = SMALL.replace("dims = [4, 4]", "dims = [8, 8]").replace("cycles = 1500", 
 
 
 def finished(out: Path) -> set[str]:
-    return {p.parent.name for p in out.glob("*/complete.json")}
+    """Runs with a folder under their name (a run being stored is in a hidden folder)."""
+    return {p.parent.name for p in out.glob("*/complete.json") if not p.parent.name.startswith(".")}
 
 
 def hopsim_main(capsys, *args) -> tuple[int, str]:
