@@ -525,6 +525,10 @@ def figure_path(setting: str, noise: str) -> Path:
     return IMG / f"aries-paper-{setting}-{noise}.png"
 
 
+def figure_title(setting: str, noise: str) -> str:
+    return f"{FIGURE_TITLES[setting]}, {'idle' if noise == 'idle' else 'beside the background'}"
+
+
 def figures() -> None:
     """Per setting and machine state, the iteration times of each case in the three modes,
     divided by Default's median (the paper's Figures 8-10), from the kept runs; a setting
@@ -544,14 +548,13 @@ def figures() -> None:
             r = runs[(runs.setting == setting) & (runs.noise == noise) & (runs["case"] == c)].set_index("mode")
             notes[c] = f"{r.loc['default', 'iteration_median']:.0f} cy\n{100 * default_share(r.loc['app_aware']):.0f}% def."
         plot_mode_boxes({c: {m: cases[c][m] for m in MODES} for c in cases}, figure_path(setting, noise),
-                        default="default", notes=notes, title=f"{FIGURE_TITLES[setting]}, {'idle' if noise == 'idle' else 'beside the background'}")
+                        default="default", notes=notes, title=figure_title(setting, noise))
 
 
 def figure_lines() -> list[str]:
     """The page's figures: those of the settings and states with a case kept in all three modes."""
     drawn = complete_cases(kept()[1])
-    lines = [f"![{FIGURE_TITLES[s]}, {'idle' if n == 'idle' else 'beside the background'}](img/{figure_path(s, n).name})"
-             for s in SETTINGS for n in NOISES if (s, n) in drawn]
+    lines = [f"![{figure_title(s, n)}](img/{figure_path(s, n).name})" for s in SETTINGS for n in NOISES if (s, n) in drawn]
     return lines or ["No case is kept in all three modes yet."]
 
 

@@ -311,12 +311,12 @@ impl ServerSide {
         self.stats.on_deliver(now, p);
         if let Some(view) = &mut self.rank {
             view.last_delivery = now;
-        }
-        if let Some(shared) = self.rank.as_mut().and_then(|r| r.shared.as_mut()) {
-            let call = super::rank::Call::Packet { src, latency: now - created, measuring: self.stats.in_window(now) };
-            shared.calls.push((shared.delivering_sent, call));
-            net.packets.release(id);
-            return;
+            if let Some(shared) = &mut view.shared {
+                let call = super::rank::Call::Packet { src, latency: now - created, measuring: self.stats.in_window(now) };
+                shared.calls.push((shared.delivering_sent, call));
+                net.packets.release(id);
+                return;
+            }
         }
         self.workload.packet_delivered(src, now - created);
         let (latency, measuring) = (now - created, self.stats.in_window(now));
