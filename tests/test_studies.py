@@ -322,6 +322,41 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
     assert "out of reach" in ps.cost_lines()[0]
 
 
+def test_aries_noise_paper_scale_estimates_a_mode_from_the_others(tmp_path, monkeypatch):
+    """A mode's run is estimated from the same case kept in another mode, times what the mode
+    costs against the dearest other over the cases kept in all modes; a mode with fewer sizes
+    kept takes another mode's estimate of the case when that is the lower."""
+    from studies.aries_noise import paper_scale as ps
+
+    monkeypatch.setattr(ps, "DATA", tmp_path)
+
+    def row(case, mode, cpu, iterations=10, bytes_=1e8):
+        r = {"setting": "cori", "case": case, "noise": "idle", "mode": mode, "iterations": iterations,
+             "cpu_seconds": cpu, "simulated_cycles": 1000 * iterations, "motif": "halo3d",
+             "iteration_median": 1000, "bytes": bytes_ * iterations}
+        r["workload"] = ps.workload_of(r)
+        return r
+
+    # halo3d 64^3 in all modes: App-Aware 30 CPU-s against the dearest other's 20, a ratio of 1.5.
+    rows = [row("halo3d 64^3", "default", 20.0), row("halo3d 64^3", "adaptive_high_bias", 10.0),
+            row("halo3d 64^3", "app_aware", 30.0),
+            # halo3d 256^3 kept by Default and High Bias only, at 5 CPU-s an iteration at most.
+            row("halo3d 256^3", "default", 15.0, 3, 16e8), row("halo3d 256^3", "adaptive_high_bias", 12.0, 3, 16e8)]
+    pd.DataFrame(rows).to_csv(tmp_path / "runs-0.csv", index=False)
+    runs, _ = ps.kept()
+    assert ps.mode_cost_ratio("app_aware", runs) == pytest.approx(1.5)
+    aa = {"setting": "cori", "case": "halo3d 256^3", "noise": "idle", "mode": "app_aware", "iterations": 3}
+    cost, basis = ps.estimate(aa, runs)
+    assert cost == pytest.approx(15.0 * 1.5) and basis.startswith("default of the same case")
+    # halo3d 1024^3, kept by no mode. App-Aware's own basis is 64^3: 3 CPU-s an iteration plus
+    # 255 x 10^8 bytes more at its 3 x 10^-8 s a byte, 768 an iteration. Default's is 256^3:
+    # 5 an iteration plus 15 x 1.6 x 10^9 bytes at its cheapest, 3.125 x 10^-9 s a byte, 80 an
+    # iteration (High Bias's 64 is below it). Default's estimate times 1.5 is the lower.
+    big = dict(aa, case="halo3d 1024^3")
+    cost, basis = ps.estimate(big, runs)
+    assert cost == pytest.approx(3 * 80.0 * 1.5) and "another mode's estimate" in basis
+    assert ps.size_estimate(big, runs[runs["mode"] == "app_aware"])[0] == pytest.approx(3 * 768.0)
+
 def test_aries_noise_paper_scale_page_is_recomputed_from_the_kept_runs():
     """The page's cost and table of the paper-scale study, and Figure 7's findings counted over
     seeds, are what the kept runs give now (`python -m studies.aries_noise.paper_scale page`

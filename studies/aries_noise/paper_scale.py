@@ -206,11 +206,33 @@ def background_cpu_per_cycle(runs: pd.DataFrame) -> list[tuple[str, float]]:
     return rates
 
 
+def mode_cost_ratio(mode: str, runs: pd.DataFrame) -> float:
+    """What a run of ``mode`` costs against the dearest of the other modes' runs of the same
+    case: the ratio of their sums over the cases kept in all modes (1 while there is none).
+    Sums, not a median, so the dear cases weigh as they do in the budget."""
+    mine, theirs = 0.0, 0.0
+    for _, g in runs.groupby(["setting", "case", "noise"]):
+        if set(g["mode"]) >= set(MODES):
+            per_it = g.set_index("mode")["cpu_seconds"] / g.set_index("mode")["iterations"]
+            mine += per_it[mode]
+            theirs += per_it.drop(mode).max()
+    return mine / theirs if theirs else 1.0
+
+
 def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
     """A run's CPU seconds estimated from the kept runs, and the basis; (0, ...) for the first
     size of a benchmark idle (nothing to estimate it from: it is the cheapest of its kind);
     (inf, ...) when what it would be estimated from is not kept yet."""
     same = runs[(runs.setting == run["setting"]) & (runs["mode"] == run["mode"])]
+    # The same case kept in another mode is the closest basis: the modes move the same bytes
+    # over the same machine, and differ by what `mode_cost_ratio` measures.
+    siblings = runs[(runs.setting == run["setting"]) & (runs["case"] == run["case"]) & (runs.noise == run["noise"])
+                    & (runs["mode"] != run["mode"])]
+    if not siblings.empty:
+        dearest = siblings.loc[(siblings["cpu_seconds"] / siblings["iterations"]).idxmax()]
+        ratio = mode_cost_ratio(run["mode"], runs)
+        return (dearest["cpu_seconds"] / dearest["iterations"] * run["iterations"] * ratio,
+                f"{dearest['mode']} of the same case ({dearest['cpu_seconds']:.0f} CPU-s for {dearest['iterations']}) x {ratio:.2f}")
     if run["noise"] == "background":
         idle = same[(same["case"] == run["case"]) & (same.noise == "idle")]
         # The background is the machine's: any setting on the same example file measures it.
@@ -228,6 +250,21 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
         if not rates or cycles is None:
             return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + "; no background rate yet"
         return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
+    own = size_estimate(run, same)
+    # A mode with fewer sizes kept than the others scales from further below, at a dearer cost
+    # per byte: the other modes' estimates of the same case, as for a kept case, may be closer.
+    others = [size_estimate(dict(run, mode=m), runs[(runs.setting == run["setting"]) & (runs["mode"] == m)])
+              for m in MODES if m != run["mode"]]
+    ratio = mode_cost_ratio(run["mode"], runs)
+    if all(math.isfinite(c) for c, _ in others) and max(others)[0] * ratio < own[0]:
+        c, basis = max(others)
+        return c * ratio, f"{basis} x {ratio:.2f} (another mode's estimate)"
+    return own
+
+
+def size_estimate(run: dict, same: pd.DataFrame) -> tuple[float, str]:
+    """An idle run's CPU seconds from the next smaller size of its benchmark kept in its mode
+    (``same``: the kept runs of its setting and mode), and the basis."""
     workload, size, exponent = case_info(run["case"])
     motif = workload["motif"]
     smaller = [(s, name) for name, w, s, _ in CASES if w["motif"] == motif and s < size and name != run["case"]]
