@@ -17,8 +17,10 @@ keeps the studied job alone. The modes are separate runs of the same seed.
 A run is kept in data/paper/ as soon as it ends, so the study resumes where it stopped;
 N workers (``--worker 0/2`` and ``--worker 1/2`` on two cores) share the plan, each keeping
 its runs in files of its own. Runs go cheapest first: what a run will cost is estimated from
-the kept runs (a size from the next smaller size of the same benchmark, a run beside the
-background from the same case idle plus what the background costs per simulated cycle),
+the kept runs (a run from the same case kept in another mode; a size from the largest
+smaller size of the same benchmark kept, its extra bytes at what a byte more cost between
+its two largest sizes; a run beside the background from the same case idle plus what the
+background costs per simulated cycle),
 and the study is what fits ``STUDY_CPU_HOURS``: the cases (a setting, a benchmark at a size, idle
 or beside the background, in its three modes) cheapest first, as long as the kept runs and
 the estimates of those left add up to no more. A case beyond is out of reach: ``cost`` lists
@@ -250,39 +252,51 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
         if not rates or cycles is None:
             return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + "; no background rate yet"
         return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
-    own = size_estimate(run, same)
-    # A mode with fewer sizes kept than the others scales from further below, at a dearer cost
-    # per byte: the other modes' estimates of the same case, as for a kept case, may be closer.
+    own_base, own, basis = size_estimate(run, same)
+    # A mode with fewer sizes kept than the others scales from further below: another mode's
+    # estimate of the same case from a larger size, times what the modes cost against each
+    # other, is closer (the dearest such mode's, to err on the dear side).
     others = [size_estimate(dict(run, mode=m), runs[(runs.setting == run["setting"]) & (runs["mode"] == m)])
               for m in MODES if m != run["mode"]]
-    ratio = mode_cost_ratio(run["mode"], runs)
-    if all(math.isfinite(c) for c, _ in others) and max(others)[0] * ratio < own[0]:
-        c, basis = max(others)
+    closer = [o for o in others if o[0] > own_base and math.isfinite(o[1])]
+    if closer:
+        _, c, basis = max(closer, key=lambda o: o[1])
+        ratio = mode_cost_ratio(run["mode"], runs)
         return c * ratio, f"{basis} x {ratio:.2f} (another mode's estimate)"
-    return own
+    return own, basis
 
 
-def size_estimate(run: dict, same: pd.DataFrame) -> tuple[float, str]:
+def size_estimate(run: dict, same: pd.DataFrame) -> tuple[int, float, str]:
     """An idle run's CPU seconds from the next smaller size of its benchmark kept in its mode
-    (``same``: the kept runs of its setting and mode), and the basis."""
+    (``same``: the kept runs of its setting and mode), with that size (0 if none) and the
+    basis."""
     workload, size, exponent = case_info(run["case"])
     motif = workload["motif"]
     smaller = [(s, name) for name, w, s, _ in CASES if w["motif"] == motif and s < size and name != run["case"]]
     if not smaller:
-        return 0.0, "first size of its benchmark"
+        return 0, 0.0, "first size of its benchmark"
     idle = same[same.noise == "idle"]
     base = idle[idle["case"].isin([n for _, n in smaller])]
     if base.empty:
-        return math.inf, "its smaller sizes are not kept yet"
-    b = base.assign(size=base["case"].map(lambda c: case_info(c)[1])).sort_values("size").iloc[-1]
-    # What the smaller size cost an iteration, plus the bytes it lacks at the cheapest CPU
-    # time per byte any kept idle run of the setting took: a small size's time is mostly
-    # latency, which does not grow with the bytes.
-    per_byte = (idle["cpu_seconds"] / idle["bytes"]).min()
+        return 0, math.inf, "its smaller sizes are not kept yet"
+    base = base.assign(size=base["case"].map(lambda c: case_info(c)[1])).sort_values("size")
+    b = base.iloc[-1]
+    # What the smaller size cost an iteration, plus the bytes it lacks at what a byte more
+    # cost the benchmark between its two largest sizes kept: a small size's time is mostly
+    # latency, which does not grow with the bytes. With one size kept, at the cheapest CPU
+    # time per byte any kept idle run of the setting took, the lower bound.
+    per_byte = cheapest = (idle["cpu_seconds"] / idle["bytes"]).min()
+    how = "the setting's cheapest"
+    if len(base) > 1:
+        a = base.iloc[-2]
+        marginal = ((b["cpu_seconds"] / b["iterations"] - a["cpu_seconds"] / a["iterations"])
+                    / (b["bytes"] / b["iterations"] - a["bytes"] / a["iterations"]))
+        if marginal > cheapest:
+            per_byte, how = marginal, f"a byte more from {a['case']}"
     extra = b["bytes"] / b["iterations"] * ((size / b["size"]) ** exponent - 1)
     per_iteration = b["cpu_seconds"] / b["iterations"] + extra * per_byte
-    return per_iteration * run["iterations"], (f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) "
-                                               f"+ its bytes x (size ratio)^{exponent} at {per_byte * 1e9:.0f} CPU-ns a byte")
+    return b["size"], per_iteration * run["iterations"], (f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) "
+                                               f"+ its bytes x (size ratio)^{exponent} at {per_byte * 1e9:.0f} CPU-ns a byte ({how})")
 
 
 def mine(run: dict, worker: tuple[int, int]) -> bool:
@@ -610,9 +624,10 @@ BLOCKS = {"paper-scale cost": cost_lines, "paper-scale table": table_lines, "pap
           "figure7 seeds": figure7_seed_lines}
 
 
-def page_with_blocks(text: str) -> str:
-    """The page with its generated blocks recomputed from the kept runs."""
-    for name, lines in BLOCKS.items():
+def page_with_blocks(text: str, blocks: dict | None = None) -> str:
+    """The page with its generated blocks (``blocks``, else this study's) recomputed from the
+    kept runs."""
+    for name, lines in (BLOCKS if blocks is None else blocks).items():
         start, end = f"<!-- {name} -->\n", f"<!-- end {name} -->"
         a, b = text.index(start) + len(start), text.index(end)
         text = text[:a] + "\n".join(lines()) + "\n" + text[b:]
