@@ -321,6 +321,20 @@ def test_aries_noise_paper_scale_estimates_and_keeps_only_current_workloads(tmp_
     monkeypatch.setattr(ps, "STUDY_CPU_HOURS", 1e9)
     assert ("cori", "halo3d 256^3", "background") not in ps.within_reach(runs)
     assert "out of reach" in ps.cost_lines()[0]
+    # A case with a run kept goes before cheaper ones, which come in only as far as the budget
+    # still holds them. halo3d 1024^3 idle with its Default run kept (3,000 CPU-s): App-Aware and
+    # High Bias estimated from it, 3,000 each; then halo3d 256^3 (1,440) no longer fits, though
+    # it is the cheaper.
+    rows.append(row("halo3d 1024^3", "idle", 3000.0, 10_000, 3))
+    pd.DataFrame(rows).to_csv(tmp_path / "runs-0.csv", index=False)
+    runs, _ = ps.kept()
+    left = ps.left_by_case(runs)
+    huge = ("cori", "halo3d 1024^3", "idle")
+    assert left[huge] == pytest.approx(6000.0) and left[("cori", "halo3d 256^3", "idle")] == pytest.approx(1440.0)
+    monkeypatch.setattr(ps, "STUDY_CPU_HOURS", (3300.0 + 6000.0 + 1) / 3600)
+    reach = ps.within_reach(runs)
+    assert huge in reach and ("cori", "halo3d 256^3", "idle") not in reach
+    assert all(c in reach for c, v in left.items() if v == 0.0)
 
 
 def test_aries_noise_paper_scale_estimates_a_mode_from_the_others(tmp_path, monkeypatch):

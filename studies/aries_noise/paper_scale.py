@@ -20,11 +20,12 @@ its runs in files of its own. Runs go cheapest first: what a run will cost is es
 the kept runs (a run from the same case kept in another mode; a size from the largest
 smaller size of the same benchmark kept, its extra bytes at what a byte more cost between
 its two largest sizes; a run beside the background from the same case idle plus what the
-background costs per simulated cycle),
-and the study is what fits ``STUDY_CPU_HOURS``: the cases (a setting, a benchmark at a size, idle
-or beside the background, in its three modes) cheapest first, as long as the kept runs and
-the estimates of those left add up to no more. A case beyond is out of reach: ``cost`` lists
-it with its estimate and the kept run it is estimated from.
+background costs per simulated cycle), and the study is what fits ``STUDY_CPU_HOURS``: the
+cases (a setting, a benchmark at a size, idle or beside the background, in its three modes)
+with a run kept, then those the paper's claims name (``CLAIMS``), then the rest, each group
+cheapest first, a case in while the kept runs and the estimates of those in add up to no
+more. A case beyond is out of reach: ``cost`` lists it with its estimate and the kept run it
+is estimated from.
 
 A run checkpoints every ``CHECKPOINT_EVERY`` cycles into data/paper/checkpoints/ (not kept
 in git), so a worker stopped mid-run (a session's end) goes on from there next time, with the
@@ -243,14 +244,20 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
             idle_cost, basis = estimate(dict(run, noise="idle"), runs)
             if not math.isfinite(idle_cost):
                 return math.inf, basis
-            cycles = None
+            # The simulated time, which the background's cost follows, from the longest of
+            # the other modes' idle runs of the case if one is kept.
+            others = runs[(runs.setting == run["setting"]) & (runs["case"] == run["case"]) & (runs.noise == "idle")]
+            cycles = ((others["simulated_cycles"] / others["iterations"]).max() * run["iterations"]
+                      if not others.empty else None)
+            if cycles is None:
+                basis += "; its idle cycles not kept yet"
         else:
             i = idle.iloc[0]
             idle_cost = i["cpu_seconds"] * run["iterations"] / i["iterations"]
             cycles = i["simulated_cycles"] * run["iterations"] / i["iterations"]
             basis = f"idle {run['case']} ({i['cpu_seconds']:.0f} CPU-s for {i['iterations']})"
         if not rates or cycles is None:
-            return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + "; no background rate yet"
+            return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + ("; no background rate yet" if not rates else "")
         return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
     own_base, own, basis = size_estimate(run, same)
     # A mode with fewer sizes kept than the others scales from further below: another mode's
@@ -351,9 +358,10 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
         done = {key(r) for r in runs.to_dict("records")}
         reach = within_reach(runs)
         todo = [p for p in planned() if key(p) not in done and mine(p, worker)]
-        # Runs begun (a checkpoint left) first, then cheapest first.
+        # Runs begun (a checkpoint left) first, whatever their case's reach (once kept, it is in),
+        # then cheapest first.
         costs = sorted(((0.0 if checkpoint_of(p).exists() else estimate(p, runs)[0], i, p) for i, p in enumerate(todo)
-                        if case_of(p) in reach), key=lambda c: c[:2])
+                        if case_of(p) in reach or checkpoint_of(p).exists()), key=lambda c: c[:2])
         if not costs:
             print(f"left: {len(todo)} runs, out of reach of the study's {STUDY_CPU_HOURS:.0f} CPU-hours or not estimable yet")
             return
@@ -387,18 +395,22 @@ def left_by_case(runs: pd.DataFrame) -> dict[tuple, float]:
 
 
 def within_reach(runs: pd.DataFrame, left: dict[tuple, float] | None = None) -> set[tuple]:
-    """The cases of the study: cheapest first, as long as the kept runs' CPU time and the
-    estimates of the runs left (``left``, from `left_by_case` if not given) add up to at most
-    ``STUDY_CPU_HOURS``. A case whose runs are all kept is in; one not estimable yet is not
-    (it comes in once its basis is kept)."""
+    """The cases of the study: those with a run kept (their CPU time is spent) first, then those
+    the paper's claims name, then the rest, each group cheapest first; a case is in if the
+    kept runs' CPU time and the estimates of the runs left in the cases already in and in it
+    (``left``, from `left_by_case` if not given) add up to at most ``STUDY_CPU_HOURS``. A case
+    whose runs are all kept is in; one not estimable yet is not (it comes in once its basis
+    is kept)."""
     left = left_by_case(runs) if left is None else left
     spent = runs["cpu_seconds"].sum() if len(runs) else 0.0
     reach = {case_of(p) for p in planned()} - set(left)
-    for case, c in sorted(left.items(), key=lambda kv: kv[1]):
-        if not math.isfinite(c) or spent + c > STUDY_CPU_HOURS * 3600:
-            break
-        spent += c
-        reach.add(case)
+    named = {case for _, cases, _, _ in CLAIMS for case in cases}
+    begun = {case_of(r) for r in runs.to_dict("records")}
+    rank = lambda case: 0 if case in begun else 1 if case[1] in named else 2  # noqa: E731
+    for case, c in sorted(left.items(), key=lambda kv: (rank(kv[0]), kv[1])):
+        if math.isfinite(c) and spent + c <= STUDY_CPU_HOURS * 3600:
+            spent += c
+            reach.add(case)
     return reach
 
 
