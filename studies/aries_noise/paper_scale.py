@@ -226,45 +226,57 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
     """A run's CPU seconds estimated from the kept runs, and the basis; (0, ...) for the first
     size of a benchmark idle (nothing to estimate it from: it is the cheapest of its kind);
     (inf, ...) when what it would be estimated from is not kept yet."""
-    same = runs[(runs.setting == run["setting"]) & (runs["mode"] == run["mode"])]
-    # The same case kept in another mode is the closest basis: the modes move the same bytes
-    # over the same machine, and differ by what `mode_cost_ratio` measures.
+    return (sibling_estimate(run, runs) or (background_estimate(run, runs) if run["noise"] == "background"
+                                             else idle_estimate(run, runs)))
+
+
+def sibling_estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str] | None:
+    """From the same case kept in another mode, the closest basis: the modes move the same
+    bytes over the same machine, and differ by what `mode_cost_ratio` measures. None if no
+    other mode of the case is kept."""
     siblings = runs[(runs.setting == run["setting"]) & (runs["case"] == run["case"]) & (runs.noise == run["noise"])
                     & (runs["mode"] != run["mode"])]
-    if not siblings.empty:
-        dearest = siblings.loc[(siblings["cpu_seconds"] / siblings["iterations"]).idxmax()]
-        ratio = mode_cost_ratio(run["mode"], runs)
-        return (dearest["cpu_seconds"] / dearest["iterations"] * run["iterations"] * ratio,
-                f"{dearest['mode']} of the same case ({dearest['cpu_seconds']:.0f} CPU-s for {dearest['iterations']}) x {ratio:.2f}")
-    if run["noise"] == "background":
-        idle = same[(same["case"] == run["case"]) & (same.noise == "idle")]
-        # The background is the machine's: any setting on the same example file measures it.
-        rates = [r for s, r in background_cpu_per_cycle(runs) if SETTINGS[s][0] == SETTINGS[run["setting"]][0]]
-        if idle.empty:
-            idle_cost, basis = estimate(dict(run, noise="idle"), runs)
-            if not math.isfinite(idle_cost):
-                return math.inf, basis
-            # The simulated time, which the background's cost follows, from the longest of
-            # the other modes' idle runs of the case if one is kept.
-            others = runs[(runs.setting == run["setting"]) & (runs["case"] == run["case"]) & (runs.noise == "idle")]
-            cycles = ((others["simulated_cycles"] / others["iterations"]).max() * run["iterations"]
-                      if not others.empty else None)
-            if cycles is None:
-                basis += "; its idle cycles not kept yet"
-        else:
-            i = idle.iloc[0]
-            idle_cost = i["cpu_seconds"] * run["iterations"] / i["iterations"]
-            cycles = i["simulated_cycles"] * run["iterations"] / i["iterations"]
-            basis = f"idle {run['case']} ({i['cpu_seconds']:.0f} CPU-s for {i['iterations']})"
-        if not rates or cycles is None:
-            return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + ("; no background rate yet" if not rates else "")
-        return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
-    own_base, own, basis = size_estimate(run, same)
-    # A mode with fewer sizes kept than the others scales from further below: another mode's
-    # estimate of the same case from a larger size, times what the modes cost against each
-    # other, is closer (the dearest such mode's, to err on the dear side).
-    others = [size_estimate(dict(run, mode=m), runs[(runs.setting == run["setting"]) & (runs["mode"] == m)])
-              for m in MODES if m != run["mode"]]
+    if siblings.empty:
+        return None
+    dearest = siblings.loc[(siblings["cpu_seconds"] / siblings["iterations"]).idxmax()]
+    ratio = mode_cost_ratio(run["mode"], runs)
+    return (dearest["cpu_seconds"] / dearest["iterations"] * run["iterations"] * ratio,
+            f"{dearest['mode']} of the same case ({dearest['cpu_seconds']:.0f} CPU-s for {dearest['iterations']}) x {ratio:.2f}")
+
+
+def background_estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
+    """A run beside the background: the same case idle, plus the background's CPU time per
+    simulated cycle over the cycles the case took idle."""
+    same_case = runs[(runs.setting == run["setting"]) & (runs["case"] == run["case"]) & (runs.noise == "idle")]
+    idle = same_case[same_case["mode"] == run["mode"]]
+    # The background is the machine's: any setting on the same example file measures it.
+    rates = [r for s, r in background_cpu_per_cycle(runs) if SETTINGS[s][0] == SETTINGS[run["setting"]][0]]
+    if idle.empty:
+        idle_cost, basis = estimate(dict(run, noise="idle"), runs)
+        if not math.isfinite(idle_cost):
+            return math.inf, basis
+        # The simulated time, which the background's cost follows, from the longest of the
+        # other modes' idle runs of the case if one is kept.
+        cycles = (same_case["simulated_cycles"] / same_case["iterations"]).max() * run["iterations"] if len(same_case) else None
+        if cycles is None:
+            basis += "; its idle cycles not kept yet"
+    else:
+        i = idle.iloc[0]
+        idle_cost = i["cpu_seconds"] * run["iterations"] / i["iterations"]
+        cycles = i["simulated_cycles"] * run["iterations"] / i["iterations"]
+        basis = f"idle {run['case']} ({i['cpu_seconds']:.0f} CPU-s for {i['iterations']})"
+    if not rates or cycles is None:
+        return (0.0 if run["case"] == CASES[0][0] else math.inf), basis + ("; no background rate yet" if not rates else "")
+    return idle_cost + max(rates) * cycles, basis + f" + background at {max(rates) * 1e6:.0f} CPU-s per million cycles"
+
+
+def idle_estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
+    """An idle run from the smaller sizes of its benchmark kept (`size_estimate`): its own
+    mode's, or another mode's from a larger size, which is closer, times what the modes cost
+    against each other (the dearest such mode's, to err on the dear side)."""
+    by_mode = lambda m: runs[(runs.setting == run["setting"]) & (runs["mode"] == m)]  # noqa: E731
+    own_base, own, basis = size_estimate(run, by_mode(run["mode"]))
+    others = [size_estimate(dict(run, mode=m), by_mode(m)) for m in MODES if m != run["mode"]]
     closer = [o for o in others if o[0] > own_base and math.isfinite(o[1])]
     if closer:
         _, c, basis = max(closer, key=lambda o: o[1])
@@ -274,8 +286,8 @@ def estimate(run: dict, runs: pd.DataFrame) -> tuple[float, str]:
 
 
 def size_estimate(run: dict, same: pd.DataFrame) -> tuple[int, float, str]:
-    """An idle run's CPU seconds from the next smaller size of its benchmark kept in its mode
-    (``same``: the kept runs of its setting and mode), with that size (0 if none) and the
+    """An idle run's CPU seconds from the largest smaller size of its benchmark kept in its
+    mode (``same``: the kept runs of its setting and mode), with that size (0 if none) and the
     basis."""
     workload, size, exponent = case_info(run["case"])
     motif = workload["motif"]
@@ -302,8 +314,9 @@ def size_estimate(run: dict, same: pd.DataFrame) -> tuple[int, float, str]:
             per_byte, how = marginal, f"a byte more from {a['case']}"
     extra = b["bytes"] / b["iterations"] * ((size / b["size"]) ** exponent - 1)
     per_iteration = b["cpu_seconds"] / b["iterations"] + extra * per_byte
-    return b["size"], per_iteration * run["iterations"], (f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) "
-                                               f"+ its bytes x (size ratio)^{exponent} at {per_byte * 1e9:.0f} CPU-ns a byte ({how})")
+    basis = (f"idle {b['case']} ({b['cpu_seconds']:.0f} CPU-s for {b['iterations']}) "
+             f"+ its bytes x (size ratio)^{exponent} at {per_byte * 1e9:.0f} CPU-ns a byte ({how})")
+    return b["size"], per_iteration * run["iterations"], basis
 
 
 def mine(run: dict, worker: tuple[int, int]) -> bool:
