@@ -29,7 +29,8 @@ is estimated from.
 
 A run checkpoints every ``CHECKPOINT_EVERY`` cycles into data/paper/checkpoints/ (not kept
 in git), so a worker stopped mid-run (a session's end) goes on from there next time, with the
-results of a run never stopped (docs/checkpoints.md); a worker takes its runs begun first.
+results of a run never stopped (docs/checkpoints.md); a run begun is taken up again in its
+turn, cheapest first like the others, so that hours left of one do not hold back cheap ones.
 A run's ``cpu_seconds`` is the CPU all its attempts took, the work redone after a checkpoint
 included.
 """
@@ -371,9 +372,9 @@ def study(budget_hours: float, worker: tuple[int, int]) -> None:
         done = {key(r) for r in runs.to_dict("records")}
         reach = within_reach(runs)
         todo = [p for p in planned() if key(p) not in done and mine(p, worker)]
-        # Runs begun (a checkpoint left) first, whatever their case's reach (once kept, it is in),
-        # then cheapest first.
-        costs = sorted(((0.0 if checkpoint_of(p).exists() else estimate(p, runs)[0], i, p) for i, p in enumerate(todo)
+        # Cheapest first; a run begun (a checkpoint left) is finished whatever its case's reach
+        # (once kept, its case is in).
+        costs = sorted(((estimate(p, runs)[0], i, p) for i, p in enumerate(todo)
                         if case_of(p) in reach or checkpoint_of(p).exists()), key=lambda c: c[:2])
         if not costs:
             print(f"left: {len(todo)} runs, out of reach of the study's {STUDY_CPU_HOURS:.0f} CPU-hours or not estimable yet")
