@@ -140,3 +140,10 @@ def run_sweep(directory: Path, text: str, key: str, values: list[str]):
 @pytest.fixture
 def small_spec(tmp_path):
     return write_spec(tmp_path)
+
+
+def finished_runs(out) -> set[str]:
+    """The runs of output folder ``out`` with a folder under their name: a run being stored
+    has its complete.json in a hidden temporary folder first, which pathlib's `*` also
+    matches."""
+    return {p.parent.name for p in Path(out).glob("*/complete.json") if not p.parent.name.startswith(".")}

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, start_cli, stop_cli, write_spec
+from conftest import SMALL, finished_runs, run_cli, start_cli, stop_cli, write_spec
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need pip install 'hopsim[cluster]'")
 
@@ -193,16 +193,10 @@ def _children(pid: int) -> list:
         return []
 
 
-def _finished_runs(out: Path) -> set[str]:
-    """The runs with a folder under their name: a run being stored has its complete.json in
-    a hidden temporary folder first, which pathlib's `*` also matches."""
-    return {p.parent.name for p in out.glob("*/complete.json") if not p.parent.name.startswith(".")}
-
-
 def _wait_for_finished_run(proc, out: Path, timeout: float = 90) -> set[str]:
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None:
-        done = _finished_runs(out)
+        done = finished_runs(out)
         if done:
             return done
         time.sleep(0.05)
@@ -230,7 +224,7 @@ def test_client_stopped_mid_sweep_keeps_finished_runs(tmp_path, sig):
         time.sleep(0.1)
     assert not [w for w in workers if w.is_running() and w.status() != "zombie"], "workers still running"
 
-    done = _finished_runs(out)
+    done = finished_runs(out)
     assert 1 <= len(done) < 3
     for d in out.iterdir():  # every folder under a run's name is a finished run
         if d.is_dir() and not d.name.startswith("."):
@@ -334,7 +328,7 @@ def test_ctrl_c_on_slurm_keeps_finished_runs_and_cancels_the_jobs(tmp_path):
     )
     _wait_for_finished_run(proc, out, timeout=300)
     stop_cli(proc, signal.SIGINT)
-    done = _finished_runs(out)
+    done = finished_runs(out)
     assert 1 <= len(done) < 5
     time.sleep(2)
     after = set(subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split())

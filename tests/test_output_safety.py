@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import SMALL, run_cli, start_cli, write_spec
+from conftest import SMALL, finished_runs as finished, run_cli, start_cli, write_spec
 
 import hopsim
 from hopsim import cli, engine, outdir
@@ -24,11 +24,6 @@ from hopsim.results import VARIABLE_METRICS
 
 SWEEP = '"traffic.load" = [0.1, 0.3, 0.5]\n'
 LONG = SMALL.replace("dims = [4, 4]", "dims = [8, 8]").replace("cycles = 1500", "cycles = 3000000")
-
-
-def finished(out: Path) -> set[str]:
-    """Runs with a folder under their name (a run being stored is in a hidden folder)."""
-    return {p.parent.name for p in out.glob("*/complete.json") if not p.parent.name.startswith(".")}
 
 
 def hopsim_main(capsys, *args) -> tuple[int, str]:
